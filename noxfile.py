@@ -1,0 +1,50 @@
+# /// script
+# dependencies = ["nox>=2024.3.2"]
+# ///
+"""Sessions for tokasm: tests on every installed Python, lint, types, conformance, benchmarks."""
+
+from __future__ import annotations
+
+import nox
+
+nox.needs_version = ">=2024.3.2"
+nox.options.default_venv_backend = "uv|virtualenv"
+nox.options.sessions = ["tests", "lint", "typecheck", "conformance"]
+
+PYTHONS = nox.project.python_versions(nox.project.load_toml("pyproject.toml"))
+
+
+@nox.session(python=PYTHONS)
+def tests(session: nox.Session) -> None:
+    """Run the test suite (Hypothesis derandomized, in parallel with xdist)."""
+    session.install("-e", ".[test]")
+    session.run("pytest", "-n", "2", "-p", "no:randomly", *session.posargs)
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    """Lint with ruff."""
+    session.install("ruff>=0.5")
+    session.run("ruff", "check", ".")
+
+
+@nox.session
+def typecheck(session: nox.Session) -> None:
+    """Type-check everything with mypy --strict."""
+    session.install("-e", ".[test,plot]")
+    session.run("mypy")
+
+
+@nox.session
+def conformance(session: nox.Session) -> None:
+    """Install tokasm as a wheel and check every bundled backend from outside the tree."""
+    session.install(".")
+    session.chdir(session.create_tmp())
+    session.run("tokasm", "check")
+
+
+@nox.session(default=False)
+def bench(session: nox.Session) -> None:
+    """Run the benchmark suite (slow; never part of the default run)."""
+    session.install("-e", ".[bench,plot]")
+    session.run("pytest", "benchmarks", *session.posargs)

@@ -1,0 +1,14 @@
+"""tokasm: conformance kit and reference implementations of the streaming token assembler.
+
+``TokenAssembler`` is the recommended backend; ``tokasm.implementations``
+holds the others, ``tokasm.conformance`` the corpus loader, oracle and runners.
+"""
+
+from __future__ import annotations
+
+from .implementations import Assembler, Event
+from .implementations.list_join import ListJoinAssembler as TokenAssembler
+
+__all__ = ["Assembler", "Event", "TokenAssembler", "__version__"]
+
+__version__ = "0.1.0"

@@ -1,0 +1,325 @@
+"""Load the YAML case corpus into small frozen objects, refusing anything malformed.
+
+Each file is checked against ``case.schema.json`` with jsonschema, then its
+compact forms (step and text ``repeat``, ``concat``, ``${i}``) are expanded
+into plain steps. Every error names the file and, where it can, the case.
+"""
+
+from __future__ import annotations
+
+import json
+import string
+from dataclasses import dataclass, field
+from functools import cache
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+
+import jsonschema
+import yaml
+
+from .paths import spec_dir
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator, Mapping
+    from pathlib import Path
+
+__all__ = [
+    "PROFILES",
+    "Apply",
+    "Case",
+    "Corpus",
+    "CorpusError",
+    "Get",
+    "Raises",
+    "ReadSince",
+    "Returns",
+    "Step",
+    "load_corpus",
+    "load_file",
+    "parse_case",
+    "requirement_ids",
+]
+
+Profile: TypeAlias = Literal["required", "strict", "incremental"]
+PROFILES: tuple[Profile, ...] = ("required", "strict", "incremental")
+
+
+class CorpusError(Exception):
+    """A corpus file is unreadable or malformed; the message names file and case."""
+
+
+@dataclass(frozen=True)
+class Returns:
+    """The step must return this value (None is ``null``)."""
+
+    value: str | None
+
+
+@dataclass(frozen=True)
+class Raises:
+    """The step must raise an error of this kind (strict profile)."""
+
+    kind: str
+
+
+Expectation: TypeAlias = "Returns | Raises"
+
+
+@dataclass(frozen=True)
+class Apply:
+    """``apply(event)`` on one instance; ``event`` is any JSON value for strict cases."""
+
+    instance: str
+    event: object
+    expect: Expectation
+    where: str
+
+
+@dataclass(frozen=True)
+class Get:
+    """``get(message_id)`` on one instance."""
+
+    instance: str
+    message_id: str
+    expect: Returns
+    where: str
+
+
+@dataclass(frozen=True)
+class ReadSince:
+    """``read_since(message_id, offset)`` of the incremental profile."""
+
+    instance: str
+    message_id: str
+    offset: int
+    expect: Returns
+    where: str
+
+
+Step: TypeAlias = "Apply | Get | ReadSince"
+
+
+@dataclass(frozen=True)
+class Case:
+    """One conformance case, with every compact form already expanded."""
+
+    id: str
+    description: str
+    requirements: tuple[str, ...]
+    profile: Profile
+    instances: tuple[str, ...]
+    steps: tuple[Step, ...] = field(repr=False)
+    source: Path
+
+    @property
+    def event_count(self) -> int:
+        return sum(isinstance(step, Apply) for step in self.steps)
+
+
+@dataclass(frozen=True)
+class Corpus:
+    """All cases of a spec folder, in file then file-order."""
+
+    version: str
+    root: Path
+    cases: tuple[Case, ...]
+
+    def __iter__(self) -> Iterator[Case]:
+        return iter(self.cases)
+
+    def __len__(self) -> int:
+        return len(self.cases)
+
+    def by_id(self) -> dict[str, Case]:
+        return {case.id: case for case in self.cases}
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, but a repeated mapping key is an error, not an overwrite."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[object] = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)  # type: ignore[no-untyped-call]
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key {key!r}", key_node.start_mark
+                )
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
+@cache
+def _validator(schema_path: Path) -> jsonschema.protocols.Validator:
+    schema = json.loads(schema_path.read_text(encoding="utf-8"))
+    validator_class = jsonschema.validators.validator_for(schema)
+    validator_class.check_schema(schema)
+    return validator_class(schema)  # type: ignore[no-any-return]
+
+
+def _case_label(document: object, path: Iterable[object]) -> str:
+    """``case 'x'`` (or ``case #3``) for a schema error path into ``cases``."""
+    parts = list(path)
+    if len(parts) < 2 or parts[0] != "cases" or not isinstance(parts[1], int):
+        return "file level"
+    index = parts[1]
+    cases = document.get("cases") if isinstance(document, dict) else None
+    case = cases[index] if isinstance(cases, list) and index < len(cases) else None
+    case_id = case.get("id") if isinstance(case, dict) else None
+    return f"case {case_id!r}" if isinstance(case_id, str) else f"case #{index + 1}"
+
+
+def _validate(document: object, source: Path, schema_path: Path) -> None:
+    errors = list(_validator(schema_path).iter_errors(document))
+    if not errors:
+        return
+    error = jsonschema.exceptions.best_match(errors)
+    location = "/".join(str(p) for p in error.absolute_path) or "(top)"
+    raise CorpusError(
+        f"{source}: {_case_label(document, error.absolute_path)}: "
+        f"schema violation at {location}: {error.message}"
+    )
+
+
+class _Expander:
+    """Expands one case's compact forms; ``env`` holds the ``as`` variables in scope."""
+
+    def __init__(self, source: Path, case_id: str, instances: tuple[str, ...]) -> None:
+        self.source = source
+        self.case_id = case_id
+        self.instances = instances
+
+    def fail(self, message: str) -> CorpusError:
+        return CorpusError(f"{self.source}: case {self.case_id!r}: {message}")
+
+    def string(self, raw: str, env: Mapping[str, int]) -> str:
+        if not env:
+            return raw  # outside any 'as' repeat, '$' is literal
+        try:
+            return string.Template(raw).substitute(env)
+        except (KeyError, ValueError) as error:
+            raise self.fail(f"bad ${{...}} substitution in {raw!r}: {error}") from None
+
+    def text(self, raw: object, env: Mapping[str, int]) -> str:
+        if isinstance(raw, str):
+            return self.string(raw, env)
+        assert isinstance(raw, dict)  # the schema allows nothing else
+        if "concat" in raw:
+            return "".join(self.text(part, env) for part in raw["concat"])
+        name = raw.get("as")
+        if name is None:
+            return self.text(raw["text"], env) * raw["repeat"]
+        return "".join(self.text(raw["text"], {**env, name: i}) for i in range(raw["repeat"]))
+
+    def expect(self, raw: Mapping[str, Any], env: Mapping[str, int]) -> Returns:
+        value = raw["returns"]
+        return Returns(None if value is None else self.text(value, env))
+
+    def instance(self, raw: Mapping[str, Any]) -> str:
+        name: str = raw.get("on", self.instances[0])
+        if name not in self.instances:
+            raise self.fail(f"step uses instance {name!r}, not declared in {list(self.instances)}")
+        return name
+
+    def steps(self, raws: list[Any], env: Mapping[str, int], prefix: str) -> Iterator[Step]:
+        for number, raw in enumerate(raws, start=1):
+            where = f"{prefix}{number}"
+            if "repeat" in raw:
+                name = raw.get("as")
+                if name is not None and name in env:
+                    raise self.fail(f"step {where}: 'as: {name}' shadows an outer repeat")
+                for i in range(raw["repeat"]):
+                    inner = {**env, name: i} if name else env
+                    yield from self.steps(raw["steps"], inner, f"{where}[{i}].")
+            elif "apply" in raw or "apply_raw" in raw:
+                yield Apply(
+                    self.instance(raw), self.event(raw, env), self.apply_expect(raw, env), where
+                )
+            elif "get" in raw:
+                yield Get(
+                    self.instance(raw), self.text(raw["get"], env), self.expect(raw, env), where
+                )
+            else:
+                query = raw["read_since"]
+                message_id = self.text(query["id"], env)
+                yield ReadSince(
+                    self.instance(raw), message_id, query["offset"], self.expect(raw, env), where
+                )
+
+    def event(self, raw: Mapping[str, Any], env: Mapping[str, int]) -> object:
+        if "apply_raw" in raw:
+            return raw["apply_raw"]  # sent exactly as written
+        event = dict(raw["apply"])
+        event["id"] = self.text(event["id"], env)
+        if "delta" in event:
+            event["delta"] = self.text(event["delta"], env)
+        return event
+
+    def apply_expect(self, raw: Mapping[str, Any], env: Mapping[str, int]) -> Expectation:
+        return Raises(raw["raises"]) if "raises" in raw else self.expect(raw, env)
+
+
+def parse_case(raw: Mapping[str, Any], source: Path) -> Case:
+    """Build one case from its schema-valid mapping."""
+    instances = tuple(raw.get("instances", ["a"]))
+    expander = _Expander(source, raw["id"], instances)
+    return Case(
+        id=raw["id"],
+        description=raw["description"],
+        requirements=tuple(raw["requirements"]),
+        profile=raw.get("profile", "required"),
+        instances=instances,
+        steps=tuple(expander.steps(raw["steps"], {}, "")),
+        source=source,
+    )
+
+
+def load_file(path: Path, root: Path | None = None) -> list[Case]:
+    """Load, validate and expand one case file against the schema of ``root``'s spec."""
+    schema_path = (spec_dir() if root is None else root) / "case.schema.json"
+    try:
+        document = yaml.load(path.read_text(encoding="utf-8"), Loader=_UniqueKeyLoader)
+    except (OSError, UnicodeDecodeError) as error:
+        raise CorpusError(f"{path}: cannot read: {error}") from None
+    except yaml.YAMLError as error:
+        raise CorpusError(f"{path}: not valid YAML: {error}") from None
+    _validate(document, path, schema_path)
+    return [parse_case(raw, path) for raw in document["cases"]]
+
+
+def load_corpus(root: Path | None = None) -> Corpus:
+    """Load every ``cases/*.yaml`` under ``root`` (default: the spec folder in use)."""
+    root = spec_dir() if root is None else root
+    files = sorted((root / "cases").glob("*.yaml"))
+    if not files:
+        raise CorpusError(f"{root / 'cases'}: no *.yaml case files")
+    known = requirement_ids(root)
+    cases: list[Case] = []
+    seen: dict[str, Path] = {}
+    for path in files:
+        for case in load_file(path, root):
+            if case.id in seen:
+                raise CorpusError(
+                    f"{path}: case {case.id!r}: duplicate id, first defined in {seen[case.id]}"
+                )
+            unknown = sorted(set(case.requirements) - set(known))
+            if unknown:
+                raise CorpusError(
+                    f"{path}: case {case.id!r}: requirement ids not in SPEC.md: {unknown}"
+                )
+            seen[case.id] = path
+            cases.append(case)
+    version = (root / "VERSION").read_text(encoding="utf-8").strip()
+    return Corpus(version=version, root=root, cases=tuple(cases))
+
+
+def requirement_ids(root: Path | None = None) -> dict[str, str]:
+    """Requirement id -> kind (``behaviour`` or ``performance``), read from SPEC.md."""
+    root = spec_dir() if root is None else root
+    text = (root / "SPEC.md").read_text(encoding="utf-8")
+    found: dict[str, str] = {}
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped.startswith("- **") and "** (" in stripped:
+            requirement, rest = stripped[4:].split("** (", 1)
+            found[requirement] = rest.split(")", 1)[0]
+    return found

@@ -1,0 +1,36 @@
+"""Where the language-neutral ``spec/`` folder is, installed or in a checkout.
+
+Like jsonschema's suite loader: an environment variable wins, then the copy
+the wheel carries (``tokasm/_spec``), then the checkout's top-level ``spec/``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+__all__ = ["SPEC_DIR_ENV", "spec_dir", "spec_version"]
+
+SPEC_DIR_ENV = "TOKASM_SPEC_DIR"
+
+_PACKAGE = Path(__file__).resolve().parent.parent
+
+
+def spec_dir() -> Path:
+    """The spec folder in use; raises FileNotFoundError naming where it looked."""
+    override = os.environ.get(SPEC_DIR_ENV)
+    candidates = (
+        [Path(override)] if override else [_PACKAGE / "_spec", _PACKAGE.parent.parent / "spec"]
+    )
+    for candidate in candidates:
+        if (candidate / "VERSION").is_file():
+            return candidate
+    looked = ", ".join(str(c) for c in candidates)
+    raise FileNotFoundError(
+        f"no tokasm spec folder (with a VERSION file) found; looked in {looked}"
+    )
+
+
+def spec_version() -> str:
+    """The corpus semver from ``spec/VERSION``."""
+    return (spec_dir() / "VERSION").read_text(encoding="utf-8").strip()

@@ -1,0 +1,60 @@
+"""Outcomes of running cases: the vocabulary shared by runners, reports and exit codes."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal, TypeAlias
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from .corpus import Case
+
+__all__ = ["FAILING", "OUTCOMES", "CaseResult", "Outcome", "TargetRun", "summarize"]
+
+Outcome: TypeAlias = Literal["passed", "failed", "errored", "skipped", "xfailed", "xpassed"]
+OUTCOMES: tuple[Outcome, ...] = ("passed", "failed", "errored", "skipped", "xfailed", "xpassed")
+
+#: Outcomes that make a run non-conforming (exit code 1).
+FAILING: frozenset[Outcome] = frozenset({"failed", "errored", "xpassed"})
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    """One case's verdict; ``message`` says why for anything but a pass."""
+
+    case_id: str
+    description: str
+    outcome: Outcome
+    message: str = ""
+    requirements: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, case: Case, outcome: Outcome, message: str = "") -> CaseResult:
+        return cls(case.id, case.description, outcome, message, case.requirements)
+
+
+@dataclass(frozen=True)
+class TargetRun:
+    """Everything known about one target's run, as reports need it."""
+
+    target: str
+    implementation: str
+    results: tuple[CaseResult, ...]
+    corpus_version: str
+    problems: tuple[str, ...] = ()  # run-level failures, e.g. stale expected-failure lines
+
+    @property
+    def summary(self) -> dict[str, int]:
+        return summarize(self.results)
+
+    @property
+    def conforms(self) -> bool:
+        return not self.problems and not any(r.outcome in FAILING for r in self.results)
+
+
+def summarize(results: Iterable[CaseResult]) -> dict[str, int]:
+    """Count per outcome, every outcome present (zeros included)."""
+    counts = Counter(result.outcome for result in results)
+    return {outcome: counts[outcome] for outcome in OUTCOMES}

@@ -1,0 +1,43 @@
+"""Reference backends, one small module each, and the registry that names them.
+
+Every backend conforms to the required profile; they differ in cost, which is
+what ``tokasm bench`` measures. ``tokasm.TokenAssembler`` is the recommended one.
+"""
+
+from __future__ import annotations
+
+from ._types import Assembler, AssemblerFactory, Event, IncrementalAssembler
+from .cached_read import CachedReadAssembler
+from .list_join import ListJoinAssembler
+from .naive_join import NaiveJoinAssembler
+from .str_concat import StrConcatAssembler
+from .strict import StrictAssembler, validate_event
+from .stringio import StringIOAssembler
+
+__all__ = [
+    "BACKENDS",
+    "DEFAULT_BACKEND",
+    "Assembler",
+    "AssemblerFactory",
+    "CachedReadAssembler",
+    "Event",
+    "IncrementalAssembler",
+    "ListJoinAssembler",
+    "NaiveJoinAssembler",
+    "StrConcatAssembler",
+    "StrictAssembler",
+    "StringIOAssembler",
+    "validate_event",
+]
+
+#: Backend name -> class. Names are what the CLI, reports and test ids show.
+BACKENDS: dict[str, type[Assembler]] = {
+    "list-join": ListJoinAssembler,
+    "stringio": StringIOAssembler,
+    "naive-join": NaiveJoinAssembler,
+    "str-concat": StrConcatAssembler,
+    "cached-read": CachedReadAssembler,
+}
+
+#: The backend ``tokasm.TokenAssembler`` points at.
+DEFAULT_BACKEND = "list-join"

@@ -1,0 +1,28 @@
+"""``str-concat``: ``text += delta`` on a stored string, as the big SDKs do.
+
+Because the string is held in a dict, CPython cannot grow it in place: every
+append copies the whole text, so a long stream costs O(n^2) in characters.
+"""
+
+from __future__ import annotations
+
+from ._buffered import BufferedAssembler
+
+__all__ = ["StrConcatAssembler"]
+
+
+class StrConcatAssembler(BufferedAssembler):
+    """One immutable string per open message, replaced on every delta."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._texts: dict[str, str] = {}
+
+    def _append(self, message_id: str, delta: str | None) -> None:
+        self._texts[message_id] = self._texts.get(message_id, "") + (delta or "")
+
+    def _text(self, message_id: str) -> str | None:
+        return self._texts.get(message_id)
+
+    def _release(self, message_id: str) -> None:
+        del self._texts[message_id]
