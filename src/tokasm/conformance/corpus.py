@@ -139,7 +139,7 @@ class _UniqueKeyLoader(yaml.SafeLoader):
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: set[object] = set()
         for key_node, _ in node.value:
-            key = self.construct_object(key_node, deep=deep)  # type: ignore[no-untyped-call]
+            key = self.construct_object(key_node, deep=deep)
             if key in seen:
                 raise yaml.constructor.ConstructorError(
                     None, None, f"duplicate key {key!r}", key_node.start_mark
@@ -153,7 +153,7 @@ def _validator(schema_path: Path) -> jsonschema.protocols.Validator:
     schema = json.loads(schema_path.read_text(encoding="utf-8"))
     validator_class = jsonschema.validators.validator_for(schema)
     validator_class.check_schema(schema)
-    return validator_class(schema)  # type: ignore[no-any-return]
+    return validator_class(schema)
 
 
 def _case_label(document: object, path: Iterable[object]) -> str:
@@ -169,7 +169,7 @@ def _case_label(document: object, path: Iterable[object]) -> str:
 
 
 def _validate(document: object, source: Path, schema_path: Path) -> None:
-    errors = list(_validator(schema_path).iter_errors(document))
+    errors = list(_validator(schema_path).iter_errors(document))  # type: ignore[arg-type]
     if not errors:
         return
     error = jsonschema.exceptions.best_match(errors)
@@ -207,7 +207,8 @@ class _Expander:
             return "".join(self.text(part, env) for part in raw["concat"])
         name = raw.get("as")
         if name is None:
-            return self.text(raw["text"], env) * raw["repeat"]
+            repeat: int = raw["repeat"]
+            return self.text(raw["text"], env) * repeat
         return "".join(self.text(raw["text"], {**env, name: i}) for i in range(raw["repeat"]))
 
     def expect(self, raw: Mapping[str, Any], env: Mapping[str, int]) -> Returns:

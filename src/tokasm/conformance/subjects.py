@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, cast
 
 from ..implementations import BACKENDS
 
@@ -174,5 +174,4 @@ def resolve_target(target: str) -> AssemblerFactory:
             f"target {target!r}: {attr_path!r} is a {type(obj).__name__}, "
             "not a class or zero-argument factory"
         )
-    factory: AssemblerFactory = obj  # type: ignore[assignment]
-    return factory
+    return cast("AssemblerFactory", obj)
