@@ -7,6 +7,7 @@ from .model import ModelAssembler
 from .results import CaseResult, TargetRun
 from .runner import run_case, run_cases
 from .subjects import PythonSubject, Subject, TargetError, resolve_target
+from .suite import suite
 
 __all__ = [
     "Case",
@@ -22,4 +23,5 @@ __all__ = [
     "resolve_target",
     "run_case",
     "run_cases",
+    "suite",
 ]

@@ -1,13 +1,38 @@
-"""pytest plugin (entry point ``pytest11``): ``--assembler MODULE:ATTR`` selects a target."""
+"""pytest plugin (entry point ``pytest11``): ``--assembler MODULE:ATTR`` selects a target.
+
+Loaded in every pytest session where tokasm is installed, so it stays inert
+unless asked: without ``--assembler`` it resolves nothing and parametrizes
+only tests that ask for ``tokasm_subject`` and ``tokasm_case`` (those of
+``tokasm.conformance.test_conformance``). Collection depends only on the
+options and the corpus, so pytest-xdist workers all collect the same items.
+"""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    import pytest
+import pytest
 
-__all__ = ["pytest_addoption"]
+from .corpus import PROFILES, load_corpus
+from .runner import DEFAULT_PROFILES
+from .subjects import PythonSubject, Subject, TargetError, resolve_target
+
+__all__ = [
+    "pytest_addoption",
+    "pytest_configure",
+    "pytest_generate_tests",
+    "selected_profiles",
+]
+
+_SUBJECTS = pytest.StashKey[dict[str, Subject]]()
+
+_NO_TARGET = (
+    "no --assembler given: run `python -m pytest --pyargs tokasm.conformance "
+    "--assembler MODULE:ATTR` to check an implementation"
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Set
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -17,5 +42,50 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         action="append",
         default=[],
         metavar="MODULE:ATTR",
-        help="run the tokasm conformance corpus (--pyargs tokasm.conformance) against this target",
+        help="run the tokasm conformance corpus (--pyargs tokasm.conformance) against this "
+        "class or zero-argument factory (repeatable: one item per case per target)",
+    )
+    group.addoption(
+        "--tokasm-profile",
+        action="append",
+        default=[],
+        choices=PROFILES,
+        help="also run this optional profile of the corpus (repeatable), e.g. strict",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Resolve every ``--assembler`` up front: a bad one is a usage error naming it."""
+    subjects: dict[str, Subject] = {}
+    for target in config.getoption("assembler"):
+        try:
+            subjects[target] = PythonSubject(resolve_target(target), target)
+        except TargetError as error:
+            raise pytest.UsageError(f"--assembler: {error}") from None
+    config.stash[_SUBJECTS] = subjects
+
+
+def selected_profiles(config: pytest.Config) -> Set[str]:
+    """The corpus profiles this session runs: the defaults plus ``--tokasm-profile``."""
+    return DEFAULT_PROFILES | set(config.getoption("tokasm_profile"))
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """One item per (target, case), named by the case id (``target/case`` for several)."""
+    if not {"tokasm_subject", "tokasm_case"} <= set(metafunc.fixturenames):
+        return
+    subjects = metafunc.config.stash.get(_SUBJECTS, {})
+    if not subjects:
+        skipped = pytest.param(None, None, id="no-assembler", marks=pytest.mark.skip(_NO_TARGET))
+        metafunc.parametrize(("tokasm_subject", "tokasm_case"), [skipped])
+        return
+    several = len(subjects) > 1
+    corpus = load_corpus()
+    metafunc.parametrize(
+        ("tokasm_subject", "tokasm_case"),
+        [
+            pytest.param(subject, case, id=f"{target}/{case.id}" if several else case.id)
+            for target, subject in subjects.items()
+            for case in corpus
+        ],
     )

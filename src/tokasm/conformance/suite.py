@@ -1,0 +1,68 @@
+"""The pytest face of the corpus: one test per case, for your own test file or ``--pyargs``.
+
+The one-liner, for a project that keeps its own tests (``tests/test_tokasm.py``)::
+
+    from tokasm.conformance import suite
+    from mypkg.stream import MyAssembler
+
+    test_tokasm = suite(MyAssembler)
+
+``pytest`` then runs ``test_tokasm[<case id>]`` once per corpus case; a
+nonconforming case fails with the runner's message (step, event sent,
+expected and actual by repr), without a traceback into tokasm.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pytest
+
+from .corpus import load_corpus
+from .runner import DEFAULT_PROFILES, run_case, skip_reason
+from .subjects import PythonSubject
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Collection, Iterable
+
+    from ..implementations import AssemblerFactory
+    from .corpus import Case
+    from .subjects import Subject
+
+__all__ = ["check_case", "suite"]
+
+
+def check_case(subject: Subject, case: Case, profiles: Collection[str]) -> None:
+    """Run one case as a pytest test: skip it, pass, or fail with the runner's message."""
+    reason = skip_reason(case, profiles, subject.features)
+    if reason:
+        pytest.skip(reason)
+    result = run_case(subject, case)
+    if result.outcome != "passed":
+        pytest.fail(
+            f"{case.id} - {case.description} [{result.outcome}]\n{result.message}",
+            pytrace=False,
+        )
+
+
+def suite(
+    factory: AssemblerFactory, *, profiles: Iterable[str] = (), name: str | None = None
+) -> Callable[[Case], None]:
+    """A parametrized pytest test running every corpus case against ``factory``.
+
+    ``factory`` is a class or zero-argument callable returning a fresh
+    assembler. ``profiles`` adds optional profiles (e.g. ``("strict",)``);
+    ``incremental`` already runs when the assembler has ``read_since``.
+    Assign the result to a module-level ``test_*`` name; see the module doc.
+    """
+    label = name or f"{factory.__module__}:{getattr(factory, '__qualname__', repr(factory))}"
+    subject = PythonSubject(factory, label)
+    selected = DEFAULT_PROFILES | set(profiles)
+    corpus = load_corpus()
+
+    @pytest.mark.parametrize("case", [pytest.param(case, id=case.id) for case in corpus])
+    def test_case(case: Case) -> None:
+        check_case(subject, case, selected)
+
+    test_case.__doc__ = f"tokasm corpus {corpus.version} against {label}"
+    return test_case

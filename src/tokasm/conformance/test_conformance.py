@@ -1,0 +1,26 @@
+"""The corpus as pytest items, for ``python -m pytest --pyargs tokasm.conformance``.
+
+Parametrized by the plugin (``tokasm.conformance.plugin``) from
+``--assembler MODULE:ATTR`` (repeatable) and ``--tokasm-profile``; without
+``--assembler`` the one item is skipped with a reason saying what to pass.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .plugin import selected_profiles
+from .suite import check_case
+
+if TYPE_CHECKING:
+    import pytest
+
+    from .corpus import Case
+    from .subjects import Subject
+
+__all__ = ["test_case"]
+
+
+def test_case(tokasm_subject: Subject, tokasm_case: Case, pytestconfig: pytest.Config) -> None:
+    """One corpus case against one target."""
+    check_case(tokasm_subject, tokasm_case, selected_profiles(pytestconfig))
