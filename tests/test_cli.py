@@ -1,0 +1,263 @@
+"""``tokasm check`` as a user runs it: a real subprocess in an empty folder, local modules."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+import tokasm
+from tokasm.conformance.corpus import load_corpus
+from tokasm.conformance.paths import SPEC_DIR_ENV, spec_dir
+
+REPO = Path(__file__).resolve().parent.parent
+
+GOOD = """\
+from tokasm.implementations import ListJoinAssembler as Impl
+"""
+
+# Breaks AFTER-REFINAL only: a second final appends its delta before answering.
+REFINAL_APPENDS = """\
+class Impl:
+    def __init__(self):
+        self.texts = {}
+        self.done = set()
+
+    def apply(self, event):
+        key = event["id"]
+        text = self.texts.get(key, "")
+        if key in self.done and not event.get("final"):
+            return None
+        text += event.get("delta", "")
+        self.texts[key] = text
+        if event.get("final"):
+            self.done.add(key)
+            return text
+        return None
+
+    def get(self, key):
+        return self.texts.get(key)
+"""
+
+
+@dataclass(frozen=True)
+class Ran:
+    code: int
+    out: str
+    err: str
+
+
+def tokasm_cmd(folder: Path, *args: str) -> Ran:
+    """Run ``python -m tokasm ARGS`` in ``folder``, as a user would from their project."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    done = subprocess.run(
+        [sys.executable, "-m", "tokasm", *args],
+        cwd=folder,
+        env=env,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        timeout=300,
+        check=False,
+    )
+    return Ran(done.returncode, done.stdout, done.stderr)
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """An otherwise empty folder holding a good and a broken implementation."""
+    (tmp_path / "good.py").write_text(GOOD, encoding="utf-8")
+    (tmp_path / "broken.py").write_text(REFINAL_APPENDS, encoding="utf-8")
+    return tmp_path
+
+
+def test_correct_implementation_exits_0(project: Path) -> None:
+    ran = tokasm_cmd(project, "check", "good:Impl")
+    assert ran.code == 0, ran.out + ran.err
+    lines = ran.out.splitlines()
+    assert lines[0] == f"tokasm {tokasm.__version__} (corpus {load_corpus().version}, protocol 1)"
+    assert lines[-1].startswith("CONFORMANCE PASSED: 1 of 1 targets conform")
+    assert lines[-1].endswith("0 expected failures, 0 unexpected failures")
+
+
+def test_broken_implementation_exits_1_and_explains(project: Path) -> None:
+    ran = tokasm_cmd(project, "check", "broken:Impl", "good:Impl")
+    assert ran.code == 1
+    # id and description, the failing step, the event sent, expected and actual by repr
+    assert "FAILED broken:Impl::seed.example - The seed spec's example holds" in ran.out
+    assert "step 3 on 'a': apply({'id': 'm', 'delta': 'ignored', 'final': True})" in ran.out
+    assert "expected: 'hello'" in ran.out
+    assert "actual:   'helloignored'" in ran.out
+    assert "good:Impl::" not in ran.out
+    assert ran.out.splitlines()[-1].startswith(
+        "CONFORMANCE FAILED: 1 of 2 targets nonconforming (broken:Impl)"
+    )
+
+
+BAD_TARGETS = {
+    "missing module": ("no_such_module_xyz:Impl", "cannot import module 'no_such_module_xyz'"),
+    "module raises on import": ("explodes:Impl", "RuntimeError: kaboom at import"),
+    "missing attribute": ("good:Nope", "has no attribute 'Nope'"),
+    "no colon": ("good", "expected MODULE:ATTR"),
+    "empty attribute": ("good:", "expected MODULE:ATTR"),
+    "not callable": ("oddities:NUMBER", "is a int, not a class or zero-argument factory"),
+    "factory raises": ("oddities:failing_factory", "calling it raised ValueError('no assembler')"),
+    "no apply/get": ("oddities:Hollow", "which has no apply() method"),
+}
+
+ODDITIES = """\
+NUMBER = 3
+
+def failing_factory():
+    raise ValueError("no assembler")
+
+class Hollow:
+    pass
+"""
+
+
+@pytest.mark.parametrize(("target", "reason"), BAD_TARGETS.values(), ids=list(BAD_TARGETS))
+def test_bad_target_exits_2_without_traceback(project: Path, target: str, reason: str) -> None:
+    (project / "explodes.py").write_text('raise RuntimeError("kaboom at import")\n', "utf-8")
+    (project / "oddities.py").write_text(ODDITIES, encoding="utf-8")
+    ran = tokasm_cmd(project, "check", "good:Impl", target)
+    assert ran.code == 2
+    assert f"target {target!r}" in ran.err
+    assert reason in ran.err
+    assert "Traceback" not in ran.err + ran.out
+    assert "CONFORMANCE" not in ran.out  # nothing ran: targets are loaded before any case
+
+
+def test_reports_are_written_and_valid(project: Path) -> None:
+    ran = tokasm_cmd(
+        project,
+        "check",
+        "good:Impl",
+        "broken:Impl",
+        "--json",
+        "report.json",
+        "--junit",
+        "junit.xml",
+        "--markdown",
+        "card.md",
+    )
+    assert ran.code == 1
+    report = json.loads((project / "report.json").read_text(encoding="utf-8"))
+    schema = json.loads((spec_dir() / "report.schema.json").read_text(encoding="utf-8"))
+    jsonschema.validate(report, schema)
+    assert report["conforms"] is False
+    assert [run["target"] for run in report["runs"]] == ["good:Impl", "broken:Impl"]
+    broken = report["runs"][1]
+    failed = {case["id"] for case in broken["cases"] if case["outcome"] == "failed"}
+    assert "seed.example" in failed
+    assert broken["summary"]["failed"] == len(failed)
+
+    suites = ET.parse(project / "junit.xml").getroot()
+    assert [suite.get("name") for suite in suites] == ["good:Impl", "broken:Impl"]
+    failures = [case.get("name") for case in suites[1] if case.find("failure") is not None]
+    assert set(failures) == failed
+
+    card = (project / "card.md").read_text(encoding="utf-8")
+    assert card.startswith("### tokasm conformance: FAILED")
+    assert "| `broken:Impl` |" in card
+    assert "`seed.example`" in card
+
+
+def test_xfail_list_round_trip(project: Path) -> None:
+    first = tokasm_cmd(project, "check", "broken:Impl", "--write-xfail", "known.txt")
+    assert first.code == 1
+    listed = (project / "known.txt").read_text(encoding="utf-8")
+    assert "\nseed.example  # failed: step 3 on 'a'" in listed
+
+    again = tokasm_cmd(project, "check", "broken:Impl", "--xfail", "known.txt")
+    assert again.code == 0, again.out
+    assert "CONFORMANCE PASSED" in again.out
+    assert " 0 unexpected failures" in again.out
+    assert " 0 expected failures" not in again.out
+
+    # The fixed implementation passes the listed cases: the list is now wrong.
+    fixed = tokasm_cmd(project, "check", "good:Impl", "--xfail", "known.txt")
+    assert fixed.code == 1
+    assert "XPASSED good:Impl::seed.example" in fixed.out
+
+
+def test_stale_xfail_line_fails_the_run(project: Path) -> None:
+    (project / "known.txt").write_text("no.such.case.*  # fixed long ago\n", encoding="utf-8")
+    ran = tokasm_cmd(project, "check", "good:Impl", "--xfail", "known.txt")
+    assert ran.code == 1
+    assert "known.txt:1: 'no.such.case.*' matches no case" in ran.out
+
+
+def test_unreadable_xfail_file_is_a_usage_error(project: Path) -> None:
+    ran = tokasm_cmd(project, "check", "good:Impl", "--xfail", "missing.txt")
+    assert ran.code == 2
+    assert "missing.txt" in ran.err
+    assert "Traceback" not in ran.err
+
+
+def test_help_answers_ci_questions(tmp_path: Path) -> None:
+    ran = tokasm_cmd(tmp_path, "check", "--help")
+    assert ran.code == 0
+    for needle in ("exit codes:", "--json PATH", "--junit PATH", "--markdown PATH", "--xfail FILE"):
+        assert needle in ran.out
+
+
+def test_wheel_carries_corpus_and_runs_from_anywhere(tmp_path: Path) -> None:
+    """The non-editable layout: corpus as tokasm/_spec, py.typed, and a working check."""
+    if not (REPO / "pyproject.toml").is_file():
+        pytest.skip("not running from a source checkout")
+    # Offline and quicker when the backend is already here; else pip fetches hatchling.
+    isolation = ["--no-build-isolation"] if _has_hatchling() else []
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", *isolation, "-w", tmp_path, REPO],
+        check=True,
+        capture_output=True,
+        timeout=600,
+    )
+    (wheel,) = tmp_path.glob("tokasm-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    cases = {f"tokasm/_spec/cases/{p.name}" for p in (REPO / "spec" / "cases").glob("*.yaml")}
+    assert {"tokasm/_spec/VERSION", "tokasm/py.typed", *cases} <= names
+
+    installed = tmp_path / "site"
+    zipfile.ZipFile(wheel).extractall(installed)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    env = {k: v for k, v in os.environ.items() if k != SPEC_DIR_ENV}
+    env["PYTHONPATH"] = str(installed)
+    where = subprocess.run(
+        [sys.executable, "-c", "from tokasm.conformance.paths import spec_dir; print(spec_dir())"],
+        cwd=empty,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert Path(where.stdout.strip()) == installed / "tokasm" / "_spec"
+    probe = subprocess.run(
+        [sys.executable, "-m", "tokasm", "check", "list-join"],
+        cwd=empty,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert probe.returncode == 0, probe.stderr
+    assert "CONFORMANCE PASSED" in probe.stdout
+
+
+def _has_hatchling() -> bool:
+    return (
+        subprocess.run(
+            [sys.executable, "-c", "import hatchling"], capture_output=True, check=False
+        ).returncode
+        == 0
+    )
