@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import argparse
 import fnmatch
+import math
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..conformance.corpus import PROFILES, CorpusError, load_corpus
 from ..conformance.progress import Progress, progress_wanted
+from ..conformance.protocol_client import DEFAULT_TIMEOUT, CommandSubject, split_command
 from ..conformance.reports import (
     render_card,
     render_failures,
@@ -21,6 +23,7 @@ from ..conformance.reports import (
 from ..conformance.results import TargetRun
 from ..conformance.runner import DEFAULT_PROFILES, run_cases
 from ..conformance.subjects import PythonSubject, Subject, TargetError, resolve_target
+from ..conformance.testee import testee_command
 from ..conformance.xfail import XfailError, XfailList, apply_xfail, load_xfail, write_xfail
 from ..implementations import BACKENDS
 
@@ -80,6 +83,29 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser], ep
         metavar="GLOB",
         help="run only cases whose id matches this glob (repeatable)",
     )
+    testees = parser.add_argument_group("protocol testees (spec/PROTOCOL.md)")
+    testees.add_argument(
+        "--cmd",
+        action="append",
+        default=[],
+        metavar="COMMAND LINE",
+        help="also check this testee command, started once and spoken to over the line "
+        "protocol (repeatable; split like a shell would, e.g. 'node tokasm-testee.js')",
+    )
+    testees.add_argument(
+        "--timeout",
+        type=_positive_seconds,
+        default=DEFAULT_TIMEOUT,
+        metavar="SECONDS",
+        help=f"per-request timeout for testees (default {DEFAULT_TIMEOUT:g}); a request "
+        "that times out errors its case and the testee is restarted",
+    )
+    testees.add_argument(
+        "--isolate",
+        action="store_true",
+        help="run each TARGET in its own testee process "
+        "(python -m tokasm.conformance.testee TARGET), so one that hangs costs one case",
+    )
     reports = parser.add_argument_group("reports and expected failures")
     reports.add_argument(
         "--json", type=Path, metavar="PATH", help="write a JSON report (schema: spec/REPORTS.md)"
@@ -107,6 +133,16 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser], ep
     parser.set_defaults(run=run)
 
 
+def _positive_seconds(text: str) -> float:
+    try:
+        seconds = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not (seconds > 0 and math.isfinite(seconds)):
+        raise argparse.ArgumentTypeError(f"must be a finite number above 0, got {text!r}")
+    return seconds
+
+
 def _select(corpus: Corpus, patterns: list[str]) -> list[Case]:
     if not patterns:
         return list(corpus)
@@ -116,9 +152,24 @@ def _select(corpus: Corpus, patterns: list[str]) -> list[Case]:
     return chosen
 
 
+def _subject(target: str, args: argparse.Namespace) -> Subject:
+    if args.isolate:
+        return CommandSubject(testee_command(target), args.timeout)
+    return PythonSubject(resolve_target(target), target)
+
+
 def _subjects(args: argparse.Namespace) -> list[Subject]:
-    names: list[str] = args.targets or list(BACKENDS)
-    return [PythonSubject(resolve_target(name), name) for name in names]
+    """Start every target up front, so a bad one exits 2 before any case runs."""
+    names: list[str] = args.targets or ([] if args.cmd else list(BACKENDS))
+    subjects: list[Subject] = []
+    try:
+        subjects.extend(_subject(name, args) for name in names)
+        subjects.extend(CommandSubject(split_command(line), args.timeout) for line in args.cmd)
+    except TargetError:
+        for subject in subjects:
+            subject.close()
+        raise
+    return subjects
 
 
 def _run_target(

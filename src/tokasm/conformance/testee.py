@@ -1,0 +1,133 @@
+"""Serve any Python assembler as a protocol testee: ``python -m tokasm.conformance.testee TARGET``.
+
+This proves the subprocess path without a second language, and lets
+``tokasm check --isolate`` run a Python target in its own process, so one
+that hangs costs one case. Requests are dispatched to a ``PythonSubject``;
+what the implementation raises becomes an ``ok: false`` response whose
+``kind`` names the error class (STRICT-* compare it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import IO, TYPE_CHECKING
+
+from ..implementations import StrictAssembler
+from .protocol import (
+    OK,
+    PROTOCOL_VERSION,
+    ProtocolError,
+    decode,
+    encode,
+    error_response,
+    hello_response,
+    is_current_version,
+    result_response,
+)
+from .subjects import READ_SINCE, ImplementationError, PythonSubject, TargetError, resolve_target
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from ..implementations import Assembler, AssemblerFactory
+    from .protocol import Message
+
+__all__ = ["main", "respond", "serve", "testee_command"]
+
+
+def testee_command(target: str) -> list[str]:
+    """The argv that serves ``target`` over the protocol with this interpreter."""
+    return [sys.executable, "-m", "tokasm.conformance.testee", target]
+
+
+def _text(request: Message, key: str) -> str:
+    value = request.get(key)
+    if not isinstance(value, str):
+        raise ProtocolError(f"request needs a string {key!r}, got {value!r}")
+    return value
+
+
+def _offset(request: Message) -> int:
+    value = request.get("offset")
+    if type(value) is not int or value < 0:
+        raise ProtocolError(f"request needs a non-negative integer 'offset', got {value!r}")
+    return value
+
+
+def _dispatch(subject: PythonSubject, request: Message) -> Message:
+    op = request.get("op")
+    if op == "hello":
+        if not is_current_version(request.get("protocol")):
+            raise ProtocolError(f"this testee speaks protocol {PROTOCOL_VERSION} only")
+        return hello_response(subject.name, subject.features)
+    instance = _text(request, "instance")
+    if op == "new":
+        subject.new(instance)
+        return OK
+    if op == "apply":
+        if "event" not in request:
+            raise ProtocolError("apply needs 'event'")
+        return result_response(subject.apply(instance, request["event"]))
+    message_id = _text(request, "id")
+    if op == "get":
+        return result_response(subject.get(instance, message_id))
+    if op == READ_SINCE and READ_SINCE in subject.features:
+        return result_response(subject.read_since(instance, message_id, _offset(request)))
+    raise ProtocolError(f"unknown op {op!r}")
+
+
+def respond(subject: PythonSubject, line: bytes) -> Message:
+    """The response to one request line; never raises for a bad request or a raising assembler."""
+    try:
+        return _dispatch(subject, decode(line))
+    except ProtocolError as error:
+        return error_response("ProtocolError", str(error))
+    except ImplementationError as error:
+        return error_response(error.kind, error.message)
+
+
+def serve(subject: PythonSubject, requests: IO[bytes], responses: IO[bytes]) -> None:
+    """Answer each request line with one response line until end of input."""
+    for line in requests:
+        if line.strip():
+            responses.write(encode(respond(subject, line)))
+            responses.flush()
+
+
+def _strict(factory: AssemblerFactory) -> AssemblerFactory:
+    def make() -> Assembler:
+        return StrictAssembler(factory())
+
+    return make
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m tokasm.conformance.testee",
+        description="Serve a Python assembler as a tokasm protocol testee on stdin/stdout "
+        "(spec/PROTOCOL.md).",
+    )
+    parser.add_argument("target", metavar="TARGET", help="MODULE:ATTR or a bundled backend name")
+    parser.add_argument(
+        "--strict",
+        action="store_true",
+        help="validate events first (tokasm.implementations.StrictAssembler), for --profile strict",
+    )
+    args = parser.parse_args(argv)
+    target: str = args.target
+    try:
+        factory = resolve_target(target)
+        if args.strict:
+            subject = PythonSubject(_strict(factory), f"{target} (strict)")
+        else:
+            subject = PythonSubject(factory, target)
+    except TargetError as error:
+        print(f"tokasm testee: error: {error}", file=sys.stderr)
+        return 2
+    serve(subject, sys.stdin.buffer, sys.stdout.buffer)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
