@@ -7,7 +7,7 @@ holds the others, ``tokasm.conformance`` the corpus loader, oracle and runners.
 from __future__ import annotations
 
 from .implementations import Assembler, Event
-from .implementations.list_join import ListJoinAssembler as TokenAssembler
+from .implementations.chunked import ChunkedAssembler as TokenAssembler
 
 __all__ = ["Assembler", "Event", "TokenAssembler", "__version__"]
 

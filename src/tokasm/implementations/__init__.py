@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from ._types import Assembler, AssemblerFactory, Event, IncrementalAssembler
 from .cached_read import CachedReadAssembler
+from .chunked import ChunkedAssembler
 from .list_join import ListJoinAssembler
 from .naive_join import NaiveJoinAssembler
 from .str_concat import StrConcatAssembler
@@ -20,6 +21,7 @@ __all__ = [
     "Assembler",
     "AssemblerFactory",
     "CachedReadAssembler",
+    "ChunkedAssembler",
     "Event",
     "IncrementalAssembler",
     "ListJoinAssembler",
@@ -32,6 +34,7 @@ __all__ = [
 
 #: Backend name -> class. Names are what the CLI, reports and test ids show.
 BACKENDS: dict[str, type[Assembler]] = {
+    "chunked": ChunkedAssembler,
     "list-join": ListJoinAssembler,
     "stringio": StringIOAssembler,
     "naive-join": NaiveJoinAssembler,
@@ -40,4 +43,4 @@ BACKENDS: dict[str, type[Assembler]] = {
 }
 
 #: The backend ``tokasm.TokenAssembler`` points at.
-DEFAULT_BACKEND = "list-join"
+DEFAULT_BACKEND = "chunked"
