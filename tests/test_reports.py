@@ -1,0 +1,207 @@
+"""Reports: the JSON matches its published schema, JUnit parses, Markdown pastes cleanly."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from typing import TYPE_CHECKING
+
+import jsonschema
+import pytest
+
+import tokasm
+from tokasm.conformance.paths import spec_dir
+from tokasm.conformance.progress import Progress, progress_wanted
+from tokasm.conformance.reports import (
+    json_report,
+    markdown_report,
+    render_verdict,
+    write_json,
+    write_junit,
+    write_markdown,
+)
+from tokasm.conformance.results import OUTCOMES, CaseResult, TargetRun
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+MESSAGE = "step 2 on 'a': get('m')\n  expected: 'a b'\n  actual:   'ab'"
+
+
+def _result(case_id: str, outcome: str, message: str = MESSAGE) -> CaseResult:
+    return CaseResult(
+        case_id,
+        f"description of {case_id}",
+        outcome,  # type: ignore[arg-type]
+        "" if outcome == "passed" else message,
+        ("APPEND",),
+    )
+
+
+def _run(target: str, outcomes: list[str], problems: tuple[str, ...] = ()) -> TargetRun:
+    results = tuple(_result(f"case.{i}-{o}", o) for i, o in enumerate(outcomes))
+    return TargetRun(target, f"{target} impl", results, "1.2.3", problems)
+
+
+EVERY_OUTCOME = _run("mod:Every", list(OUTCOMES), ("stale line",))
+CLEAN = _run("mod:Clean", ["passed", "passed", "skipped", "xfailed"])
+
+
+def _schema() -> dict[str, object]:
+    loaded: dict[str, object] = json.loads(
+        (spec_dir() / "report.schema.json").read_text(encoding="utf-8")
+    )
+    return loaded
+
+
+def test_json_report_matches_schema_and_counts(tmp_path: Path) -> None:
+    path = tmp_path / "report.json"
+    write_json(path, [CLEAN, EVERY_OUTCOME])
+    report = json.loads(path.read_text(encoding="utf-8"))
+    jsonschema.validate(report, _schema())
+    assert report["tokasm_version"] == tokasm.__version__
+    assert report["corpus_version"] == "1.2.3"
+    assert report["protocol_version"] == 1
+    assert report["conforms"] is False
+    assert report["summary"] == {
+        "passed": 3, "failed": 1, "errored": 1, "skipped": 2, "xfailed": 2, "xpassed": 1
+    }  # fmt: skip
+    clean, every = report["runs"]
+    assert clean["conforms"] is True
+    assert every["problems"] == ["stale line"]
+    assert [case["outcome"] for case in every["cases"]] == list(OUTCOMES)
+    assert every["cases"][1]["message"] == MESSAGE
+    assert every["cases"][1]["requirements"] == ["APPEND"]
+
+
+def test_schema_rejects_a_report_missing_its_versions() -> None:
+    report = json_report([CLEAN])
+    del report["runs"][0]["corpus_version"]
+    with pytest.raises(jsonschema.ValidationError, match="corpus_version"):
+        jsonschema.validate(report, _schema())
+
+
+def test_junit_counts_and_elements(tmp_path: Path) -> None:
+    path = tmp_path / "junit.xml"
+    write_junit(path, [CLEAN, EVERY_OUTCOME])
+    root = ET.parse(path).getroot()
+    assert root.tag == "testsuites"
+    # failures: failed + xpassed + 1 problem; skipped: skipped + xfailed
+    assert (root.get("tests"), root.get("failures"), root.get("errors"), root.get("skipped")) == (
+        "11", "3", "1", "4"
+    )  # fmt: skip
+    every = root[1]
+    assert every.get("name") == "mod:Every"
+    props = {p.get("name"): p.get("value") for p in every.iter("property")}
+    assert props["corpus_version"] == "1.2.3"
+    kinds = {case.get("name"): [child.tag for child in case] for case in every.iter("testcase")}
+    assert kinds == {
+        "case.0-passed": [],
+        "case.1-failed": ["failure"],
+        "case.2-errored": ["error"],
+        "case.3-skipped": ["skipped"],
+        "case.4-xfailed": ["skipped"],
+        "case.5-xpassed": ["failure"],
+        "problem-1": ["failure"],
+    }
+    failure = every.find("testcase[@name='case.1-failed']/failure")
+    assert failure is not None
+    assert failure.text is not None
+    assert "expected: 'a b'" in failure.text
+
+
+def test_junit_survives_control_characters(tmp_path: Path) -> None:
+    """A testee's stderr tail may hold bytes XML 1.0 cannot carry; the file must still parse."""
+    run = TargetRun("cmd", "cmd", (_result("x", "errored", "stderr: \x00\x1b[31mboom"),), "1.0.0")
+    path = tmp_path / "junit.xml"
+    write_junit(path, [run])
+    error = ET.parse(path).getroot().find(".//error")
+    assert error is not None
+    assert error.text is not None
+    assert "\\x00\\x1b[31mboom" in error.text
+
+
+def test_markdown_card(tmp_path: Path) -> None:
+    tricky = _run("a|b:Impl", ["failed"])
+    tricky = TargetRun(
+        tricky.target,
+        tricky.implementation,
+        (_result("x", "failed", "actual: '```'"),),
+        "1.0.0",
+    )
+    path = tmp_path / "card.md"
+    write_markdown(path, [CLEAN, _run("mod:AllPass", ["passed", "skipped"]), tricky])
+    card = path.read_text(encoding="utf-8")
+    assert card.startswith("### tokasm conformance: FAILED\n")
+    assert "| `mod:Clean` | mod:Clean impl | 2 | 0 | 0 | 1 | 1 | 0 | ✅ conforms |" in card
+    assert "| `a\\|b:Impl` |" in card  # a pipe would split the table cell
+    assert "````text\nactual: '```'\n````" in card  # fence longer than the content's
+    assert "mod:Clean</code>: 1 not passing" in card  # its expected failure, listed
+    assert "mod:AllPass</code>" not in card  # nothing to detail
+
+
+def test_markdown_all_clean_says_passed() -> None:
+    assert markdown_report([CLEAN]).startswith("### tokasm conformance: PASSED\n")
+
+
+def test_verdict_line_counts_like_protobuf() -> None:
+    assert render_verdict([CLEAN], 4) == (
+        "CONFORMANCE PASSED: 1 of 1 targets conform; corpus 1.2.3, 4 cases: "
+        "2 successes, 1 skipped, 1 expected failures, 0 unexpected failures"
+    )
+    assert render_verdict([CLEAN, EVERY_OUTCOME], 6) == (
+        "CONFORMANCE FAILED: 1 of 2 targets nonconforming (mod:Every); corpus 1.2.3, 6 cases: "
+        "3 successes, 2 skipped, 2 expected failures, 4 unexpected failures"
+    )
+
+
+class _Terminal:
+    """A stand-in for stderr that says whether it is a terminal."""
+
+    def __init__(self, tty: bool) -> None:
+        self.tty = tty
+        self.written = ""
+
+    def isatty(self) -> bool:
+        return self.tty
+
+    def write(self, text: str) -> int:
+        self.written += text
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+
+def test_progress_counts_on_a_terminal_and_erases_itself() -> None:
+    terminal = _Terminal(tty=True)
+    results = [_result("a", "passed"), _result("b", "failed"), _result("c", "passed")]
+    progress = Progress("mod:Impl", 3, terminal)  # type: ignore[arg-type]
+    assert list(progress.track(results)) == results
+    frames = terminal.written.split("\r")
+    assert [f.rstrip() for f in frames[1:5]] == [
+        "mod:Impl: 0/3 cases",
+        "mod:Impl: 1/3 cases",
+        "mod:Impl: 2/3 cases, 1 failing",
+        "mod:Impl: 3/3 cases, 1 failing",
+    ]
+    assert terminal.written.endswith("\r")  # the line is blanked, stdout starts clean
+
+
+@pytest.mark.parametrize(
+    ("tty", "ci", "quiet", "wanted"),
+    [
+        (True, None, False, True),
+        (False, None, False, False),
+        (True, "true", False, False),
+        (True, None, True, False),
+    ],
+)
+def test_progress_only_on_a_terminal_outside_ci(
+    monkeypatch: pytest.MonkeyPatch, tty: bool, ci: str | None, quiet: bool, wanted: bool
+) -> None:
+    if ci is None:
+        monkeypatch.delenv("CI", raising=False)
+    else:
+        monkeypatch.setenv("CI", ci)
+    assert progress_wanted(_Terminal(tty), quiet) is wanted  # type: ignore[arg-type]

@@ -1,0 +1,118 @@
+"""Expected-failure lists: parsing, judging, staleness, and writing a list that reloads."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pytest
+
+from tokasm.conformance.corpus import load_corpus
+from tokasm.conformance.results import TargetRun
+from tokasm.conformance.runner import run_cases
+from tokasm.conformance.subjects import PythonSubject
+from tokasm.conformance.xfail import XfailError, apply_xfail, load_xfail, write_xfail
+from tokasm.implementations import ListJoinAssembler
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from tokasm.conformance.corpus import Corpus
+    from tokasm.implementations import Event
+
+
+class ForgetsRefinal(ListJoinAssembler):
+    """Breaks AFTER-REFINAL: a second final answers None instead of the text."""
+
+    def apply(self, event: Event) -> str | None:
+        if event.get("final") and self._completed(event["id"]) is not None:
+            return None
+        return super().apply(event)
+
+
+@pytest.fixture(scope="module")
+def corpus() -> Corpus:
+    return load_corpus()
+
+
+def _run(corpus: Corpus, factory: type[ListJoinAssembler], name: str) -> TargetRun:
+    results = tuple(run_cases(PythonSubject(factory, name), corpus))
+    return TargetRun(name, name, results, corpus.version)
+
+
+def test_parse_comments_blank_lines_and_globs(tmp_path: Path) -> None:
+    path = tmp_path / "known.txt"
+    path.write_text(
+        "# whole-line comment\n\nseed.example   # trailing reason\n  append.*\n#x\n",
+        encoding="utf-8",
+    )
+    listed = load_xfail(path)
+    assert [(e.pattern, e.line, e.reason) for e in listed.entries] == [
+        ("seed.example", 3, "trailing reason"),
+        ("append.*", 4, ""),
+    ]
+    assert listed.entry_for("append.basic") == listed.entries[1]
+    assert listed.entry_for("ids.case-sensitive") is None
+
+
+def test_unreadable_file_names_it(tmp_path: Path) -> None:
+    with pytest.raises(XfailError, match=r"missing\.txt"):
+        load_xfail(tmp_path / "missing.txt")
+
+
+def test_listed_failure_is_xfailed_and_run_conforms(corpus: Corpus, tmp_path: Path) -> None:
+    broken = _run(corpus, ForgetsRefinal, "forgets")
+    failing = {r.case_id for r in broken.results if r.outcome == "failed"}
+    assert "seed.example" in failing
+    assert not broken.conforms
+
+    path = tmp_path / "known.txt"
+    path.write_text("".join(f"{case_id}  # known\n" for case_id in failing), encoding="utf-8")
+    judged = apply_xfail(broken, load_xfail(path), corpus)
+    assert judged.conforms
+    assert {r.case_id for r in judged.results if r.outcome == "xfailed"} == failing
+    xfailed = next(r for r in judged.results if r.case_id == "seed.example")
+    assert "expected: 'hello'" in xfailed.message  # the original explanation is kept
+    assert f"[listed in {path}:" in xfailed.message
+
+
+def test_listed_pass_is_xpassed_and_fails(corpus: Corpus, tmp_path: Path) -> None:
+    path = tmp_path / "known.txt"
+    path.write_text("seed.example  # was broken once\n", encoding="utf-8")
+    judged = apply_xfail(_run(corpus, ListJoinAssembler, "good"), load_xfail(path), corpus)
+    (xpassed,) = [r for r in judged.results if r.outcome == "xpassed"]
+    assert xpassed.case_id == "seed.example"
+    assert "was broken once" in xpassed.message
+    assert not judged.conforms
+
+
+def test_line_matching_no_case_is_a_problem(corpus: Corpus, tmp_path: Path) -> None:
+    path = tmp_path / "known.txt"
+    path.write_text("seed.example\nrenamed.case-*  # gone\n", encoding="utf-8")
+    judged = apply_xfail(_run(corpus, ForgetsRefinal, "forgets"), load_xfail(path), corpus)
+    assert judged.problems == (
+        f"{path}:2: 'renamed.case-*' matches no case of corpus {corpus.version}; remove the line",
+    )
+    assert not judged.conforms
+
+
+def test_written_list_reloads_and_covers_exactly_todays_failures(
+    corpus: Corpus, tmp_path: Path
+) -> None:
+    broken = _run(corpus, ForgetsRefinal, "forgets")
+    path = tmp_path / "known.txt"
+    write_xfail(path, [broken])
+    lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line[:1] != "#"]
+    assert lines == sorted(lines)
+    assert any(line.startswith("seed.example  # failed: step 3 on 'a'") for line in lines)
+    judged = apply_xfail(broken, load_xfail(path), corpus)
+    assert judged.conforms
+    assert judged.summary["xfailed"] == broken.summary["failed"] + broken.summary["errored"]
+
+
+def test_written_list_of_several_targets_names_them(corpus: Corpus, tmp_path: Path) -> None:
+    runs = [_run(corpus, ForgetsRefinal, "one"), _run(corpus, ForgetsRefinal, "two")]
+    path = tmp_path / "known.txt"
+    write_xfail(path, runs)
+    (line,) = [ln for ln in path.read_text(encoding="utf-8").splitlines() if "seed.example" in ln]
+    assert "# one: failed: " in line
+    assert "; two: failed: " in line
