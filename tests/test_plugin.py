@@ -1,0 +1,139 @@
+"""The pytest route: ``python -m pytest --pyargs tokasm.conformance --assembler MODULE:ATTR``.
+
+Every run is a real pytest subprocess in an empty folder holding the user's
+module, as in a user's project; the verdicts must match ``tokasm check``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pytest
+
+from tokasm.conformance.corpus import load_corpus
+
+if TYPE_CHECKING:
+    from collections.abc import Collection
+
+pytest_plugins = ["pytester"]
+
+GOOD = "from tokasm.implementations import ListJoinAssembler as Impl\n"
+
+# Breaks AFTER-REFINAL only: a second final answers None instead of the text.
+BROKEN = """\
+from tokasm.implementations import ListJoinAssembler
+
+class Impl(ListJoinAssembler):
+    def apply(self, event):
+        if event.get("final") and self._completed(event["id"]) is not None:
+            return None
+        return super().apply(event)
+"""
+
+STRICT = """\
+from tokasm.implementations import ListJoinAssembler, StrictAssembler
+
+def make():
+    return StrictAssembler(ListJoinAssembler())
+"""
+
+
+def _count(profiles: Collection[str]) -> int:
+    return sum(case.profile in profiles for case in load_corpus())
+
+
+@pytest.fixture
+def project(pytester: pytest.Pytester) -> pytest.Pytester:
+    pytester.makepyfile(good=GOOD, broken=BROKEN, strictimpl=STRICT)
+    return pytester
+
+
+def _conformance(project: pytest.Pytester, *args: str) -> pytest.RunResult:
+    return project.runpytest_subprocess(
+        "--pyargs", "tokasm.conformance", "-p", "no:cacheprovider", *args
+    )
+
+
+def test_correct_target_passes_with_case_ids_in_item_names(project: pytest.Pytester) -> None:
+    result = _conformance(project, "--assembler", "good:Impl", "-v")
+    assert result.ret == pytest.ExitCode.OK
+    # ListJoinAssembler has read_since, so the incremental profile runs too.
+    result.assert_outcomes(passed=_count({"required", "incremental"}), skipped=_count({"strict"}))
+    result.stdout.fnmatch_lines(["*test_conformance.py::test_case[[]seed.example[]] PASSED*"])
+
+
+def test_broken_target_fails_with_the_runners_message(project: pytest.Pytester) -> None:
+    result = _conformance(project, "--assembler", "broken:Impl")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(
+        [
+            "*_ test_case[[]seed.example[]] _*",
+            "seed.example - The seed spec's example holds exactly as written [[]failed[]]",
+            "step 3 on 'a': apply({'id': 'm', 'delta': 'ignored', 'final': True})",
+            "  expected: 'hello'",
+            "  actual:   None",
+        ]
+    )
+    assert "Traceback" not in result.stdout.str()
+    assert "suite.py" not in result.stdout.str()  # pytrace=False: no frames into tokasm
+
+
+def test_same_verdicts_under_xdist(project: pytest.Pytester) -> None:
+    serial = _conformance(project, "--assembler", "broken:Impl", "-rf")
+    parallel = _conformance(project, "--assembler", "broken:Impl", "-rf", "-n", "2")
+    assert parallel.ret == serial.ret == pytest.ExitCode.TESTS_FAILED
+    assert parallel.parseoutcomes() == serial.parseoutcomes()
+
+    def failed(run: pytest.RunResult) -> list[str]:
+        return sorted(line.split(" - ")[0] for line in run.outlines if line.startswith("FAILED"))
+
+    assert failed(parallel) == failed(serial)
+    assert "FAILED test_conformance.py::test_case[seed.example]" in failed(serial)
+
+
+def test_several_targets_get_one_item_per_case_each(project: pytest.Pytester) -> None:
+    result = _conformance(project, "--assembler", "good:Impl", "--assembler", "broken:Impl", "-v")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines_random(
+        [
+            "*test_case[[]good:Impl/seed.example[]] PASSED*",
+            "*test_case[[]broken:Impl/seed.example[]] FAILED*",
+        ]
+    )
+
+
+def test_strict_profile_on_request(project: pytest.Pytester) -> None:
+    result = _conformance(project, "--assembler", "strictimpl:make", "--tokasm-profile", "strict")
+    assert result.ret == pytest.ExitCode.OK
+    # StrictAssembler has no read_since: the incremental profile is skipped.
+    result.assert_outcomes(passed=_count({"required", "strict"}), skipped=_count({"incremental"}))
+
+
+def test_without_assembler_one_clear_skip(project: pytest.Pytester) -> None:
+    result = _conformance(project, "-rs")
+    assert result.ret == pytest.ExitCode.OK
+    result.assert_outcomes(skipped=1)
+    result.stdout.fnmatch_lines(["*no --assembler given: run `python -m pytest --pyargs*"])
+
+
+@pytest.mark.parametrize(
+    ("target", "reason"),
+    [
+        ("nope_missing:Impl", "cannot import module 'nope_missing'"),
+        ("good", "expected MODULE:ATTR"),
+    ],
+)
+def test_bad_assembler_is_a_usage_error(project: pytest.Pytester, target: str, reason: str) -> None:
+    result = _conformance(project, "--assembler", target)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"ERROR: --assembler: target {target!r}: *{reason}*"])
+    assert "Traceback" not in result.stderr.str()
+
+
+def test_plugin_is_inert_in_other_projects(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_theirs="def test_theirs():\n    assert True\n")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.OK
+    result.assert_outcomes(passed=1)
+    help_text = pytester.runpytest_subprocess("--help").stdout.str()
+    assert "--assembler=MODULE:ATTR" in help_text

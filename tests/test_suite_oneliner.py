@@ -1,0 +1,69 @@
+"""``test_x = tokasm.conformance.suite(MyAssembler)`` in a project's own test file."""
+
+from __future__ import annotations
+
+import pytest
+
+from tokasm.conformance.corpus import load_corpus
+
+pytest_plugins = ["pytester"]
+
+TEST_FILE = """\
+from tokasm.conformance import suite
+from {module} import Impl
+
+test_tokasm = suite(Impl{extra})
+"""
+
+IMPLS = {
+    "good": "from tokasm.implementations import StringIOAssembler as Impl\n",
+    # Breaks AFTER-REFINAL: a second final answers None instead of the text.
+    "forgets_refinal": """\
+from tokasm.implementations import StringIOAssembler
+
+class Impl(StringIOAssembler):
+    def apply(self, event):
+        if event.get("final") and self._completed(event["id"]) is not None:
+            return None
+        return super().apply(event)
+""",
+}
+
+
+def _project(pytester: pytest.Pytester, module: str, extra: str = "") -> pytest.Pytester:
+    pytester.makepyfile(**{module: IMPLS[module]})
+    pytester.makepyfile(test_mine=TEST_FILE.format(module=module, extra=extra))
+    return pytester
+
+
+def test_one_test_per_case_named_by_id(pytester: pytest.Pytester) -> None:
+    corpus = load_corpus()
+    result = _project(pytester, "good").runpytest_subprocess("-v", "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.OK
+    strict = sum(case.profile == "strict" for case in corpus)
+    result.assert_outcomes(passed=len(corpus) - strict, skipped=strict)
+    result.stdout.fnmatch_lines(["*test_mine.py::test_tokasm[[]seed.example[]] PASSED*"])
+
+
+def test_broken_implementation_fails_its_cases(pytester: pytest.Pytester) -> None:
+    project = _project(pytester, "forgets_refinal")
+    result = project.runpytest_subprocess("-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(
+        [
+            "*_ test_tokasm[[]seed.example[]] _*",
+            "seed.example - The seed spec's example holds exactly as written [[]failed[]]",
+            "*expected: 'hello'",
+            "*actual:   None",
+        ]
+    )
+
+
+def test_profiles_argument_adds_strict(pytester: pytest.Pytester) -> None:
+    result = _project(pytester, "good", extra=', profiles=["strict"]').runpytest_subprocess(
+        "-p", "no:cacheprovider"
+    )
+    strict = sum(case.profile == "strict" for case in load_corpus())
+    # StringIOAssembler does not validate events, so every strict case fails.
+    assert result.parseoutcomes().get("failed", 0) == strict
+    assert result.parseoutcomes().get("skipped", 0) == 0
