@@ -1,0 +1,879 @@
+"""Subtly broken assemblers, each wrong in exactly one rule, that the corpus must catch.
+
+A kit that passes a buggy implementation is worse than none. Every class here
+is a correct assembler except for one mistake that real implementations make;
+its docstring names the requirement id it breaks. ``MUTANTS`` maps a short
+name to the class, that id and the profile whose cases must catch it
+(``tests/test_mutants.py`` proves each one is caught). Every class takes no
+argument, so ``tokasm check mutants:DropsEmptyDelta`` works with this folder
+importable; strict mutants need ``--profile strict``.
+
+Only the standard library and tokasm are imported, so the file can be copied
+anywhere.
+"""
+
+from __future__ import annotations
+
+import json
+import unicodedata
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar, TypeVar, cast
+
+from tokasm.implementations import Event, ListJoinAssembler, StrictAssembler, validate_event
+
+__all__ = ["MUTANTS", "Mutant"]
+
+
+@dataclass(frozen=True)
+class Mutant:
+    """One broken assembler: the class, the rule it breaks, the profile that catches it."""
+
+    factory: type[Any]
+    requirement: str
+    profile: str
+
+
+#: Mutant name (kebab case of the class name) -> the mutant.
+MUTANTS: dict[str, Mutant] = {}
+
+_Class = TypeVar("_Class", bound=type[Any])
+
+
+def _kebab(name: str) -> str:
+    return "".join(f"-{c.lower()}" if c.isupper() else c for c in name).lstrip("-")
+
+
+def _breaks(requirement: str) -> Callable[[_Class], _Class]:
+    """Register the decorated class as the mutant that breaks ``requirement``."""
+
+    def register(cls: _Class) -> _Class:
+        MUTANTS[_kebab(cls.__name__)] = Mutant(cls, requirement, cls.PROFILE)
+        return cls
+
+    return register
+
+
+def _extra(event: Event) -> Mapping[str, object]:
+    """The event as a plain mapping, to read keys the ``Event`` type does not declare."""
+    return cast("Mapping[str, object]", event)
+
+
+def _without(event: Event, key: str) -> Event:
+    """A copy of the event without ``key``."""
+    return cast("Event", {k: v for k, v in event.items() if k != key})
+
+
+class _Correct:
+    """A correct assembler (parts list, text cached at final) with hooks to break."""
+
+    PROFILE: ClassVar[str] = "required"
+
+    def __init__(self) -> None:
+        self._parts: dict[str, list[str]] = {}
+        self._done: dict[str, str] = {}
+
+    def _key(self, message_id: str) -> str:
+        return message_id
+
+    def _delta(self, delta: str) -> str:
+        return delta
+
+    def _finish(self, text: str) -> str:
+        return text
+
+    def _open(self, key: str) -> list[str]:
+        return self._parts.setdefault(key, [])
+
+    def apply(self, event: Event) -> str | None:
+        key = self._key(event["id"])
+        final = event.get("final", False)
+        if key in self._done:
+            return self._done[key] if final else None
+        parts = self._open(key)
+        if "delta" in event:
+            parts.append(self._delta(event["delta"]))
+        if not final:
+            return None
+        text = self._done[key] = self._finish("".join(parts))
+        del self._parts[key]
+        return text
+
+    def get(self, message_id: str) -> str | None:
+        key = self._key(message_id)
+        if key in self._done:
+            return self._done[key]
+        parts = self._parts.get(key)
+        return None if parts is None else "".join(parts)
+
+
+# --- required profile ------------------------------------------------------------------
+
+
+@_breaks("ASM-STATE")
+class SharedState(_Correct):
+    """Breaks ASM-STATE: the dictionaries live on the class, so every instance shares them."""
+
+    _shared_parts: ClassVar[dict[str, list[str]]] = {}
+    _shared_done: ClassVar[dict[str, str]] = {}
+
+    def __init__(self) -> None:
+        self._parts = self._shared_parts
+        self._done = self._shared_done
+
+
+@_breaks("ASM-STATE")
+class SharedFinalizedIds(_Correct):
+    """Breaks ASM-STATE: texts are per instance, but the set of finalized ids is global."""
+
+    _finalized: ClassVar[set[str]] = set()
+
+    def apply(self, event: Event) -> str | None:
+        key = event["id"]
+        if key in self._finalized and key not in self._done:
+            return "" if event.get("final", False) else None
+        result = super().apply(event)
+        if event.get("final", False):
+            self._finalized.add(key)
+        return result
+
+
+@_breaks("EVT-SHAPE")
+class FinalKeyPresence(_Correct):
+    """Breaks EVT-SHAPE: finalizes whenever the key ``final`` is present, even ``final: false``."""
+
+    def apply(self, event: Event) -> str | None:
+        if "final" in event:
+            return super().apply({**event, "final": True})
+        return super().apply(event)
+
+
+@_breaks("EVT-WELLFORMED")
+class RejectsEventWithoutDelta(_Correct):
+    """Breaks EVT-WELLFORMED: reads ``event["delta"]`` unconditionally: no delta raises."""
+
+    def apply(self, event: Event) -> str | None:
+        if "delta" not in event:
+            raise KeyError("delta")
+        return super().apply(event)
+
+
+@_breaks("EVT-ID-ANY")
+class CaseInsensitiveIds(_Correct):
+    """Breaks EVT-ID-ANY: compares ids case-insensitively (``"MSG"`` is ``"msg"``)."""
+
+    def _key(self, message_id: str) -> str:
+        return message_id.lower()
+
+
+@_breaks("EVT-ID-ANY")
+class CasefoldedIds(_Correct):
+    """Breaks EVT-ID-ANY: compares casefolded ids (``"straße"`` is ``"STRASSE"``)."""
+
+    def _key(self, message_id: str) -> str:
+        return message_id.casefold()
+
+
+@_breaks("EVT-ID-ANY")
+class StripsIdWhitespace(_Correct):
+    """Breaks EVT-ID-ANY: strips whitespace around ids (``" m"`` is ``"m"``)."""
+
+    def _key(self, message_id: str) -> str:
+        return message_id.strip()
+
+
+@_breaks("EVT-ID-ANY")
+class NormalizesIds(_Correct):
+    """Breaks EVT-ID-ANY: NFC-normalizes ids (NFD ``"cafe\\u0301"`` is ``"caf\\u00e9"``)."""
+
+    def _key(self, message_id: str) -> str:
+        return unicodedata.normalize("NFC", message_id)
+
+
+@_breaks("EVT-ID-ANY")
+class NfkcIds(_Correct):
+    """Breaks EVT-ID-ANY: NFKC-normalizes ids (the ligature ``"\\ufb01"`` is ``"fi"``)."""
+
+    def _key(self, message_id: str) -> str:
+        return unicodedata.normalize("NFKC", message_id)
+
+
+@_breaks("EVT-ID-ANY")
+class TruncatesLongIds(_Correct):
+    """Breaks EVT-ID-ANY: keys messages by the first 256 characters of the id."""
+
+    def _key(self, message_id: str) -> str:
+        return message_id[:256]
+
+
+@_breaks("EVT-ID-ANY")
+class IgnoresEmptyId(_Correct):
+    """Breaks EVT-ID-ANY: ``if not event["id"]`` - events for the empty id are dropped."""
+
+    def apply(self, event: Event) -> str | None:
+        if not event["id"]:
+            return None
+        return super().apply(event)
+
+    def get(self, message_id: str) -> str | None:
+        return super().get(message_id) if message_id else None
+
+
+@_breaks("EVT-EXTRA-KEYS")
+class TextKeyAsDelta(_Correct):
+    """Breaks EVT-EXTRA-KEYS: takes the key ``text`` as the delta when ``delta`` is missing."""
+
+    def apply(self, event: Event) -> str | None:
+        text = _extra(event).get("text")
+        if "delta" not in event and isinstance(text, str):
+            return super().apply({**event, "delta": text})
+        return super().apply(event)
+
+
+@_breaks("EVT-EXTRA-KEYS")
+class FinishReasonFinalizes(_Correct):
+    """Breaks EVT-EXTRA-KEYS: a non-null ``finish_reason`` finalizes, as in OpenAI chunks."""
+
+    def apply(self, event: Event) -> str | None:
+        if _extra(event).get("finish_reason") is not None:
+            return super().apply({**event, "final": True})
+        return super().apply(event)
+
+
+@_breaks("EVT-EXTRA-KEYS")
+class RejectsUnknownKeys(_Correct):
+    """Breaks EVT-EXTRA-KEYS: raises ValueError on any key but id, delta and final."""
+
+    def apply(self, event: Event) -> str | None:
+        unknown = set(event) - {"id", "delta", "final"}
+        if unknown:
+            raise ValueError(f"unknown event keys {sorted(unknown)}")
+        return super().apply(event)
+
+
+@_breaks("APPEND")
+class LastDeltaWins(_Correct):
+    """Breaks APPEND: ``text = delta`` instead of ``text += delta``."""
+
+    def apply(self, event: Event) -> str | None:
+        parts = self._parts.get(event["id"])
+        if parts is not None and "delta" in event:
+            parts.clear()  # the new delta replaces everything before it
+        return super().apply(event)
+
+
+@_breaks("APPEND-EMPTY")
+class DropsEmptyDelta(_Correct):
+    """Breaks APPEND-EMPTY: ``if not delta: return`` - an empty delta never creates the message."""
+
+    def apply(self, event: Event) -> str | None:
+        if event.get("delta") == "" and not event.get("final", False):
+            return None
+        return super().apply(event)
+
+
+@_breaks("APPEND-EXACT")
+class CrlfToLf(_Correct):
+    """Breaks APPEND-EXACT: converts CRLF in each delta to LF."""
+
+    def _delta(self, delta: str) -> str:
+        return delta.replace("\r\n", "\n")
+
+
+@_breaks("APPEND-EXACT")
+class UniversalNewlinesAtFinal(_Correct):
+    """Breaks APPEND-EXACT: rewrites CRLF and lone CR to LF in the completed text only."""
+
+    def _finish(self, text: str) -> str:
+        return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+@_breaks("APPEND-EXACT")
+class NfcText(_Correct):
+    """Breaks APPEND-EXACT: NFC-normalizes each delta (decomposed accents get composed)."""
+
+    def _delta(self, delta: str) -> str:
+        return unicodedata.normalize("NFC", delta)
+
+
+@_breaks("APPEND-EXACT")
+class NfcFinalText(_Correct):
+    """Breaks APPEND-EXACT: NFC-normalizes the completed text, so split combining marks merge."""
+
+    def _finish(self, text: str) -> str:
+        return unicodedata.normalize("NFC", text)
+
+
+@_breaks("APPEND-EXACT")
+class StripsFinalText(_Correct):
+    """Breaks APPEND-EXACT: strips trailing whitespace from the completed text."""
+
+    def _finish(self, text: str) -> str:
+        return text.rstrip()
+
+
+@_breaks("APPEND-EXACT")
+class DropsNul(_Correct):
+    """Breaks APPEND-EXACT: removes NUL characters, as C-string based code does."""
+
+    def _delta(self, delta: str) -> str:
+        return delta.replace("\0", "")
+
+
+@_breaks("APPEND-EXACT")
+class ExpandsTabs(_Correct):
+    """Breaks APPEND-EXACT: expands tabs to spaces."""
+
+    def _delta(self, delta: str) -> str:
+        return delta.expandtabs()
+
+
+@_breaks("APPEND-EXACT")
+class DropsBom(_Correct):
+    """Breaks APPEND-EXACT: drops a byte-order mark at the start of a message (utf-8-sig)."""
+
+    def _delta(self, delta: str) -> str:
+        return delta.removeprefix("\ufeff")
+
+
+@_breaks("APPEND-EXACT")
+class EscapesAstral(_Correct):
+    """Breaks APPEND-EXACT: round-trips deltas through ASCII with escapes for astral characters."""
+
+    def _delta(self, delta: str) -> str:
+        return "".join(c if ord(c) < 0x10000 else f"\\U{ord(c):08x}" for c in delta)
+
+
+@_breaks("APPEND-LONG")
+class LosesDeepDelta(_Correct):
+    """Breaks APPEND-LONG: silently loses the 3000th delta of a message."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._counts: dict[str, int] = {}
+
+    def apply(self, event: Event) -> str | None:
+        key = event["id"]
+        if "delta" in event and key not in self._done:
+            self._counts[key] = self._counts.get(key, 0) + 1
+            if self._counts[key] == 3000:
+                return super().apply(_without(event, "delta"))
+        return super().apply(event)
+
+
+@_breaks("APPEND-LONG")
+class TruncatesLongDelta(_Correct):
+    """Breaks APPEND-LONG: keeps only the first 4096 characters of each delta."""
+
+    def _delta(self, delta: str) -> str:
+        return delta[:4096]
+
+
+@_breaks("APPEND-LONG")
+class CapsMessageLength(_Correct):
+    """Breaks APPEND-LONG: stops appending once a message holds 65536 characters."""
+
+    def _finish(self, text: str) -> str:
+        return text[:65536]
+
+
+@_breaks("APPEND-REPEAT")
+class DedupesRepeats(_Correct):
+    """Breaks APPEND-REPEAT: drops a delta equal to the message's previous delta."""
+
+    def apply(self, event: Event) -> str | None:
+        parts = self._parts.get(event["id"])
+        if parts and "delta" in event and parts[-1] == event["delta"]:
+            return super().apply(_without(event, "delta"))
+        return super().apply(event)
+
+
+@_breaks("ORDER")
+class FinalDeltaFirst(_Correct):
+    """Breaks ORDER: the final event's delta is put before the earlier deltas."""
+
+    def apply(self, event: Event) -> str | None:
+        key = event["id"]
+        if event.get("final", False) and "delta" in event and key in self._parts:
+            self._parts[key].insert(0, event["delta"])
+            return super().apply({"id": key, "final": True})
+        return super().apply(event)
+
+
+@_breaks("ORDER")
+class SortsParts(_Correct):
+    """Breaks ORDER: keeps each message's parts sorted, as a heap or sorted container would."""
+
+    def apply(self, event: Event) -> str | None:
+        result = super().apply(event)
+        self._parts.get(event["id"], []).sort()
+        return result
+
+
+@_breaks("INTERLEAVE")
+class EvictsPast256Open(_Correct):
+    """Breaks INTERLEAVE: an LRU of 256 open messages forgets the oldest one."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._parts = OrderedDict()
+
+    def _open(self, key: str) -> list[str]:
+        parts = super()._open(key)
+        assert isinstance(self._parts, OrderedDict)
+        self._parts.move_to_end(key)
+        while len(self._parts) > 256:
+            self._parts.popitem(last=False)
+        return parts
+
+
+@_breaks("INTERLEAVE")
+class OneOpenMessage(_Correct):
+    """Breaks INTERLEAVE: a new message id implicitly finalizes the previous open one."""
+
+    def _open(self, key: str) -> list[str]:
+        for other in [k for k in self._parts if k != key]:
+            self._done[other] = "".join(self._parts.pop(other))
+        return super()._open(key)
+
+
+@_breaks("CREATE")
+class NoDeltaNoState(_Correct):
+    """Breaks CREATE: an event without a delta does not create the message."""
+
+    def apply(self, event: Event) -> str | None:
+        if "delta" not in event and not event.get("final", False):
+            return None
+        return super().apply(event)
+
+
+@_breaks("NONFINAL-NONE")
+class NonfinalReturnsEmpty(_Correct):
+    """Breaks NONFINAL-NONE: a non-final event returns ``""`` instead of None."""
+
+    def apply(self, event: Event) -> str | None:
+        result = super().apply(event)
+        return "" if result is None and event["id"] not in self._done else result
+
+
+@_breaks("NONFINAL-NONE")
+class NonfinalReturnsText(_Correct):
+    """Breaks NONFINAL-NONE: a non-final event returns the text so far (cumulative API)."""
+
+    def apply(self, event: Event) -> str | None:
+        result = super().apply(event)
+        return self.get(event["id"]) if result is None and event["id"] in self._parts else result
+
+
+@_breaks("FINAL-RETURN")
+class FinalExcludesDelta(_Correct):
+    """Breaks FINAL-RETURN: returns the text from before the final event's own delta."""
+
+    def apply(self, event: Event) -> str | None:
+        before = self.get(event["id"])
+        result = super().apply(event)
+        if result is not None and "delta" in event and before is not None:
+            return before
+        return result
+
+
+@_breaks("FINAL-UNSEEN")
+class UnseenFinalNone(_Correct):
+    """Breaks FINAL-UNSEEN: finalizing an id never seen returns None."""
+
+    def apply(self, event: Event) -> str | None:
+        unseen = self.get(event["id"]) is None
+        result = super().apply(event)
+        return None if unseen else result
+
+
+@_breaks("FINAL-UNSEEN")
+class UnseenFinalIgnoresDelta(_Correct):
+    """Breaks FINAL-UNSEEN: finalizing an id never seen returns ``""`` even with a delta."""
+
+    def apply(self, event: Event) -> str | None:
+        unseen = self.get(event["id"]) is None
+        result = super().apply(event)
+        return "" if unseen and result is not None else result
+
+
+@_breaks("GET-TEXT")
+class GetNoneWhileOpen(_Correct):
+    """Breaks GET-TEXT: ``get`` only knows finalized messages."""
+
+    def get(self, message_id: str) -> str | None:
+        return self._done.get(message_id)
+
+
+@_breaks("GET-TEXT")
+class ForgetsTextAfterFinal(_Correct):
+    """Breaks GET-TEXT: the buffer is released at final and ``get`` forgets to read the cache."""
+
+    def get(self, message_id: str) -> str | None:
+        parts = self._parts.get(message_id)
+        return None if parts is None else "".join(parts)
+
+
+@_breaks("GET-UNKNOWN")
+class GetUnknownEmpty(_Correct):
+    """Breaks GET-UNKNOWN: ``get`` of an unknown id returns ``""`` instead of None."""
+
+    def get(self, message_id: str) -> str | None:
+        text = super().get(message_id)
+        return "" if text is None else text
+
+
+@_breaks("GET-UNKNOWN")
+class GetCreatesState(_Correct):
+    """Breaks GET-UNKNOWN: ``get`` of an unknown id returns None but creates the message."""
+
+    def get(self, message_id: str) -> str | None:
+        text = super().get(message_id)
+        self._parts.setdefault(message_id, [])
+        return text
+
+
+@_breaks("AFTER-DELTA-IGNORED")
+class AppendsAfterFinal(_Correct):
+    """Breaks AFTER-DELTA-IGNORED: a non-final delta after final is appended to the text."""
+
+    def apply(self, event: Event) -> str | None:
+        key = event["id"]
+        if key in self._done and not event.get("final", False) and "delta" in event:
+            self._done[key] += event["delta"]
+            return None
+        return super().apply(event)
+
+
+@_breaks("AFTER-DELTA-IGNORED")
+class FalsyFinalReopens(_Correct):
+    """Breaks AFTER-DELTA-IGNORED: ``if done.get(id):`` - a message finalized as ``""`` reopens."""
+
+    def apply(self, event: Event) -> str | None:
+        key = event["id"]
+        if self._done.get(key) == "":
+            del self._done[key]
+        return super().apply(event)
+
+
+@_breaks("AFTER-REFINAL")
+class RefinalReturnsNone(_Correct):
+    """Breaks AFTER-REFINAL: a second final returns None (finalize is not idempotent)."""
+
+    def apply(self, event: Event) -> str | None:
+        again = event["id"] in self._done
+        result = super().apply(event)
+        return None if again else result
+
+
+@_breaks("AFTER-REFINAL")
+class RefinalAppendsDelta(_Correct):
+    """Breaks AFTER-REFINAL: a second final appends its delta and returns the longer text."""
+
+    def apply(self, event: Event) -> str | None:
+        key = event["id"]
+        if key in self._done and event.get("final", False) and "delta" in event:
+            self._done[key] += event["delta"]
+        return super().apply(event)
+
+
+@_breaks("AFTER-NONFINAL")
+class NonfinalAfterFinalReturnsText(_Correct):
+    """Breaks AFTER-NONFINAL: a non-final event on a finalized id returns the completed text."""
+
+    def apply(self, event: Event) -> str | None:
+        key = event["id"]
+        if key in self._done:
+            return self._done[key]
+        return super().apply(event)
+
+
+# --- incremental profile ---------------------------------------------------------------
+
+
+class _Incremental(_Correct):
+    """A correct assembler with ``read_since``; the mutants below each break it once."""
+
+    PROFILE: ClassVar[str] = "incremental"
+
+    def read_since(self, message_id: str, offset: int) -> str | None:
+        text = self.get(message_id)
+        return None if text is None else text[offset:]
+
+
+@_breaks("INC-READ-SINCE")
+class ReadSinceUtf16(_Incremental):
+    """Breaks INC-READ-SINCE: counts the offset in UTF-16 code units, as JavaScript strings do."""
+
+    def read_since(self, message_id: str, offset: int) -> str | None:
+        text = self.get(message_id)
+        if text is None:
+            return None
+        units = text.encode("utf-16-le", "surrogatepass")[2 * offset :]
+        return units.decode("utf-16-le", "replace")
+
+
+@_breaks("INC-READ-SINCE")
+class ReadSinceUtf8Bytes(_Incremental):
+    """Breaks INC-READ-SINCE: counts the offset in UTF-8 bytes."""
+
+    def read_since(self, message_id: str, offset: int) -> str | None:
+        text = self.get(message_id)
+        return None if text is None else text.encode()[offset:].decode("utf-8", "replace")
+
+
+@_breaks("INC-READ-SINCE")
+class ReadSinceCountsDeltas(_Incremental):
+    """Breaks INC-READ-SINCE: the offset counts deltas (parts), not characters."""
+
+    def read_since(self, message_id: str, offset: int) -> str | None:
+        parts = self._parts.get(message_id)
+        if parts is None:
+            return super().read_since(message_id, offset)
+        return "".join(parts[offset:])
+
+
+@_breaks("INC-READ-SINCE")
+class ReadSinceCursor(_Incremental):
+    """Breaks INC-READ-SINCE: ignores the offset and returns what is new since the last read."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._cursor: dict[str, int] = {}
+
+    def read_since(self, message_id: str, offset: int) -> str | None:
+        text = self.get(message_id)
+        if text is None:
+            return None
+        start = self._cursor.get(message_id, 0)
+        self._cursor[message_id] = len(text)
+        return text[start:]
+
+
+@_breaks("INC-READ-SINCE")
+class ReadSinceNoneAfterFinal(_Incremental):
+    """Breaks INC-READ-SINCE: reads only open buffers, so a finalized message reads as None."""
+
+    def read_since(self, message_id: str, offset: int) -> str | None:
+        parts = self._parts.get(message_id)
+        return None if parts is None else "".join(parts)[offset:]
+
+
+@_breaks("INC-UNKNOWN")
+class ReadSinceUnknownEmpty(_Incremental):
+    """Breaks INC-UNKNOWN: ``read_since`` of an unknown id returns ``""``."""
+
+    def read_since(self, message_id: str, offset: int) -> str | None:
+        text = super().read_since(message_id, offset)
+        return "" if text is None else text
+
+
+@_breaks("INC-UNKNOWN")
+class ReadSinceCreatesState(_Incremental):
+    """Breaks INC-UNKNOWN: ``read_since`` of an unknown id returns None but creates the message."""
+
+    def read_since(self, message_id: str, offset: int) -> str | None:
+        text = super().read_since(message_id, offset)
+        if text is None:
+            self._parts[message_id] = []
+        return text
+
+
+@_breaks("INC-OFFSET-END")
+class ReadSincePastEndRaises(_Incremental):
+    """Breaks INC-OFFSET-END: an offset past the end raises IndexError, not ``""``."""
+
+    def read_since(self, message_id: str, offset: int) -> str | None:
+        text = self.get(message_id)
+        if text is not None and offset > len(text):
+            raise IndexError(f"offset {offset} beyond length {len(text)}")
+        return super().read_since(message_id, offset)
+
+
+@_breaks("INC-OFFSET-END")
+class ReadSinceAtEndNone(_Incremental):
+    """Breaks INC-OFFSET-END: nothing new to read returns None instead of ``""``."""
+
+    def read_since(self, message_id: str, offset: int) -> str | None:
+        return super().read_since(message_id, offset) or None
+
+
+# --- strict profile --------------------------------------------------------------------
+
+
+class _Strict(StrictAssembler):
+    """The strict wrapper over ``list-join``, with no arguments; mutants break its checks."""
+
+    PROFILE: ClassVar[str] = "strict"
+
+    def __init__(self) -> None:
+        super().__init__(ListJoinAssembler())
+
+    def apply(self, event: Event) -> str | None:
+        return super().apply(self._prepare(event))
+
+    def _prepare(self, event: object) -> Event:
+        """Turn what arrived into the event that is validated (the identity when correct)."""
+        return cast("Event", event)
+
+
+@_breaks("STRICT-EVENT-TYPE")
+class StrictParsesJsonText(_Strict):
+    """Breaks STRICT-EVENT-TYPE: a string event is parsed as JSON instead of refused."""
+
+    def _prepare(self, event: object) -> Event:
+        return (
+            cast("Event", json.loads(event)) if isinstance(event, str) else super()._prepare(event)
+        )
+
+
+@_breaks("STRICT-EVENT-TYPE")
+class StrictAcceptsPairs(_Strict):
+    """Breaks STRICT-EVENT-TYPE: a list of key/value pairs is made a mapping by ``dict()``."""
+
+    def _prepare(self, event: object) -> Event:
+        if isinstance(event, list) and all(isinstance(p, list) and len(p) == 2 for p in event):
+            return cast("Event", dict(event))
+        return super()._prepare(event)
+
+
+@_breaks("STRICT-EVENT-TYPE")
+class StrictNonMappingValueError(_Strict):
+    """Breaks STRICT-EVENT-TYPE: a non-mapping event raises ValueError, not TypeError."""
+
+    def _prepare(self, event: object) -> Event:
+        if not isinstance(event, Mapping):
+            raise ValueError("event must be a mapping")
+        return super()._prepare(event)
+
+
+@_breaks("STRICT-ID-MISSING")
+class StrictMissingIdKeyError(_Strict):
+    """Breaks STRICT-ID-MISSING: a missing id raises KeyError (``event["id"]``), not ValueError."""
+
+    def _prepare(self, event: object) -> Event:
+        if isinstance(event, Mapping) and "id" not in event:
+            raise KeyError("id")
+        return super()._prepare(event)
+
+
+@_breaks("STRICT-ID-MISSING")
+class StrictMissingIdTypeError(_Strict):
+    """Breaks STRICT-ID-MISSING: a missing id raises TypeError (id is None), not ValueError."""
+
+    def _prepare(self, event: object) -> Event:
+        if isinstance(event, Mapping) and "id" not in event:
+            raise TypeError("event id must be str, got None")
+        return super()._prepare(event)
+
+
+@_breaks("STRICT-ID-TYPE")
+class StrictCoercesId(_Strict):
+    """Breaks STRICT-ID-TYPE: a non-string id is converted with ``str()`` instead of refused."""
+
+    def _prepare(self, event: object) -> Event:
+        if isinstance(event, Mapping) and "id" in event and not isinstance(event["id"], str):
+            return cast("Event", {**event, "id": str(event["id"])})
+        return super()._prepare(event)
+
+
+@_breaks("STRICT-ID-TYPE")
+class StrictNullIdIsMissing(_Strict):
+    """Breaks STRICT-ID-TYPE: ``id: null`` counts as missing (ValueError), not TypeError."""
+
+    def _prepare(self, event: object) -> Event:
+        if isinstance(event, Mapping) and "id" in event and event["id"] is None:
+            raise ValueError("event is missing the required field 'id'")
+        return super()._prepare(event)
+
+
+@_breaks("STRICT-DELTA-TYPE")
+class StrictAcceptsNullDelta(_Strict):
+    """Breaks STRICT-DELTA-TYPE: ``delta: null`` is treated as a missing delta."""
+
+    def _prepare(self, event: object) -> Event:
+        if isinstance(event, Mapping) and "delta" in event and event["delta"] is None:
+            return _without(cast("Event", event), "delta")
+        return super()._prepare(event)
+
+
+@_breaks("STRICT-DELTA-TYPE")
+class StrictStringifiesDelta(_Strict):
+    """Breaks STRICT-DELTA-TYPE: a non-string, non-null delta is converted with ``str()``."""
+
+    def _prepare(self, event: object) -> Event:
+        if isinstance(event, Mapping) and event.get("delta") is not None:
+            return cast("Event", {**event, "delta": str(event["delta"])})
+        return super()._prepare(event)
+
+
+@_breaks("STRICT-FINAL-TYPE")
+class StrictAcceptsIntFinal(_Strict):
+    """Breaks STRICT-FINAL-TYPE: ``isinstance(final, int)`` lets 0 and 1 through."""
+
+    def _prepare(self, event: object) -> Event:
+        if isinstance(event, Mapping) and type(event.get("final")) is int:
+            return cast("Event", {**event, "final": bool(event["final"])})
+        return super()._prepare(event)
+
+
+@_breaks("STRICT-FINAL-TYPE")
+class StrictAcceptsNullFinal(_Strict):
+    """Breaks STRICT-FINAL-TYPE: ``final: null`` is treated as a missing final."""
+
+    def _prepare(self, event: object) -> Event:
+        if isinstance(event, Mapping) and "final" in event and event["final"] is None:
+            return _without(cast("Event", event), "final")
+        return super()._prepare(event)
+
+
+@_breaks("STRICT-FINAL-TYPE")
+class StrictTruthyFinal(_Strict):
+    """Breaks STRICT-FINAL-TYPE: any final is converted with ``bool()`` (``"false"`` is true)."""
+
+    def _prepare(self, event: object) -> Event:
+        if isinstance(event, Mapping) and "final" in event:
+            return cast("Event", {**event, "final": bool(event["final"])})
+        return super()._prepare(event)
+
+
+@_breaks("STRICT-STATE-UNCHANGED")
+class StrictCreatesBeforeValidating(_Strict):
+    """Breaks STRICT-STATE-UNCHANGED: creates the message from a string id, then validates."""
+
+    def _prepare(self, event: object) -> Event:
+        if isinstance(event, Mapping) and isinstance(event.get("id"), str):
+            self._inner.apply({"id": event["id"]})
+        return super()._prepare(event)
+
+
+@_breaks("STRICT-STATE-UNCHANGED")
+class StrictAppendsBeforeCheckingFinal(_Strict):
+    """Breaks STRICT-STATE-UNCHANGED: appends a valid delta, then refuses the bad final."""
+
+    def _prepare(self, event: object) -> Event:
+        if isinstance(event, Mapping) and "final" in event and not isinstance(event["final"], bool):
+            checked = validate_event(_without(cast("Event", event), "final"))
+            self._inner.apply(checked)
+        return super()._prepare(event)
+
+
+@_breaks("STRICT-STATE-UNCHANGED")
+class StrictRejectsEmptyId(_Strict):
+    """Breaks STRICT-STATE-UNCHANGED: over-strict, it refuses the (valid) empty id."""
+
+    def _prepare(self, event: object) -> Event:
+        if isinstance(event, Mapping) and event.get("id") == "":
+            raise ValueError("event id must not be empty")
+        return super()._prepare(event)
+
+
+@_breaks("STRICT-STATE-UNCHANGED")
+class StrictRejectsEmptyDelta(_Strict):
+    """Breaks STRICT-STATE-UNCHANGED: over-strict, it refuses the (valid) empty delta."""
+
+    def _prepare(self, event: object) -> Event:
+        if isinstance(event, Mapping) and event.get("delta") == "":
+            raise ValueError("event delta must not be empty")
+        return super()._prepare(event)

@@ -1,0 +1,84 @@
+"""The corpus catches every single-rule mistake in ``mutants.py``, and no correct backend.
+
+A kit that passes a buggy implementation is worse than none, so each mutant
+must fail a case that names the very rule it breaks; and a kit that fails a
+correct implementation is useless, so every bundled backend must pass.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pytest
+
+import tokasm
+from mutants import MUTANTS, Mutant
+from tokasm.conformance.corpus import load_corpus, requirement_ids
+from tokasm.conformance.results import FAILING
+from tokasm.conformance.runner import DEFAULT_PROFILES, run_cases
+from tokasm.conformance.subjects import PythonSubject
+from tokasm.implementations import BACKENDS, StrictAssembler
+
+if TYPE_CHECKING:
+    from tokasm.conformance.corpus import Corpus
+    from tokasm.conformance.results import CaseResult
+    from tokasm.implementations import Assembler
+
+
+@pytest.fixture(scope="module")
+def corpus() -> Corpus:
+    return load_corpus()
+
+
+def _failures(results: list[CaseResult]) -> list[str]:
+    return [f"{r.case_id}: {r.outcome}\n{r.message}" for r in results if r.outcome in FAILING]
+
+
+@pytest.mark.parametrize("name", list(MUTANTS))
+def test_mutant_is_caught_by_a_case_naming_its_rule(corpus: Corpus, name: str) -> None:
+    mutant = MUTANTS[name]
+    subject = PythonSubject(mutant.factory, name)
+    caught: list[str] = []
+    # Stop at the first failing case that names the broken rule: proof enough, and fast.
+    for result in run_cases(subject, corpus, {mutant.profile}):
+        if result.outcome in FAILING:
+            caught.append(result.case_id)
+            if mutant.requirement in result.requirements:
+                return
+    pytest.fail(
+        f"mutant {name!r} breaks {mutant.requirement} but no {mutant.profile!r} case that "
+        f"lists {mutant.requirement} fails (other failing cases: {caught or 'none'})"
+    )
+
+
+def test_every_behaviour_rule_has_a_mutant() -> None:
+    behaviour = {rid for rid, kind in requirement_ids().items() if kind == "behaviour"}
+    # EVT-WELLFORMED is a promise about the corpus; its mutant refuses a well-formed event.
+    broken = {mutant.requirement for mutant in MUTANTS.values()}
+    assert sorted(behaviour - broken) == []
+    assert sorted(broken - behaviour) == []
+
+
+@pytest.mark.parametrize("mutant", MUTANTS.values(), ids=list(MUTANTS))
+def test_mutant_docstring_names_its_rule(mutant: Mutant) -> None:
+    assert (mutant.factory.__doc__ or "").startswith(f"Breaks {mutant.requirement}:")
+
+
+_CORRECT: dict[str, type[Assembler]] = {**BACKENDS, "TokenAssembler": tokasm.TokenAssembler}
+
+
+@pytest.mark.parametrize("backend", list(_CORRECT))
+def test_bundled_backend_passes_required_and_incremental(corpus: Corpus, backend: str) -> None:
+    subject = PythonSubject(_CORRECT[backend], backend)
+    results = list(run_cases(subject, corpus, DEFAULT_PROFILES))
+    assert _failures(results) == []
+    ran = {r.case_id for r in results if r.outcome == "passed"}
+    assert ran == {c.id for c in corpus if c.profile in DEFAULT_PROFILES}
+
+
+@pytest.mark.parametrize("backend", list(_CORRECT))
+def test_strict_wrapper_passes_strict(corpus: Corpus, backend: str) -> None:
+    subject = PythonSubject(lambda: StrictAssembler(_CORRECT[backend]()), f"strict {backend}")
+    results = list(run_cases(subject, corpus, {"required", "strict"}))
+    assert _failures(results) == []
+    assert any(r.outcome == "passed" and r.case_id.startswith("strict.") for r in results)
