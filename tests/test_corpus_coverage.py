@@ -1,0 +1,134 @@
+"""The shipped corpus itself: it loads, covers every rule, and agrees with the oracle.
+
+A case whose expectation is wrong would fail correct implementations, so every
+case is checked against ``ModelAssembler`` (the spec as code) and the strict
+cases against the strict wrapper; coverage is measured against SPEC.md's ids.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+import pytest
+
+from tokasm.conformance.corpus import Apply, Get, Raises, load_corpus, requirement_ids
+from tokasm.conformance.model import ModelAssembler
+from tokasm.conformance.paths import spec_dir
+from tokasm.conformance.results import FAILING
+from tokasm.conformance.runner import run_cases
+from tokasm.conformance.subjects import PythonSubject
+from tokasm.implementations import ListJoinAssembler, StrictAssembler
+
+if TYPE_CHECKING:
+    from tokasm.conformance.corpus import Case, Corpus
+    from tokasm.conformance.subjects import Subject
+
+#: Expanded steps the whole corpus may hold, so `tokasm check` stays quick.
+STEP_BUDGET = 40_000
+
+_PROFILE_PREFIX = {"strict": "STRICT-", "incremental": "INC-"}
+
+
+@pytest.fixture(scope="module")
+def corpus() -> Corpus:
+    return load_corpus()
+
+
+def _behaviour_ids() -> set[str]:
+    return {rid for rid, kind in requirement_ids().items() if kind == "behaviour"}
+
+
+def test_spec_lists_both_kinds_of_requirement() -> None:
+    kinds = requirement_ids()
+    assert {"behaviour", "performance"} == set(kinds.values())
+    assert len(kinds) >= 30
+
+
+def test_every_behaviour_requirement_has_a_case(corpus: Corpus) -> None:
+    covered = {rid for case in corpus for rid in case.requirements}
+    assert sorted(_behaviour_ids() - covered) == []
+
+
+def test_cases_name_only_behaviour_requirements(corpus: Corpus) -> None:
+    wrong = {
+        case.id: rid for case in corpus for rid in case.requirements if rid not in _behaviour_ids()
+    }
+    assert wrong == {}
+
+
+def test_every_performance_requirement_names_a_benchmark() -> None:
+    text = (spec_dir() / "SPEC.md").read_text(encoding="utf-8")
+    for rid, kind in requirement_ids().items():
+        if kind != "performance":
+            continue
+        rule = re.search(
+            rf"^- \*\*{rid}\*\* \(performance\):(.*?)(?=^- \*\*|^#|\Z)", text, re.M | re.S
+        )
+        assert rule is not None, rid
+        assert re.search(r"Covered by benchmark: `\w+`", rule.group(1)), f"{rid} names no benchmark"
+
+
+def test_case_ids_are_unique_and_dotted(corpus: Corpus) -> None:
+    ids = [case.id for case in corpus]
+    assert len(ids) == len(set(ids))
+    assert all("." in case_id for case_id in ids)
+
+
+def test_corpus_size_and_step_budget(corpus: Corpus) -> None:
+    steps = sum(len(case.steps) for case in corpus)
+    assert 80 <= len(corpus) <= 200
+    assert steps < STEP_BUDGET
+
+
+def test_profile_cases_name_their_profile_rules(corpus: Corpus) -> None:
+    """A strict case exercises a STRICT-* rule, an incremental one an INC-* rule, others neither."""
+    for case in corpus:
+        prefix = _PROFILE_PREFIX.get(case.profile)
+        optional = [r for r in case.requirements if r.startswith(tuple(_PROFILE_PREFIX.values()))]
+        if prefix is None:
+            assert optional == [], case.id
+        else:
+            assert any(r.startswith(prefix) for r in case.requirements), case.id
+
+
+def _checks_after_last_refusal(case: Case) -> bool:
+    last = max(i for i, step in enumerate(case.steps) if isinstance(step.expect, Raises))
+    after = case.steps[last + 1 :]
+    reads = any(isinstance(step, Get) for step in after)
+    streams = any(isinstance(step, Apply) and not isinstance(step.expect, Raises) for step in after)
+    return reads and streams
+
+
+def test_strict_cases_check_state_after_refusing(corpus: Corpus) -> None:
+    """STRICT-STATE-UNCHANGED: after the last refused event, a case reads and streams on."""
+    strict = [case for case in corpus if case.profile == "strict"]
+    assert strict
+    assert [case.id for case in strict if not _checks_after_last_refusal(case)] == []
+
+
+def test_refusals_appear_only_in_strict_cases(corpus: Corpus) -> None:
+    """EVT-WELLFORMED: the required profile only sends well-formed events."""
+    raising = {
+        case.id
+        for case in corpus
+        for step in case.steps
+        if isinstance(step, Apply) and isinstance(step.expect, Raises)
+    }
+    assert all(corpus.by_id()[case_id].profile == "strict" for case_id in raising)
+
+
+def _disagreements(subject: Subject, corpus: Corpus, profiles: set[str]) -> list[str]:
+    results = list(run_cases(subject, corpus, profiles))
+    assert any(r.outcome == "passed" for r in results)
+    return [f"{r.case_id}: {r.message}" for r in results if r.outcome in FAILING]
+
+
+def test_required_and_incremental_cases_agree_with_the_model(corpus: Corpus) -> None:
+    subject = PythonSubject(ModelAssembler, "model")
+    assert _disagreements(subject, corpus, {"required", "incremental"}) == []
+
+
+def test_strict_cases_agree_with_the_strict_wrapper(corpus: Corpus) -> None:
+    subject = PythonSubject(lambda: StrictAssembler(ListJoinAssembler()), "strict list-join")
+    assert _disagreements(subject, corpus, {"strict"}) == []
