@@ -212,7 +212,7 @@ class _Expander:
         return CorpusError(f"{self.source}: case {self.case_id!r}: {message}")
 
     def string(self, raw: str, env: Mapping[str, int]) -> str:
-        if not env:
+        if not env or "$" not in raw:
             return raw  # outside any 'as' repeat, '$' is literal
         fast = raw
         for name, value in env.items():  # the common case, without Template's regex
