@@ -82,6 +82,14 @@ def test_schema_violation_names_file_and_case(spec: Path) -> None:
     assert "schema violation" in message
 
 
+def test_schema_violation_points_into_the_step_kind(spec: Path) -> None:
+    """A step's kind key selects its schema, so a typo is named, not 'no alternative matched'."""
+    _case(spec, "      - get: m\n        onn: b\n        returns: null\n")
+    message = _refusal(spec)
+    assert "cases/0/steps/0" in message
+    assert "'onn' was unexpected" in message
+
+
 def test_schema_violation_without_usable_id_names_case_number(spec: Path) -> None:
     _case(spec, "      - get: m\n        returns: null\n", case_id="Bad_ID")
     message = _refusal(spec)
