@@ -11,7 +11,12 @@ from typing import TYPE_CHECKING
 
 from ..conformance.corpus import PROFILES, CorpusError, load_corpus
 from ..conformance.progress import Progress, progress_wanted
-from ..conformance.protocol_client import DEFAULT_TIMEOUT, CommandSubject, split_command
+from ..conformance.protocol_client import (
+    DEFAULT_TIMEOUT,
+    START_TIMEOUT,
+    CommandSubject,
+    split_command,
+)
 from ..conformance.reports import (
     render_card,
     render_failures,
@@ -23,7 +28,7 @@ from ..conformance.reports import (
 from ..conformance.results import TargetRun
 from ..conformance.runner import DEFAULT_PROFILES, run_cases
 from ..conformance.subjects import PythonSubject, Subject, TargetError, resolve_target
-from ..conformance.testee import testee_command
+from ..conformance.testee import python_testee_command
 from ..conformance.xfail import XfailError, XfailList, apply_xfail, load_xfail, write_xfail
 from ..implementations import BACKENDS
 
@@ -97,8 +102,9 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser], ep
         type=_positive_seconds,
         default=DEFAULT_TIMEOUT,
         metavar="SECONDS",
-        help=f"per-request timeout for testees (default {DEFAULT_TIMEOUT:g}); a request "
-        "that times out errors its case and the testee is restarted",
+        help=f"per-request timeout for testees (default {DEFAULT_TIMEOUT:g}; starting and "
+        f"hello get at least {START_TIMEOUT:g}); a request that times out errors its case "
+        "and the testee is restarted",
     )
     testees.add_argument(
         "--isolate",
@@ -154,7 +160,7 @@ def _select(corpus: Corpus, patterns: list[str]) -> list[Case]:
 
 def _subject(target: str, args: argparse.Namespace) -> Subject:
     if args.isolate:
-        return CommandSubject(testee_command(target), args.timeout)
+        return CommandSubject(python_testee_command(target), args.timeout)
     return PythonSubject(resolve_target(target), target)
 
 

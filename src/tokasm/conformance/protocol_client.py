@@ -43,10 +43,14 @@ if TYPE_CHECKING:
 
     from .protocol import Message
 
-__all__ = ["DEFAULT_TIMEOUT", "CommandSubject", "split_command"]
+__all__ = ["DEFAULT_TIMEOUT", "START_TIMEOUT", "CommandSubject", "split_command"]
 
 #: Seconds a testee has to answer one request (``tokasm check --timeout``).
 DEFAULT_TIMEOUT = 5.0
+
+#: Seconds a testee has to start and answer hello, if more than the request timeout:
+#: starting a runtime (a JVM, a Python importing its dependencies) can take a while.
+START_TIMEOUT = 10.0
 
 _STDERR_LINES = 20  # the tail of the testee's stderr kept for fault reports
 _STDERR_LINE_CHARS = 500
@@ -74,8 +78,7 @@ class _Process:
                 argv,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                bufsize=0,
+                stderr=subprocess.PIPE,  # buffered, so draining it reads in blocks
             )
         except OSError as error:
             raise SubjectFault(f"cannot start it: {error}") from None
@@ -108,7 +111,7 @@ class _Process:
     def _wait(self, selector: selectors.BaseSelector, deadline: float, timeout: float) -> None:
         remaining = deadline - time.monotonic()
         if remaining <= 0 or not selector.select(remaining):
-            raise SubjectFault(f"no response within {timeout:g} s (--timeout)")
+            raise SubjectFault(f"no response within {timeout:g} s")
 
     def _send(self, request: bytes, deadline: float, timeout: float) -> None:
         view = memoryview(request)
@@ -177,10 +180,16 @@ class CommandSubject:
     ``name`` and ``features`` come from the testee's hello.
     """
 
-    def __init__(self, argv: Sequence[str], timeout: float = DEFAULT_TIMEOUT) -> None:
+    def __init__(
+        self,
+        argv: Sequence[str],
+        timeout: float = DEFAULT_TIMEOUT,
+        start_timeout: float = START_TIMEOUT,
+    ) -> None:
         self._argv = list(argv)
         self._label = shlex.join(self._argv)
         self._timeout = timeout
+        self._start_timeout = max(timeout, start_timeout)
         self._process: _Process | None = None
         self._name = self._label
         self._features: frozenset[str] = frozenset()
@@ -199,18 +208,15 @@ class CommandSubject:
 
     def _exchange(self, process: _Process, op: str, request: bytes) -> str | None:
         """One request and its result; ProtocolError or SubjectFault without the stderr tail."""
-        line = process.exchange(request, self._timeout)
+        line = process.exchange(request, self._start_timeout if op == "hello" else self._timeout)
         try:
             response = decode(line)
-        except ProtocolError as error:
-            raise ProtocolError(f"{show(line.decode('utf-8', 'replace'))}: {error}") from None
-        if op == "hello":
-            self._name, self._features = parse_hello(response)
-            return None
-        try:
+            if op == "hello":
+                self._name, self._features = parse_hello(response)
+                return None
             return parse_result(response, op)
         except ProtocolError as error:
-            raise ProtocolError(f"{show(response)}: {error}") from None
+            raise ProtocolError(f"{show(line.decode('utf-8', 'replace'))}: {error}") from None
 
     def _request(self, process: _Process, op: str, request: bytes, after: str) -> str | None:
         """``_exchange``, but a fault kills the testee and reports its stderr tail."""

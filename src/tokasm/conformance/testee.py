@@ -13,7 +13,7 @@ import argparse
 import sys
 from typing import IO, TYPE_CHECKING
 
-from ..implementations import StrictAssembler
+from ..implementations import IncrementalAssembler, StrictAssembler
 from .protocol import (
     OK,
     PROTOCOL_VERSION,
@@ -33,10 +33,10 @@ if TYPE_CHECKING:
     from ..implementations import Assembler, AssemblerFactory
     from .protocol import Message
 
-__all__ = ["main", "respond", "serve", "testee_command"]
+__all__ = ["main", "python_testee_command", "respond", "serve"]
 
 
-def testee_command(target: str) -> list[str]:
+def python_testee_command(target: str) -> list[str]:
     """The argv that serves ``target`` over the protocol with this interpreter."""
     return [sys.executable, "-m", "tokasm.conformance.testee", target]
 
@@ -95,9 +95,24 @@ def serve(subject: PythonSubject, requests: IO[bytes], responses: IO[bytes]) -> 
             responses.flush()
 
 
+class _IncrementalStrictAssembler(StrictAssembler):
+    """``StrictAssembler`` that keeps its backend's ``read_since``, so one testee runs both
+    optional profiles (STRICT-*, INC-*)."""
+
+    def __init__(self, inner: IncrementalAssembler) -> None:
+        super().__init__(inner)
+        self._reader = inner
+
+    def read_since(self, message_id: str, offset: int) -> str | None:
+        return self._reader.read_since(message_id, offset)
+
+
 def _strict(factory: AssemblerFactory) -> AssemblerFactory:
     def make() -> Assembler:
-        return StrictAssembler(factory())
+        inner = factory()
+        if isinstance(inner, IncrementalAssembler):
+            return _IncrementalStrictAssembler(inner)
+        return StrictAssembler(inner)
 
     return make
 

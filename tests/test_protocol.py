@@ -1,0 +1,202 @@
+"""Protocol version 1 end to end: real testee processes, the documented session, the corpus.
+
+The example session in spec/PROTOCOL.md is replayed against both bundled
+testees, so the document cannot drift from what they do.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tokasm.cli import main
+from tokasm.conformance.corpus import load_corpus
+from tokasm.conformance.paths import spec_dir
+from tokasm.conformance.protocol import (
+    ProtocolError,
+    apply_request,
+    decode,
+    encode,
+    hello_request,
+    new_request,
+    parse_hello,
+    parse_result,
+    read_since_request,
+)
+from tokasm.conformance.protocol_client import CommandSubject
+from tokasm.conformance.runner import run_cases
+from tokasm.conformance.subjects import ImplementationError
+from tokasm.conformance.testee import python_testee_command
+
+REPO = Path(__file__).resolve().parent.parent
+NODE_TESTEE = REPO / "testees" / "node" / "tokasm-testee.js"
+PYTHON_STRICT = [*python_testee_command("list-join"), "--strict"]
+
+node = pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+
+
+def example_session() -> list[tuple[str, str]]:
+    """(request, response) pairs of the ``text`` block under "Example session"."""
+    text = (spec_dir() / "PROTOCOL.md").read_text(encoding="utf-8")
+    block = text.split("## Example session", 1)[1].split("```text\n", 1)[1].split("```", 1)[0]
+    lines = block.splitlines()
+    assert all(line[:2] in ("> ", "< ") for line in lines), "every line is a request or response"
+    requests, responses = lines[0::2], lines[1::2]
+    assert all(r.startswith("> ") for r in requests)
+    assert all(r.startswith("< ") for r in responses)
+    return [(q[2:], r[2:]) for q, r in zip(requests, responses, strict=True)]
+
+
+def comparable(response: dict[str, object]) -> dict[str, object]:
+    """What the session pins down: all but hello's name and the text of an error."""
+    return {k: v for k, v in response.items() if k not in ("name", "error")}
+
+
+def talk(argv: list[str], requests: bytes = b"") -> subprocess.CompletedProcess[bytes]:
+    """Run a testee on a fixed input; end of input ends it."""
+    return subprocess.run(argv, input=requests, capture_output=True, timeout=60, check=False)
+
+
+def replay(argv: list[str]) -> None:
+    session = example_session()
+    done = talk(argv, "".join(request + "\n" for request, _ in session).encode())
+    assert done.returncode == 0, done.stderr
+    answers = done.stdout.splitlines()
+    assert len(answers) == len(session), done.stdout
+    for (request, expected), actual in zip(session, answers, strict=True):
+        assert comparable(json.loads(actual)) == comparable(json.loads(expected)), request
+
+
+def test_python_testee_follows_the_documented_session() -> None:
+    replay(PYTHON_STRICT)
+
+
+@pytest.mark.node
+@node
+def test_node_testee_follows_the_documented_session() -> None:
+    replay(["node", str(NODE_TESTEE)])
+
+
+def check(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(["check", "-q", *argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_python_testee_passes_the_corpus(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = check(capsys, "--cmd", shlex.join(python_testee_command("list-join")))
+    assert code == 0, out
+    assert "CONFORMANCE PASSED" in out
+
+
+def test_strict_python_testee_passes_the_strict_profile() -> None:
+    subject = CommandSubject(PYTHON_STRICT)
+    try:
+        results = list(run_cases(subject, load_corpus(), {"strict"}))
+    finally:
+        subject.close()
+    assert subject.name == "list-join (strict)"  # the name the testee gave at hello
+    ran = [r for r in results if r.outcome != "skipped"]
+    assert ran, "the corpus has strict cases"
+    assert [r for r in ran if r.outcome != "passed"] == []
+
+
+@pytest.mark.node
+@node
+def test_node_testee_passes_every_profile(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = check(capsys, "--profile", "strict", "--cmd", f"node {NODE_TESTEE}")
+    assert code == 0, out
+    assert "tokasm-node" in out
+
+
+@pytest.mark.node
+@node
+def test_node_testee_counts_code_points_not_utf16_units() -> None:
+    astral = "\U0001f600" * 3
+    requests = [
+        hello_request(),
+        new_request("a"),
+        apply_request("a", {"id": "m", "delta": astral + "ab"}),
+        *(read_since_request("a", "m", offset) for offset in range(7)),
+    ]
+    done = talk(["node", str(NODE_TESTEE)], b"".join(encode(r) for r in requests))
+    results = [decode(line).get("result") for line in done.stdout.splitlines()[3:]]
+    assert results == [(astral + "ab")[n:] for n in range(7)]
+
+
+def test_testee_answers_bad_requests_and_keeps_serving() -> None:
+    lines = [
+        b"not json\n",
+        encode({"op": "teleport"}),
+        encode({"op": "apply", "event": {"id": "m"}}),  # no instance
+        encode({"op": "get", "instance": "nobody", "id": "m"}),  # never created
+        encode(hello_request()),
+    ]
+    done = talk(python_testee_command("list-join"), b"".join(lines))
+    responses = [decode(line) for line in done.stdout.splitlines()]
+    assert [r["ok"] for r in responses] == [False, False, False, False, True]
+    assert all(isinstance(r["error"], str) and r["error"] for r in responses[:4])
+
+
+def test_testee_with_a_bad_target_exits_2_naming_it() -> None:
+    done = talk(python_testee_command("no_such_module:Thing"))
+    assert done.returncode == 2
+    assert b"no_such_module" in done.stderr
+    assert b"Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("response", "problem"),
+    [
+        ({"ok": True, "protocol": True, "name": "x"}, "protocol True"),
+        ({"ok": True, "protocol": 2, "name": "x"}, "protocol 2"),
+        ({"ok": True, "protocol": 1, "name": ""}, "name"),
+        ({"ok": True, "protocol": 1, "name": "x", "features": "read_since"}, "features"),
+        ({"ok": False, "error": "go away"}, "go away"),
+    ],
+)
+def test_a_bad_hello_is_refused_with_the_reason(response: dict[str, object], problem: str) -> None:
+    with pytest.raises(ProtocolError, match=problem):
+        parse_hello(response)
+
+
+def test_hello_keeps_only_features_this_kit_knows() -> None:
+    hello = {"ok": True, "protocol": 1, "name": "x", "features": ["read_since", "teleport"]}
+    assert parse_hello(hello) == ("x", frozenset({"read_since"}))
+
+
+@pytest.mark.parametrize(
+    "response",
+    [{"ok": True, "result": 3}, {"ok": True}, {"ok": "yes", "result": None}, {"ok": False}],
+)
+def test_an_invalid_result_is_a_protocol_error(response: dict[str, object]) -> None:
+    with pytest.raises(ProtocolError):
+        parse_result(response, "get")
+
+
+def test_an_error_response_carries_its_kind() -> None:
+    with pytest.raises(ImplementationError) as raised:
+        parse_result({"ok": False, "error": "no id", "kind": "ValueError"}, "apply")
+    assert (raised.value.kind, raised.value.message) == ("ValueError", "no id")
+
+
+@pytest.mark.parametrize("line", [b"\xff{}", b"[1]", b"{", b""])
+def test_decode_refuses_what_is_not_a_json_object_line(line: bytes) -> None:
+    with pytest.raises(ProtocolError):
+        decode(line)
+
+
+def test_encode_writes_one_ascii_line_that_decodes_back() -> None:
+    message = {"op": "apply", "instance": "a", "event": {"id": "\n", "delta": "é\U0001f600\r\n"}}
+    line = encode(message)
+    assert line.endswith(b"\n")
+    assert line.count(b"\n") == 1
+    assert line.isascii()
+    assert decode(line[:-1]) == message
+    with pytest.raises(ValueError, match="JSON"):
+        encode({"event": {"id": "m", "delta": float("nan")}})

@@ -1,0 +1,168 @@
+"""A testee that hangs, crashes or talks garbage costs one case; one that cannot start is exit 2.
+
+Every testee here is a real process (tests/testees/faulty.py). Timeouts are
+short so the hang costs half a second; nothing in the tests sleeps.
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+from tokasm.cli import main
+from tokasm.conformance.corpus import load_corpus
+from tokasm.conformance.protocol_client import CommandSubject
+from tokasm.conformance.runner import run_cases
+from tokasm.conformance.subjects import TargetError
+
+if TYPE_CHECKING:
+    from tokasm.conformance.corpus import Case
+    from tokasm.conformance.results import CaseResult
+
+FAULTY = Path(__file__).resolve().parent / "testees" / "faulty.py"
+TIMEOUT = 0.5
+STRIKE_AT = 4  # request number (hello is 1); well inside the first few cases
+
+
+def faulty(mode: str, marker: Path | None = None) -> list[str]:
+    argv = [sys.executable, str(FAULTY), mode]
+    return argv if marker is None else [*argv, "--at", str(STRIKE_AT), "--marker", str(marker)]
+
+
+@pytest.fixture(scope="module")
+def few_cases() -> list[Case]:
+    """The first required cases: each takes at least two requests, so request 4 is among them."""
+    return [case for case in load_corpus() if case.profile == "required"][:6]
+
+
+def run(argv: list[str], cases: list[Case]) -> list[CaseResult]:
+    subject = CommandSubject(argv, timeout=TIMEOUT)
+    try:
+        return list(run_cases(subject, cases))
+    finally:
+        subject.close()
+
+
+@pytest.mark.parametrize(
+    ("mode", "reason"),
+    [
+        ("hang", f"no response within {TIMEOUT:g} s"),
+        ("crash", "exited with code 3"),
+        ("garbage", "invalid response 'this is not json'"),
+    ],
+)
+def test_a_fault_once_costs_exactly_one_case(
+    mode: str, reason: str, few_cases: list[Case], tmp_path: Path
+) -> None:
+    results = run(faulty(mode, tmp_path / "struck"), few_cases)
+    outcomes = [result.outcome for result in results]
+    assert outcomes.count("errored") == 1, outcomes
+    assert outcomes.count("passed") == len(few_cases) - 1, outcomes
+    struck = outcomes.index("errored")
+    assert struck < len(outcomes) - 1, "later cases ran, and passed, on a fresh testee"
+    message = results[struck].message
+    assert reason in message
+    assert f"faulty testee: {mode} at request {STRIKE_AT}" in message  # the stderr tail
+
+
+def test_a_hang_through_the_cli_errors_one_case_and_the_run_finishes(
+    capsys: pytest.CaptureFixture[str], few_cases: list[Case], tmp_path: Path
+) -> None:
+    command = shlex.join(faulty("hang", tmp_path / "struck"))
+    selected = [arg for case in few_cases for arg in ("-k", case.id)]
+    code = main(["check", "-q", "--timeout", str(TIMEOUT), "--cmd", command, *selected])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert out.count("ERRORED ") == 1, out
+    assert "CONFORMANCE FAILED" in out
+
+
+def test_a_chatty_testee_cannot_deadlock_on_stderr(few_cases: list[Case]) -> None:
+    results = run(faulty("chatty"), few_cases)
+    assert [result.outcome for result in results] == ["passed"] * len(few_cases)
+
+
+@pytest.mark.parametrize(
+    ("argv", "reason"),
+    [
+        (faulty("cannot-start"), "no configuration found"),  # stderr tail
+        (faulty("wrong-version"), "protocol 2"),
+        (["/nonexistent/tokasm-testee"], "cannot start it"),
+    ],
+)
+def test_a_testee_that_fails_to_start_or_greet_is_a_target_error(
+    argv: list[str], reason: str
+) -> None:
+    with pytest.raises(TargetError) as raised:
+        CommandSubject(argv, timeout=TIMEOUT)
+    assert shlex.join(argv) in str(raised.value)
+    assert reason in str(raised.value)
+
+
+def test_a_testee_silent_at_hello_is_a_target_error_after_the_start_timeout() -> None:
+    with pytest.raises(TargetError, match="'hello' request: no response within 1 s"):
+        CommandSubject(faulty("silent-hello"), timeout=TIMEOUT, start_timeout=1)
+
+
+def test_the_cli_exits_2_naming_a_command_that_cannot_start(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    command = shlex.join(faulty("cannot-start"))
+    code = main(["check", "--cmd", command, "--cmd", "/nonexistent/testee --flag"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert command in err
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("command", ["'unbalanced", ""])
+def test_a_malformed_command_line_exits_2(capsys: pytest.CaptureFixture[str], command: str) -> None:
+    assert main(["check", "--cmd", command]) == 2
+    assert "command" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("seconds", ["0", "-1", "nan", "inf", "soon"])
+def test_timeout_must_be_a_positive_number(
+    capsys: pytest.CaptureFixture[str], seconds: str
+) -> None:
+    with pytest.raises(SystemExit) as raised:
+        main(["check", "--timeout", seconds, "list-join"])
+    assert raised.value.code == 2
+    assert "--timeout" in capsys.readouterr().err
+
+
+HANGS_ON_UNSEEN = """\
+import threading
+from tokasm.implementations import ListJoinAssembler
+
+
+class Impl(ListJoinAssembler):
+    def get(self, message_id):
+        if message_id == "unseen":
+            threading.Event().wait()
+        return super().get(message_id)
+"""
+
+
+def test_isolate_runs_a_hanging_python_target_in_its_own_process(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "hangs.py").write_text(HANGS_ON_UNSEEN, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    argv = ["check", "-q", "--isolate", "--timeout", "1", "-k", "seed.example", "hangs:Impl"]
+    code = main(argv)
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "ERRORED hangs:Impl::seed.example" in out
+    assert "no response within 1 s" in out
+
+
+def test_isolate_exits_2_for_a_target_that_does_not_import(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["check", "--isolate", "no_such_module:Impl"]) == 2
+    assert "no_such_module" in capsys.readouterr().err
