@@ -1,0 +1,63 @@
+"""What ``tokasm bench`` measures: bundled backends, Python targets, protocol testees.
+
+A protocol testee is driven through the same scenarios as an in-process
+assembler, via a small adapter over its ``Subject``: every ``apply``, ``get``
+or ``read_since`` is one request and one response, so its costs include the
+round trip and are not comparable with in-process ones (reports say "per
+request"), but its scaling exponent is.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..conformance.subjects import READ_SINCE
+from ..implementations import BACKENDS
+from .sweep import Contender
+
+if TYPE_CHECKING:
+    from ..conformance.subjects import Subject
+    from ..implementations import Assembler, AssemblerFactory, Event
+
+__all__ = ["bundled_contenders", "protocol_contender", "python_contender"]
+
+#: The testee instance the scenarios use; ``new`` replaces the previous one,
+#: so a long sweep does not pile up assemblers in the testee.
+_INSTANCE = "bench"
+
+
+def python_contender(name: str, factory: AssemblerFactory) -> Contender:
+    """An in-process assembler factory; ``read_since`` is detected on a fresh instance."""
+    has_read_since = callable(getattr(factory(), READ_SINCE, None))
+    return Contender(name, factory, has_read_since)
+
+
+def bundled_contenders() -> list[Contender]:
+    """Every bundled backend, in registry order."""
+    return [python_contender(name, factory) for name, factory in BACKENDS.items()]
+
+
+class _SubjectAssembler:
+    """An assembler whose every call is a request to a protocol testee."""
+
+    def __init__(self, subject: Subject) -> None:
+        self._subject = subject
+        subject.new(_INSTANCE)
+
+    def apply(self, event: Event) -> str | None:
+        return self._subject.apply(_INSTANCE, event)
+
+    def get(self, message_id: str) -> str | None:
+        return self._subject.get(_INSTANCE, message_id)
+
+    def read_since(self, message_id: str, offset: int) -> str | None:
+        return self._subject.read_since(_INSTANCE, message_id, offset)
+
+
+def protocol_contender(subject: Subject) -> Contender:
+    """A running testee; each factory call starts a fresh assembler in it."""
+
+    def factory() -> Assembler:
+        return _SubjectAssembler(subject)
+
+    return Contender(subject.name, factory, READ_SINCE in subject.features, per_request=True)

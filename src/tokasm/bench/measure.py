@@ -1,0 +1,92 @@
+"""Timing and memory of scenario actions: min of N interleaved runs, tracemalloc peaks.
+
+The machine is shared and noisy, and noise only ever adds time: the minimum
+of several runs is the best estimate of an action's cost. Running the
+contenders in turn within each round (interleaving) spreads any slow period
+over all of them instead of penalizing whichever ran during it.
+"""
+
+from __future__ import annotations
+
+import gc
+import sys
+import time
+import tracemalloc
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from ..implementations import AssemblerFactory
+    from .scenarios import Action, Scenario
+    from .workload import Workload
+
+__all__ = ["MemoryPeak", "interleaved_min", "peak_memory", "time_action"]
+
+
+def time_action(action: Action, batch: float = 0.0) -> float:
+    """Seconds per run of ``action``, run back to back for at least ``batch`` seconds.
+
+    A run shorter than a scheduler time slice is mostly noise; batching short
+    runs (as ``timeit`` does) measures their mean instead. The cyclic garbage
+    collector is off meanwhile, as in ``timeit``: assemblers make no cycles,
+    and a collection would charge one action for everyone's garbage.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        runs = 0
+        start = time.perf_counter()
+        while True:
+            action()
+            runs += 1
+            elapsed = time.perf_counter() - start
+            if elapsed >= batch:
+                return elapsed / runs
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def interleaved_min(
+    actions: Mapping[str, Action], repeats: int, batch: float = 0.0
+) -> dict[str, float]:
+    """Time each action once per round for ``repeats`` rounds; the minimum seconds of each."""
+    if repeats < 1:
+        raise ValueError(f"repeats must be at least 1, got {repeats}")
+    best = dict.fromkeys(actions, float("inf"))
+    gc.collect()
+    for _ in range(repeats):
+        for name, action in actions.items():
+            best[name] = min(best[name], time_action(action, batch))
+    return best
+
+
+@dataclass(frozen=True)
+class MemoryPeak:
+    """Peak traced memory of one scenario run against the final texts it produced."""
+
+    peak_bytes: int
+    text_bytes: int
+
+    @property
+    def ratio(self) -> float:
+        """Peak as a multiple of the final text size (``sys.getsizeof`` of the texts)."""
+        return self.peak_bytes / self.text_bytes if self.text_bytes else float("nan")
+
+
+def peak_memory(scenario: Scenario, factory: AssemblerFactory, workload: Workload) -> MemoryPeak:
+    """Trace ``prepare`` and one run: everything the assembler held along the way.
+
+    The workload already exists and is not counted; the deltas sliced from it
+    while streaming are, for as long as the assembler keeps them.
+    """
+    gc.collect()
+    tracemalloc.start()
+    try:
+        texts = scenario.prepare(factory, workload)()
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    return MemoryPeak(peak, sum(sys.getsizeof(text) for text in texts))

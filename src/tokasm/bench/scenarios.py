@@ -1,0 +1,210 @@
+"""The benchmark scenarios, defined once for ``benchmarks/`` and ``tokasm bench``.
+
+A scenario turns an assembler factory and a workload into an *action*: a
+zero-argument callable that does the timed work and can be run again with the
+same cost (stream scenarios build a fresh assembler inside it; read scenarios
+stream untimed in ``prepare`` and only read in the action). An action returns
+the final texts, whose size is the yardstick for peak memory.
+
+The names are the ones SPEC.md's performance requirements cite
+(``Covered by benchmark:``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from itertools import cycle, pairwise, repeat
+from typing import TYPE_CHECKING, TypeAlias, cast
+
+if TYPE_CHECKING:
+    from ..implementations import Assembler, AssemblerFactory, IncrementalAssembler
+    from .workload import Workload
+
+__all__ = ["MESSAGES", "READS", "SCENARIOS", "Action", "Scenario"]
+
+#: The timed work of one scenario run; returns the final texts.
+Action: TypeAlias = Callable[[], list[str]]
+
+#: Reads timed by the re-read scenarios, whatever the message size.
+READS = 1000
+#: Messages open at once in the interleaved scenario.
+MESSAGES = 64
+_ID = "m"
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """One way of using an assembler, timed over a sweep of stream sizes."""
+
+    name: str
+    summary: str
+    #: What one operation is, for the cost-per-operation column.
+    unit: str
+    prepare: Callable[[AssemblerFactory, Workload], Action]
+    #: Only for assemblers that have ``read_since`` (the incremental profile).
+    needs_read_since: bool = False
+
+    def operations(self, size: int) -> int:
+        """How many ``unit``s one run of the action performs at ``size`` deltas."""
+        return READS if self.unit == "read" else size
+
+
+def _finalize(assembler: Assembler, message_id: str = _ID) -> list[str]:
+    text = assembler.apply({"id": message_id, "final": True})
+    return [] if text is None else [text]
+
+
+def _stream(assembler: Assembler, workload: Workload) -> None:
+    apply = assembler.apply
+    source = workload.source
+    for start, end in pairwise(workload.bounds):
+        apply({"id": _ID, "delta": source[start:end]})
+
+
+def _stream_then_finalize(factory: AssemblerFactory, workload: Workload) -> Action:
+    def run() -> list[str]:
+        assembler = factory()
+        _stream(assembler, workload)
+        return _finalize(assembler)
+
+    return run
+
+
+def _read_each_delta_keep(factory: AssemblerFactory, workload: Workload) -> Action:
+    def run() -> list[str]:
+        assembler = factory()
+        apply, get = assembler.apply, assembler.get
+        source = workload.source
+        snapshot: str | None = None
+        for start, end in pairwise(workload.bounds):
+            apply({"id": _ID, "delta": source[start:end]})
+            # `text = a.get(id)` in a UI loop: the previous snapshot is still
+            # held while the next delta arrives, so no backend can grow it in place.
+            snapshot = get(_ID)
+        del snapshot
+        return _finalize(assembler)
+
+    return run
+
+
+def _read_each_delta_drop(factory: AssemblerFactory, workload: Workload) -> Action:
+    def run() -> list[str]:
+        assembler = factory()
+        apply, get = assembler.apply, assembler.get
+        source = workload.source
+        for start, end in pairwise(workload.bounds):
+            apply({"id": _ID, "delta": source[start:end]})
+            get(_ID)  # e.g. rendered, then dropped
+        return _finalize(assembler)
+
+    return run
+
+
+def _reread_unchanged(factory: AssemblerFactory, workload: Workload) -> Action:
+    assembler = factory()
+    _stream(assembler, workload)
+    get = assembler.get
+    get(_ID)  # the first read may join; the timed ones are re-reads
+
+    def run() -> list[str]:
+        for _ in repeat(None, READS):
+            get(_ID)
+        text = get(_ID)
+        return [] if text is None else [text]
+
+    return run
+
+
+def _get_after_final(factory: AssemblerFactory, workload: Workload) -> Action:
+    assembler = factory()
+    _stream(assembler, workload)
+    texts = _finalize(assembler)
+    get = assembler.get
+
+    def run() -> list[str]:
+        for _ in repeat(None, READS):
+            get(_ID)
+        return texts
+
+    return run
+
+
+def _interleaved(factory: AssemblerFactory, workload: Workload) -> Action:
+    ids = [f"{_ID}{index}" for index in range(MESSAGES)]
+
+    def run() -> list[str]:
+        assembler = factory()
+        apply = assembler.apply
+        source = workload.source
+        for message_id, (start, end) in zip(cycle(ids), pairwise(workload.bounds)):
+            apply({"id": message_id, "delta": source[start:end]})
+        return [text for message_id in ids for text in _finalize(assembler, message_id)]
+
+    return run
+
+
+def _read_since_each_delta(factory: AssemblerFactory, workload: Workload) -> Action:
+    def run() -> list[str]:
+        assembler = cast("IncrementalAssembler", factory())
+        apply, read_since = assembler.apply, assembler.read_since
+        source = workload.source
+        offset = 0
+        for start, end in pairwise(workload.bounds):
+            apply({"id": _ID, "delta": source[start:end]})
+            new_text = read_since(_ID, offset)
+            offset += 0 if new_text is None else len(new_text)
+        return _finalize(assembler)
+
+    return run
+
+
+#: Every scenario by name, in the order reports show them.
+SCENARIOS: dict[str, Scenario] = {
+    scenario.name: scenario
+    for scenario in (
+        Scenario(
+            "stream_then_finalize",
+            "apply every delta of one message, then final (STREAM-LINEAR)",
+            "event",
+            _stream_then_finalize,
+        ),
+        Scenario(
+            "read_each_delta_keep",
+            "get() after every delta, caller keeps the snapshot until the next one",
+            "event",
+            _read_each_delta_keep,
+        ),
+        Scenario(
+            "read_each_delta_drop",
+            "get() after every delta, caller drops it at once",
+            "event",
+            _read_each_delta_drop,
+        ),
+        Scenario(
+            "reread_unchanged",
+            f"{READS} get() calls on an open message with no new delta",
+            "read",
+            _reread_unchanged,
+        ),
+        Scenario(
+            "get_after_final",
+            f"{READS} get() calls on a finalized message (CACHE-FINAL)",
+            "read",
+            _get_after_final,
+        ),
+        Scenario(
+            "interleaved",
+            f"deltas spread round-robin over {MESSAGES} open messages, then all finalized",
+            "event",
+            _interleaved,
+        ),
+        Scenario(
+            "read_since_each_delta",
+            "read_since(offset) after every delta, offset advanced (INC-LINEAR)",
+            "event",
+            _read_since_each_delta,
+            needs_read_since=True,
+        ),
+    )
+}

@@ -1,0 +1,244 @@
+"""``tokasm bench``: time scenarios on backends and targets, and answer "is mine quadratic?"."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..bench.contenders import bundled_contenders, protocol_contender, python_contender
+from ..bench.plot import PlotError, check_plot, write_plot
+from ..bench.report import format_size, parse_size, render_matrix, render_table, to_json
+from ..bench.scenarios import SCENARIOS
+from ..bench.sweep import FULL, QUICK, SweepSettings, run_sweep
+from ..conformance.progress import progress_wanted
+from ..conformance.protocol_client import DEFAULT_TIMEOUT, CommandSubject, split_command
+from ..conformance.subjects import TargetError, resolve_target
+from ..implementations import DEFAULT_BACKEND
+
+if TYPE_CHECKING:
+    from ..bench.sweep import Contender, ProgressHook
+    from ..conformance.subjects import Subject
+
+__all__ = ["add_parser", "run"]
+
+DESCRIPTION = f"""\
+Time every scenario on every bundled backend (and the given targets) over a
+sweep of stream sizes; print the cost per operation at each size, the scaling
+exponent (log-log slope of time against size) with a verdict (constant,
+linear, n log n, quadratic) and the peak traced memory as a multiple of the
+final text.
+
+A TARGET is MODULE:ATTR (a class or zero-argument factory) or a bundled
+backend name; --cmd runs a protocol testee, measured per request. Each run is
+the minimum of N interleaved repeats; a size predicted to exceed the time
+budget per run is skipped ("skip"), so quadratic backends stop early.
+
+scenarios: {", ".join(SCENARIOS)}
+"""
+
+
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser], epilog: str) -> None:
+    parser = commands.add_parser(
+        "bench",
+        help="benchmark backends and targets: cost, scaling exponent, memory",
+        description=DESCRIPTION,
+        epilog=epilog,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "targets", nargs="*", metavar="TARGET", help="MODULE:ATTR or a bundled backend name"
+    )
+    parser.add_argument(
+        "--cmd",
+        action="append",
+        default=[],
+        metavar="COMMAND LINE",
+        help="also measure this protocol testee (repeatable); every call is a request",
+    )
+    parser.add_argument(
+        "--only",
+        action="store_true",
+        help="measure only the given targets, not every bundled backend beside them",
+    )
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help=f"sizes {', '.join(map(format_size, QUICK.sizes))}, min of {QUICK.repeats}, "
+        f"{QUICK.budget:g} s budget per run: under a minute",
+    )
+    parser.add_argument(
+        "--scenario",
+        action="append",
+        choices=list(SCENARIOS),
+        default=[],
+        metavar="NAME",
+        help="run only this scenario (repeatable)",
+    )
+    parser.add_argument(
+        "--sizes",
+        type=_sizes,
+        metavar="N,N,...",
+        help="stream sizes in deltas, e.g. 1k,10k,100k (default "
+        f"{','.join(map(format_size, FULL.sizes))})",
+    )
+    parser.add_argument("--repeats", type=_positive_int, metavar="N", help="min of N runs")
+    parser.add_argument(
+        "--budget", type=_positive_float, metavar="SECONDS", help="skip sizes predicted slower"
+    )
+    parser.add_argument("--no-memory", action="store_true", help="skip the tracemalloc runs")
+    parser.add_argument("--json", type=Path, metavar="PATH", help="write every figure as JSON")
+    parser.add_argument(
+        "--plot",
+        type=Path,
+        metavar="FILE",
+        help="write a log-log plot (.png or .svg; needs [plot])",
+    )
+    parser.add_argument(
+        "--markdown", type=Path, metavar="PATH", help="write the tables as Markdown (docs/bench.md)"
+    )
+    parser.add_argument(
+        "--timeout",
+        type=_positive_float,
+        default=DEFAULT_TIMEOUT,
+        metavar="SECONDS",
+        help=f"per-request timeout for --cmd testees (default {DEFAULT_TIMEOUT:g})",
+    )
+    parser.add_argument("-q", "--quiet", action="store_true", help="no progress line")
+    parser.set_defaults(run=run)
+
+
+def _sizes(text: str) -> tuple[int, ...]:
+    try:
+        sizes = tuple(sorted({parse_size(part) for part in text.split(",") if part.strip()}))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected sizes like 1k,10k,100k, got {text!r}") from None
+    if not sizes:
+        raise argparse.ArgumentTypeError("no size given")
+    return sizes
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {text!r}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a finite number above 0, got {text!r}")
+    return value
+
+
+def _settings(args: argparse.Namespace) -> SweepSettings:
+    base = QUICK if args.quick else FULL
+    return SweepSettings(
+        sizes=args.sizes or base.sizes,
+        repeats=args.repeats or base.repeats,
+        budget=args.budget or base.budget,
+        batch=base.batch,
+        memory=not args.no_memory,
+    )
+
+
+def _contenders(args: argparse.Namespace, subjects: list[Subject]) -> list[Contender]:
+    """Bundled backends (unless --only), then each target; TargetError for a bad one."""
+    contenders = [] if args.only and (args.targets or args.cmd) else bundled_contenders()
+    known = {contender.name for contender in contenders}
+    for target in args.targets:
+        factory = resolve_target(target)
+        if target not in known:
+            contenders.append(python_contender(target, factory))
+            known.add(target)
+    for line in args.cmd:
+        subject = CommandSubject(split_command(line), args.timeout)
+        subjects.append(subject)
+        contenders.append(protocol_contender(subject))
+    return contenders
+
+
+def _progress_line() -> ProgressHook:
+    """Rewrite one stderr line per measurement step."""
+    width = 0
+
+    def show(scenario: str, size: int, step: str) -> None:
+        nonlocal width
+        line = f"bench: {scenario} at {format_size(size)} deltas: {step}"
+        width = max(width, len(line))
+        sys.stderr.write(f"\r{line:<{width}}")
+        sys.stderr.flush()
+
+    return show
+
+
+def _write_outputs(args: argparse.Namespace, text: str, matrix: str, payload: object) -> None:
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
+    if args.markdown:
+        args.markdown.parent.mkdir(parents=True, exist_ok=True)
+        args.markdown.write_text(
+            f"# tokasm bench\n\nScaling exponent and verdict per scenario and backend:\n\n"
+            f"{matrix}\n\nDetails (time per operation at each size):\n\n```text\n{text}\n```\n",
+            encoding="utf-8",
+        )
+
+
+def run(args: argparse.Namespace) -> int:
+    subjects: list[Subject] = []
+    try:
+        try:
+            contenders = _contenders(args, subjects)
+        except TargetError as error:
+            print(f"tokasm bench: error: {error}", file=sys.stderr)
+            return 2
+        return _measure(args, contenders)
+    finally:
+        for subject in subjects:
+            subject.close()
+
+
+def _measure(args: argparse.Namespace, contenders: list[Contender]) -> int:
+    settings = _settings(args)
+    if args.plot:
+        try:  # fail before measuring, not after
+            check_plot(args.plot)
+        except PlotError as error:
+            print(f"tokasm bench: error: {error}", file=sys.stderr)
+            return 2
+    scenarios = [SCENARIOS[name] for name in args.scenario] or list(SCENARIOS.values())
+    if any(contender.per_request for contender in contenders):
+        print("protocol testees are measured per request: their costs include the round trip")
+    progress = _progress_line() if progress_wanted(sys.stderr, args.quiet) else None
+    started = time.perf_counter()
+    results = run_sweep(scenarios, contenders, settings, progress)
+    if progress:
+        sys.stderr.write("\r\033[K")
+    text = render_table(results, settings, DEFAULT_BACKEND)
+    matrix = render_matrix(results, DEFAULT_BACKEND)
+    print(text)
+    print()
+    print(matrix)
+    print(
+        f"\n{len(scenarios)} scenarios x {len(contenders)} implementations, "
+        f"min of {settings.repeats}, in {time.perf_counter() - started:.0f} s"
+    )
+    _write_outputs(args, text, matrix, to_json(results, settings, DEFAULT_BACKEND))
+    if args.plot:
+        write_plot(results, args.plot, DEFAULT_BACKEND)
+    failed = [s.contender.name for s in results if s.error]
+    if failed:
+        print(f"tokasm bench: {', '.join(sorted(set(failed)))} raised; see the table")
+        return 1
+    return 0
