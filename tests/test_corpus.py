@@ -186,6 +186,17 @@ def test_shadowed_repeat_variable_refused(spec: Path) -> None:
     assert "shadows" in _refusal(spec)
 
 
+def test_shadowed_text_repeat_variable_refused(spec: Path) -> None:
+    _case(
+        spec,
+        "      - repeat: 2\n        as: i\n        steps:\n"
+        '          - get: {repeat: 2, as: i, text: "${i}"}\n            returns: null\n',
+    )
+    message = _refusal(spec)
+    assert "case 't.case'" in message
+    assert "'as: i' shadows" in message
+
+
 def test_no_case_files_refused(spec: Path) -> None:
     assert str(spec / "cases") in _refusal(spec)
 

@@ -234,6 +234,8 @@ class _Expander:
         if name is None:
             repeat: int = raw["repeat"]
             return self.text(raw["text"], env) * repeat
+        if name in env:
+            raise self.fail(f"text repeat 'as: {name}' shadows an outer repeat")
         return "".join(self.text(raw["text"], {**env, name: i}) for i in range(raw["repeat"]))
 
     def expect(self, raw: Mapping[str, Any], env: Mapping[str, int]) -> Returns:
