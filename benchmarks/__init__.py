@@ -1,0 +1,3 @@
+"""The pytest-benchmark suite (a package so its conftest has its own module name)."""
+
+__all__: list[str] = []
