@@ -9,7 +9,8 @@
 // an emoji is one character. Every length and offset here is in code points.
 'use strict';
 
-const readline = require('node:readline');
+const fs = require('node:fs');
+const { StringDecoder } = require('node:string_decoder');
 
 const PROTOCOL_VERSION = 1;
 
@@ -149,10 +150,19 @@ function respond(line) {
 
 module.exports = { TokenAssembler, ValueError };
 
-if (require.main === module) {
-  const lines = readline.createInterface({ input: process.stdin, crlfDelay: Infinity });
-  lines.on('line', (line) => {
-    if (line.trim() !== '') process.stdout.write(`${JSON.stringify(respond(line))}\n`);
-  });
-  lines.on('close', () => process.exit(0));
+/** Blocking reads and writes: no event loop between a request and its response. */
+function serve() {
+  const decoder = new StringDecoder('utf8'); // a character may straddle two reads
+  const chunk = Buffer.alloc(1 << 16);
+  let pending = '';
+  for (let size; (size = fs.readSync(0, chunk, 0, chunk.length, null)) > 0;) {
+    pending += decoder.write(chunk.subarray(0, size));
+    for (let end; (end = pending.indexOf('\n')) >= 0;) {
+      const line = pending.slice(0, end);
+      pending = pending.slice(end + 1);
+      if (line.trim() !== '') fs.writeSync(1, `${JSON.stringify(respond(line))}\n`);
+    }
+  }
 }
+
+if (require.main === module) serve(); // returns at end of stdin, and the process exits

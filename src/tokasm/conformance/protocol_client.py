@@ -121,7 +121,7 @@ class _Process:
             except BlockingIOError:
                 self._wait(self._writable, deadline, timeout)
             except BrokenPipeError:
-                raise SubjectFault(self._exited("before reading the request")) from None
+                raise SubjectFault(self._exited("stdin", "before reading the request")) from None
 
     def _receive(self, deadline: float, timeout: float) -> bytes:
         scanned = 0
@@ -130,21 +130,20 @@ class _Process:
             self._wait(self._readable, deadline, timeout)
             chunk = os.read(self._stdout_fd, _READ_CHUNK)
             if not chunk:
-                raise SubjectFault(self._exited("without answering"))
+                raise SubjectFault(self._exited("stdout", "without answering"))
             self._pending += chunk
         line = bytes(self._pending[:end])
         del self._pending[: end + 1]
         if self._pending:
-            raise SubjectFault(
-                f"wrote more than one line for one request: {bytes(self._pending)!r}"
-            )
+            extra = self._pending.decode("utf-8", "replace")
+            raise SubjectFault(f"wrote more than one line for one request: {show(extra)}")
         return line
 
-    def _exited(self, when: str) -> str:
+    def _exited(self, pipe: str, when: str) -> str:
         try:
             code = self._popen.wait(timeout=_GRACE)
         except subprocess.TimeoutExpired:
-            return f"closed its stdout {when}"
+            return f"closed its {pipe} {when}"
         return f"exited with code {code} {when}"
 
     def stderr_tail(self) -> str:
@@ -177,7 +176,7 @@ class _Process:
 class CommandSubject:
     """Runs cases through a testee command speaking protocol version 1.
 
-    ``name`` and ``features`` come from the testee's hello.
+    ``name`` and ``features`` are what the testee declared in its latest hello.
     """
 
     def __init__(
@@ -191,20 +190,12 @@ class CommandSubject:
         self._timeout = timeout
         self._start_timeout = max(timeout, start_timeout)
         self._process: _Process | None = None
-        self._name = self._label
-        self._features: frozenset[str] = frozenset()
+        self.name = self._label  # until the hello names the implementation
+        self.features: frozenset[str] = frozenset()
         try:
             self._start()
         except SubjectFault as fault:
             raise TargetError(f"command {self._label!r}: {fault}") from None
-
-    @property
-    def name(self) -> str:
-        return self._name
-
-    @property
-    def features(self) -> frozenset[str]:
-        return self._features
 
     def _exchange(self, process: _Process, op: str, request: bytes) -> str | None:
         """One request and its result; ProtocolError or SubjectFault without the stderr tail."""
@@ -212,7 +203,7 @@ class CommandSubject:
         try:
             response = decode(line)
             if op == "hello":
-                self._name, self._features = parse_hello(response)
+                self.name, self.features = parse_hello(response)
                 return None
             return parse_result(response, op)
         except ProtocolError as error:
