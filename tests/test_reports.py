@@ -205,3 +205,10 @@ def test_progress_only_on_a_terminal_outside_ci(
     else:
         monkeypatch.setenv("CI", ci)
     assert progress_wanted(_Terminal(tty), quiet) is wanted  # type: ignore[arg-type]
+
+
+def test_documented_example_is_valid() -> None:
+    """The JSON example in spec/REPORTS.md is a real report shape, not prose."""
+    text = (spec_dir() / "REPORTS.md").read_text(encoding="utf-8")
+    example = text.split("```json\n", 1)[1].split("\n```", 1)[0]
+    jsonschema.validate(json.loads(example), _schema())
