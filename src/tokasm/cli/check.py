@@ -58,6 +58,9 @@ per line, '# reason' allowed): listed cases that fail are expected failures;
 a listed case that passes, or a line matching no case, fails the run, so the
 list cannot go stale. --write-xfail writes today's failures as such a list.
 One --xfail file applies to every target of the run.
+
+The same corpus from pytest, one test per case (works with pytest-xdist):
+  python -m pytest --pyargs tokasm.conformance --assembler MODULE:ATTR
 """
 
 
@@ -188,9 +191,7 @@ def _run_target(
         finished = tuple(results)
     finally:
         subject.close()
-    # The implementation name a protocol testee gives at hello, where there is one.
-    implementation = getattr(subject, "implementation", subject.name)
-    return TargetRun(subject.name, implementation, finished, corpus.version)
+    return TargetRun(subject.name, subject.name, finished, corpus.version)
 
 
 def _write_reports(args: argparse.Namespace, runs: Sequence[TargetRun]) -> None:
