@@ -6,6 +6,12 @@ module, as in a user's project; the verdicts must match ``tokasm check``.
 
 from __future__ import annotations
 
+import json
+import shutil
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
@@ -134,3 +140,41 @@ def test_plugin_is_inert_in_other_projects(pytester: pytest.Pytester) -> None:
     result.assert_outcomes(passed=1)
     help_text = pytester.runpytest_subprocess("--help").stdout.str()
     assert "--assembler=MODULE:ATTR" in help_text
+
+
+SUBTLE_MUTANTS = [
+    "mutants:LosesDeepDelta",
+    "mutants:CaseInsensitiveIds",
+    "mutants:TruncatesLongDelta",
+    "mutants:CrlfToLf",
+    "mutants:EvictsPast256Open",
+]
+
+
+def test_pytest_route_and_check_agree(project: pytest.Pytester) -> None:
+    """Same failing cases per target from ``tokasm check`` and from pytest under xdist."""
+    shutil.copy(Path(__file__).with_name("mutants.py"), project.path)
+    targets = [*SUBTLE_MUTANTS, "good:Impl"]
+    subprocess.run(
+        [sys.executable, "-m", "tokasm", "check", *targets, "--json", "check.json"],
+        cwd=project.path,
+        capture_output=True,
+        check=False,
+    )
+    report = json.loads((project.path / "check.json").read_text(encoding="utf-8"))
+    by_check = {
+        run["target"]: {c["id"] for c in run["cases"] if c["outcome"] in ("failed", "errored")}
+        for run in report["runs"]
+    }
+    assert by_check.pop("good:Impl") == set()
+    assert all(by_check.values()), by_check  # every mutant is caught
+
+    args = [arg for target in targets for arg in ("--assembler", target)]
+    result = _conformance(project, *args, "-n", "2", "--junitxml=pytest.xml")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    by_pytest: dict[str, set[str]] = {target: set() for target in SUBTLE_MUTANTS}
+    for case in ET.parse(project.path / "pytest.xml").iter("testcase"):
+        if case.find("failure") is not None or case.find("error") is not None:
+            target, case_id = case.get("name", "")[len("test_case[") : -1].split("/")
+            by_pytest[target].add(case_id)
+    assert by_pytest == by_check
