@@ -210,14 +210,16 @@ class CommandSubject:
             raise ProtocolError(f"{show(line.decode('utf-8', 'replace'))}: {error}") from None
 
     def _request(self, process: _Process, op: str, request: bytes, after: str) -> str | None:
-        """``_exchange``, but a fault kills the testee and reports its stderr tail."""
+        """``_exchange``, but a fault kills the testee and says which request, why, and the
+        testee's stderr tail."""
         try:
             return self._exchange(process, op, request)
         except (SubjectFault, ProtocolError) as fault:
             process.kill()
+            sent = show(request.decode("ascii").rstrip("\n"))
             invalid = "invalid response " if isinstance(fault, ProtocolError) else ""
             raise SubjectFault(
-                f"{op!r} request: {invalid}{fault}{after}{process.stderr_tail()}"
+                f"request {sent}: {invalid}{fault}{after}{process.stderr_tail()}"
             ) from None
 
     def _start(self) -> None:
@@ -242,7 +244,10 @@ class CommandSubject:
         assert process is not None
         try:
             return self._request(
-                process, op, data, "\n(testee killed; a fresh one starts next case)"
+                process,
+                op,
+                data,
+                "\n(the testee was killed; a fresh one starts with the next case)",
             )
         except SubjectFault:
             self._process = None
