@@ -119,6 +119,34 @@ def test_without_assembler_one_clear_skip(project: pytest.Pytester) -> None:
     result.stdout.fnmatch_lines(["*no --assembler given: run `python -m pytest --pyargs*"])
 
 
+def test_xfail_list_makes_strict_expected_failures(project: pytest.Pytester) -> None:
+    known = project.path / "known.txt"
+    known.write_text("seed.ex*  # re-final is not idempotent yet\n", encoding="utf-8")
+    result = _conformance(
+        project,
+        *("--assembler", "broken:Impl", "--assembler", "good:Impl"),
+        *("--tokasm-xfail", str(known), "-k", "seed and example", "-rxXf"),
+    )
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.assert_outcomes(xfailed=1, failed=1)  # broken fails as listed; good passes: XPASS
+    result.stdout.fnmatch_lines_random(
+        [
+            "XFAIL *test_case[[]broken:Impl/seed.example[]] - *known.txt:1 (re-final*",
+            "FAILED *test_case[[]good:Impl/seed.example[]]*",
+        ]
+    )
+
+
+def test_stale_xfail_line_is_a_usage_error(project: pytest.Pytester) -> None:
+    known = project.path / "known.txt"
+    known.write_text("seed.example\nno.such-case\n", encoding="utf-8")
+    result = _conformance(project, "--assembler", "good:Impl", "--tokasm-xfail", str(known))
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        ["ERROR: --tokasm-xfail: *known.txt:2: 'no.such-case' matches no case*"]
+    )
+
+
 @pytest.mark.parametrize(
     ("target", "reason"),
     [

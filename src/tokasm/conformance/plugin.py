@@ -9,6 +9,7 @@ options and the corpus, so pytest-xdist workers all collect the same items.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
@@ -16,6 +17,12 @@ import pytest
 from .corpus import PROFILES, load_corpus
 from .runner import DEFAULT_PROFILES
 from .subjects import PythonSubject, Subject, TargetError, resolve_target
+from .xfail import XfailError, XfailList, load_xfail
+
+if TYPE_CHECKING:
+    from collections.abc import Set
+
+    from .corpus import Case
 
 __all__ = [
     "pytest_addoption",
@@ -25,14 +32,12 @@ __all__ = [
 ]
 
 _SUBJECTS = pytest.StashKey[dict[str, Subject]]()
+_XFAIL = pytest.StashKey["XfailList | None"]()
 
 _NO_TARGET = (
     "no --assembler given: run `python -m pytest --pyargs tokasm.conformance "
     "--assembler MODULE:ATTR` to check an implementation"
 )
-
-if TYPE_CHECKING:
-    from collections.abc import Set
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -52,6 +57,27 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         choices=PROFILES,
         help="also run this optional profile of the corpus (repeatable), e.g. strict",
     )
+    group.addoption(
+        "--tokasm-xfail",
+        type=Path,
+        metavar="FILE",
+        help="expected failures, as for tokasm check --xfail: listed cases are strict xfails "
+        "(a pass fails the run) and a line matching no case is a usage error",
+    )
+
+
+def _xfail_list(config: pytest.Config) -> XfailList | None:
+    path: Path | None = config.getoption("tokasm_xfail")
+    if path is None:
+        return None
+    try:
+        listed = load_xfail(path)
+    except XfailError as error:
+        raise pytest.UsageError(f"--tokasm-xfail: {error}") from None
+    stale = listed.stale(load_corpus())
+    if stale:
+        raise pytest.UsageError("--tokasm-xfail: " + "; ".join(stale))
+    return listed
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -63,11 +89,19 @@ def pytest_configure(config: pytest.Config) -> None:
         except TargetError as error:
             raise pytest.UsageError(f"--assembler: {error}") from None
     config.stash[_SUBJECTS] = subjects
+    config.stash[_XFAIL] = _xfail_list(config) if subjects else None
 
 
 def selected_profiles(config: pytest.Config) -> Set[str]:
     """The corpus profiles this session runs: the defaults plus ``--tokasm-profile``."""
     return DEFAULT_PROFILES | set(config.getoption("tokasm_profile"))
+
+
+def _marks(case: Case, listed: XfailList | None) -> list[pytest.MarkDecorator]:
+    entry = None if listed is None else listed.entry_for(case.id)
+    if listed is None or entry is None:
+        return []
+    return [pytest.mark.xfail(strict=True, reason=listed.why(entry))]
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -79,12 +113,18 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         skipped = pytest.param(None, None, id="no-assembler", marks=pytest.mark.skip(_NO_TARGET))
         metafunc.parametrize(("tokasm_subject", "tokasm_case"), [skipped])
         return
+    listed = metafunc.config.stash.get(_XFAIL, None)
     several = len(subjects) > 1
     corpus = load_corpus()
     metafunc.parametrize(
         ("tokasm_subject", "tokasm_case"),
         [
-            pytest.param(subject, case, id=f"{target}/{case.id}" if several else case.id)
+            pytest.param(
+                subject,
+                case,
+                id=f"{target}/{case.id}" if several else case.id,
+                marks=_marks(case, listed),
+            )
             for target, subject in subjects.items()
             for case in corpus
         ],

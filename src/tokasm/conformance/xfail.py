@@ -62,6 +62,11 @@ class XfailList:
         """The first line that lists ``case_id``, or None."""
         return next((entry for entry in self.entries if entry.matches(case_id)), None)
 
+    def why(self, entry: XfailEntry) -> str:
+        """``listed in FILE:LINE (reason)``, for messages."""
+        where = f"listed in {self.source}:{entry.line}"
+        return f"{where} ({entry.reason})" if entry.reason else where
+
     def stale(self, corpus: Corpus) -> list[str]:
         """A problem for each line that matches no case id of the whole corpus."""
         ids = [case.id for case in corpus]
@@ -91,8 +96,7 @@ def load_xfail(path: Path) -> XfailList:
     return XfailList(str(path), tuple(entry for entry in entries if entry is not None))
 
 
-def _judge(result: CaseResult, entry: XfailEntry, source: str) -> CaseResult:
-    listed = f"listed in {source}:{entry.line}" + (f" ({entry.reason})" if entry.reason else "")
+def _judge(result: CaseResult, listed: str) -> CaseResult:
     if result.outcome in ("failed", "errored"):
         return replace(result, outcome="xfailed", message=f"{result.message}\n[{listed}]")
     if result.outcome == "passed":
@@ -105,7 +109,7 @@ def apply_xfail(run: TargetRun, xfail: XfailList, corpus: Corpus) -> TargetRun:
     results = []
     for result in run.results:
         entry = xfail.entry_for(result.case_id)
-        results.append(result if entry is None else _judge(result, entry, xfail.source))
+        results.append(result if entry is None else _judge(result, xfail.why(entry)))
     return replace(run, results=tuple(results), problems=(*run.problems, *xfail.stale(corpus)))
 
 
