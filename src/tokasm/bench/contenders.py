@@ -55,9 +55,12 @@ class _SubjectAssembler:
 
 
 def protocol_contender(subject: Subject) -> Contender:
-    """A running testee; each factory call starts a fresh assembler in it."""
+    """A running testee, named ``cmd:NAME`` after its hello; each factory call starts
+    a fresh assembler in it."""
 
     def factory() -> Assembler:
         return _SubjectAssembler(subject)
 
-    return Contender(subject.name, factory, READ_SINCE in subject.features, per_request=True)
+    return Contender(
+        f"cmd:{subject.name}", factory, READ_SINCE in subject.features, per_request=True
+    )

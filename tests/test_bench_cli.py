@@ -1,0 +1,286 @@
+"""``tokasm bench`` as a user runs it (tiny sizes), the verdicts, and the smoke run of benchmarks/.
+
+Timings are never asserted: only the shape of what is reported, the exit
+codes, and the verdicts on synthetic timings whose growth is known.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from test_cli import tokasm_cmd
+from tokasm.bench.fit import predict_seconds, scaling_exponent, verdict
+from tokasm.bench.report import format_size, parse_size
+from tokasm.bench.scenarios import SCENARIOS
+from tokasm.cli import main
+from tokasm.implementations import BACKENDS, DEFAULT_BACKEND
+
+__all__: list[str] = []
+
+REPO = Path(__file__).resolve().parent.parent
+TINY = ("--quick", "--sizes", "40,80,160", "--repeats", "1", "--quiet")
+
+# A quadratic assembler of the user's own: every delta copies the whole text.
+QUADRATIC = """\
+class Impl:
+    def __init__(self):
+        self.texts = {}
+        self.done = {}
+
+    def apply(self, event):
+        key = event["id"]
+        if key in self.done:
+            return self.done[key] if event.get("final") else None
+        self.texts[key] = self.texts.get(key, "") + event.get("delta", "")
+        if event.get("final"):
+            self.done[key] = self.texts.pop(key)
+            return self.done[key]
+        return None
+
+    def get(self, key):
+        return self.done.get(key, self.texts.get(key))
+"""
+
+# Raises on the 50th event of any instance: the sweep records it and goes on.
+FLAKY = """\
+class Impl:
+    def __init__(self):
+        self.count = 0
+        self.texts = {}
+
+    def apply(self, event):
+        self.count += 1
+        if self.count == 50:
+            raise RuntimeError("fiftieth event")
+        self.texts[event["id"]] = self.texts.get(event["id"], "") + event.get("delta", "")
+        return self.texts[event["id"]] if event.get("final") else None
+
+    def get(self, key):
+        return self.texts.get(key)
+"""
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "mine.py").write_text(QUADRATIC, encoding="utf-8")
+    (tmp_path / "flaky.py").write_text(FLAKY, encoding="utf-8")
+    return tmp_path
+
+
+@pytest.mark.parametrize(
+    ("growth", "expected"),
+    [
+        (lambda n: 5e-3, "constant"),
+        (lambda n: 2e-7 * n, "linear"),
+        (lambda n: 1e-9 * n**1.4, "n log n"),
+        (lambda n: 3e-12 * n * n, "quadratic"),
+        (lambda n: 1e-15 * n**3, "worse than quadratic"),
+    ],
+)
+def test_verdicts_on_synthetic_timings(growth: object, expected: str) -> None:
+    sizes = [1_000, 4_000, 16_000, 64_000, 256_000]
+    seconds = [growth(n) for n in sizes]  # type: ignore[operator]
+    assert verdict(scaling_exponent(sizes, seconds)) == expected
+
+
+def test_exponent_is_fitted_over_the_largest_sizes() -> None:
+    """Per-call overhead flattens small sizes; the fit must see the quadratic tail."""
+    sizes = [1_000, 4_000, 16_000, 64_000, 256_000]
+    seconds = [1e-6 * n + 1e-10 * n * n for n in sizes]  # overhead first, then n^2
+    assert scaling_exponent(sizes, seconds) > 1.6
+    assert verdict(scaling_exponent(sizes, seconds)) == "quadratic"
+
+
+def test_fit_refuses_a_single_size() -> None:
+    with pytest.raises(ValueError, match="two or more sizes"):
+        scaling_exponent([1_000, 1_000], [1.0, 1.1])
+
+
+def test_budget_prediction_extrapolates_the_growth() -> None:
+    assert predict_seconds([], [], 1_000) == 0.0
+    assert predict_seconds([1_000], [0.5], 4_000) == pytest.approx(2.0)  # linear at first
+    assert predict_seconds([1_000, 2_000], [1.0, 4.0], 4_000) == pytest.approx(16.0)
+
+
+@pytest.mark.parametrize(("text", "size"), [("500", 500), ("4k", 4_000), ("1M", 1_000_000)])
+def test_sizes_read_and_print_alike(text: str, size: int) -> None:
+    assert parse_size(text) == size
+    assert format_size(size) == text
+
+
+def test_tiny_sweep_reports_every_backend_and_writes_json(project: Path) -> None:
+    ran = tokasm_cmd(
+        project, "bench", *TINY, "--scenario", "stream_then_finalize", "--json", "out.json"
+    )
+    assert ran.code == 0, ran.out + ran.err
+    assert "stream_then_finalize" in ran.out
+    assert f"{DEFAULT_BACKEND} (default)" in ran.out
+    report = json.loads((project / "out.json").read_text(encoding="utf-8"))
+    assert report["default"] == DEFAULT_BACKEND
+    assert report["settings"]["sizes"] == [40, 80, 160]
+    assert [r["implementation"] for r in report["results"]] == list(BACKENDS)
+    for result in report["results"]:
+        assert result["scenario"] == "stream_then_finalize"
+        assert result["unit"] == "event"
+        assert result["verdict"] in {
+            "constant",
+            "linear",
+            "n log n",
+            "quadratic",
+            "worse than quadratic",
+        }
+        assert isinstance(result["exponent"], float)
+        sizes = [point["size"] for point in result["points"]]
+        assert sizes + result["skipped_sizes"] == [40, 80, 160]
+        for point in result["points"]:
+            assert point["operations"] == point["size"]
+            assert point["seconds"] > 0
+        assert result["memory"]["ratio"] > 0
+        assert result["memory"]["size"] == sizes[-1]
+        assert result["error"] is None
+
+
+def test_a_users_target_is_measured_beside_or_alone(project: Path) -> None:
+    ran = tokasm_cmd(
+        project, "bench", "mine:Impl", "--only", *TINY, "--no-memory", "--json", "out.json"
+    )
+    assert ran.code == 0, ran.out + ran.err
+    report = json.loads((project / "out.json").read_text(encoding="utf-8"))
+    names = {result["implementation"] for result in report["results"]}
+    assert names == {"mine:Impl"}
+    scenarios = [result["scenario"] for result in report["results"]]
+    assert "read_since_each_delta" not in scenarios  # it has no read_since
+    assert set(scenarios) == set(SCENARIOS) - {"read_since_each_delta"}
+    assert all(result["memory"] is None for result in report["results"])
+
+
+def test_a_target_that_raises_costs_its_series_and_exits_1(project: Path) -> None:
+    ran = tokasm_cmd(
+        project, "bench", "flaky:Impl", *TINY, "--no-memory", "--scenario", "stream_then_finalize"
+    )
+    assert ran.code == 1
+    assert "flaky:Impl raised: RuntimeError: fiftieth event" in ran.out
+    assert "list-join" in ran.out  # the others were still measured
+    assert "Traceback" not in ran.err
+
+
+@pytest.mark.parametrize(
+    ("target", "message"),
+    [
+        ("nosuchmodule:Impl", "cannot import module 'nosuchmodule'"),
+        ("mine:Nope", "has no attribute 'Nope'"),
+        ("not-a-target", "expected MODULE:ATTR"),
+    ],
+)
+def test_a_bad_target_exits_2_naming_it(project: Path, target: str, message: str) -> None:
+    ran = tokasm_cmd(project, "bench", target, *TINY)
+    assert ran.code == 2
+    assert target in ran.err
+    assert message in ran.err
+    assert "Traceback" not in ran.err
+    assert ran.out == ""
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--sizes", "ten"), "expected sizes like 1k,10k,100k"),
+        (("--sizes", "0"), "expected sizes like 1k,10k,100k"),
+        (("--scenario", "nope"), "invalid choice: 'nope'"),
+        (("--repeats", "0"), "must be at least 1"),
+        (("--budget", "-1"), "must be a finite number above 0"),
+    ],
+)
+def test_a_bad_option_exits_2(
+    args: tuple[str, ...], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["bench", *args])
+    assert exited.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_an_unsupported_plot_type_exits_2_before_measuring(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["bench", *TINY, "--plot", "plot.gif"]) == 2
+    captured = capsys.readouterr()
+    assert "plot.gif: the file name must end in .png or .svg" in captured.err
+    assert captured.out == ""
+
+
+def test_a_protocol_testee_is_measured_per_request(project: Path) -> None:
+    testee = f"{sys.executable} -m tokasm.conformance.testee chunked"
+    ran = tokasm_cmd(
+        project,
+        "bench",
+        "--only",
+        "--cmd",
+        testee,
+        *TINY,
+        "--scenario",
+        "read_since_each_delta",
+        "--json",
+        "out.json",
+    )
+    assert ran.code == 0, ran.out + ran.err
+    assert "measured per request" in ran.out
+    [result] = json.loads((project / "out.json").read_text(encoding="utf-8"))["results"]
+    assert result["implementation"] == "cmd:chunked"
+    assert result["per_request"] is True
+    assert result["memory"] is None  # another process: not traceable here
+    assert [point["size"] for point in result["points"]] == [40, 80, 160]
+
+
+def test_a_testee_that_cannot_start_exits_2(project: Path) -> None:
+    ran = tokasm_cmd(project, "bench", "--cmd", "/nonexistent/testee", *TINY)
+    assert ran.code == 2
+    assert "/nonexistent/testee" in ran.err
+    assert "Traceback" not in ran.err
+
+
+@pytest.mark.parametrize(
+    ("suffix", "magic"), [(".png", b"\x89PNG"), (".svg", b"<?xml")], ids=["png", "svg"]
+)
+def test_plot_is_written(tmp_path: Path, suffix: str, magic: bytes) -> None:
+    pytest.importorskip("matplotlib")
+    plot = tmp_path / "docs" / f"bench{suffix}"
+    args = [*TINY, "--no-memory", "--scenario", "get_after_final", "--plot", str(plot)]
+    assert main(["bench", *args]) == 0
+    data = plot.read_bytes()
+    assert data.startswith(magic)
+    assert len(data) > 1_000
+
+
+def test_benchmark_suite_smoke_run() -> None:
+    """CI runs benchmarks/ once at tiny sizes so it cannot rot; no time is asserted."""
+    env = {**os.environ, "TOKASM_BENCH_SMOKE": "1"}
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "benchmarks",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "no:randomly",
+            "--benchmark-disable",
+        ],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "tokasm targets (recommended backend)" in done.stdout
+    assert "not asserted" in done.stdout
