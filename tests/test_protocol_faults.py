@@ -1,7 +1,7 @@
 """A testee that hangs, crashes or talks garbage costs one case; one that cannot start is exit 2.
 
 Every testee here is a real process (tests/testees/faulty.py). Timeouts are
-short so the hang costs half a second; nothing in the tests sleeps.
+short so the hang costs one second; nothing in the tests sleeps.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from tokasm.conformance.results import CaseResult
 
 FAULTY = Path(__file__).resolve().parent / "testees" / "faulty.py"
-TIMEOUT = 0.5
+TIMEOUT = 1.0  # a hang costs this; far above a normal request (well under 1 ms)
 STRIKE_AT = 4  # request number (hello is 1); well inside the first few cases
 
 
