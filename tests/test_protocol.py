@@ -141,6 +141,7 @@ def test_testee_answers_bad_requests_and_keeps_serving() -> None:
     responses = [decode(line) for line in done.stdout.splitlines()]
     assert [r["ok"] for r in responses] == [False, False, False, False, True]
     assert all(isinstance(r["error"], str) and r["error"] for r in responses[:4])
+    assert "teleport" in responses[1]["error"]
 
 
 def test_testee_with_a_bad_target_exits_2_naming_it() -> None:

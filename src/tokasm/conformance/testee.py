@@ -61,6 +61,8 @@ def _dispatch(subject: PythonSubject, request: Message) -> Message:
         if not is_current_version(request.get("protocol")):
             raise ProtocolError(f"this testee speaks protocol {PROTOCOL_VERSION} only")
         return hello_response(subject.name, subject.features)
+    if op not in ("new", "apply", "get", *(subject.features & {READ_SINCE})):
+        raise ProtocolError(f"unknown op {op!r}")
     instance = _text(request, "instance")
     if op == "new":
         subject.new(instance)
@@ -72,9 +74,7 @@ def _dispatch(subject: PythonSubject, request: Message) -> Message:
     message_id = _text(request, "id")
     if op == "get":
         return result_response(subject.get(instance, message_id))
-    if op == READ_SINCE and READ_SINCE in subject.features:
-        return result_response(subject.read_since(instance, message_id, _offset(request)))
-    raise ProtocolError(f"unknown op {op!r}")
+    return result_response(subject.read_since(instance, message_id, _offset(request)))
 
 
 def respond(subject: PythonSubject, line: bytes) -> Message:
