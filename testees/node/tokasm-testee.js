@@ -6,7 +6,8 @@
 // No npm dependencies. It passes the required, incremental and strict profiles.
 //
 // JavaScript strings are UTF-16, but the spec counts code points (SPEC Scope):
-// an emoji is one character. Every length and offset here is in code points.
+// an emoji is one character. read_since converts its code-point offset to
+// UTF-16 units before slicing.
 'use strict';
 
 const fs = require('node:fs');
@@ -148,21 +149,21 @@ function respond(line) {
   }
 }
 
-module.exports = { TokenAssembler, ValueError };
-
 /** Blocking reads and writes: no event loop between a request and its response. */
 function serve() {
   const decoder = new StringDecoder('utf8'); // a character may straddle two reads
   const chunk = Buffer.alloc(1 << 16);
   let pending = '';
+  let scanned = 0; // no line feed before this index: a long line is scanned once
   for (let size; (size = fs.readSync(0, chunk, 0, chunk.length, null)) > 0;) {
     pending += decoder.write(chunk.subarray(0, size));
-    for (let end; (end = pending.indexOf('\n')) >= 0;) {
+    for (let end; (end = pending.indexOf('\n', scanned)) >= 0; scanned = 0) {
       const line = pending.slice(0, end);
       pending = pending.slice(end + 1);
       if (line.trim() !== '') fs.writeSync(1, `${JSON.stringify(respond(line))}\n`);
     }
+    scanned = pending.length;
   }
 }
 
-if (require.main === module) serve(); // returns at end of stdin, and the process exits
+serve(); // returns at end of stdin, and the process exits
