@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from .. import __version__
 from ..conformance.paths import spec_version
 from ..conformance.protocol import PROTOCOL_VERSION
-from . import bench, check
+from . import bench, check, fuzz
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -45,7 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=_version_line())
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for module in (check, bench):
+    for module in (check, bench, fuzz):
         module.add_parser(commands, EXIT_CODES)
     return parser
 

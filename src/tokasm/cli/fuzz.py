@@ -1,0 +1,146 @@
+"""``tokasm fuzz``: differential fuzzing of one target against the model, printing a corpus case."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..conformance.fuzz import SHRINK_BUDGET, fuzz
+from ..conformance.fuzz_strategies import INSTANCE_NAMES
+from ..conformance.protocol_client import DEFAULT_TIMEOUT, CommandSubject, split_command
+from ..conformance.subjects import PythonSubject, TargetError, resolve_target
+from .check import _positive_seconds
+
+if TYPE_CHECKING:
+    from ..conformance.fuzz import FuzzReport
+    from ..conformance.subjects import Subject
+
+__all__ = ["add_parser", "run"]
+
+DESCRIPTION = """\
+Run Hypothesis-generated event programs against one target and the spec's
+model: interleaved and look-alike ids, empty, whitespace, CR/LF, non-ASCII
+and long deltas, finals and re-finals, gets, read_since (if the target has
+it) and several instances.
+
+On a disagreement the shrunk counterexample is printed as a corpus case file
+(YAML, with the model's answers as 'returns'), exit 1. It is checked before
+printing: saved, loaded through the corpus loader and run again, it fails
+the same way. Paste it into spec/cases/, or write it with --save FILE.
+Without --seed a random seed is used and printed, so any run can be repeated.
+"""
+
+
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser], epilog: str) -> None:
+    parser = commands.add_parser(
+        "fuzz",
+        help="fuzz one target against the model; print a counterexample as a corpus case",
+        description=DESCRIPTION,
+        epilog=epilog,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    target = parser.add_mutually_exclusive_group(required=True)
+    target.add_argument(
+        "target", nargs="?", metavar="TARGET", help="MODULE:ATTR or a bundled backend name"
+    )
+    target.add_argument(
+        "--cmd", metavar="COMMAND LINE", help="a protocol testee command (spec/PROTOCOL.md)"
+    )
+    parser.add_argument(
+        "--examples",
+        type=_at_least_one,
+        default=500,
+        metavar="N",
+        help="how many programs to try (default 500)",
+    )
+    parser.add_argument("--seed", type=int, metavar="N", help="repeat a run (default: random)")
+    parser.add_argument(
+        "--budget",
+        type=_positive_seconds,
+        metavar="SECONDS",
+        help="start no new example after this long (default: no limit); "
+        f"shrinking a disagreement has its own limit of {SHRINK_BUDGET:g} s",
+    )
+    parser.add_argument(
+        "--instances",
+        type=int,
+        choices=range(1, len(INSTANCE_NAMES) + 1),
+        default=2,
+        metavar="N",
+        help=f"assemblers per program, 1 to {len(INSTANCE_NAMES)} (default 2)",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=_positive_seconds,
+        default=DEFAULT_TIMEOUT,
+        metavar="SECONDS",
+        help=f"per-request timeout for a --cmd testee (default {DEFAULT_TIMEOUT:g})",
+    )
+    parser.add_argument("--save", type=Path, metavar="FILE", help="also write the case to FILE")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks for loading errors")
+    parser.set_defaults(run=run)
+
+
+def _at_least_one(text: str) -> int:
+    try:
+        number = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {text!r}")
+    return number
+
+
+def _subject(args: argparse.Namespace) -> Subject:
+    if args.cmd is not None:
+        return CommandSubject(split_command(args.cmd), args.timeout)
+    target: str = args.target
+    return PythonSubject(resolve_target(target), target)
+
+
+def _counterexample_text(report: FuzzReport) -> str:
+    """The case file, headed by comments saying what failed, so all of it can be saved."""
+    found = report.counterexample
+    assert found is not None
+    notes = [report.summary(), *found.result.message.splitlines()]
+    if found.reproduced:
+        notes.append("Saved as a corpus case and loaded back, this case fails the same way:")
+    else:
+        notes.append("WARNING: saved and loaded back, this case passed; is the target flaky?")
+    header = "".join(f"# {line}\n" for line in notes)
+    return header + found.yaml
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        subject = _subject(args)
+    except TargetError as error:
+        if args.debug:
+            raise
+        print(f"tokasm fuzz: error: {error}", file=sys.stderr)
+        return 2
+    try:
+        report = fuzz(
+            subject,
+            examples=args.examples,
+            seed=args.seed,
+            budget=args.budget,
+            instances=args.instances,
+        )
+    finally:
+        subject.close()
+    if report.counterexample is None:
+        print(f"tokasm fuzz: {report.summary()}")
+        return 0
+    text = _counterexample_text(report)
+    print(text, end="")
+    if args.save is not None:
+        try:
+            args.save.write_text(text, encoding="utf-8")
+        except OSError as error:
+            print(f"tokasm fuzz: error: cannot write {args.save}: {error}", file=sys.stderr)
+            return 2
+        print(f"# saved to {args.save}")
+    return 1

@@ -1,0 +1,231 @@
+"""Differential fuzzing: Hypothesis programs run on any ``Subject`` and checked against the model.
+
+Each generated program becomes a one-case corpus document whose ``returns``
+are the model's answers (``fuzz_cases``), and it runs through the ordinary
+``run_case``: a disagreement is simply a case that does not pass, and a
+testee fault is a disagreement like any other. Hypothesis shrinks it, and the
+shrunk case is written as YAML, reloaded through the corpus loader and run
+again to prove that the printed case reproduces the failure.
+"""
+
+from __future__ import annotations
+
+import random
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from hypothesis import HealthCheck, Phase, Verbosity, given, settings
+from hypothesis import seed as hypothesis_seed
+from hypothesis.errors import Flaky
+
+from .corpus import load_file, parse_case
+from .fuzz_cases import case_document, dump_case_file
+from .fuzz_strategies import ApplyOp, Program, programs
+from .results import CaseResult
+from .runner import run_case
+from .subjects import READ_SINCE
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+
+    from .fuzz_strategies import Op
+    from .subjects import Subject
+
+__all__ = ["FUZZ_CASE_ID", "SHRINK_BUDGET", "Counterexample", "FuzzReport", "fuzz"]
+
+#: The case id under which ``tokasm check`` records a fuzz disagreement.
+FUZZ_CASE_ID = "fuzz"
+
+#: Default seconds Hypothesis may spend shrinking a disagreement.
+SHRINK_BUDGET = 10.0
+
+_SOURCE = Path("<tokasm fuzz>")
+
+
+class _Disagreement(Exception):
+    """Tells Hypothesis the program failed, so that it shrinks it."""
+
+
+class _OutOfTime(BaseException):
+    """Ends the Hypothesis run when the time budget is spent.
+
+    A BaseException, like KeyboardInterrupt, so Hypothesis stops at once
+    instead of treating it as a failure to shrink.
+    """
+
+
+@dataclass(frozen=True)
+class Counterexample:
+    """The shrunk failing case, the target's failure on it, and whether it reproduces."""
+
+    document: dict[str, Any]
+    result: CaseResult
+    reproduced: bool
+
+    @property
+    def yaml(self) -> str:
+        return dump_case_file(self.document)
+
+
+@dataclass(frozen=True)
+class FuzzReport:
+    """What one fuzz run did; ``counterexample`` is None when the target agreed throughout."""
+
+    target: str
+    seed: int
+    examples: int
+    seconds: float
+    out_of_time: bool
+    counterexample: Counterexample | None
+
+    def summary(self) -> str:
+        """One line: the verdict, how much was tried, and how to rerun it."""
+        spent = f"{self.examples} examples in {self.seconds:.1f} s, seed {self.seed}"
+        if self.counterexample is not None:
+            return f"{self.target}: disagrees with the model ({spent})"
+        budget = "; stopped by the time budget" if self.out_of_time else ""
+        return f"{self.target}: no disagreement with the model ({spent}{budget})"
+
+    def case_result(self) -> CaseResult | None:
+        """A failing result for ``tokasm check`` to record, or None if there was no disagreement."""
+        found = self.counterexample
+        if found is None:
+            return None
+        message = (
+            f"{self.summary()}\n{found.result.message}\n"
+            f"shrunk counterexample (save it as a corpus case):\n{found.yaml}"
+        )
+        return CaseResult(
+            FUZZ_CASE_ID,
+            "differential fuzzing against the model",
+            "failed",
+            message,
+            tuple(found.document["cases"][0]["requirements"]),
+        )
+
+
+def _reproduces(subject: Subject, yaml_text: str) -> bool:
+    """Save the case as a corpus file, load it through the loader, and run it again."""
+    with tempfile.TemporaryDirectory(prefix="tokasm-fuzz-") as folder:
+        path = Path(folder) / "counterexample.yaml"
+        path.write_text(yaml_text, encoding="utf-8")
+        (case,) = load_file(path)
+    return run_case(subject, case).outcome != "passed"
+
+
+def _with_ops(program: Program, ops: tuple[Op, ...]) -> Program:
+    used = {op.instance for op in ops}
+    return Program(tuple(name for name in program.instances if name in used), ops)
+
+
+def _simpler(program: Program) -> Iterator[Program]:
+    """Programs one edit simpler: an operation removed, an event key dropped, a delta halved."""
+    ops = program.ops
+    if len(ops) > 1:
+        for index in reversed(range(len(ops))):
+            yield _with_ops(program, ops[:index] + ops[index + 1 :])
+    for index, op in enumerate(ops):
+        if not isinstance(op, ApplyOp):
+            continue
+        edits = [{k: v for k, v in op.event.items() if k != key} for key in op.event if key != "id"]
+        delta = op.event.get("delta")
+        if isinstance(delta, str) and len(delta) > 1:
+            edits.append({**op.event, "delta": delta[: len(delta) // 2]})
+        for event in edits:
+            yield _with_ops(program, (*ops[:index], ApplyOp(op.instance, event), *ops[index + 1 :]))
+
+
+def _simplify(program: Program, fails: Callable[[Program], bool], deadline: float) -> Program:
+    """Greedy one-edit simplification after Hypothesis: it rarely deletes a step of another kind."""
+    improved = True
+    while improved and time.monotonic() < deadline:
+        improved = False
+        for candidate in _simpler(program):
+            if fails(candidate):
+                program, improved = candidate, True
+                break
+    return program
+
+
+def fuzz(
+    subject: Subject,
+    *,
+    examples: int = 500,
+    seed: int | None = None,
+    budget: float | None = None,
+    shrink_budget: float = SHRINK_BUDGET,
+    instances: int = 2,
+) -> FuzzReport:
+    """Run up to ``examples`` programs on ``subject`` and shrink the first disagreement.
+
+    ``seed`` makes the run repeatable (a random one is chosen and reported
+    otherwise). Budgets are in seconds, so the run always ends: no new example
+    starts after ``budget``; Hypothesis shrinks a disagreement for at most
+    ``shrink_budget``, and the final one-edit simplification for as long again.
+    """
+    chosen_seed = random.randrange(2**32) if seed is None else seed
+    strategy = programs(instances=instances, read_since=READ_SINCE in subject.features)
+    description = f"Counterexample from tokasm fuzz against {subject.name} (seed {chosen_seed})"
+    started = time.monotonic()
+    deadline = float("inf") if budget is None else started + budget
+    failures: list[Program] = []
+    searched = 0
+
+    def run(program: Program) -> CaseResult:
+        document = case_document(program, description)
+        return run_case(subject, parse_case(document["cases"][0], _SOURCE))
+
+    def check(program: Program) -> None:
+        nonlocal searched, deadline
+        if time.monotonic() > deadline:
+            raise _OutOfTime
+        if not failures:
+            searched += 1
+        result = run(program)
+        if result.outcome == "passed":
+            return
+        if not failures:
+            deadline = time.monotonic() + shrink_budget
+        failures.append(program)
+        raise _Disagreement(result.message)
+
+    test = settings(
+        max_examples=examples,
+        derandomize=False,
+        database=None,
+        deadline=None,
+        phases=(Phase.generate, Phase.shrink),
+        report_multiple_bugs=False,
+        suppress_health_check=list(HealthCheck),
+        verbosity=Verbosity.quiet,
+        print_blob=False,
+    )(given(strategy)(check))
+    out_of_time = False
+    try:
+        hypothesis_seed(chosen_seed)(test)()
+    except _OutOfTime:
+        out_of_time = True
+    except (_Disagreement, Flaky):
+        pass  # the last failure recorded is the shrunk one (or, if flaky, the smallest seen)
+    counterexample = None
+    if failures:
+        program = _simplify(
+            failures[-1],
+            lambda candidate: run(candidate).outcome != "passed",
+            time.monotonic() + shrink_budget,
+        )
+        document = case_document(program, description)
+        result = run(program)
+        reproduced = _reproduces(subject, dump_case_file(document))
+        counterexample = Counterexample(document, result, reproduced)
+    return FuzzReport(
+        subject.name,
+        chosen_seed,
+        searched,
+        time.monotonic() - started,
+        out_of_time,
+        counterexample,
+    )

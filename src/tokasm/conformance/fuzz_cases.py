@@ -1,0 +1,257 @@
+"""Turn a fuzzer program into a corpus case file: the model's answers become ``returns``.
+
+The fuzzer runs exactly the case built here (through ``parse_case`` and
+``run_case``), so the YAML it prints is the very test that failed. Text is
+written so that it reads back exactly: double quotes with escapes for
+anything but plain printable text, and long repetitive strings in the
+schema's compact ``repeat``/``concat`` form.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import unicodedata
+from functools import cache
+from typing import TYPE_CHECKING, Any
+
+import yaml
+
+from .corpus import requirement_ids
+from .fuzz_strategies import ApplyOp, GetOp, ReadSinceOp
+from .model import ModelAssembler
+
+if TYPE_CHECKING:
+    from .fuzz_strategies import Op, Program
+
+__all__ = ["case_document", "compact_text", "dump_case_file"]
+
+_COMPACT_FROM = 64  # texts at least this long are offered the compact form
+_MIN_RUN = 32  # characters a repeat must cover to be worth a ``repeat`` entry
+_MAX_UNIT = 8  # longest repeated unit looked for
+
+
+def _best_run(text: str, start: int) -> tuple[str, int]:
+    """The repeated unit at ``start`` covering the most characters, and its count."""
+    best, best_count = text[start], 1
+    for size in range(1, _MAX_UNIT + 1):
+        unit = text[start : start + size]
+        if len(unit) < size:
+            break
+        count = 1
+        while text.startswith(unit, start + count * size):
+            count += 1
+        if count * size > len(best) * best_count:
+            best, best_count = unit, count
+    return best, best_count
+
+
+def compact_text(text: str) -> str | dict[str, Any]:
+    """``text`` itself, or an equivalent ``repeat``/``concat`` expression if shorter."""
+    if len(text) < _COMPACT_FROM:
+        return text
+    parts: list[str | dict[str, Any]] = []
+    literal_start = position = 0
+    while position < len(text):
+        unit, count = _best_run(text, position)
+        if len(unit) * count < _MIN_RUN:
+            position += 1
+            continue
+        if literal_start < position:
+            parts.append(text[literal_start:position])
+        parts.append({"repeat": count, "text": unit})
+        position += len(unit) * count
+        literal_start = position
+    if literal_start < len(text):
+        parts.append(text[literal_start:])
+    if len(parts) == 1:
+        return parts[0]
+    return {"concat": parts}
+
+
+class _Flow(dict[str, Any]):
+    """A mapping written on one line, as the hand-written corpus writes events."""
+
+
+class _CaseDumper(yaml.SafeDumper):
+    """Safe dumper that keeps every string exact and events compact."""
+
+
+def _represent_str(dumper: yaml.SafeDumper, text: str) -> yaml.ScalarNode:
+    # Plain or single-quoted YAML folds line breaks and loses CR, NUL and
+    # edge whitespace; double quotes with escapes keep every code point.
+    exotic = text == "" or not text.isprintable() or text != text.strip()
+    return dumper.represent_scalar("tag:yaml.org,2002:str", text, style='"' if exotic else None)
+
+
+def _represent_flow(dumper: yaml.SafeDumper, mapping: _Flow) -> yaml.MappingNode:
+    return dumper.represent_mapping("tag:yaml.org,2002:map", mapping, flow_style=True)
+
+
+_CaseDumper.add_representer(str, _represent_str)
+_CaseDumper.add_representer(_Flow, _represent_flow)
+
+
+def _compact_step(step: dict[str, Any]) -> dict[str, Any]:
+    """The step with every text-expression field (ids, deltas, returns) in compact form."""
+    compacted = dict(step)
+    if "apply" in step:
+        event = _Flow(step["apply"])
+        for key in ("id", "delta"):
+            if key in event:
+                event[key] = compact_text(event[key])
+        compacted["apply"] = event
+    elif "get" in step:
+        compacted["get"] = compact_text(step["get"])
+    else:
+        query = step["read_since"]
+        compacted["read_since"] = _Flow(id=compact_text(query["id"]), offset=query["offset"])
+    if step["returns"] is not None:
+        compacted["returns"] = compact_text(step["returns"])
+    return compacted
+
+
+def dump_case_file(document: dict[str, Any]) -> str:
+    """The YAML text of a case file from ``case_document``, ready to save under ``spec/cases``."""
+    cases = [
+        {**case, "steps": [_compact_step(step) for step in case["steps"]]}
+        for case in document["cases"]
+    ]
+    return yaml.dump(
+        {**document, "cases": cases},
+        Dumper=_CaseDumper,
+        allow_unicode=True,
+        sort_keys=False,
+        width=1_000_000,  # never fold a string across lines
+        default_flow_style=False,
+    )
+
+
+class _Trace:
+    """Runs a program on one model per instance, recording expectations and rules touched."""
+
+    def __init__(self, instances: tuple[str, ...]) -> None:
+        self.models = {name: ModelAssembler() for name in instances}
+        self.finalized: dict[str, set[str]] = {name: set() for name in instances}
+        self.rules: set[str] = set()
+        self.appended: dict[tuple[str, str], list[str]] = {}
+
+    def apply(self, op: ApplyOp) -> str | None:
+        model, event = self.models[op.instance], op.event
+        message_id = str(event["id"])
+        final = event.get("final") is True
+        delta = event.get("delta")
+        if set(event) - {"id", "delta", "final"}:
+            self.rules.add("EVT-EXTRA-KEYS")
+        if message_id in self.finalized[op.instance]:
+            self.rules.add("AFTER-REFINAL" if final else "AFTER-NONFINAL")
+            if delta is not None:
+                self.rules.add("AFTER-DELTA-IGNORED")
+        else:
+            self._open(op.instance, message_id, event, model.get(message_id) is None)
+        if final:
+            self.finalized[op.instance].add(message_id)
+        return model.apply(op.event)  # type: ignore[arg-type]
+
+    def _open(self, instance: str, message_id: str, event: dict[str, object], new: bool) -> None:
+        final = event.get("final") is True
+        delta = event.get("delta")
+        if new:
+            self.rules.add("FINAL-UNSEEN" if final else "CREATE")
+        self.rules.add("FINAL-RETURN" if final else "NONFINAL-NONE")
+        if "final" not in event:
+            self.rules.add("EVT-SHAPE")
+        if not isinstance(delta, str):
+            return
+        earlier = self.appended.setdefault((instance, message_id), [])
+        self.rules.add("APPEND" if delta else "APPEND-EMPTY")
+        if delta in earlier:
+            self.rules.add("APPEND-REPEAT")
+        if earlier and delta:
+            self.rules.add("ORDER")
+        if not (delta.isascii() and delta.isprintable()):
+            self.rules.add("APPEND-EXACT")
+        if len(delta) >= _COMPACT_FROM:
+            self.rules.add("APPEND-LONG")
+        earlier.append(delta)
+
+    def get(self, op: GetOp) -> str | None:
+        text = self.models[op.instance].get(op.message_id)
+        self.rules.add("GET-UNKNOWN" if text is None else "GET-TEXT")
+        return text
+
+    def read_since(self, op: ReadSinceOp) -> tuple[int, str | None]:
+        model = self.models[op.instance]
+        text = model.get(op.message_id)
+        length = 0 if text is None else len(text)
+        offset = max(0, length - op.offset) if op.from_end else op.offset
+        if text is None:
+            self.rules.add("INC-UNKNOWN")
+        else:
+            self.rules.add("INC-OFFSET-END" if offset >= length else "INC-READ-SINCE")
+        return offset, model.read_since(op.message_id, offset)
+
+    def program_rules(self, program: Program) -> None:
+        """Rules shown by the program as a whole rather than by one step."""
+        if len(program.instances) > 1:
+            self.rules.add("ASM-STATE")
+        applied = {
+            (op.instance, str(op.event["id"])) for op in program.ops if isinstance(op, ApplyOp)
+        }
+        if len(applied) > len({instance for instance, _ in applied}):
+            self.rules.add("INTERLEAVE")
+        ids = {message_id for _, message_id in applied}
+        if "" in ids or len({_id_key(i) for i in ids}) < len(ids):
+            self.rules.add("EVT-ID-ANY")
+
+
+def _id_key(message_id: str) -> str:
+    """What a sloppy implementation might compare ids by (EVT-ID-ANY forbids it)."""
+    return unicodedata.normalize("NFC", message_id).strip().casefold()
+
+
+@cache
+def _spec_order() -> list[str]:
+    """Requirement ids in SPEC.md order, so generated cases list them as the spec does."""
+    return list(requirement_ids())
+
+
+def _step(trace: _Trace, op: Op, default_instance: str) -> dict[str, Any]:
+    step: dict[str, Any]
+    if isinstance(op, ApplyOp):
+        step = {"apply": dict(op.event)}
+        returned = trace.apply(op)
+    elif isinstance(op, GetOp):
+        step = {"get": op.message_id}
+        returned = trace.get(op)
+    else:
+        offset, returned = trace.read_since(op)
+        step = {"read_since": {"id": op.message_id, "offset": offset}}
+    if op.instance != default_instance:
+        step["on"] = op.instance
+    step["returns"] = returned
+    return step
+
+
+def case_document(program: Program, description: str) -> dict[str, Any]:
+    """A one-case corpus file whose ``returns`` are the model's answers to ``program``.
+
+    ``description`` (one line) describes the file; the case id is a digest of
+    the steps, so the same counterexample always gets the same id.
+    """
+    trace = _Trace(program.instances)
+    steps = [_step(trace, op, program.instances[0]) for op in program.ops]
+    trace.program_rules(program)
+    order = _spec_order()
+    digest = hashlib.sha1(json.dumps(steps, sort_keys=True).encode()).hexdigest()[:10]
+    case: dict[str, Any] = {
+        "id": f"fuzz.{digest}",
+        "description": "A shrunk counterexample found by tokasm fuzz",
+        "requirements": sorted(trace.rules, key=order.index),
+    }
+    if any(isinstance(op, ReadSinceOp) for op in program.ops):
+        case["profile"] = "incremental"
+    if len(program.instances) > 1:
+        case["instances"] = list(program.instances)
+    case["steps"] = steps
+    return {"description": " ".join(description.split()), "cases": [case]}
