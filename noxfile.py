@@ -45,6 +45,15 @@ def conformance(session: nox.Session) -> None:
 
 @nox.session(default=False)
 def bench(session: nox.Session) -> None:
-    """Run the benchmark suite (slow; never part of the default run)."""
+    """Run the benchmark suite and save it for --benchmark-compare (slow; `-- --bench-smoke`)."""
     session.install("-e", ".[bench,plot]")
-    session.run("pytest", "benchmarks", *session.posargs)
+    session.run(
+        "pytest", "benchmarks", "-p", "no:randomly", "--benchmark-autosave", *session.posargs
+    )
+
+
+@nox.session(default=False)
+def peers(session: nox.Session) -> None:
+    """The same stream through openai, anthropic and langchain-core, beside tokasm's backends."""
+    session.install("-e", ".[peers]")
+    session.run("python", "benchmarks/peers.py", *session.posargs)
