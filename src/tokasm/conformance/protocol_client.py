@@ -61,12 +61,9 @@ _GRACE = 1.0  # seconds a testee gets to exit after its stdin closes
 def split_command(command_line: str) -> list[str]:
     """``--cmd`` text into argv, as a POSIX shell would split it; TargetError if malformed."""
     try:
-        argv = shlex.split(command_line)
+        return shlex.split(command_line)
     except ValueError as error:
         raise TargetError(f"command {command_line!r}: cannot split it: {error}") from None
-    if not argv:
-        raise TargetError("command '': empty command line")
-    return argv
 
 
 class _Process:
@@ -185,6 +182,8 @@ class CommandSubject:
         timeout: float = DEFAULT_TIMEOUT,
         start_timeout: float = START_TIMEOUT,
     ) -> None:
+        if not argv:
+            raise TargetError("command '': empty command line")
         self._argv = list(argv)
         self._label = shlex.join(self._argv)
         self._timeout = timeout
