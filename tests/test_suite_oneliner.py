@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pytest
 
+from tokasm.conformance import suite
 from tokasm.conformance.corpus import load_corpus
+from tokasm.conformance.xfail import XfailError
+from tokasm.implementations import StringIOAssembler
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 pytest_plugins = ["pytester"]
 
@@ -69,3 +77,19 @@ def test_profiles_argument_adds_strict(pytester: pytest.Pytester) -> None:
     failed = [line for line in result.outlines if line.startswith("FAILED")]
     assert len(failed) == outcomes["failed"] > 0
     assert all("test_tokasm[strict." in line for line in failed)
+
+
+def test_xfail_file_makes_listed_cases_expected_failures(pytester: pytest.Pytester) -> None:
+    (pytester.path / "known.txt").write_text("seed.example  # not idempotent yet\n", "utf-8")
+    project = _project(pytester, "forgets_refinal", extra=', xfail="known.txt"')
+    result = project.runpytest_subprocess("-p", "no:cacheprovider", "-k", "seed and example", "-rx")
+    assert result.ret == pytest.ExitCode.OK
+    result.assert_outcomes(xfailed=1)
+    result.stdout.fnmatch_lines(["XFAIL *test_tokasm[[]seed.example[]] - *(not idempotent yet)"])
+
+
+def test_stale_xfail_line_is_refused(tmp_path: Path) -> None:
+    known = tmp_path / "known.txt"
+    known.write_text("seed.example\nrenamed.long-ago  # gone\n", encoding="utf-8")
+    with pytest.raises(XfailError, match=r"known\.txt:2: 'renamed\.long-ago' matches no case"):
+        suite(StringIOAssembler, xfail=known)

@@ -17,12 +17,12 @@ import pytest
 from .corpus import PROFILES, load_corpus
 from .runner import DEFAULT_PROFILES
 from .subjects import PythonSubject, Subject, TargetError, resolve_target
+from .suite import xfail_marks
 from .xfail import XfailError, XfailList, load_xfail
 
 if TYPE_CHECKING:
     from collections.abc import Set
 
-    from .corpus import Case
 
 __all__ = [
     "pytest_addoption",
@@ -97,13 +97,6 @@ def selected_profiles(config: pytest.Config) -> Set[str]:
     return DEFAULT_PROFILES | set(config.getoption("tokasm_profile"))
 
 
-def _marks(case: Case, listed: XfailList | None) -> list[pytest.MarkDecorator]:
-    entry = None if listed is None else listed.entry_for(case.id)
-    if listed is None or entry is None:
-        return []
-    return [pytest.mark.xfail(strict=True, reason=listed.why(entry))]
-
-
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """One item per (target, case), named by the case id (``target/case`` for several)."""
     if not {"tokasm_subject", "tokasm_case"} <= set(metafunc.fixturenames):
@@ -123,7 +116,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
                 subject,
                 case,
                 id=f"{target}/{case.id}" if several else case.id,
-                marks=_marks(case, listed),
+                marks=xfail_marks(case, listed),
             )
             for target, subject in subjects.items()
             for case in corpus

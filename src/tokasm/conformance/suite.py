@@ -14,6 +14,7 @@ expected and actual by repr), without a traceback into tokasm.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
@@ -21,6 +22,7 @@ import pytest
 from .corpus import load_corpus
 from .runner import DEFAULT_PROFILES, run_case, skip_reason
 from .subjects import PythonSubject
+from .xfail import XfailError, load_xfail
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Collection, Iterable
@@ -28,8 +30,9 @@ if TYPE_CHECKING:
     from ..implementations import AssemblerFactory
     from .corpus import Case
     from .subjects import Subject
+    from .xfail import XfailList
 
-__all__ = ["check_case", "suite"]
+__all__ = ["check_case", "suite", "xfail_marks"]
 
 
 def check_case(subject: Subject, case: Case, profiles: Collection[str]) -> None:
@@ -45,22 +48,42 @@ def check_case(subject: Subject, case: Case, profiles: Collection[str]) -> None:
         )
 
 
+def xfail_marks(case: Case, listed: XfailList | None) -> list[pytest.MarkDecorator]:
+    """A strict xfail mark (a pass fails the run) if the expected-failure list names ``case``."""
+    entry = None if listed is None else listed.entry_for(case.id)
+    if listed is None or entry is None:
+        return []
+    return [pytest.mark.xfail(strict=True, reason=listed.why(entry))]
+
+
 def suite(
-    factory: AssemblerFactory, *, profiles: Iterable[str] = (), name: str | None = None
+    factory: AssemblerFactory,
+    *,
+    profiles: Iterable[str] = (),
+    xfail: str | Path | None = None,
+    name: str | None = None,
 ) -> Callable[[Case], None]:
     """A parametrized pytest test running every corpus case against ``factory``.
 
     ``factory`` is a class or zero-argument callable returning a fresh
     assembler. ``profiles`` adds optional profiles (e.g. ``("strict",)``);
     ``incremental`` already runs when the assembler has ``read_since``.
+    ``xfail`` is an expected-failure file as for ``tokasm check --xfail``:
+    listed cases are strict xfails, and a line matching no case is an error.
     Assign the result to a module-level ``test_*`` name; see the module doc.
     """
     label = name or f"{factory.__module__}:{getattr(factory, '__qualname__', repr(factory))}"
     subject = PythonSubject(factory, label)
     selected = DEFAULT_PROFILES | set(profiles)
     corpus = load_corpus()
+    listed = None if xfail is None else load_xfail(Path(xfail))
+    stale = [] if listed is None else listed.stale(corpus)
+    if stale:
+        raise XfailError("; ".join(stale))
 
-    @pytest.mark.parametrize("case", [pytest.param(case, id=case.id) for case in corpus])
+    @pytest.mark.parametrize(
+        "case", [pytest.param(case, id=case.id, marks=xfail_marks(case, listed)) for case in corpus]
+    )
     def test_case(case: Case) -> None:
         check_case(subject, case, selected)
 
