@@ -36,6 +36,8 @@ A TARGET is MODULE:ATTR (a class or zero-argument factory) or a bundled
 backend name; --cmd runs a protocol testee, measured per request. Each run is
 the minimum of N interleaved repeats; a size predicted to exceed the time
 budget per run is skipped ("skip"), so quadratic backends stop early.
+--quick sizes are small: a quadratic cost that is copy-bound shows fully only
+in the full sweep. Exit code 1 if an implementation raised during the sweep.
 
 scenarios: {", ".join(SCENARIOS)}
 """
