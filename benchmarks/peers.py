@@ -39,8 +39,9 @@ if TYPE_CHECKING:
 __all__ = ["PEERS", "main"]
 
 DISCLAIMER = (
-    "The peers also build typed event objects and keep more than text (roles, tool calls, "
-    "usage); their cost per event includes that. tokasm's backends assemble text only."
+    "The peers also build typed event objects (from the decoded JSON, as their SDK streams "
+    "do) and keep more than text (roles, tool calls, usage); their cost per event includes "
+    "that. tokasm's backends assemble text only."
 )
 
 
@@ -200,8 +201,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--sizes",
         type=lambda text: tuple(parse_size(part) for part in text.split(",")),
-        default=(1_000, 4_000, 16_000),
-        help="stream sizes in deltas (default 1k,4k,16k)",
+        default=(1_000, 4_000, 16_000, 64_000),
+        help="stream sizes in deltas (default 1k,4k,16k,64k)",
     )
     parser.add_argument(
         "--scenario",
