@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import pytest
+
 from tokasm.bench.fit import scaling_exponent
 from tokasm.bench.measure import interleaved_min, peak_memory
 from tokasm.bench.report import format_size
@@ -28,10 +30,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "test_apply_cost_against_list_join",
-    "test_get_after_final_is_flat",
     "test_peak_memory_of_a_long_stream",
+    "test_read_cost_is_flat",
     "test_read_since_is_linear",
-    "test_unchanged_reread_is_flat",
 ]
 
 RECOMMENDED = BACKENDS[DEFAULT_BACKEND]
@@ -93,63 +94,40 @@ def test_peak_memory_of_a_long_stream(
         assert peak.ratio <= 1.5
 
 
-def _flat_ratio(scenario_name: str, small: int, large: int, smoke: bool) -> tuple[float, str]:
-    """Time per read at ``large`` over time per read at ``small`` deltas, min of 15."""
+@pytest.mark.parametrize(
+    "flat",
+    [
+        # get after final costs the same at 1k and 1M deltas (CACHE-FINAL)
+        ("get_after_final", 1_000, 1_000_000),
+        # an unchanged re-read while streaming costs the same at 1k and 200k deltas
+        ("reread_unchanged", 1_000, 200_000),
+    ],
+    ids=["get_after_final", "reread_unchanged"],
+)
+def test_read_cost_is_flat(
+    benchmark: BenchmarkFixture,
+    report_target: TargetReport,
+    smoke: bool,
+    flat: tuple[str, int, int],
+) -> None:
+    """Time per read at the large size over the small size <= 1.5x, min of 15."""
+    scenario_name, small, large = flat
     scenario = SCENARIOS[scenario_name]
-    actions = {size: scenario.prepare(RECOMMENDED, make_workload(size)) for size in (small, large)}
-    best = interleaved_min(
-        {str(size): action for size, action in actions.items()},
-        repeats=1 if smoke else 15,
-        batch=0 if smoke else _READ_BATCH,
-    )
-    per_read = {size: best[str(size)] / scenario.operations(size) for size in (small, large)}
-    details = (
-        f"{per_read[small] * 1e9:.0f} ns per read at {small} deltas, "
-        f"{per_read[large] * 1e9:.0f} ns at {large}"
-    )
-    return per_read[large] / per_read[small], details
-
-
-def test_get_after_final_is_flat(
-    benchmark: BenchmarkFixture, report_target: TargetReport, smoke: bool
-) -> None:
-    """``get`` after final costs the same at 1k and 1M deltas, <= 1.5x (CACHE-FINAL)."""
-    small, large = _size(1_000, smoke), _size(1_000_000, smoke)
-    ratio, details = _flat_ratio("get_after_final", small, large, smoke)
+    sizes = (_size(small, smoke), _size(large, smoke))
+    actions = {str(size): scenario.prepare(RECOMMENDED, make_workload(size)) for size in sizes}
+    best = interleaved_min(actions, repeats=1 if smoke else 15, batch=0 if smoke else _READ_BATCH)
+    per_read = [best[str(size)] / scenario.operations(size) for size in sizes]
+    ratio = per_read[1] / per_read[0]
     benchmark.group = "targets"
-    benchmark.pedantic(
-        SCENARIOS["get_after_final"].prepare(RECOMMENDED, make_workload(large)),
-        rounds=1,
-    )
+    benchmark.pedantic(actions[str(sizes[1])], rounds=1)
     if report_target(
         benchmark.extra_info,
-        target=f"get after final, {format_size(large)} / {format_size(small)} deltas",
+        target=f"{scenario_name}, {format_size(sizes[1])} / {format_size(sizes[0])} deltas",
         measured=ratio,
         limit=1.5,
         holds=ratio <= 1.5,
-        details=details,
-    ):
-        assert ratio <= 1.5
-
-
-def test_unchanged_reread_is_flat(
-    benchmark: BenchmarkFixture, report_target: TargetReport, smoke: bool
-) -> None:
-    """An unchanged re-read while streaming costs the same at 1k and 200k deltas, <= 1.5x."""
-    small, large = _size(1_000, smoke), _size(200_000, smoke)
-    ratio, details = _flat_ratio("reread_unchanged", small, large, smoke)
-    benchmark.group = "targets"
-    benchmark.pedantic(
-        SCENARIOS["reread_unchanged"].prepare(RECOMMENDED, make_workload(large)),
-        rounds=1,
-    )
-    if report_target(
-        benchmark.extra_info,
-        target=f"unchanged re-read, {format_size(large)} / {format_size(small)} deltas",
-        measured=ratio,
-        limit=1.5,
-        holds=ratio <= 1.5,
-        details=details,
+        details=f"{per_read[0] * 1e9:.0f} ns per read at {format_size(sizes[0])} deltas, "
+        f"{per_read[1] * 1e9:.0f} ns at {format_size(sizes[1])}",
     ):
         assert ratio <= 1.5
 

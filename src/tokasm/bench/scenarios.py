@@ -71,34 +71,28 @@ def _stream_then_finalize(factory: AssemblerFactory, workload: Workload) -> Acti
     return run
 
 
-def _read_each_delta_keep(factory: AssemblerFactory, workload: Workload) -> Action:
-    def run() -> list[str]:
-        assembler = factory()
-        apply, get = assembler.apply, assembler.get
-        source = workload.source
-        snapshot: str | None = None
-        for start, end in pairwise(workload.bounds):
-            apply({"id": _ID, "delta": source[start:end]})
-            # `text = a.get(id)` in a UI loop: the previous snapshot is still
-            # held while the next delta arrives, so no backend can grow it in place.
-            snapshot = get(_ID)
-        del snapshot
-        return _finalize(assembler)
+def _read_each_delta(keep: bool) -> Callable[[AssemblerFactory, Workload], Action]:
+    """``get()`` after every delta; ``keep``: the caller holds it until the next read."""
 
-    return run
+    def prepare(factory: AssemblerFactory, workload: Workload) -> Action:
+        def run() -> list[str]:
+            assembler = factory()
+            apply, get = assembler.apply, assembler.get
+            source = workload.source
+            snapshot: str | None = None
+            for start, end in pairwise(workload.bounds):
+                apply({"id": _ID, "delta": source[start:end]})
+                # `text = a.get(id)` in a UI loop keeps the previous snapshot while
+                # the next delta arrives, so no backend can grow that string in place.
+                snapshot = get(_ID)
+                if not keep:
+                    snapshot = None  # rendered, then dropped
+            del snapshot
+            return _finalize(assembler)
 
+        return run
 
-def _read_each_delta_drop(factory: AssemblerFactory, workload: Workload) -> Action:
-    def run() -> list[str]:
-        assembler = factory()
-        apply, get = assembler.apply, assembler.get
-        source = workload.source
-        for start, end in pairwise(workload.bounds):
-            apply({"id": _ID, "delta": source[start:end]})
-            get(_ID)  # e.g. rendered, then dropped
-        return _finalize(assembler)
-
-    return run
+    return prepare
 
 
 def _reread_unchanged(factory: AssemblerFactory, workload: Workload) -> Action:
@@ -173,13 +167,13 @@ SCENARIOS: dict[str, Scenario] = {
             "read_each_delta_keep",
             "get() after every delta, caller keeps the snapshot until the next one",
             "event",
-            _read_each_delta_keep,
+            _read_each_delta(keep=True),
         ),
         Scenario(
             "read_each_delta_drop",
             "get() after every delta, caller drops it at once",
             "event",
-            _read_each_delta_drop,
+            _read_each_delta(keep=False),
         ),
         Scenario(
             "reread_unchanged",

@@ -109,9 +109,9 @@ class SweepSettings:
     memory: bool = True
 
 
-#: The full sweep: about 1k to 256k deltas, min of 3, at most ~2 s per run.
+#: The full sweep: about 1k to 256k deltas, min of 5, at most ~5 s per run.
 FULL = SweepSettings(
-    sizes=(1_000, 4_000, 16_000, 64_000, 256_000), repeats=3, budget=2.0, batch=0.05
+    sizes=(1_000, 4_000, 16_000, 64_000, 256_000), repeats=5, budget=5.0, batch=0.05
 )
 #: ``tokasm bench --quick``: under a minute for every bundled backend on 2 shared cores.
 #: Small sizes show a copy-bound quadratic cost only in part; the full sweep shows it.

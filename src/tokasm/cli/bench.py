@@ -18,6 +18,8 @@ from ..conformance.progress import progress_wanted
 from ..conformance.protocol_client import DEFAULT_TIMEOUT, CommandSubject, split_command
 from ..conformance.subjects import TargetError, resolve_target
 from ..implementations import DEFAULT_BACKEND
+from .check import _positive_seconds
+from .fuzz import _at_least_one
 
 if TYPE_CHECKING:
     from ..bench.sweep import Contender, ProgressHook
@@ -87,9 +89,9 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser], ep
         help="stream sizes in deltas, e.g. 1k,10k,100k (default "
         f"{','.join(map(format_size, FULL.sizes))})",
     )
-    parser.add_argument("--repeats", type=_positive_int, metavar="N", help="min of N runs")
+    parser.add_argument("--repeats", type=_at_least_one, metavar="N", help="min of N runs")
     parser.add_argument(
-        "--budget", type=_positive_float, metavar="SECONDS", help="skip sizes predicted slower"
+        "--budget", type=_positive_seconds, metavar="SECONDS", help="skip sizes predicted slower"
     )
     parser.add_argument("--no-memory", action="store_true", help="skip the tracemalloc runs")
     parser.add_argument("--json", type=Path, metavar="PATH", help="write every figure as JSON")
@@ -104,7 +106,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser], ep
     )
     parser.add_argument(
         "--timeout",
-        type=_positive_float,
+        type=_positive_seconds,
         default=DEFAULT_TIMEOUT,
         metavar="SECONDS",
         help=f"per-request timeout for --cmd testees (default {DEFAULT_TIMEOUT:g})",
@@ -121,26 +123,6 @@ def _sizes(text: str) -> tuple[int, ...]:
     if not sizes:
         raise argparse.ArgumentTypeError("no size given")
     return sizes
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {text!r}")
-    return value
-
-
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not value > 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"must be a finite number above 0, got {text!r}")
-    return value
 
 
 def _settings(args: argparse.Namespace) -> SweepSettings:
