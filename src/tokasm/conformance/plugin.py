@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING
 import pytest
 
 from .corpus import PROFILES, load_corpus
+from .pytest_suite import xfail_marks
 from .runner import DEFAULT_PROFILES
 from .subjects import PythonSubject, Subject, TargetError, resolve_target
-from .suite import xfail_marks
 from .xfail import XfailError, XfailList, load_xfail
 
 if TYPE_CHECKING:

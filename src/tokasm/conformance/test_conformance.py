@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .plugin import selected_profiles
-from .suite import check_case
+from .pytest_suite import check_case
 
 if TYPE_CHECKING:
     import pytest

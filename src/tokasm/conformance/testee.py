@@ -13,7 +13,7 @@ import argparse
 import sys
 from typing import IO, TYPE_CHECKING
 
-from ..implementations import IncrementalAssembler, StrictAssembler
+from ..implementations import strict
 from .protocol import (
     OK,
     PROTOCOL_VERSION,
@@ -30,7 +30,7 @@ from .subjects import READ_SINCE, ImplementationError, PythonSubject, TargetErro
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from ..implementations import Assembler, AssemblerFactory
+    from ..implementations import AssemblerFactory
     from .protocol import Message
 
 __all__ = ["main", "python_testee_command", "respond", "serve"]
@@ -95,26 +95,8 @@ def serve(subject: PythonSubject, requests: IO[bytes], responses: IO[bytes]) -> 
             responses.flush()
 
 
-class _IncrementalStrictAssembler(StrictAssembler):
-    """``StrictAssembler`` that keeps its backend's ``read_since``, so one testee runs both
-    optional profiles (STRICT-*, INC-*)."""
-
-    def __init__(self, inner: IncrementalAssembler) -> None:
-        super().__init__(inner)
-        self._reader = inner
-
-    def read_since(self, message_id: str, offset: int) -> str | None:
-        return self._reader.read_since(message_id, offset)
-
-
 def _strict(factory: AssemblerFactory) -> AssemblerFactory:
-    def make() -> Assembler:
-        inner = factory()
-        if isinstance(inner, IncrementalAssembler):
-            return _IncrementalStrictAssembler(inner)
-        return StrictAssembler(inner)
-
-    return make
+    return lambda: strict(factory())
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -12,7 +12,7 @@ from .chunked import ChunkedAssembler
 from .list_join import ListJoinAssembler
 from .naive_join import NaiveJoinAssembler
 from .str_concat import StrConcatAssembler
-from .strict import StrictAssembler, validate_event
+from .strict import StrictAssembler, StrictIncrementalAssembler, strict, validate_event
 from .stringio import StringIOAssembler
 
 __all__ = [
@@ -28,7 +28,9 @@ __all__ = [
     "NaiveJoinAssembler",
     "StrConcatAssembler",
     "StrictAssembler",
+    "StrictIncrementalAssembler",
     "StringIOAssembler",
+    "strict",
     "validate_event",
 ]
 

@@ -10,10 +10,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, cast
 
+from ._types import IncrementalAssembler
+
 if TYPE_CHECKING:
     from ._types import Assembler, Event
 
-__all__ = ["StrictAssembler", "validate_event"]
+__all__ = ["StrictAssembler", "StrictIncrementalAssembler", "strict", "validate_event"]
 
 
 def validate_event(event: object) -> Event:
@@ -44,3 +46,21 @@ class StrictAssembler:
 
     def get(self, message_id: str) -> str | None:
         return self._inner.get(message_id)
+
+
+class StrictIncrementalAssembler(StrictAssembler):
+    """The strict wrapper for a backend with ``read_since``, which it keeps (INC-*)."""
+
+    def __init__(self, inner: IncrementalAssembler) -> None:
+        super().__init__(inner)
+        self._reader = inner
+
+    def read_since(self, message_id: str, offset: int) -> str | None:
+        return self._reader.read_since(message_id, offset)
+
+
+def strict(inner: Assembler) -> Assembler:
+    """Wrap ``inner`` in the strict validator, keeping ``read_since`` only if it has one."""
+    if isinstance(inner, IncrementalAssembler):
+        return StrictIncrementalAssembler(inner)
+    return StrictAssembler(inner)
