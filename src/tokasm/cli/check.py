@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..conformance.corpus import PROFILES, CorpusError, load_corpus
+from ..conformance.fuzz import CHECK_EXAMPLES, fuzz_phase
 from ..conformance.progress import Progress, progress_wanted
 from ..conformance.protocol_client import (
     DEFAULT_TIMEOUT,
@@ -138,6 +139,15 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser], ep
     reports.add_argument(
         "-q", "--quiet", action="store_true", help="no progress line (it is off in CI anyway)"
     )
+    parser.add_argument(
+        "--fuzz-examples",
+        type=int,
+        default=CHECK_EXAMPLES,
+        metavar="N",
+        help=f"when every case passes, fuzz each target against the model with N examples "
+        f"(default {CHECK_EXAMPLES}, fixed seed; 0 turns it off); a disagreement fails the run "
+        "and prints the shrunk counterexample as a corpus case (more: tokasm fuzz)",
+    )
     parser.add_argument("--debug", action="store_true", help="show tracebacks for loading errors")
     parser.set_defaults(run=run)
 
@@ -182,16 +192,23 @@ def _subjects(args: argparse.Namespace) -> list[Subject]:
 
 
 def _run_target(
-    subject: Subject, cases: list[Case], profiles: Set[str], corpus: Corpus, quiet: bool
+    subject: Subject,
+    cases: list[Case],
+    profiles: Set[str],
+    corpus: Corpus,
+    quiet: bool,
+    *,
+    fuzz_examples: int,
 ) -> TargetRun:
     results = run_cases(subject, cases, profiles)
     if progress_wanted(sys.stderr, quiet):
         results = Progress(subject.name, len(cases)).track(results)
     try:
         finished = tuple(results)
+        problems = fuzz_phase(subject, finished, fuzz_examples)
     finally:
         subject.close()
-    return TargetRun(subject.name, subject.name, finished, corpus.version)
+    return TargetRun(subject.name, subject.name, finished, corpus.version, problems)
 
 
 def _write_reports(args: argparse.Namespace, runs: Sequence[TargetRun]) -> None:
@@ -223,7 +240,9 @@ def run(args: argparse.Namespace) -> int:
     profiles = DEFAULT_PROFILES | set(args.profile)
     runs: list[TargetRun] = []
     for subject in subjects:
-        run_ = _run_target(subject, cases, profiles, corpus, args.quiet)
+        run_ = _run_target(
+            subject, cases, profiles, corpus, args.quiet, fuzz_examples=args.fuzz_examples
+        )
         if xfail is not None:
             run_ = apply_xfail(run_, xfail, corpus)
         runs.append(run_)

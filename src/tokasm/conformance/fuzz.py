@@ -24,23 +24,34 @@ from hypothesis.errors import Flaky
 from .corpus import load_file, parse_case
 from .fuzz_cases import case_document, dump_case_file
 from .fuzz_strategies import ApplyOp, Program, programs
-from .results import CaseResult
 from .runner import run_case
 from .subjects import READ_SINCE
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Callable, Iterable, Iterator
 
     from .fuzz_strategies import Op
+    from .results import CaseResult
     from .subjects import Subject
 
-__all__ = ["FUZZ_CASE_ID", "SHRINK_BUDGET", "Counterexample", "FuzzReport", "fuzz"]
-
-#: The case id under which ``tokasm check`` records a fuzz disagreement.
-FUZZ_CASE_ID = "fuzz"
+__all__ = [
+    "CHECK_EXAMPLES",
+    "SHRINK_BUDGET",
+    "Counterexample",
+    "FuzzReport",
+    "fuzz",
+    "fuzz_phase",
+]
 
 #: Default seconds Hypothesis may spend shrinking a disagreement.
-SHRINK_BUDGET = 10.0
+SHRINK_BUDGET = 5.0
+
+#: ``tokasm check``'s fuzz phase: examples per target, a fixed seed so its
+#: verdicts repeat, and a search budget so a slow testee cannot stall the run.
+CHECK_EXAMPLES = 50
+_CHECK_SEED = 0
+_CHECK_BUDGET = 20.0
+_CHECK_SHRINK_BUDGET = 3.0
 
 _SOURCE = Path("<tokasm fuzz>")
 
@@ -83,27 +94,21 @@ class FuzzReport:
 
     def summary(self) -> str:
         """One line: the verdict, how much was tried, and how to rerun it."""
-        spent = f"{self.examples} examples in {self.seconds:.1f} s, seed {self.seed}"
+        examples = f"{self.examples} example{'' if self.examples == 1 else 's'}"
+        spent = f"{examples} in {self.seconds:.1f} s, seed {self.seed}"
         if self.counterexample is not None:
             return f"{self.target}: disagrees with the model ({spent})"
         budget = "; stopped by the time budget" if self.out_of_time else ""
         return f"{self.target}: no disagreement with the model ({spent}{budget})"
 
-    def case_result(self) -> CaseResult | None:
-        """A failing result for ``tokasm check`` to record, or None if there was no disagreement."""
+    def problem(self) -> str | None:
+        """The disagreement as a run-level problem for ``tokasm check``, or None."""
         found = self.counterexample
         if found is None:
             return None
-        message = (
-            f"{self.summary()}\n{found.result.message}\n"
+        return (
+            f"fuzz: {self.summary()}\n{found.result.message}\n"
             f"shrunk counterexample (save it as a corpus case):\n{found.yaml}"
-        )
-        return CaseResult(
-            FUZZ_CASE_ID,
-            "differential fuzzing against the model",
-            "failed",
-            message,
-            tuple(found.document["cases"][0]["requirements"]),
         )
 
 
@@ -229,3 +234,26 @@ def fuzz(
         out_of_time,
         counterexample,
     )
+
+
+def fuzz_phase(
+    subject: Subject, corpus_results: Iterable[CaseResult], examples: int = CHECK_EXAMPLES
+) -> tuple[str, ...]:
+    """``tokasm check``'s short fuzz after the corpus: no problem, or the disagreement found.
+
+    It looks for what the corpus missed, so it runs only when every case
+    passed or was skipped: a failing target (or one with an expected-failure
+    list) would only have its known failures found again. A disagreement is a
+    run-level problem rather than a case, so it never enters an xfail list.
+    """
+    if examples <= 0 or any(r.outcome not in ("passed", "skipped") for r in corpus_results):
+        return ()
+    report = fuzz(
+        subject,
+        examples=examples,
+        seed=_CHECK_SEED,
+        budget=_CHECK_BUDGET,
+        shrink_budget=_CHECK_SHRINK_BUDGET,
+    )
+    problem = report.problem()
+    return () if problem is None else (problem,)

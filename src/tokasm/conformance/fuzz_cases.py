@@ -236,11 +236,15 @@ def _step(trace: _Trace, op: Op, default_instance: str) -> dict[str, Any]:
 def case_document(program: Program, description: str) -> dict[str, Any]:
     """A one-case corpus file whose ``returns`` are the model's answers to ``program``.
 
+    After the program, every message it applied events to is read with
+    ``get``, so a wrong text shows even if the program never read it.
     ``description`` (one line) describes the file; the case id is a digest of
     the steps, so the same counterexample always gets the same id.
     """
     trace = _Trace(program.instances)
-    steps = [_step(trace, op, program.instances[0]) for op in program.ops]
+    applied = [(op.instance, str(op.event["id"])) for op in program.ops if isinstance(op, ApplyOp)]
+    final_reads = [GetOp(instance, message_id) for instance, message_id in dict.fromkeys(applied)]
+    steps = [_step(trace, op, program.instances[0]) for op in (*program.ops, *final_reads)]
     trace.program_rules(program)
     order = _spec_order()
     digest = hashlib.sha1(json.dumps(steps, sort_keys=True).encode()).hexdigest()[:10]

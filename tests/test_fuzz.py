@@ -1,0 +1,311 @@
+"""``tokasm fuzz``: it finds and shrinks disagreements, and its printed case reproduces them.
+
+The counterexample must be a real corpus case: valid against the schema,
+accepted by the loader from a corpus folder, failing the broken target there
+and passing every correct backend. Strings must survive the trip through
+YAML exactly, so that is tested on its own with Hypothesis.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from typing import TYPE_CHECKING, Any
+
+import jsonschema
+import pytest
+import yaml
+from hypothesis import given
+from hypothesis import strategies as st
+
+from mutants import MUTANTS
+from tokasm.conformance.corpus import Apply, Get, load_corpus, load_file
+from tokasm.conformance.fuzz import fuzz, fuzz_phase
+from tokasm.conformance.fuzz_cases import case_document, dump_case_file
+from tokasm.conformance.fuzz_strategies import ApplyOp, GetOp, Program
+from tokasm.conformance.paths import SPEC_DIR_ENV, spec_dir
+from tokasm.conformance.protocol_client import CommandSubject
+from tokasm.conformance.results import CaseResult
+from tokasm.conformance.runner import run_case
+from tokasm.conformance.subjects import PythonSubject, SubjectFault
+from tokasm.conformance.testee import python_testee_command
+from tokasm.implementations import BACKENDS
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from tokasm.conformance.subjects import Subject
+
+# Mutants the fuzzer must find within FOUND_WITHIN examples at seed 0; each
+# breaks one rule (tests/mutants.py) the way real implementations do.
+FOUND = ["case-insensitive-ids", "strips-final-text", "crlf-to-lf"]
+FOUND_WITHIN = 300
+SHRINK_SECONDS = 3.0  # shorter than the default: tests need the case, not the nicest one
+
+# Breaks APPEND-EMPTY only: an empty non-final delta neither appends nor creates.
+DROPS_EMPTY = """\
+from tokasm.implementations import ListJoinAssembler
+
+
+class Impl(ListJoinAssembler):
+    def apply(self, event):
+        if event.get("delta") == "" and not event.get("final"):
+            return None
+        return super().apply(event)
+"""
+
+GOOD = "from tokasm.implementations import ListJoinAssembler as Impl\n"
+
+
+@pytest.fixture
+def corpus_root(tmp_path: Path) -> Path:
+    """An empty corpus folder with the real schema, SPEC.md and VERSION."""
+    root = tmp_path / "spec"
+    (root / "cases").mkdir(parents=True)
+    for name in ("case.schema.json", "SPEC.md", "VERSION"):
+        shutil.copy(spec_dir() / name, root / name)
+    return root
+
+
+def _counterexample(target: str) -> tuple[dict[str, Any], str, CaseResult]:
+    subject = PythonSubject(MUTANTS[target].factory, target)
+    report = fuzz(subject, examples=FOUND_WITHIN, seed=0, shrink_budget=SHRINK_SECONDS)
+    found = report.counterexample
+    assert found is not None, f"{target}: {report.summary()}"
+    assert found.reproduced
+    return found.document, found.yaml, found.result
+
+
+@pytest.mark.parametrize("mutant", FOUND)
+def test_counterexample_is_shrunk_schema_valid_and_reproduces(
+    mutant: str, corpus_root: Path
+) -> None:
+    document, text, result = _counterexample(mutant)
+    assert result.outcome in ("failed", "errored")
+    (case,) = document["cases"]
+    assert len(case["steps"]) <= 4, text  # shrunk: two operations, then the final reads
+    schema = json.loads((corpus_root / "case.schema.json").read_text(encoding="utf-8"))
+    jsonschema.validate(yaml.safe_load(text), schema)
+
+    (corpus_root / "cases" / "found.yaml").write_text(text, encoding="utf-8")
+    (loaded,) = load_corpus(corpus_root)  # ids checked against SPEC.md too
+    broken = PythonSubject(MUTANTS[mutant].factory, mutant)
+    assert run_case(broken, loaded).outcome in ("failed", "errored")
+    for name, backend in BACKENDS.items():
+        assert run_case(PythonSubject(backend, name), loaded).outcome == "passed", name
+
+
+@pytest.mark.parametrize("name", list(BACKENDS))
+def test_correct_backends_never_disagree(name: str) -> None:
+    report = fuzz(PythonSubject(BACKENDS[name], name), examples=60, seed=1)
+    assert report.counterexample is None
+    assert report.examples == 60
+
+
+class _FaultOnNul(PythonSubject):
+    """A testee that dies whenever a delta carries NUL, as a C implementation might."""
+
+    def apply(self, instance: str, event: object) -> str | None:
+        if isinstance(event, dict) and "\x00" in event.get("delta", ""):
+            raise SubjectFault("testee exited with code -11")
+        return super().apply(instance, event)
+
+
+def test_testee_fault_is_a_disagreement_not_a_crash() -> None:
+    faulty = _FaultOnNul(BACKENDS["list-join"], "faulty")
+    report = fuzz(faulty, examples=FOUND_WITHIN, seed=0, shrink_budget=SHRINK_SECONDS)
+    found = report.counterexample
+    assert found is not None
+    assert found.result.outcome == "errored"
+    assert "testee fault" in found.result.message
+    (case,) = found.document["cases"]
+    assert case["steps"] == [
+        {"apply": {"id": "m", "delta": "\x00"}, "returns": None},
+        {"get": "m", "returns": "\x00"},  # every message is read at the end
+    ]
+
+
+def test_time_budget_ends_the_search() -> None:
+    subject = PythonSubject(BACKENDS["list-join"], "list-join")
+    report = fuzz(subject, examples=1_000_000, seed=0, budget=0.2)
+    assert report.out_of_time
+    assert 0 < report.examples < 1_000_000
+    assert report.counterexample is None
+
+
+def test_check_phase_runs_only_after_a_clean_corpus() -> None:
+    subject = PythonSubject(MUTANTS["nonfinal-returns-text"].factory, "ci")
+    passed = CaseResult("x", "passed case", "passed")
+    failed = CaseResult("y", "failed case", "failed", "why")
+    assert fuzz_phase(subject, [passed, failed], FOUND_WITHIN) == ()
+    assert fuzz_phase(subject, [passed], 0) == ()
+    (problem,) = fuzz_phase(subject, [passed], FOUND_WITHIN)
+    assert problem.startswith("fuzz: ci: disagrees with the model")
+    assert "\ncases:\n" in problem
+
+
+# --- exact strings through YAML -------------------------------------------
+
+EXOTIC = [
+    "",
+    " ",
+    "trailing ",
+    " leading",
+    "\r",
+    "\r\n",
+    "\n",
+    "a\n\nb\n",
+    "\t",
+    "\x00",
+    "\x85",
+    "\u2028",
+    "\u2029",
+    "\ufeff",
+    "\xa0",
+    "e\u0301",
+    "\U0001f469\u200d\U0001f4bb",
+    "on",
+    "yes",
+    "No",
+    "true",
+    "null",
+    "~",
+    "0x1F",
+    "1e3",
+    "- x",
+    "#",
+    "a: b",
+    "'",
+    '"',
+    "\\",
+    "${i}",
+    "$$",
+    "{repeat: 3}",
+    "ab" * 500,
+    "x" + "abc" * 40 + "\r\n" * 40 + "y",
+]
+
+
+def _round_trip(delta: str, message_id: str, folder: Path) -> None:
+    program = Program(
+        ("a",), (ApplyOp("a", {"id": message_id, "delta": delta}), GetOp("a", message_id))
+    )
+    path = folder / "round-trip.yaml"
+    path.write_text(dump_case_file(case_document(program, "round trip")), encoding="utf-8")
+    (case,) = load_file(path)
+    apply, get, _final_read = case.steps
+    assert isinstance(apply, Apply)
+    assert isinstance(get, Get)
+    assert apply.event == {"id": message_id, "delta": delta}
+    assert get.message_id == message_id
+    assert get.expect.value == delta
+
+
+@pytest.mark.parametrize("text", EXOTIC, ids=repr)
+def test_exotic_strings_survive_yaml_exactly(text: str, tmp_path: Path) -> None:
+    _round_trip(text, text, tmp_path)
+
+
+_repetitive = st.builds(
+    lambda head, unit, count, tail: head + unit * count + tail,
+    st.text(max_size=4),
+    st.text(min_size=1, max_size=4),
+    st.integers(min_value=0, max_value=80),
+    st.text(max_size=4),
+)
+
+
+@given(delta=st.text() | _repetitive, message_id=st.text(max_size=6))
+def test_any_string_survives_yaml_exactly(
+    delta: str, message_id: str, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    _round_trip(delta, message_id, tmp_path_factory.mktemp("yaml"))
+
+
+# --- the command, as a user runs it ---------------------------------------
+
+
+def _tokasm(folder: Path, *args: str, spec: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", SPEC_DIR_ENV)}
+    if spec is not None:
+        env[SPEC_DIR_ENV] = str(spec)
+    return subprocess.run(
+        [sys.executable, "-m", "tokasm", *args],
+        cwd=folder,
+        env=env,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        timeout=300,
+        check=False,
+    )
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """An otherwise empty folder with a correct and a broken local module."""
+    folder = tmp_path / "project"
+    folder.mkdir()
+    (folder / "good.py").write_text(GOOD, encoding="utf-8")
+    (folder / "broken.py").write_text(DROPS_EMPTY, encoding="utf-8")
+    return folder
+
+
+def test_cli_prints_a_case_that_reproduces_the_failure(
+    project: Path, corpus_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ran = _tokasm(project, "fuzz", "broken:Impl", "--seed", "4", "--save", "found.yaml")
+    assert ran.returncode == 1, ran.stderr
+    assert "disagrees with the model" in ran.stdout
+    assert "Traceback" not in ran.stderr
+    shutil.copy(project / "found.yaml", corpus_root / "cases" / "found.yaml")
+    (case,) = load_corpus(corpus_root)
+    assert "APPEND-EMPTY" in case.requirements
+    monkeypatch.chdir(project)  # the testee imports broken.py from the current folder
+    subjects: list[Subject] = [
+        CommandSubject(python_testee_command("broken:Impl")),
+        PythonSubject(BACKENDS["list-join"], "list-join"),
+    ]
+    try:
+        assert run_case(subjects[0], case).outcome == "failed"
+        assert run_case(subjects[1], case).outcome == "passed"
+    finally:
+        for subject in subjects:
+            subject.close()
+    # What was printed is the saved file, comments and all.
+    assert ran.stdout.startswith((project / "found.yaml").read_text(encoding="utf-8"))
+
+
+def test_cli_exit_codes(project: Path) -> None:
+    clean = _tokasm(project, "fuzz", "good:Impl", "--examples", "40", "--seed", "0")
+    assert clean.returncode == 0, clean.stderr
+    assert "good:Impl: no disagreement with the model (40 examples" in clean.stdout
+    for args in (["missing:Impl"], []):
+        bad = _tokasm(project, "fuzz", *args)
+        assert bad.returncode == 2, args
+        assert "Traceback" not in bad.stderr
+        assert "error:" in bad.stderr
+
+
+def test_cli_fuzzes_a_protocol_testee(project: Path) -> None:
+    testee = f"{sys.executable} -m tokasm.conformance.testee"
+    clean = _tokasm(
+        project, "fuzz", "--cmd", f"{testee} list-join", "--examples", "30", "--seed", "0"
+    )
+    assert clean.returncode == 0, clean.stdout + clean.stderr
+    broken = _tokasm(project, "fuzz", "--cmd", f"{testee} broken:Impl", "--seed", "4")
+    assert broken.returncode == 1, broken.stdout + broken.stderr
+    assert 'delta: ""' in broken.stdout
+
+
+def test_check_reports_what_only_the_fuzzer_finds(project: Path, corpus_root: Path) -> None:
+    # The seed example alone misses a dropped empty delta; the fuzz phase does not.
+    shutil.copy(spec_dir() / "cases" / "seed-example.yaml", corpus_root / "cases")
+    found = _tokasm(project, "check", "broken:Impl", "--fuzz-examples", "300", spec=corpus_root)
+    assert found.returncode == 1, found.stdout + found.stderr
+    assert "fuzz: broken:Impl: disagrees with the model" in found.stdout
+    off = _tokasm(project, "check", "broken:Impl", "--fuzz-examples", "0", spec=corpus_root)
+    assert off.returncode == 0, off.stdout + off.stderr
