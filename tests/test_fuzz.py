@@ -9,9 +9,7 @@ YAML exactly, so that is tested on its own with Hypothesis.
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +20,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from mutants import MUTANTS
+from test_cli import tokasm_cmd
 from tokasm.conformance.corpus import Apply, Get, load_corpus, load_file
 from tokasm.conformance.fuzz import fuzz, fuzz_phase
 from tokasm.conformance.fuzz_cases import case_document, dump_case_file
@@ -228,22 +227,6 @@ def test_any_string_survives_yaml_exactly(
 # --- the command, as a user runs it ---------------------------------------
 
 
-def _tokasm(folder: Path, *args: str, spec: Path | None = None) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", SPEC_DIR_ENV)}
-    if spec is not None:
-        env[SPEC_DIR_ENV] = str(spec)
-    return subprocess.run(
-        [sys.executable, "-m", "tokasm", *args],
-        cwd=folder,
-        env=env,
-        capture_output=True,
-        text=True,
-        encoding="utf-8",
-        timeout=300,
-        check=False,
-    )
-
-
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     """An otherwise empty folder with a correct and a broken local module."""
@@ -257,10 +240,10 @@ def project(tmp_path: Path) -> Path:
 def test_cli_prints_a_case_that_reproduces_the_failure(
     project: Path, corpus_root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    ran = _tokasm(project, "fuzz", "broken:Impl", "--seed", "4", "--save", "found.yaml")
-    assert ran.returncode == 1, ran.stderr
-    assert "disagrees with the model" in ran.stdout
-    assert "Traceback" not in ran.stderr
+    ran = tokasm_cmd(project, "fuzz", "broken:Impl", "--seed", "4", "--save", "found.yaml")
+    assert ran.code == 1, ran.err
+    assert "disagrees with the model" in ran.out
+    assert "Traceback" not in ran.err
     shutil.copy(project / "found.yaml", corpus_root / "cases" / "found.yaml")
     (case,) = load_corpus(corpus_root)
     assert "APPEND-EMPTY" in case.requirements
@@ -276,36 +259,39 @@ def test_cli_prints_a_case_that_reproduces_the_failure(
         for subject in subjects:
             subject.close()
     # What was printed is the saved file, comments and all.
-    assert ran.stdout.startswith((project / "found.yaml").read_text(encoding="utf-8"))
+    assert ran.out.startswith((project / "found.yaml").read_text(encoding="utf-8"))
 
 
 def test_cli_exit_codes(project: Path) -> None:
-    clean = _tokasm(project, "fuzz", "good:Impl", "--examples", "40", "--seed", "0")
-    assert clean.returncode == 0, clean.stderr
-    assert "good:Impl: no disagreement with the model (40 examples" in clean.stdout
+    clean = tokasm_cmd(project, "fuzz", "good:Impl", "--examples", "40", "--seed", "0")
+    assert clean.code == 0, clean.err
+    assert "good:Impl: no disagreement with the model (40 examples" in clean.out
     for args in (["missing:Impl"], []):
-        bad = _tokasm(project, "fuzz", *args)
-        assert bad.returncode == 2, args
-        assert "Traceback" not in bad.stderr
-        assert "error:" in bad.stderr
+        bad = tokasm_cmd(project, "fuzz", *args)
+        assert bad.code == 2, args
+        assert "Traceback" not in bad.err
+        assert "error:" in bad.err
 
 
 def test_cli_fuzzes_a_protocol_testee(project: Path) -> None:
     testee = f"{sys.executable} -m tokasm.conformance.testee"
-    clean = _tokasm(
+    clean = tokasm_cmd(
         project, "fuzz", "--cmd", f"{testee} list-join", "--examples", "30", "--seed", "0"
     )
-    assert clean.returncode == 0, clean.stdout + clean.stderr
-    broken = _tokasm(project, "fuzz", "--cmd", f"{testee} broken:Impl", "--seed", "4")
-    assert broken.returncode == 1, broken.stdout + broken.stderr
-    assert 'delta: ""' in broken.stdout
+    assert clean.code == 0, clean.out + clean.err
+    broken = tokasm_cmd(project, "fuzz", "--cmd", f"{testee} broken:Impl", "--seed", "4")
+    assert broken.code == 1, broken.out + broken.err
+    assert 'delta: ""' in broken.out
 
 
-def test_check_reports_what_only_the_fuzzer_finds(project: Path, corpus_root: Path) -> None:
+def test_check_reports_what_only_the_fuzzer_finds(
+    project: Path, corpus_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # The seed example alone misses a dropped empty delta; the fuzz phase does not.
     shutil.copy(spec_dir() / "cases" / "seed-example.yaml", corpus_root / "cases")
-    found = _tokasm(project, "check", "broken:Impl", "--fuzz-examples", "300", spec=corpus_root)
-    assert found.returncode == 1, found.stdout + found.stderr
-    assert "fuzz: broken:Impl: disagrees with the model" in found.stdout
-    off = _tokasm(project, "check", "broken:Impl", "--fuzz-examples", "0", spec=corpus_root)
-    assert off.returncode == 0, off.stdout + off.stderr
+    monkeypatch.setenv(SPEC_DIR_ENV, str(corpus_root))
+    found = tokasm_cmd(project, "check", "broken:Impl", "--fuzz-examples", "300")
+    assert found.code == 1, found.out + found.err
+    assert "fuzz: broken:Impl: disagrees with the model" in found.out
+    off = tokasm_cmd(project, "check", "broken:Impl", "--fuzz-examples", "0")
+    assert off.code == 0, off.out + off.err
