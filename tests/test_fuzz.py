@@ -142,7 +142,7 @@ def test_check_phase_runs_only_after_a_clean_corpus() -> None:
     assert fuzz_phase(subject, [passed, failed], FOUND_WITHIN) == ()
     assert fuzz_phase(subject, [passed], 0) == ()
     (problem,) = fuzz_phase(subject, [passed], FOUND_WITHIN)
-    assert problem.startswith("fuzz: ci: disagrees with the model")
+    assert problem.startswith("fuzz disagrees with the model")
     assert "\ncases:\n" in problem
 
 
@@ -292,6 +292,6 @@ def test_check_reports_what_only_the_fuzzer_finds(
     monkeypatch.setenv(SPEC_DIR_ENV, str(corpus_root))
     found = tokasm_cmd(project, "check", "broken:Impl", "--fuzz-examples", "300")
     assert found.code == 1, found.out + found.err
-    assert "fuzz: broken:Impl: disagrees with the model" in found.out
+    assert "PROBLEM broken:Impl: fuzz disagrees with the model" in found.out
     off = tokasm_cmd(project, "check", "broken:Impl", "--fuzz-examples", "0")
     assert off.code == 0, off.out + off.err

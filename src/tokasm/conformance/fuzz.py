@@ -10,6 +10,7 @@ again to prove that the printed case reproduces the failure.
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import tempfile
 import time
@@ -54,6 +55,7 @@ _CHECK_BUDGET = 20.0
 _CHECK_SHRINK_BUDGET = 3.0
 
 _SOURCE = Path("<tokasm fuzz>")
+_PLAIN_ID = "m"  # what simplification renames ids to, where that keeps the failure
 
 
 class _Disagreement(Exception):
@@ -92,14 +94,18 @@ class FuzzReport:
     out_of_time: bool
     counterexample: Counterexample | None
 
-    def summary(self) -> str:
-        """One line: the verdict, how much was tried, and how to rerun it."""
+    def verdict(self) -> str:
+        """The verdict, how much was tried, and the seed that repeats it."""
         examples = f"{self.examples} example{'' if self.examples == 1 else 's'}"
         spent = f"{examples} in {self.seconds:.1f} s, seed {self.seed}"
         if self.counterexample is not None:
-            return f"{self.target}: disagrees with the model ({spent})"
+            return f"disagrees with the model ({spent})"
         budget = "; stopped by the time budget" if self.out_of_time else ""
-        return f"{self.target}: no disagreement with the model ({spent}{budget})"
+        return f"no disagreement with the model ({spent}{budget})"
+
+    def summary(self) -> str:
+        """One line: the target and its verdict."""
+        return f"{self.target}: {self.verdict()}"
 
     def problem(self) -> str | None:
         """The disagreement as a run-level problem for ``tokasm check``, or None."""
@@ -107,7 +113,7 @@ class FuzzReport:
         if found is None:
             return None
         return (
-            f"fuzz: {self.summary()}\n{found.result.message}\n"
+            f"fuzz {self.verdict()}\n{found.result.message}\n"
             f"shrunk counterexample (save it as a corpus case):\n{found.yaml}"
         )
 
@@ -126,8 +132,21 @@ def _with_ops(program: Program, ops: tuple[Op, ...]) -> Program:
     return Program(tuple(name for name in program.instances if name in used), ops)
 
 
+def _message_id(op: Op) -> str:
+    return str(op.event["id"]) if isinstance(op, ApplyOp) else op.message_id
+
+
+def _renamed(op: Op, old: str, new: str) -> Op:
+    if _message_id(op) != old:
+        return op
+    if isinstance(op, ApplyOp):
+        return ApplyOp(op.instance, {**op.event, "id": new})
+    return dataclasses.replace(op, message_id=new)
+
+
 def _simpler(program: Program) -> Iterator[Program]:
-    """Programs one edit simpler: an operation removed, an event key dropped, a delta halved."""
+    """Programs one edit simpler: an operation removed, an event key dropped, a delta
+    halved, or an id renamed to the plain ``m`` (if no other message is called that)."""
     ops = program.ops
     if len(ops) > 1:
         for index in reversed(range(len(ops))):
@@ -141,6 +160,10 @@ def _simpler(program: Program) -> Iterator[Program]:
             edits.append({**op.event, "delta": delta[: len(delta) // 2]})
         for event in edits:
             yield _with_ops(program, (*ops[:index], ApplyOp(op.instance, event), *ops[index + 1 :]))
+    ids = dict.fromkeys(_message_id(op) for op in ops)
+    if _PLAIN_ID not in ids:
+        for old in ids:
+            yield _with_ops(program, tuple(_renamed(op, old, _PLAIN_ID) for op in ops))
 
 
 def _simplify(program: Program, fails: Callable[[Program], bool], deadline: float) -> Program:
