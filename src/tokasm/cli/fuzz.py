@@ -61,7 +61,8 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser], ep
         type=_positive_seconds,
         metavar="SECONDS",
         help="start no new example after this long (default: no limit); "
-        f"shrinking a disagreement has its own limit of {SHRINK_BUDGET:g} s",
+        f"shrinking a disagreement has its own limit: {SHRINK_BUDGET:g} s for Hypothesis "
+        "and as long again for the final simplification",
     )
     parser.add_argument(
         "--instances",
