@@ -1,20 +1,22 @@
 """Run scenarios x implementations over a sweep of sizes, within a time budget.
 
-For each scenario and size, every implementation still in the race is timed
-in interleaved rounds (min of N). An implementation whose next size is
-predicted to take longer than the budget per run is skipped at that size
-and above: a quadratic backend at 256k deltas would otherwise take minutes.
+Every (size, implementation) cell is timed in interleaved rounds (min of N).
+An implementation whose next size is predicted to take longer than the
+budget per run is skipped at that size and above: a quadratic backend at
+256k deltas would otherwise take minutes.
 """
 
 from __future__ import annotations
 
+import gc
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeAlias
 
 from .fit import predict_seconds, scaling_exponent, verdict
-from .measure import MemoryPeak, interleaved_min, peak_memory
+from .measure import MemoryPeak, peak_memory, time_action
+from .report import format_size
 from .workload import make_workload
 
 if TYPE_CHECKING:
@@ -120,8 +122,8 @@ QUICK = SweepSettings(sizes=(1_000, 4_000, 16_000), repeats=3, budget=0.1, batch
 SMOKE = SweepSettings(sizes=(50, 200), repeats=1, budget=1.0, batch=0.0)
 
 
-#: Called before each measurement: (scenario, size, what is measured now).
-ProgressHook: TypeAlias = Callable[[str, int, str], None]
+#: Called before each step: (scenario, what is measured now).
+ProgressHook: TypeAlias = Callable[[str, str], None]
 
 
 def _guarded(series: Series, action: Action) -> Action:
@@ -138,26 +140,35 @@ def _guarded(series: Series, action: Action) -> Action:
     return run
 
 
-def _time_size(
+def _first_round(
     scenario: Scenario, size: int, series: Sequence[Series], settings: SweepSettings
-) -> None:
+) -> list[tuple[Series, Action]]:
+    """Prepare and time once every series the budget allows at ``size``; return its actions."""
     workload = make_workload(size)
-    actions: dict[str, Action] = {}
+    cells: list[tuple[Series, Action]] = []
     for one in series:
         if not one.allows(size, settings.budget):
             if one.error is None:
                 one.skipped.append(size)
             continue
         try:
-            action = scenario.prepare(one.contender.factory, workload)
+            action = _guarded(one, scenario.prepare(one.contender.factory, workload))
         except Exception as error:
             one.error = f"{type(error).__name__}: {error}"
             continue
-        actions[one.contender.name] = _guarded(one, action)
-    best = interleaved_min(actions, settings.repeats, settings.batch) if actions else {}
-    for one in series:
-        if one.contender.name in best and one.error is None:
-            one.points.append(Point(size, best[one.contender.name], scenario.operations(size)))
+        cells.append((one, action))
+    for one, action in cells:
+        seconds = time_action(action, settings.batch)
+        if one.error is None:
+            one.points.append(Point(size, seconds, scenario.operations(size)))
+    return cells
+
+
+def _better(one: Series, size: int, seconds: float) -> None:
+    """Keep the minimum of the runs at ``size``."""
+    for index, point in enumerate(one.points):
+        if point.size == size and seconds < point.seconds:
+            one.points[index] = Point(size, seconds, point.operations)
 
 
 def run_sweep(
@@ -166,7 +177,13 @@ def run_sweep(
     settings: SweepSettings,
     progress: ProgressHook | None = None,
 ) -> list[Series]:
-    """Every scenario on every contender that supports it, sizes ascending."""
+    """Every scenario on every contender that supports it, sizes ascending.
+
+    The first round goes up the sizes (the budget needs the smaller sizes'
+    times); the other rounds revisit every size and contender in turn, so a
+    slow spell of a shared machine lands on one round of many cells, and the
+    minimum discards it.
+    """
     results: list[Series] = []
     for scenario in scenarios:
         series = [
@@ -174,16 +191,33 @@ def run_sweep(
             for contender in contenders
             if contender.has_read_since or not scenario.needs_read_since
         ]
+        cells: list[tuple[Series, int, Action]] = []
         for size in sorted(settings.sizes):
             if progress:
-                progress(scenario.name, size, "timing")
-            _time_size(scenario, size, series, settings)
+                progress(
+                    scenario.name, f"{format_size(size)} deltas, round 1 of {settings.repeats}"
+                )
+            cells.extend(
+                (one, size, action)
+                for one, action in _first_round(scenario, size, series, settings)
+            )
+        for round_number in range(2, settings.repeats + 1):
+            if progress:
+                progress(scenario.name, f"all sizes, round {round_number} of {settings.repeats}")
+            gc.collect()
+            for one, size, action in cells:
+                seconds = time_action(action, settings.batch)
+                if one.error is None:
+                    _better(one, size, seconds)
+        del cells
         if settings.memory:
             for one in series:
                 if one.points and one.error is None and not one.contender.per_request:
                     size = one.points[-1].size
                     if progress:
-                        progress(scenario.name, size, f"memory of {one.contender.name}")
+                        progress(
+                            scenario.name, f"memory of {one.contender.name} at {format_size(size)}"
+                        )
                     one.memory = peak_memory(scenario, one.contender.factory, make_workload(size))
                     one.memory_size = size
         results.extend(series)

@@ -156,9 +156,9 @@ def _progress_line() -> ProgressHook:
     """Rewrite one stderr line per measurement step."""
     width = 0
 
-    def show(scenario: str, size: int, step: str) -> None:
+    def show(scenario: str, step: str) -> None:
         nonlocal width
-        line = f"bench: {scenario} at {format_size(size)} deltas: {step}"
+        line = f"bench: {scenario}: {step}"
         width = max(width, len(line))
         sys.stderr.write(f"\r{line:<{width}}")
         sys.stderr.flush()
