@@ -227,8 +227,8 @@ def programs(
     pending = _mostly(st.tuples(applies, pooled), st.one_of(reads), one_in=4)
     pendings = st.lists(pending, min_size=_MIN_OPS, max_size=max_ops)
     pools = st.one_of(
-        st.lists(message_ids(), min_size=1, max_size=_POOL_SIZE, unique=True),
         st.sampled_from(_LOOKALIKE_POOLS).map(list),
+        st.lists(message_ids(), min_size=1, max_size=_POOL_SIZE, unique=True),
     )
 
     @st.composite
