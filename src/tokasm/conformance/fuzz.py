@@ -166,16 +166,20 @@ def _simpler(program: Program) -> Iterator[Program]:
             yield _with_ops(program, tuple(_renamed(op, old, _PLAIN_ID) for op in ops))
 
 
-def _simplify(program: Program, fails: Callable[[Program], bool], deadline: float) -> Program:
-    """Greedy one-edit simplification after Hypothesis: it rarely deletes a step of another kind."""
+def _simplify(
+    found: tuple[Program, CaseResult], run: Callable[[Program], CaseResult], deadline: float
+) -> tuple[Program, CaseResult]:
+    """Greedy one-edit simplification after Hypothesis, which rarely deletes a step when
+    steps of other kinds surround it. Returns the simplest failing program and its failure."""
     improved = True
     while improved and time.monotonic() < deadline:
         improved = False
-        for candidate in _simpler(program):
-            if fails(candidate):
-                program, improved = candidate, True
+        for candidate in _simpler(found[0]):
+            result = run(candidate)
+            if result.outcome != "passed":
+                found, improved = (candidate, result), True
                 break
-    return program
+    return found
 
 
 def fuzz(
@@ -199,7 +203,7 @@ def fuzz(
     description = f"Counterexample from tokasm fuzz against {subject.name} (seed {chosen_seed})"
     started = time.monotonic()
     deadline = float("inf") if budget is None else started + budget
-    failures: list[Program] = []
+    failures: list[tuple[Program, CaseResult]] = []
     searched = 0
 
     def run(program: Program) -> CaseResult:
@@ -217,7 +221,7 @@ def fuzz(
             return
         if not failures:
             deadline = time.monotonic() + shrink_budget
-        failures.append(program)
+        failures.append((program, result))
         raise _Disagreement(result.message)
 
     test = settings(
@@ -240,13 +244,8 @@ def fuzz(
         pass  # the last failure recorded is the shrunk one (or, if flaky, the smallest seen)
     counterexample = None
     if failures:
-        program = _simplify(
-            failures[-1],
-            lambda candidate: run(candidate).outcome != "passed",
-            time.monotonic() + shrink_budget,
-        )
+        program, result = _simplify(failures[-1], run, time.monotonic() + shrink_budget)
         document = case_document(program, description)
-        result = run(program)
         reproduced = _reproduces(subject, dump_case_file(document))
         counterexample = Counterexample(document, result, reproduced)
     return FuzzReport(
