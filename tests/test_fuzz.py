@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import shutil
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import jsonschema
@@ -34,8 +35,6 @@ from tokasm.conformance.testee import python_testee_command
 from tokasm.implementations import BACKENDS
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from tokasm.conformance.subjects import Subject
 
 # Mutants the fuzzer must find within FOUND_WITHIN examples at seed 0; each
@@ -125,6 +124,21 @@ def test_testee_fault_is_a_disagreement_not_a_crash() -> None:
         {"apply": {"id": "m", "delta": "\x00"}, "returns": None},
         {"get": "m", "returns": "\x00"},  # every message is read at the end
     ]
+
+
+def test_testee_that_crashes_once_is_reported_as_flaky(tmp_path: Path) -> None:
+    faulty = Path(__file__).parent / "testees" / "faulty.py"
+    marker = tmp_path / "crashed"
+    argv = [sys.executable, str(faulty), "crash", "--at", "30", "--marker", str(marker)]
+    subject = CommandSubject(argv)
+    try:
+        report = fuzz(subject, examples=100, seed=0, shrink_budget=SHRINK_SECONDS)
+    finally:
+        subject.close()
+    found = report.counterexample
+    assert found is not None
+    assert "exited with code 3" in found.result.message
+    assert not found.reproduced  # the respawned testee behaves; the report says so
 
 
 def test_time_budget_ends_the_search() -> None:
