@@ -125,9 +125,12 @@ def render_matrix(results: Sequence[Series], default: str | None) -> str:
         row = [scenario]
         for name in names:
             series = cell.get((scenario, name))
-            row.append(
-                "n/a" if series is None else f"{_exponent_text(series)} {series.verdict}".strip()
-            )
+            if series is None:
+                row.append("n/a")
+            elif series.exponent is None:
+                row.append("ERROR" if series.error else "-")
+            else:
+                row.append(f"{_exponent_text(series)} {series.verdict}")
         lines.append("| " + " | ".join(row) + " |")
     return "\n".join(lines)
 

@@ -61,7 +61,8 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser], ep
         action="append",
         default=[],
         metavar="COMMAND LINE",
-        help="also measure this protocol testee (repeatable); every call is a request",
+        help="also measure this protocol testee (repeatable); every call is a request, "
+        "so give it a larger --budget or smaller --sizes",
     )
     parser.add_argument(
         "--only",
