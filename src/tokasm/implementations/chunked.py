@@ -4,16 +4,17 @@ Each open message keeps a short list of pending parts and one *compacted*
 string. Every ``COMPACT_EVERY`` deltas, and on every read, the pending parts
 are joined and appended to the compacted string with ``text += chunk``.
 
-Why that is fast relies on one CPython behaviour: ``s += t`` on a local
-variable whose string nothing else references (reference count 1, not
-interned, hash never computed, same or wider character kind) resizes ``s``
-in place with ``realloc`` instead of copying it, so growing a string this way
-is amortized linear. The code makes sure it holds the only reference:
-``_compact`` takes the string out of the dict (``texts[id] = ""``) before the
-``+=`` and puts it back afterwards. A string that ``get`` handed to a caller is
-shared while the caller keeps it; the next compaction then copies it once,
-which is the unavoidable cost of a snapshot the caller holds. On other
-interpreters (PyPy, GraalPy) or when that condition fails, ``+=`` copies: the
+Why that is fast relies on one CPython behaviour (3.10 to 3.13 alike):
+``s += t`` on a local variable whose string nothing else references
+(reference count 1, not interned, hash never computed, and ``t`` fits its
+character width) resizes ``s`` in place with ``realloc`` instead of copying
+it, so growing a string this way is amortized linear. The code makes sure it
+holds the only reference: ``_compact`` takes the string out of the dict
+(``texts[id] = ""``) before the ``+=`` and puts it back afterwards. A string
+that ``get`` handed to a caller is shared while the caller keeps it; the next
+compaction then copies it once, which is the unavoidable cost of a snapshot
+the caller holds. On other interpreters (PyPy, GraalPy), or when a condition
+fails (a hashed string, the first wider character), ``+=`` copies: the
 results are the same, only the cost changes.
 
 What it buys, against ``list-join`` (see ``benchmarks/``):
