@@ -42,6 +42,7 @@ def test_scenario(
     predicted = timings.predicted(bench_cell)
     if predicted > timings.budget:
         pytest.skip(
+            f"{bench_cell.scenario} on {bench_cell.backend} at {bench_cell.size} deltas: "
             f"predicted {predicted:.1f} s per run from the smaller sizes, "
             f"over the budget of {timings.budget:g} s (--bench-budget)"
         )
