@@ -5,6 +5,11 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
 import nox
 
 nox.needs_version = ">=2024.3.2"
@@ -14,11 +19,32 @@ nox.options.sessions = ["tests", "lint", "typecheck", "conformance"]
 PYTHONS = nox.project.python_versions(nox.project.load_toml("pyproject.toml"))
 
 
+def _expose_pyenv_pythons(versions: list[str]) -> None:
+    """Put pyenv-installed interpreters that are not on PATH (python3.10 ...) onto it.
+
+    pyenv's shims only expose the versions named by ``pyenv global``; nox looks
+    for ``pythonX.Y`` on PATH, so without this it would skip installed ones.
+    """
+    pyenv = shutil.which("pyenv")
+    if pyenv is None:
+        return
+    answer = subprocess.run([pyenv, "root"], check=False, capture_output=True, text=True)
+    root = Path(answer.stdout.strip())
+    for version in versions:
+        if shutil.which(f"python{version}") is None:
+            found = sorted((root / "versions").glob(f"{version}.*/bin/python{version}"))
+            if found:
+                os.environ["PATH"] = f"{found[-1].parent}{os.pathsep}{os.environ['PATH']}"
+
+
+_expose_pyenv_pythons(PYTHONS)
+
+
 @nox.session(python=PYTHONS)
 def tests(session: nox.Session) -> None:
     """Run the test suite (Hypothesis derandomized, in parallel with xdist)."""
     session.install("-e", ".[test]")
-    session.run("pytest", "-n", "2", "-p", "no:randomly", *session.posargs)
+    session.run("pytest", "-n", "2", *session.posargs, env={"HYPOTHESIS_PROFILE": "ci"})
 
 
 @nox.session

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from test_cli import tokasm_cmd
+from helpers import tokasm_cmd
 from tokasm.bench.fit import predict_seconds, scaling_exponent, verdict
 from tokasm.bench.report import format_size, parse_size
 from tokasm.bench.scenarios import SCENARIOS

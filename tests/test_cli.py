@@ -8,13 +8,13 @@ import subprocess
 import sys
 import xml.etree.ElementTree as ET
 import zipfile
-from dataclasses import dataclass
 from pathlib import Path
 
 import jsonschema
 import pytest
 
 import tokasm
+from helpers import tokasm_cmd
 from tokasm.conformance.corpus import load_corpus
 from tokasm.conformance.paths import SPEC_DIR_ENV, spec_dir
 
@@ -46,29 +46,6 @@ class Impl:
     def get(self, key):
         return self.texts.get(key)
 """
-
-
-@dataclass(frozen=True)
-class Ran:
-    code: int
-    out: str
-    err: str
-
-
-def tokasm_cmd(folder: Path, *args: str) -> Ran:
-    """Run ``python -m tokasm ARGS`` in ``folder``, as a user would from their project."""
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    done = subprocess.run(
-        [sys.executable, "-m", "tokasm", *args],
-        cwd=folder,
-        env=env,
-        capture_output=True,
-        text=True,
-        encoding="utf-8",
-        timeout=300,
-        check=False,
-    )
-    return Ran(done.returncode, done.stdout, done.stderr)
 
 
 @pytest.fixture

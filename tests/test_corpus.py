@@ -7,11 +7,11 @@ steps they stand for.
 
 from __future__ import annotations
 
-import shutil
 from typing import TYPE_CHECKING
 
 import pytest
 
+from helpers import copy_spec
 from tokasm.conformance.corpus import (
     Apply,
     CorpusError,
@@ -40,11 +40,7 @@ cases:
 @pytest.fixture
 def spec(tmp_path: Path) -> Path:
     """A copy of the real spec folder (schema, SPEC.md, VERSION) with an empty cases folder."""
-    root = tmp_path / "spec"
-    (root / "cases").mkdir(parents=True)
-    for name in ("case.schema.json", "SPEC.md", "VERSION"):
-        shutil.copy(spec_dir() / name, root / name)
-    return root
+    return copy_spec(tmp_path)
 
 
 def _write(spec: Path, name: str, text: str) -> Path:

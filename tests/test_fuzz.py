@@ -20,8 +20,8 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
+from helpers import copy_spec, tokasm_cmd
 from mutants import MUTANTS
-from test_cli import tokasm_cmd
 from tokasm.conformance.corpus import Apply, Get, load_corpus, load_file
 from tokasm.conformance.fuzz import fuzz, fuzz_phase
 from tokasm.conformance.fuzz_cases import case_document, dump_case_file
@@ -61,11 +61,7 @@ GOOD = "from tokasm.implementations import ListJoinAssembler as Impl\n"
 @pytest.fixture
 def corpus_root(tmp_path: Path) -> Path:
     """An empty corpus folder with the real schema, SPEC.md and VERSION."""
-    root = tmp_path / "spec"
-    (root / "cases").mkdir(parents=True)
-    for name in ("case.schema.json", "SPEC.md", "VERSION"):
-        shutil.copy(spec_dir() / name, root / name)
-    return root
+    return copy_spec(tmp_path)
 
 
 def _counterexample(target: str) -> tuple[dict[str, Any], str, CaseResult]:

@@ -18,8 +18,7 @@ from ..conformance.progress import progress_wanted
 from ..conformance.protocol_client import DEFAULT_TIMEOUT, CommandSubject, split_command
 from ..conformance.subjects import TargetError, resolve_target
 from ..implementations import DEFAULT_BACKEND
-from .check import _positive_seconds
-from .fuzz import _at_least_one
+from ._options import at_least_one, positive_seconds
 
 if TYPE_CHECKING:
     from ..bench.sweep import Contender, ProgressHook
@@ -90,9 +89,9 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser], ep
         help="stream sizes in deltas, e.g. 1k,10k,100k (default "
         f"{','.join(map(format_size, FULL.sizes))})",
     )
-    parser.add_argument("--repeats", type=_at_least_one, metavar="N", help="min of N runs")
+    parser.add_argument("--repeats", type=at_least_one, metavar="N", help="min of N runs")
     parser.add_argument(
-        "--budget", type=_positive_seconds, metavar="SECONDS", help="skip sizes predicted slower"
+        "--budget", type=positive_seconds, metavar="SECONDS", help="skip sizes predicted slower"
     )
     parser.add_argument("--no-memory", action="store_true", help="skip the tracemalloc runs")
     parser.add_argument("--json", type=Path, metavar="PATH", help="write every figure as JSON")
@@ -107,7 +106,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser], ep
     )
     parser.add_argument(
         "--timeout",
-        type=_positive_seconds,
+        type=positive_seconds,
         default=DEFAULT_TIMEOUT,
         metavar="SECONDS",
         help=f"per-request timeout for --cmd testees (default {DEFAULT_TIMEOUT:g})",

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import fnmatch
-import math
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -32,6 +31,7 @@ from ..conformance.subjects import PythonSubject, Subject, TargetError, resolve_
 from ..conformance.testee import python_testee_command
 from ..conformance.xfail import XfailError, XfailList, apply_xfail, load_xfail, write_xfail
 from ..implementations import BACKENDS
+from ._options import positive_seconds
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence, Set
@@ -103,7 +103,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser], ep
     )
     testees.add_argument(
         "--timeout",
-        type=_positive_seconds,
+        type=positive_seconds,
         default=DEFAULT_TIMEOUT,
         metavar="SECONDS",
         help=f"per-request timeout for testees (default {DEFAULT_TIMEOUT:g}; starting and "
@@ -150,16 +150,6 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser], ep
     )
     parser.add_argument("--debug", action="store_true", help="show tracebacks for loading errors")
     parser.set_defaults(run=run)
-
-
-def _positive_seconds(text: str) -> float:
-    try:
-        seconds = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
-    if not (seconds > 0 and math.isfinite(seconds)):
-        raise argparse.ArgumentTypeError(f"must be a finite number above 0, got {text!r}")
-    return seconds
 
 
 def _select(corpus: Corpus, patterns: list[str]) -> list[Case]:

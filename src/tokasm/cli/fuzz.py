@@ -11,7 +11,7 @@ from ..conformance.fuzz import SHRINK_BUDGET, fuzz
 from ..conformance.fuzz_strategies import INSTANCE_NAMES
 from ..conformance.protocol_client import DEFAULT_TIMEOUT, CommandSubject, split_command
 from ..conformance.subjects import PythonSubject, TargetError, resolve_target
-from .check import _positive_seconds
+from ._options import at_least_one, positive_seconds
 
 if TYPE_CHECKING:
     from ..conformance.fuzz import FuzzReport
@@ -50,7 +50,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser], ep
     )
     parser.add_argument(
         "--examples",
-        type=_at_least_one,
+        type=at_least_one,
         default=500,
         metavar="N",
         help="how many programs to try (default 500)",
@@ -58,7 +58,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser], ep
     parser.add_argument("--seed", type=int, metavar="N", help="repeat a run (default: random)")
     parser.add_argument(
         "--budget",
-        type=_positive_seconds,
+        type=positive_seconds,
         metavar="SECONDS",
         help="start no new example after this long (default: no limit); "
         f"shrinking a disagreement has its own limit: {SHRINK_BUDGET:g} s for Hypothesis "
@@ -74,7 +74,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser], ep
     )
     parser.add_argument(
         "--timeout",
-        type=_positive_seconds,
+        type=positive_seconds,
         default=DEFAULT_TIMEOUT,
         metavar="SECONDS",
         help=f"per-request timeout for a --cmd testee (default {DEFAULT_TIMEOUT:g})",
@@ -82,16 +82,6 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser], ep
     parser.add_argument("--save", type=Path, metavar="FILE", help="also write the case to FILE")
     parser.add_argument("--debug", action="store_true", help="show tracebacks for loading errors")
     parser.set_defaults(run=run)
-
-
-def _at_least_one(text: str) -> int:
-    try:
-        number = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if number < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {text!r}")
-    return number
 
 
 def _subject(args: argparse.Namespace) -> Subject:

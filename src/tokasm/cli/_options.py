@@ -1,0 +1,30 @@
+"""Argument types shared by the subcommands, so each option is parsed one way everywhere."""
+
+from __future__ import annotations
+
+import argparse
+import math
+
+__all__ = ["at_least_one", "positive_seconds"]
+
+
+def positive_seconds(text: str) -> float:
+    """A finite number of seconds above 0 (timeouts, budgets)."""
+    try:
+        seconds = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not (seconds > 0 and math.isfinite(seconds)):
+        raise argparse.ArgumentTypeError(f"must be a finite number above 0, got {text!r}")
+    return seconds
+
+
+def at_least_one(text: str) -> int:
+    """A whole number >= 1 (examples, repeats)."""
+    try:
+        number = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {text!r}")
+    return number
