@@ -38,6 +38,11 @@ def show(value: object) -> str:
     return f"{text[:half]}...{text[-half:]}{length}"
 
 
+def _abbreviated(*values: str) -> bool:
+    """Whether ``show`` cut any of these, so the difference itself may be hidden."""
+    return any(len(repr(value)) > _SHOW_LIMIT for value in values)
+
+
 def _first_difference(expected: str, actual: str) -> str:
     index = next(
         (i for i, (e, a) in enumerate(zip(expected, actual, strict=False)) if e != a),
@@ -97,7 +102,11 @@ def _check_step(subject: Subject, step: Step, case: Case) -> CaseResult | None:
     if actual == expect.value and type(actual) is type(expect.value):
         return None
     message = f"{where}\n  expected: {show(expect.value)}\n  actual:   {show(actual)}"
-    if isinstance(actual, str) and isinstance(expect.value, str):
+    if (
+        isinstance(actual, str)
+        and isinstance(expect.value, str)
+        and _abbreviated(expect.value, actual)
+    ):
         message += _first_difference(expect.value, actual)
     return CaseResult.of(case, "failed", message)
 
