@@ -20,10 +20,11 @@ PYTHONS = nox.project.python_versions(nox.project.load_toml("pyproject.toml"))
 
 
 def _expose_pyenv_pythons(versions: list[str]) -> None:
-    """Put pyenv-installed interpreters that are not on PATH (python3.10 ...) onto it.
+    """Put every pyenv-installed interpreter (python3.10 ...) first on PATH.
 
-    pyenv's shims only expose the versions named by ``pyenv global``; nox looks
-    for ``pythonX.Y`` on PATH, so without this it would skip installed ones.
+    pyenv's shims answer for every version but run only those named by
+    ``pyenv global``; nox looks for ``pythonX.Y`` on PATH, so without this it
+    would fail or skip installed versions.
     """
     pyenv = shutil.which("pyenv")
     if pyenv is None:
@@ -31,10 +32,9 @@ def _expose_pyenv_pythons(versions: list[str]) -> None:
     answer = subprocess.run([pyenv, "root"], check=False, capture_output=True, text=True)
     root = Path(answer.stdout.strip())
     for version in versions:
-        if shutil.which(f"python{version}") is None:
-            found = sorted((root / "versions").glob(f"{version}.*/bin/python{version}"))
-            if found:
-                os.environ["PATH"] = f"{found[-1].parent}{os.pathsep}{os.environ['PATH']}"
+        found = sorted((root / "versions").glob(f"{version}.*/bin/python{version}"))
+        if found:
+            os.environ["PATH"] = f"{found[-1].parent}{os.pathsep}{os.environ['PATH']}"
 
 
 _expose_pyenv_pythons(PYTHONS)
