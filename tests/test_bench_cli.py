@@ -16,7 +16,7 @@ import pytest
 
 from helpers import tokasm_cmd
 from tokasm.bench.fit import predict_seconds, scaling_exponent, verdict
-from tokasm.bench.report import format_size, parse_size
+from tokasm.bench.report import format_seconds, format_size, parse_size
 from tokasm.bench.scenarios import SCENARIOS
 from tokasm.cli import main
 from tokasm.implementations import BACKENDS, DEFAULT_BACKEND
@@ -286,3 +286,11 @@ def test_benchmark_suite_smoke_run() -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     assert "tokasm targets (recommended backend)" in done.stdout
     assert "not asserted" in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("seconds", "shown"),
+    [(999.7e-9, "1us"), (999.4e-9, "999ns"), (1e-6, "1us"), (0.9996, "1s"), (12.5e-3, "12.5ms")],
+)
+def test_durations_switch_unit_before_rounding_to_a_thousand(seconds: float, shown: str) -> None:
+    assert format_seconds(seconds) == shown

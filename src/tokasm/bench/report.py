@@ -51,7 +51,7 @@ def parse_size(text: str) -> int:
 def format_seconds(seconds: float) -> str:
     """A duration in the unit that keeps three significant digits readable."""
     for unit, factor in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
-        if seconds >= factor:
+        if seconds >= factor * 0.9995:  # 999.7ns rounds to "1us", never "1e+03ns"
             return f"{seconds / factor:.3g}{unit}"
     return f"{seconds / 1e-9:.3g}ns"
 
