@@ -4,8 +4,26 @@ from __future__ import annotations
 
 import argparse
 import math
+from typing import TypeAlias
 
-__all__ = ["at_least_one", "positive_seconds"]
+__all__ = ["TARGET_HELP", "Commands", "at_least_one", "positive_seconds", "subcommand"]
+
+Commands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
+
+TARGET_HELP = "MODULE:ATTR or a bundled backend name"
+
+
+def subcommand(
+    commands: Commands, name: str, summary: str, description: str, epilog: str
+) -> argparse.ArgumentParser:
+    """A subcommand parser whose help keeps the description's and epilog's line breaks."""
+    return commands.add_parser(
+        name,
+        help=summary,
+        description=description,
+        epilog=epilog,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
 
 
 def positive_seconds(text: str) -> float:

@@ -18,11 +18,12 @@ from ..conformance.progress import progress_wanted
 from ..conformance.protocol_client import DEFAULT_TIMEOUT, CommandSubject, split_command
 from ..conformance.subjects import TargetError, resolve_target
 from ..implementations import DEFAULT_BACKEND
-from ._options import at_least_one, positive_seconds
+from ._options import TARGET_HELP, at_least_one, positive_seconds, subcommand
 
 if TYPE_CHECKING:
     from ..bench.sweep import Contender, ProgressHook
     from ..conformance.subjects import Subject
+    from ._options import Commands
 
 __all__ = ["add_parser", "run"]
 
@@ -44,17 +45,15 @@ scenarios: {", ".join(SCENARIOS)}
 """
 
 
-def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser], epilog: str) -> None:
-    parser = commands.add_parser(
+def add_parser(commands: Commands, epilog: str) -> None:
+    parser = subcommand(
+        commands,
         "bench",
-        help="benchmark backends and targets: cost, scaling exponent, memory",
-        description=DESCRIPTION,
-        epilog=epilog,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        "benchmark backends and targets: cost, scaling exponent, memory",
+        DESCRIPTION,
+        epilog,
     )
-    parser.add_argument(
-        "targets", nargs="*", metavar="TARGET", help="MODULE:ATTR or a bundled backend name"
-    )
+    parser.add_argument("targets", nargs="*", metavar="TARGET", help=TARGET_HELP)
     parser.add_argument(
         "--cmd",
         action="append",

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import fnmatch
 import sys
 from pathlib import Path
@@ -31,12 +30,14 @@ from ..conformance.subjects import PythonSubject, Subject, TargetError, resolve_
 from ..conformance.testee import python_testee_command
 from ..conformance.xfail import XfailError, XfailList, apply_xfail, load_xfail, write_xfail
 from ..implementations import BACKENDS
-from ._options import positive_seconds
+from ._options import TARGET_HELP, positive_seconds, subcommand
 
 if TYPE_CHECKING:
+    import argparse
     from collections.abc import Callable, Sequence, Set
 
     from ..conformance.corpus import Case, Corpus
+    from ._options import Commands
 
 __all__ = ["add_parser", "run"]
 
@@ -65,17 +66,11 @@ The same corpus from pytest, one test per case (works with pytest-xdist):
 """
 
 
-def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser], epilog: str) -> None:
-    parser = commands.add_parser(
-        "check",
-        help="run the conformance corpus against targets",
-        description=DESCRIPTION,
-        epilog=epilog,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+def add_parser(commands: Commands, epilog: str) -> None:
+    parser = subcommand(
+        commands, "check", "run the conformance corpus against targets", DESCRIPTION, epilog
     )
-    parser.add_argument(
-        "targets", nargs="*", metavar="TARGET", help="MODULE:ATTR or a bundled backend name"
-    )
+    parser.add_argument("targets", nargs="*", metavar="TARGET", help=TARGET_HELP)
     parser.add_argument(
         "--profile",
         action="append",

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -11,11 +10,14 @@ from ..conformance.fuzz import SHRINK_BUDGET, fuzz
 from ..conformance.fuzz_strategies import INSTANCE_NAMES
 from ..conformance.protocol_client import DEFAULT_TIMEOUT, CommandSubject, split_command
 from ..conformance.subjects import PythonSubject, TargetError, resolve_target
-from ._options import at_least_one, positive_seconds
+from ._options import TARGET_HELP, at_least_one, positive_seconds, subcommand
 
 if TYPE_CHECKING:
+    import argparse
+
     from ..conformance.fuzz import FuzzReport
     from ..conformance.subjects import Subject
+    from ._options import Commands
 
 __all__ = ["add_parser", "run"]
 
@@ -33,18 +35,16 @@ Without --seed a random seed is used and printed, so any run can be repeated.
 """
 
 
-def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser], epilog: str) -> None:
-    parser = commands.add_parser(
+def add_parser(commands: Commands, epilog: str) -> None:
+    parser = subcommand(
+        commands,
         "fuzz",
-        help="fuzz one target against the model; print a counterexample as a corpus case",
-        description=DESCRIPTION,
-        epilog=epilog,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        "fuzz one target against the model; print a counterexample as a corpus case",
+        DESCRIPTION,
+        epilog,
     )
     target = parser.add_mutually_exclusive_group(required=True)
-    target.add_argument(
-        "target", nargs="?", metavar="TARGET", help="MODULE:ATTR or a bundled backend name"
-    )
+    target.add_argument("target", nargs="?", metavar="TARGET", help=TARGET_HELP)
     target.add_argument(
         "--cmd", metavar="COMMAND LINE", help="a protocol testee command (spec/PROTOCOL.md)"
     )
