@@ -65,6 +65,7 @@ def test_a_fault_once_costs_exactly_one_case(
     struck = outcomes.index("errored")
     assert struck < len(outcomes) - 1, "later cases ran, and passed, on a fresh testee"
     message = results[struck].message
+    assert message.startswith("testee fault at "), message  # names the step or the setup
     assert reason in message
     assert f"faulty testee: {mode} at request {STRIKE_AT}" in message  # the stderr tail
 

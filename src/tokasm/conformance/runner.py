@@ -122,15 +122,17 @@ def skip_reason(case: Case, profiles: Collection[str], features: Collection[str]
 
 def run_case(subject: Subject, case: Case) -> CaseResult:
     """Run one case on fresh instances; a testee fault errors this case only."""
+    doing = "creating the case's instances"
     try:
         for instance in case.instances:
             subject.new(instance)
         for step in case.steps:
+            doing = f"step {step.where} on {step.instance!r}"
             failure = _check_step(subject, step, case)
             if failure is not None:
                 return failure
     except SubjectFault as fault:
-        return CaseResult.of(case, "errored", f"testee fault: {fault}")
+        return CaseResult.of(case, "errored", f"testee fault at {doing}: {fault}")
     except ImplementationError as error:  # raised by new(): the factory itself failed
         return CaseResult.of(case, "errored", f"creating an instance failed: {error}")
     return CaseResult.of(case, "passed")
