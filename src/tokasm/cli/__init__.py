@@ -12,10 +12,8 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
-from .. import __version__
-from ..conformance.paths import spec_version
-from ..conformance.protocol import PROTOCOL_VERSION
 from . import bench, check, fuzz
+from ._options import version_line
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -33,10 +31,6 @@ exit codes:
 """
 
 
-def _version_line() -> str:
-    return f"tokasm {__version__} (corpus {spec_version()}, protocol {PROTOCOL_VERSION})"
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="tokasm",
@@ -44,7 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EXIT_CODES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--version", action="version", version=_version_line())
+    parser.add_argument("--version", action="version", version=version_line())
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for module in (check, bench, fuzz):
         module.add_parser(commands, EXIT_CODES)

@@ -6,7 +6,18 @@ import argparse
 import math
 from typing import TypeAlias
 
-__all__ = ["TARGET_HELP", "Commands", "at_least_one", "positive_seconds", "subcommand"]
+from .. import __version__
+from ..conformance.paths import spec_version
+from ..conformance.protocol import PROTOCOL_VERSION
+
+__all__ = [
+    "TARGET_HELP",
+    "Commands",
+    "at_least_one",
+    "positive_seconds",
+    "subcommand",
+    "version_line",
+]
 
 Commands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 
@@ -46,3 +57,8 @@ def at_least_one(text: str) -> int:
     if number < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {text!r}")
     return number
+
+
+def version_line() -> str:
+    """What ``--version`` prints and ``check`` opens with: package, corpus and protocol."""
+    return f"tokasm {__version__} (corpus {spec_version()}, protocol {PROTOCOL_VERSION})"

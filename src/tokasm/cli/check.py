@@ -30,7 +30,7 @@ from ..conformance.subjects import PythonSubject, Subject, TargetError, resolve_
 from ..conformance.testee import python_testee_command
 from ..conformance.xfail import XfailError, XfailList, apply_xfail, load_xfail, write_xfail
 from ..implementations import BACKENDS
-from ._options import TARGET_HELP, positive_seconds, subcommand
+from ._options import TARGET_HELP, positive_seconds, subcommand, version_line
 
 if TYPE_CHECKING:
     import argparse
@@ -209,8 +209,6 @@ def _write_reports(args: argparse.Namespace, runs: Sequence[TargetRun]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from . import _version_line  # the package imports this module first
-
     try:
         corpus = load_corpus()
         cases = _select(corpus, args.case)
@@ -221,7 +219,7 @@ def run(args: argparse.Namespace) -> int:
             raise
         print(f"tokasm check: error: {error}", file=sys.stderr)
         return 2
-    print(_version_line())
+    print(version_line())
     profiles = DEFAULT_PROFILES | set(args.profile)
     runs: list[TargetRun] = []
     for subject in subjects:
