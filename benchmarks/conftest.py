@@ -9,7 +9,6 @@ backend) to exceed ``--bench-budget`` seconds is skipped, saying why.
 
 from __future__ import annotations
 
-import argparse
 import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -19,6 +18,7 @@ import pytest
 from tokasm.bench.fit import predict_seconds
 from tokasm.bench.scenarios import SCENARIOS
 from tokasm.bench.sweep import FULL, SMOKE
+from tokasm.cli.options import positive_seconds
 from tokasm.implementations import BACKENDS
 
 if TYPE_CHECKING:
@@ -31,16 +31,6 @@ _TIMINGS = pytest.StashKey["Timings"]()
 _TARGETS = pytest.StashKey["list[str]"]()
 
 
-def _budget(text: str) -> float:
-    try:
-        seconds = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
-    if not seconds > 0:
-        raise argparse.ArgumentTypeError(f"must be above 0, got {text!r}")
-    return seconds
-
-
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("tokasm-bench", "tokasm benchmark suite")
     group.addoption(
@@ -50,7 +40,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     group.addoption(
         "--bench-budget",
-        type=_budget,
+        type=positive_seconds,
         default=10.0,
         metavar="SECONDS",
         help="skip a cell predicted to take longer than this per run (default 10)",

@@ -26,9 +26,10 @@ import sys
 from typing import TYPE_CHECKING, Any, cast
 
 from tokasm.bench.contenders import bundled_contenders, python_contender
-from tokasm.bench.report import parse_size, render_table
+from tokasm.bench.report import render_table
 from tokasm.bench.scenarios import SCENARIOS
 from tokasm.bench.sweep import Contender, SweepSettings, run_sweep
+from tokasm.cli.options import positive_seconds, size_list
 from tokasm.implementations import DEFAULT_BACKEND
 
 if TYPE_CHECKING:
@@ -200,7 +201,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "--sizes",
-        type=lambda text: tuple(parse_size(part) for part in text.split(",")),
+        type=size_list,
         default=(1_000, 4_000, 16_000, 64_000),
         help="stream sizes in deltas (default 1k,4k,16k,64k)",
     )
@@ -211,7 +212,9 @@ def main(argv: list[str] | None = None) -> int:
         default=[],
         help="scenarios to run (default stream_then_finalize)",
     )
-    parser.add_argument("--budget", type=float, default=5.0, help="seconds per run at most")
+    parser.add_argument(
+        "--budget", type=positive_seconds, default=5.0, help="seconds per run at most"
+    )
     args = parser.parse_args(argv)
     peers = _peer_contenders()
     if not peers:

@@ -13,7 +13,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from . import bench, check, fuzz
-from ._options import version_line
+from .options import version_line
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

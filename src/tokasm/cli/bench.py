@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
@@ -11,19 +10,21 @@ from typing import TYPE_CHECKING
 
 from ..bench.contenders import bundled_contenders, protocol_contender, python_contender
 from ..bench.plot import PlotError, check_plot, write_plot
-from ..bench.report import format_size, parse_size, render_matrix, render_table, to_json
+from ..bench.report import format_size, render_matrix, render_table, to_json
 from ..bench.scenarios import SCENARIOS
 from ..bench.sweep import FULL, QUICK, SweepSettings, run_sweep
 from ..conformance.progress import progress_wanted
 from ..conformance.protocol_client import DEFAULT_TIMEOUT, CommandSubject, split_command
 from ..conformance.subjects import TargetError, resolve_target
 from ..implementations import DEFAULT_BACKEND
-from ._options import TARGET_HELP, at_least_one, positive_seconds, subcommand
+from .options import TARGET_HELP, at_least_one, positive_seconds, size_list, subcommand
 
 if TYPE_CHECKING:
+    import argparse
+
     from ..bench.sweep import Contender, ProgressHook
     from ..conformance.subjects import Subject
-    from ._options import Commands
+    from .options import Commands
 
 __all__ = ["add_parser", "run"]
 
@@ -83,7 +84,7 @@ def add_parser(commands: Commands, epilog: str) -> None:
     )
     parser.add_argument(
         "--sizes",
-        type=_sizes,
+        type=size_list,
         metavar="N,N,...",
         help="stream sizes in deltas, e.g. 1k,10k,100k (default "
         f"{','.join(map(format_size, FULL.sizes))})",
@@ -112,16 +113,6 @@ def add_parser(commands: Commands, epilog: str) -> None:
     )
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress line")
     parser.set_defaults(run=run)
-
-
-def _sizes(text: str) -> tuple[int, ...]:
-    try:
-        sizes = tuple(sorted({parse_size(part) for part in text.split(",") if part.strip()}))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected sizes like 1k,10k,100k, got {text!r}") from None
-    if not sizes:
-        raise argparse.ArgumentTypeError("no size given")
-    return sizes
 
 
 def _settings(args: argparse.Namespace) -> SweepSettings:

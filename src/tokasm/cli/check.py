@@ -30,14 +30,14 @@ from ..conformance.subjects import PythonSubject, Subject, TargetError, resolve_
 from ..conformance.testee import python_testee_command
 from ..conformance.xfail import XfailError, XfailList, apply_xfail, load_xfail, write_xfail
 from ..implementations import BACKENDS
-from ._options import TARGET_HELP, positive_seconds, subcommand, version_line
+from .options import TARGET_HELP, positive_seconds, subcommand, version_line
 
 if TYPE_CHECKING:
     import argparse
     from collections.abc import Callable, Sequence, Set
 
     from ..conformance.corpus import Case, Corpus
-    from ._options import Commands
+    from .options import Commands
 
 __all__ = ["add_parser", "run"]
 

@@ -10,14 +10,14 @@ from ..conformance.fuzz import SHRINK_BUDGET, fuzz
 from ..conformance.fuzz_strategies import INSTANCE_NAMES
 from ..conformance.protocol_client import DEFAULT_TIMEOUT, CommandSubject, split_command
 from ..conformance.subjects import PythonSubject, TargetError, resolve_target
-from ._options import TARGET_HELP, at_least_one, positive_seconds, subcommand
+from .options import TARGET_HELP, at_least_one, positive_seconds, subcommand
 
 if TYPE_CHECKING:
     import argparse
 
     from ..conformance.fuzz import FuzzReport
     from ..conformance.subjects import Subject
-    from ._options import Commands
+    from .options import Commands
 
 __all__ = ["add_parser", "run"]
 

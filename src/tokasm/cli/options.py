@@ -1,4 +1,4 @@
-"""Argument types shared by the subcommands, so each option is parsed one way everywhere."""
+"""Argument types shared by the subcommands and benchmark scripts: one parse per option."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import math
 from typing import TypeAlias
 
 from .. import __version__
+from ..bench.report import parse_size
 from ..conformance.paths import spec_version
 from ..conformance.protocol import PROTOCOL_VERSION
 
@@ -15,6 +16,7 @@ __all__ = [
     "Commands",
     "at_least_one",
     "positive_seconds",
+    "size_list",
     "subcommand",
     "version_line",
 ]
@@ -62,3 +64,14 @@ def at_least_one(text: str) -> int:
 def version_line() -> str:
     """What ``--version`` prints and ``check`` opens with: package, corpus and protocol."""
     return f"tokasm {__version__} (corpus {spec_version()}, protocol {PROTOCOL_VERSION})"
+
+
+def size_list(text: str) -> tuple[int, ...]:
+    """Comma-separated stream sizes such as ``1k,10k,100k``, sorted and de-duplicated."""
+    try:
+        sizes = tuple(sorted({parse_size(part) for part in text.split(",") if part.strip()}))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected sizes like 1k,10k,100k, got {text!r}") from None
+    if not sizes:
+        raise argparse.ArgumentTypeError("no size given")
+    return sizes
