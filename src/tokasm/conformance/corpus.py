@@ -3,6 +3,12 @@
 Each file is checked against ``case.schema.json`` with jsonschema, then its
 compact forms (step and text ``repeat``, ``concat``, ``${i}``) are expanded
 into plain steps. Every error names the file and, where it can, the case.
+
+Input is bounded, because a case file may come from anywhere (``--cases``,
+``TOKASM_SPEC_DIR``): a file may hold at most ``MAX_FILE_BYTES``, YAML
+aliases are refused (they share one node many times over), and a case may
+expand to at most ``MAX_CASE_STEPS`` steps and ``MAX_CASE_CHARS`` characters,
+checked before anything is multiplied out. Each refusal is a CorpusError.
 """
 
 from __future__ import annotations
@@ -10,6 +16,7 @@ from __future__ import annotations
 import json
 import re
 import string
+from collections.abc import Hashable
 from dataclasses import dataclass, field
 from functools import cache
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
@@ -22,24 +29,50 @@ from ._paths import spec_dir
 from .steps import Apply, Get, Raises, ReadSince, Returns
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Iterator, Mapping
+    from collections.abc import Callable, Iterable, Iterator, Mapping, Set
     from pathlib import Path
 
     from .steps import Expectation, Step
 
 __all__ = [
+    "MAX_CASE_CHARS",
+    "MAX_CASE_STEPS",
+    "MAX_FILE_BYTES",
     "PROFILES",
     "Case",
     "Corpus",
     "CorpusError",
     "load_corpus",
     "load_file",
+    "missing_features",
     "parse_case",
+    "read_bounded",
     "requirement_ids",
 ]
 
 Profile: TypeAlias = Literal["required", "strict", "incremental"]
 PROFILES: tuple[Profile, ...] = ("required", "strict", "incremental")
+
+#: Largest case file read (the biggest bundled one is ~12 KiB).
+MAX_FILE_BYTES = 8 << 20
+#: Most steps one case may expand to (the biggest bundled case has ~5,000).
+MAX_CASE_STEPS = 100_000
+#: Most characters one case may expand to, over every text it sends or expects
+#: (the biggest bundled case has ~2.1 million).
+MAX_CASE_CHARS = 16 << 20
+
+
+def read_bounded(path: Path, limit: int, what: str) -> bytes:
+    """At most ``limit`` bytes of ``path``; OSError if unreadable, ValueError if larger.
+
+    Reads ``limit + 1`` bytes at most, so a device (``/dev/zero``) or a
+    growing file cannot exhaust memory.
+    """
+    with path.open("rb") as stream:
+        data = stream.read(limit + 1)
+    if len(data) > limit:
+        raise ValueError(f"{what} is larger than {limit:,} bytes")
+    return data
 
 
 @dataclass(frozen=True)
@@ -79,13 +112,43 @@ except ImportError:  # pragma: no cover - PyYAML built without libyaml
     from yaml import SafeLoader as _SafeLoader  # type: ignore[assignment]
 
 
+def _refuse_aliases(root: yaml.Node) -> None:
+    """ConstructorError at the second use of any node: an alias (``*name``) of an anchor.
+
+    Aliases let a few lines stand for exponentially much data ("billion
+    laughs"); a case file has no need of them. Iterative, so depth costs no stack.
+    """
+    seen: set[int] = set()
+    pending = [root]
+    while pending:
+        node = pending.pop()
+        if id(node) in seen:
+            raise yaml.constructor.ConstructorError(
+                None, None, "YAML aliases (*name) are not allowed in case files", node.start_mark
+            )
+        seen.add(id(node))
+        if isinstance(node, yaml.SequenceNode):
+            pending.extend(node.value)
+        elif isinstance(node, yaml.MappingNode):
+            pending.extend(part for pair in node.value for part in pair)
+
+
 class _UniqueKeyLoader(_SafeLoader):
-    """PyYAML's safe loader, but a repeated mapping key is an error, not an overwrite."""
+    """PyYAML's safe loader, but a repeated mapping key is an error, not an overwrite,
+    and aliases are refused."""
+
+    def construct_document(self, node: yaml.Node) -> Any:
+        _refuse_aliases(node)
+        return super().construct_document(node)
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: set[object] = set()
         for key_node, _ in node.value:
             key = self.construct_object(key_node, deep=deep)
+            if not isinstance(key, Hashable):
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"a mapping key must be a scalar, not {key!r}", key_node.start_mark
+                )
             if key in seen:
                 raise yaml.constructor.ConstructorError(
                     None, None, f"duplicate key {key!r}", key_node.start_mark
@@ -139,18 +202,48 @@ def _validate(document: object, source: Path, schema_path: Path) -> None:
     )
 
 
+def _planned_steps(raws: list[Any]) -> int:
+    """How many plain steps ``raws`` unrolls to, counted without unrolling anything."""
+    return sum(
+        raw["repeat"] * _planned_steps(raw["steps"]) if "repeat" in raw else 1 for raw in raws
+    )
+
+
 class _Expander:
-    """Expands one case's compact forms; ``env`` holds the ``as`` variables in scope."""
+    """Expands one case's compact forms; ``env`` holds the ``as`` variables in scope.
+
+    ``chars`` counts every character the expanded case holds so far, so no
+    text grows past ``MAX_CASE_CHARS`` before the case is refused.
+    """
 
     def __init__(self, source: Path, case_id: str, instances: tuple[str, ...]) -> None:
         self.source = source
         self.case_id = case_id
         self.instances = instances
+        self.chars = 0
 
     def fail(self, message: str) -> CorpusError:
         return CorpusError(f"{self.source}: case {self.case_id!r}: {message}")
 
+    def charge(self, size: int) -> None:
+        """Count ``size`` more characters toward the case's cap, before they are built."""
+        self.chars += size
+        if self.chars > MAX_CASE_CHARS:
+            raise self.fail(
+                f"expands to more than {MAX_CASE_CHARS:,} characters (MAX_CASE_CHARS); "
+                "split it into smaller cases"
+            )
+
+    def check_steps(self, raws: list[Any]) -> None:
+        planned = _planned_steps(raws)
+        if planned > MAX_CASE_STEPS:
+            raise self.fail(
+                f"expands to {planned:,} steps, more than {MAX_CASE_STEPS:,} (MAX_CASE_STEPS); "
+                "split it into smaller cases"
+            )
+
     def string(self, raw: str, env: Mapping[str, int]) -> str:
+        self.charge(len(raw))
         if not env or "$" not in raw:
             return raw  # outside any 'as' repeat, '$' is literal
         fast = raw
@@ -172,10 +265,17 @@ class _Expander:
         name = raw.get("as")
         if name is None:
             repeat: int = raw["repeat"]
-            return self.text(raw["text"], env) * repeat
+            once = self.text(raw["text"], env) if repeat else ""
+            self.charge(len(once) * (repeat - 1))  # the first copy was charged as it was built
+            return once * repeat
         if name in env:
             raise self.fail(f"text repeat 'as: {name}' shadows an outer repeat")
         return "".join(self.text(raw["text"], {**env, name: i}) for i in range(raw["repeat"]))
+
+    def raw_event(self, value: object) -> object:
+        """An ``apply_raw`` event as written, its size counted like any text."""
+        self.charge(len(json.dumps(value, default=str)))
+        return value
 
     def expect(self, raw: Mapping[str, Any], env: Mapping[str, int]) -> Returns:
         value = raw["returns"]
@@ -233,7 +333,7 @@ class _Expander:
 
     def event(self, raw: Mapping[str, Any], env: Mapping[str, int]) -> object:
         if "apply_raw" in raw:
-            return raw["apply_raw"]  # sent exactly as written
+            return self.raw_event(raw["apply_raw"])  # sent exactly as written
         event = dict(raw["apply"])
         event["id"] = self.text(event["id"], env)
         if "delta" in event:
@@ -257,6 +357,7 @@ def parse_case(raw: Mapping[str, Any], source: Path) -> Case:
     """Build one case from its schema-valid mapping."""
     instances = tuple(raw.get("instances", ["a"]))
     expander = _Expander(source, raw["id"], instances)
+    expander.check_steps(raw["steps"])
     return Case(
         id=raw["id"],
         description=raw["description"],
@@ -272,11 +373,14 @@ def load_file(path: Path, root: Path | None = None) -> list[Case]:
     """Load, validate and expand one case file against the schema of ``root``'s spec."""
     schema_path = (spec_dir() if root is None else root) / "case.schema.json"
     try:
-        document = yaml.load(path.read_text(encoding="utf-8"), Loader=_UniqueKeyLoader)
-    except (OSError, UnicodeDecodeError) as error:
+        text = read_bounded(path, MAX_FILE_BYTES, "the case file").decode("utf-8")
+        document = yaml.load(text, Loader=_UniqueKeyLoader)
+    except (OSError, ValueError) as error:  # UnicodeDecodeError is a ValueError
         raise CorpusError(f"{path}: cannot read: {error}") from None
     except yaml.YAMLError as error:
         raise CorpusError(f"{path}: not valid YAML: {error}") from None
+    except RecursionError:
+        raise CorpusError(f"{path}: not valid YAML: nested too deeply") from None
     _validate(document, path, schema_path)
     return [parse_case(raw, path) for raw in document["cases"]]
 
@@ -310,14 +414,20 @@ def _load_corpus(root: Path) -> Corpus:
                 )
             seen[case.id] = path
             cases.append(case)
-    version = (root / "VERSION").read_text(encoding="utf-8").strip()
+    try:
+        version = (root / "VERSION").read_text(encoding="utf-8").strip()
+    except (OSError, ValueError) as error:
+        raise CorpusError(f"{root / 'VERSION'}: cannot read: {error}") from None
     return Corpus(version=version, root=root, cases=tuple(cases))
 
 
 def requirement_ids(root: Path | None = None) -> dict[str, str]:
     """Requirement id -> kind (``behaviour`` or ``performance``), read from SPEC.md."""
     root = spec_dir() if root is None else root
-    text = (root / "SPEC.md").read_text(encoding="utf-8")
+    try:
+        text = (root / "SPEC.md").read_text(encoding="utf-8")
+    except (OSError, ValueError) as error:
+        raise CorpusError(f"{root / 'SPEC.md'}: cannot read: {error}") from None
     found: dict[str, str] = {}
     for line in text.splitlines():
         stripped = line.strip()
@@ -325,3 +435,8 @@ def requirement_ids(root: Path | None = None) -> dict[str, str]:
             requirement, rest = stripped[4:].split("** (", 1)
             found[requirement] = rest.split(")", 1)[0]
     return found
+
+
+def missing_features(cases: Iterable[Case], features: Set[str]) -> list[str]:
+    """The features some of ``cases`` need that a target without ``features`` lacks, sorted."""
+    return sorted({step.feature for case in cases for step in case.steps if step.feature} - features)
