@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import fnmatch
+import os
 import sys
+import time
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeAlias
 
 from .._versions import version_line
 from ..conformance._fuzz import CHECK_EXAMPLES, fuzz_phase
@@ -17,21 +20,23 @@ from ..conformance._protocol_client import (
     split_command,
 )
 from ..conformance._reports import (
+    Destination,
+    json_text,
+    junit_text,
+    markdown_report,
     render_card,
     render_failures,
     render_verdict,
-    write_json,
-    write_junit,
-    write_markdown,
 )
-from ..conformance._xfail import XfailList, apply_xfail, load_xfail, write_xfail
-from ..conformance.corpus import PROFILES, load_corpus
-from ..conformance.results import TargetRun
+from ..conformance._xfail import XfailList, apply_xfail, load_xfail, render_xfail
+from ..conformance.corpus import PROFILES, load_corpus, missing_features
+from ..conformance.results import TargetRun, timed
 from ..conformance.runner import DEFAULT_PROFILES, run_cases
 from ..conformance.subjects import PythonSubject, Subject, resolve_target
 from ..conformance.testee import python_testee_command
-from ..errors import CorpusError, ReportError, TargetError
+from ..errors import CorpusError, ReportError, TargetError, XfailError
 from ..implementations import BACKENDS
+from ._console import Console, guarded_run
 from .options import TARGET_HELP, exit_codes, non_negative, positive_seconds, subcommand
 
 if TYPE_CHECKING:
@@ -57,6 +62,11 @@ and a closing CONFORMANCE PASSED/FAILED line with the counts. Progress goes
 to stderr on a terminal only (never when CI is set, or with --quiet).
 
 For CI: --junit and --json for machines, --markdown for a pull request.
+Report paths are checked before any case runs; an old report at a --json,
+--junit or --markdown path is deleted first, and each report is written
+whole (a temporary file, then a rename) when the run ends, so an
+interrupted run leaves none. PATH '-' sends that report to stdout (one at
+most), and the rest of the output to stderr.
 An implementation with known gaps keeps an --xfail list (one case id or glob
 per line, '# reason' allowed): listed cases that fail are expected failures;
 a listed case that passes, or a line matching no case, fails the run, so the
@@ -122,11 +132,19 @@ def add_parser(commands: Commands) -> None:
     )
     reports = parser.add_argument_group("reports and expected failures")
     reports.add_argument(
-        "--json", type=Path, metavar="PATH", help="write a JSON report (schema: spec/REPORTS.md)"
+        "--json",
+        type=Path,
+        metavar="PATH",
+        help="write a JSON report (schema: spec/REPORTS.md); '-' for stdout",
     )
-    reports.add_argument("--junit", type=Path, metavar="PATH", help="write JUnit XML")
     reports.add_argument(
-        "--markdown", type=Path, metavar="PATH", help="write a Markdown report card for a PR"
+        "--junit", type=Path, metavar="PATH", help="write JUnit XML; '-' for stdout"
+    )
+    reports.add_argument(
+        "--markdown",
+        type=Path,
+        metavar="PATH",
+        help="write a Markdown report card for a PR; '-' for stdout",
     )
     reports.add_argument(
         "--xfail",
@@ -138,7 +156,8 @@ def add_parser(commands: Commands) -> None:
         "--write-xfail",
         type=Path,
         metavar="FILE",
-        help="write the cases failing now as an --xfail file (ids sorted, reasons as comments)",
+        help="write the cases failing now as an --xfail file (ids sorted, reasons as comments; "
+        "a reason already in FILE is kept); '-' for stdout",
     )
     reports.add_argument(
         "-q", "--quiet", action="store_true", help="no progress line (it is off in CI anyway)"
@@ -184,6 +203,22 @@ def _subjects(args: argparse.Namespace) -> list[Subject]:
     return subjects
 
 
+def _refuse_unrunnable_profiles(
+    requested: Sequence[str], cases: Sequence[Case], subjects: Sequence[Subject]
+) -> None:
+    """An explicitly requested profile a target cannot run is a usage error, not a quiet skip."""
+    for profile in dict.fromkeys(requested):
+        chosen = [case for case in cases if case.profile == profile]
+        for subject in subjects:
+            missing = missing_features(chosen, subject.features)
+            if missing:
+                raise TargetError(
+                    f"--profile {profile}: target {subject.name!r} has no {', '.join(missing)}, "
+                    f"so it cannot run the {profile} cases you asked for; drop --profile "
+                    f"{profile} to check it without them"
+                )
+
+
 def _run_target(
     subject: Subject,
     cases: list[Case],
@@ -193,7 +228,8 @@ def _run_target(
     *,
     fuzz_examples: int,
 ) -> TargetRun:
-    results = run_cases(subject, cases, profiles)
+    start = time.perf_counter()
+    results = timed(run_cases(subject, cases, profiles))
     if progress_wanted(sys.stderr, quiet):
         results = Progress(subject.name, len(cases)).track(results)
     try:
@@ -201,43 +237,119 @@ def _run_target(
         problems = fuzz_phase(subject, finished, fuzz_examples)
     finally:
         subject.close()
-    return TargetRun(subject.name, subject.name, finished, corpus.version, problems)
+    duration = time.perf_counter() - start
+    return TargetRun(subject.name, subject.name, finished, corpus.version, problems, duration)
 
 
-def _write_reports(args: argparse.Namespace, runs: Sequence[TargetRun]) -> None:
-    writers: list[tuple[Path | None, Callable[[Path, Sequence[TargetRun]], None]]] = [
-        (args.json, write_json),
-        (args.junit, write_junit),
-        (args.markdown, write_markdown),
-        (args.write_xfail, write_xfail),
-    ]
-    for path, write in writers:
-        if path is not None:
-            write(path, runs)
+Render: TypeAlias = "Callable[[Sequence[TargetRun]], str]"
+
+
+@dataclass(frozen=True)
+class _Reports:
+    """Every report asked for, its destination checked before the run."""
+
+    wanted: tuple[tuple[Destination, Render], ...]
+
+    @classmethod
+    def of(cls, args: argparse.Namespace) -> _Reports:
+        keep = _previous_list(args.write_xfail)
+        formats: list[tuple[str, Path | None, Render]] = [
+            ("--json", args.json, json_text),
+            ("--junit", args.junit, junit_text),
+            ("--markdown", args.markdown, markdown_report),
+            ("--write-xfail", args.write_xfail, lambda runs: render_xfail(runs, keep)),
+        ]
+        wanted = tuple(
+            (Destination.checked(option, path), render)
+            for option, path, render in formats
+            if path is not None
+        )
+        if sum(d.path is None for d, _ in wanted) > 1:
+            raise ReportError("only one report can go to stdout ('-')")
+        seen: dict[Path, str] = {}
+        if args.xfail is not None:  # the list read may be rewritten only by --write-xfail
+            seen[Path(os.path.realpath(args.xfail))] = "--xfail"
+        for destination, _ in wanted:
+            if destination.path is None:
+                continue
+            other = seen.get(destination.path)
+            if other is not None and {other, destination.option} != {"--xfail", "--write-xfail"}:
+                raise ReportError(
+                    f"{destination.option} and {other} name the same file {str(destination.path)!r}"
+                )
+            seen[destination.path] = destination.option
+        return cls(wanted)
+
+    @property
+    def to_stdout(self) -> bool:
+        return any(destination.path is None for destination, _ in self.wanted)
+
+    def remove_stale(self) -> None:
+        """Delete earlier reports (not an --write-xfail list, which people edit)."""
+        for destination, _ in self.wanted:
+            if destination.option != "--write-xfail":
+                destination.remove_stale()
+
+    def write(self, runs: Sequence[TargetRun], stdout: Console) -> list[str]:
+        """Write each report on its own; one that fails does not stop the others."""
+        failures = []
+        for destination, render in self.wanted:
+            try:
+                text = render(runs)
+                if destination.path is None:
+                    stdout.print(text.rstrip("\n"))
+                else:
+                    destination.write(text)
+            except (OSError, ValueError) as error:
+                failures.append(f"{destination.option} {destination.path or '-'}: {error}")
+        return failures
+
+
+def _previous_list(path: Path | None) -> XfailList | None:
+    """The list --write-xfail replaces, so its reasons are kept; ReportError if unreadable."""
+    if path is None or str(path) == "-" or not path.is_file():
+        return None
+    try:
+        return load_xfail(path)
+    except XfailError as error:
+        raise ReportError(f"--write-xfail: will not replace it: {error}") from None
 
 
 def run(args: argparse.Namespace) -> int:
+    with guarded_run():
+        return _check(args)
+
+
+def _check(args: argparse.Namespace) -> int:
     corpus = load_corpus()
     cases = _select(corpus, args.case)
-    xfail: XfailList | None = load_xfail(args.xfail) if args.xfail else None
+    reports = _Reports.of(args)
+    xfail: XfailList | None = load_xfail(args.xfail, corpus) if args.xfail else None
     subjects = _subjects(args)
-    print(version_line())
-    profiles = DEFAULT_PROFILES | set(args.profile)
+    stdout = Console(sys.stdout)
+    console = Console(sys.stderr) if reports.to_stdout else stdout
     runs: list[TargetRun] = []
-    for subject in subjects:
-        run_ = _run_target(
-            subject, cases, profiles, corpus, args.quiet, fuzz_examples=args.fuzz_examples
-        )
-        if xfail is not None:
-            run_ = apply_xfail(run_, xfail, corpus)
-        runs.append(run_)
-        details = render_failures(run_)
-        if details:
-            print(details)
-    print(render_card(runs))
     try:
-        _write_reports(args, runs)
-    except OSError as error:
-        raise ReportError(f"cannot write report: {error}") from error
-    print(render_verdict(runs, len(cases)))
+        _refuse_unrunnable_profiles(args.profile, cases, subjects)
+        reports.remove_stale()
+        console.print(version_line())
+        profiles = DEFAULT_PROFILES | set(args.profile)
+        for subject in subjects:
+            run_ = _run_target(
+                subject, cases, profiles, corpus, args.quiet, fuzz_examples=args.fuzz_examples
+            )
+            if xfail is not None:
+                run_ = apply_xfail(run_, xfail, corpus)
+            runs.append(run_)
+            details = render_failures(run_)
+            if details:
+                console.print(details)
+    finally:
+        for subject in subjects:
+            subject.close()
+    failures = reports.write(runs, stdout)
+    console.print(render_card(runs))
+    console.print(render_verdict(runs, len(cases)))
+    if failures:
+        raise ReportError("cannot write report: " + "; ".join(failures))
     return 0 if all(run_.conforms for run_ in runs) else 1

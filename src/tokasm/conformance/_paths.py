@@ -29,7 +29,7 @@ def spec_dir() -> Path:
             return candidate
     looked = ", ".join(str(c) for c in candidates)
     hint = f" ({SPEC_DIR_ENV} is set)" if override else ""
-    raise CorpusError(f"no tokasm spec folder (with a VERSION file) found{hint}; looked in {looked}")
+    raise CorpusError(f"no tokasm spec folder (with a VERSION file){hint}; looked in {looked}")
 
 
 def spec_version() -> str:

@@ -1,42 +1,148 @@
-"""Render finished runs: terminal report card and verdict, JSON, JUnit XML and Markdown.
+"""Render finished runs: terminal report card and verdict, JSON, JUnit XML and Markdown,
+and write report files so that none is ever lost or seen half-written.
 
 The JSON shape is documented in ``spec/REPORTS.md`` and pinned by
 ``spec/report.schema.json``; every report records the tokasm, corpus and
 protocol versions, so a stored result says what it was measured against.
+
+A target's text (its name, its errors) is untrusted: every renderer here
+first passes the runs through ``sanitized``, which escapes control
+characters, ANSI escapes and lone surrogates and caps each message at
+``MESSAGE_LIMIT`` characters, saying how much was cut.
 """
 
 from __future__ import annotations
 
+import contextlib
 import html
 import json
+import os
 import re
+import stat
+import tempfile
 import xml.etree.ElementTree as ET
+from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .._versions import PROTOCOL_VERSION, __version__
+from ..errors import ReportError
 from .results import FAILING, OUTCOMES, summarize
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
-    from pathlib import Path
 
     from .results import CaseResult, TargetRun
 
 __all__ = [
+    "MESSAGE_LIMIT",
+    "NAME_LIMIT",
+    "REPORT_VERSION",
+    "Destination",
     "json_report",
+    "json_text",
     "junit_report",
+    "junit_text",
     "markdown_report",
+    "one_line",
     "render_card",
     "render_failures",
     "render_verdict",
+    "sanitized",
+    "stable_name",
     "write_json",
     "write_junit",
     "write_markdown",
+    "write_text_atomically",
 ]
+
+#: Version of the JSON report's shape (``report_version``); 2 added times and target ids.
+REPORT_VERSION = 2
+#: Characters kept of one message (a case's explanation, a problem) in any report.
+MESSAGE_LIMIT = 10_000
+#: Characters kept of a one-line text: a target name, a description, a reason.
+NAME_LIMIT = 300
+
+
+def _escape(char: str) -> str:
+    """A non-printable character as Python writes it: ``\\n``, ``\\x1b``, ``\\ud83d``."""
+    return ascii(char)[1:-1]
+
+
+def _printable(text: str, keep: str = "") -> str:
+    """Every non-printable character of ``text`` but those in ``keep`` as a Python escape:
+    controls, ANSI escapes, lone surrogates, bidi overrides, line separators."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() or c in keep else _escape(c) for c in text)
+
+
+def _capped(text: str, limit: int, keep: str) -> str:
+    """``text`` escaped; when longer than ``limit``, its middle cut out and counted.
+
+    Cut before escaping, so a 20 MB text costs two slices, not a copy."""
+    if len(text) <= limit:
+        return _printable(text, keep)
+    half = limit // 2
+    cut = len(text) - 2 * half
+    return (
+        f"{_printable(text[:half], keep)}...[{cut:,} characters cut]..."
+        f"{_printable(text[-half:], keep)}"
+    )
+
+
+def one_line(text: str, limit: int = NAME_LIMIT) -> str:
+    """A target's text fit for one line: newlines and every other control escaped, capped."""
+    return _capped(str.__str__(text), limit, keep="")
+
+
+def _block(text: str, limit: int = MESSAGE_LIMIT) -> str:
+    """A multi-line message: its lines kept, everything else escaped, capped in total."""
+    return _capped(str.__str__(text), limit, keep="\n")
+
+
+def sanitized(run: TargetRun) -> TargetRun:
+    """``run`` with every text escaped and capped, ready for any report or the terminal."""
+    return replace(
+        run,
+        target=one_line(run.target),
+        implementation=one_line(run.implementation),
+        results=tuple(
+            replace(
+                result,
+                case_id=one_line(result.case_id),
+                description=one_line(result.description),
+                message=_block(result.message),
+                requirements=tuple(one_line(r) for r in result.requirements),
+            )
+            for result in run.results
+        ),
+        problems=tuple(_block(problem) for problem in run.problems),
+    )
+
+
+def _all_sanitized(runs: Sequence[TargetRun]) -> list[TargetRun]:
+    return [sanitized(run) for run in runs]
+
+
+# A trailing parenthesised part of a target name, e.g. ``tokasm-node (node v20.20.2)``:
+# the runtime, which changes on every upgrade while the target stays the same.
+_RUNTIME = re.compile(r"(?P<name>.*?\S)\s*\((?P<runtime>[^()]*)\)")
+
+
+def stable_name(target: str) -> tuple[str, str]:
+    """``(id, runtime)``: the target name without a trailing ``(...)``, and what it held.
+
+    CI systems key test history on JUnit suite and class names, so those use
+    the id; the full name stays in the report and the runtime in a property.
+    """
+    found = _RUNTIME.fullmatch(target)
+    return (found["name"], found["runtime"].strip()) if found else (target, "")
 
 
 def render_card(runs: Sequence[TargetRun]) -> str:
     """A target x outcome table, one row per target, with a verdict column."""
+    runs = _all_sanitized(runs)
     width = max([len("target"), *(len(run.target) for run in runs)])
     header = f"{'target':<{width}}  " + " ".join(f"{o:>7}" for o in OUTCOMES) + "  verdict"
     rows = [header, "-" * len(header)]
@@ -53,6 +159,7 @@ def render_card(runs: Sequence[TargetRun]) -> str:
 
 def render_failures(run: TargetRun) -> str:
     """Every non-passing, non-skipped case of one run, with its message."""
+    run = sanitized(run)
     blocks = [
         f"{result.outcome.upper()} {run.target}::{result.case_id} - {result.description}\n"
         + "\n".join(f"  {line}" for line in result.message.splitlines())
@@ -69,6 +176,7 @@ def _totals(runs: Sequence[TargetRun]) -> dict[str, int]:
 
 def render_verdict(runs: Sequence[TargetRun], case_count: int) -> str:
     """The closing line, protobuf style: ``CONFORMANCE PASSED: ... N unexpected failures``."""
+    runs = _all_sanitized(runs)
     totals = _totals(runs)
     problems = sum(len(run.problems) for run in runs)
     unexpected = sum(totals[outcome] for outcome in FAILING) + problems
@@ -88,6 +196,7 @@ def render_verdict(runs: Sequence[TargetRun], case_count: int) -> str:
 
 def _versions(runs: Sequence[TargetRun]) -> dict[str, Any]:
     return {
+        "report_version": REPORT_VERSION,
         "tokasm_version": __version__,
         "corpus_version": runs[0].corpus_version if runs else "",
         "protocol_version": PROTOCOL_VERSION,
@@ -101,34 +210,46 @@ def _case_json(result: CaseResult) -> dict[str, Any]:
         "outcome": result.outcome,
         "message": result.message,
         "requirements": list(result.requirements),
+        "time": round(result.duration, 6),
+    }
+
+
+def _run_json(run: TargetRun) -> dict[str, Any]:
+    target_id, runtime = stable_name(run.target)
+    return {
+        "target": run.target,
+        "target_id": target_id,
+        "runtime": runtime,
+        "implementation": run.implementation,
+        **_versions([run]),
+        "conforms": run.conforms,
+        "summary": run.summary,
+        "time": round(run.duration, 6),
+        "cases": [_case_json(result) for result in run.results],
+        "problems": list(run.problems),
     }
 
 
 def json_report(runs: Sequence[TargetRun]) -> dict[str, Any]:
     """The ``--json`` document: versions, overall verdict and one entry per target run."""
+    runs = _all_sanitized(runs)
     return {
         **_versions(runs),
         "conforms": all(run.conforms for run in runs),
         "summary": _totals(runs),
-        "runs": [
-            {
-                "target": run.target,
-                "implementation": run.implementation,
-                **_versions([run]),
-                "conforms": run.conforms,
-                "summary": run.summary,
-                "cases": [_case_json(result) for result in run.results],
-                "problems": list(run.problems),
-            }
-            for run in runs
-        ],
+        "time": round(sum(run.duration for run in runs), 6),
+        "runs": [_run_json(run) for run in runs],
     }
 
 
+def json_text(runs: Sequence[TargetRun]) -> str:
+    """``json_report`` as UTF-8-safe text (indented, non-ASCII kept)."""
+    return json.dumps(json_report(runs), indent=2, ensure_ascii=False) + "\n"
+
+
 def write_json(path: Path, runs: Sequence[TargetRun]) -> None:
-    """Write ``json_report`` to ``path`` (UTF-8, indented, non-ASCII kept)."""
-    text = json.dumps(json_report(runs), indent=2, ensure_ascii=False)
-    path.write_text(text + "\n", encoding="utf-8")
+    """Write ``json_report`` to ``path``, atomically."""
+    write_text_atomically(path, json_text(runs))
 
 
 # XML 1.0 cannot carry most control characters, even escaped; a testee's stderr may.
@@ -149,8 +270,14 @@ _JUNIT_ELEMENT = {
 }
 
 
+def _seconds(duration: float) -> str:
+    return f"{duration:.3f}"
+
+
 def _junit_case(suite: ET.Element, classname: str, result: CaseResult) -> None:
-    case = ET.SubElement(suite, "testcase", classname=classname, name=result.case_id)
+    case = ET.SubElement(
+        suite, "testcase", classname=classname, name=result.case_id, time=_seconds(result.duration)
+    )
     tag = _JUNIT_ELEMENT.get(result.outcome)
     if tag is None:
         return
@@ -164,19 +291,27 @@ def _junit_case(suite: ET.Element, classname: str, result: CaseResult) -> None:
 
 def _junit_suite(parent: ET.Element, run: TargetRun) -> None:
     counts = run.summary
+    target_id, runtime = stable_name(run.target)
     suite = ET.SubElement(
         parent,
         "testsuite",
-        name=run.target,
+        name=_xml_text(target_id),
         tests=str(len(run.results) + len(run.problems)),
         failures=str(counts["failed"] + counts["xpassed"] + len(run.problems)),
         errors=str(counts["errored"]),
         skipped=str(counts["skipped"] + counts["xfailed"]),
+        time=_seconds(run.duration),
     )
     properties = ET.SubElement(suite, "properties")
-    for name, value in {**_versions([run]), "implementation": run.implementation}.items():
+    named = {
+        **_versions([run]),
+        "target": run.target,
+        "implementation": run.implementation,
+        **({"runtime": runtime} if runtime else {}),
+    }
+    for name, value in named.items():
         ET.SubElement(properties, "property", name=name, value=_xml_text(str(value)))
-    classname = f"tokasm.{run.target}"
+    classname = _xml_text(f"tokasm.{target_id}")
     for result in run.results:
         _junit_case(suite, classname, result)
     for number, problem in enumerate(run.problems, 1):
@@ -188,17 +323,25 @@ def _junit_suite(parent: ET.Element, run: TargetRun) -> None:
 def junit_report(runs: Sequence[TargetRun]) -> ET.ElementTree[ET.Element]:
     """JUnit XML: one ``testsuite`` per target, one ``testcase`` per case (name = case id)."""
     root = ET.Element("testsuites", name="tokasm conformance")
+    runs = _all_sanitized(runs)
     for run in runs:
         _junit_suite(root, run)
     for attribute in ("tests", "failures", "errors", "skipped"):
         root.set(attribute, str(sum(int(s.get(attribute, "0")) for s in root)))
+    root.set("time", _seconds(sum(run.duration for run in runs)))
     ET.indent(root)
     return ET.ElementTree(root)
 
 
+def junit_text(runs: Sequence[TargetRun]) -> str:
+    """``junit_report`` as text, with its XML declaration."""
+    body = ET.tostring(junit_report(runs).getroot(), encoding="unicode")
+    return f"<?xml version='1.0' encoding='utf-8'?>\n{body}\n"
+
+
 def write_junit(path: Path, runs: Sequence[TargetRun]) -> None:
-    """Write ``junit_report`` to ``path``."""
-    junit_report(runs).write(path, encoding="utf-8", xml_declaration=True)
+    """Write ``junit_report`` to ``path``, atomically."""
+    write_text_atomically(path, junit_text(runs))
 
 
 def _cell(text: str) -> str:
@@ -235,6 +378,7 @@ def _markdown_details(run: TargetRun) -> list[str]:
 
 def markdown_report(runs: Sequence[TargetRun]) -> str:
     """A report card to paste into a pull request: verdict, table, collapsed details."""
+    runs = _all_sanitized(runs)
     verdict = "PASSED" if all(run.conforms for run in runs) else "FAILED"
     versions = _versions(runs)
     lines = [
@@ -260,5 +404,97 @@ def markdown_report(runs: Sequence[TargetRun]) -> str:
 
 
 def write_markdown(path: Path, runs: Sequence[TargetRun]) -> None:
-    """Write ``markdown_report`` to ``path``."""
-    path.write_text(markdown_report(runs), encoding="utf-8")
+    """Write ``markdown_report`` to ``path``, atomically."""
+    write_text_atomically(path, markdown_report(runs))
+
+
+def _new_file_mode() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
+def _is_special(path: Path) -> bool:
+    """An existing file that is not a regular one (``/dev/null``, a FIFO): written in place."""
+    try:
+        return not stat.S_ISREG(path.stat().st_mode)
+    except OSError:
+        return False
+
+
+def write_text_atomically(path: Path, text: str) -> None:
+    """Write ``text`` (UTF-8) so that a reader sees the old file or the whole new one.
+
+    A temporary file in the same folder is written, synced and renamed over
+    ``path`` (through a symlink, its target is replaced). A device or FIFO
+    cannot be replaced, so it is written in place.
+    """
+    data = text.encode("utf-8", errors="backslashreplace")
+    real = Path(os.path.realpath(path))
+    if _is_special(real):
+        with real.open("wb") as stream:
+            stream.write(data)
+        return
+    try:
+        mode = stat.S_IMODE(real.stat().st_mode)
+    except OSError:
+        mode = _new_file_mode()
+    handle, temporary = tempfile.mkstemp(dir=real.parent, prefix=f".{real.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(data)
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.chmod(temporary, mode)
+        os.replace(temporary, real)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+
+
+@dataclass(frozen=True)
+class Destination:
+    """Where one report goes, checked before the run: a file, or stdout for ``-``."""
+
+    option: str
+    path: Path | None  # None: standard output
+
+    @classmethod
+    def checked(cls, option: str, given: Path) -> Destination:
+        """ReportError (exit 2) naming ``given`` unless a report can be written there now."""
+        if str(given) == "-":
+            return cls(option, None)
+        real = Path(os.path.realpath(given))
+
+        def refuse(why: str) -> ReportError:
+            return ReportError(f"{option} {str(given)!r}: {why}")
+
+        if real.is_dir():
+            raise refuse("is a folder; give a file name")
+        if not real.parent.is_dir():
+            raise refuse(f"folder {str(real.parent)!r} does not exist")
+        if _is_special(real):
+            if not os.access(real, os.W_OK):
+                raise refuse("is not writable")
+            return cls(option, real)
+        if real.exists() and not os.access(real, os.W_OK):
+            raise refuse("exists and is read-only")
+        try:  # the truth about the folder, whoever runs this (root ignores permissions)
+            handle, probe = tempfile.mkstemp(dir=real.parent, prefix=f".{real.name}.")
+        except OSError as error:
+            raise refuse(f"cannot create a file in its folder: {error.strerror or error}") from None
+        os.close(handle)
+        os.unlink(probe)
+        return cls(option, real)
+
+    def remove_stale(self) -> None:
+        """Delete an earlier report at this path, so an unfinished run leaves none behind."""
+        if self.path is not None and not _is_special(self.path):
+            with contextlib.suppress(FileNotFoundError):
+                self.path.unlink()
+
+    def write(self, text: str) -> None:
+        """Write the report file (not for stdout, which the caller prints)."""
+        assert self.path is not None
+        write_text_atomically(self.path, text)

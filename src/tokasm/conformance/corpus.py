@@ -439,4 +439,5 @@ def requirement_ids(root: Path | None = None) -> dict[str, str]:
 
 def missing_features(cases: Iterable[Case], features: Set[str]) -> list[str]:
     """The features some of ``cases`` need that a target without ``features`` lacks, sorted."""
-    return sorted({step.feature for case in cases for step in case.steps if step.feature} - features)
+    needed = {step.feature for case in cases for step in case.steps if step.feature}
+    return sorted(needed - features)
