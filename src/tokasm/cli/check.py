@@ -29,7 +29,7 @@ from ..conformance._reports import (
     render_verdict,
 )
 from ..conformance._xfail import XfailList, apply_xfail, load_xfail, render_xfail
-from ..conformance.corpus import PROFILES, load_corpus, missing_features
+from ..conformance.corpus import PROFILES, load_corpus, profile_gap
 from ..conformance.results import TargetRun, timed
 from ..conformance.runner import DEFAULT_PROFILES, run_cases
 from ..conformance.subjects import PythonSubject, Subject, resolve_target
@@ -207,16 +207,10 @@ def _refuse_unrunnable_profiles(
     requested: Sequence[str], cases: Sequence[Case], subjects: Sequence[Subject]
 ) -> None:
     """An explicitly requested profile a target cannot run is a usage error, not a quiet skip."""
-    for profile in dict.fromkeys(requested):
-        chosen = [case for case in cases if case.profile == profile]
-        for subject in subjects:
-            missing = missing_features(chosen, subject.features)
-            if missing:
-                raise TargetError(
-                    f"--profile {profile}: target {subject.name!r} has no {', '.join(missing)}, "
-                    f"so it cannot run the {profile} cases you asked for; drop --profile "
-                    f"{profile} to check it without them"
-                )
+    for subject in subjects:
+        gap = profile_gap(requested, cases, subject.name, subject.features)
+        if gap is not None:
+            raise TargetError(f"--profile: {gap}")
 
 
 def _run_target(

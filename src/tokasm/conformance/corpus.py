@@ -44,8 +44,8 @@ __all__ = [
     "CorpusError",
     "load_corpus",
     "load_file",
-    "missing_features",
     "parse_case",
+    "profile_gap",
     "read_bounded",
     "requirement_ids",
 ]
@@ -437,7 +437,22 @@ def requirement_ids(root: Path | None = None) -> dict[str, str]:
     return found
 
 
-def missing_features(cases: Iterable[Case], features: Set[str]) -> list[str]:
-    """The features some of ``cases`` need that a target without ``features`` lacks, sorted."""
-    needed = {step.feature for case in cases for step in case.steps if step.feature}
-    return sorted(needed - features)
+def profile_gap(
+    requested: Iterable[str], cases: Iterable[Case], target: str, features: Set[str]
+) -> str | None:
+    """Why a profile the user asked for by name cannot run on ``target``, or None.
+
+    Asking for a profile (``--profile incremental``) and having its cases
+    skipped because the target lacks a feature would be a silent pass.
+    """
+    chosen = list(cases)
+    for profile in dict.fromkeys(requested):
+        needed = {s.feature for c in chosen if c.profile == profile for s in c.steps if s.feature}
+        missing = sorted(needed - features)
+        if missing:
+            return (
+                f"profile {profile!r} was asked for, but target {target!r} has no "
+                f"{', '.join(missing)}, so it cannot run those cases; leave the profile out "
+                "to check the target without them"
+            )
+    return None

@@ -16,7 +16,7 @@ import pytest
 
 from ..errors import TargetError
 from ._xfail import XfailError, XfailList, load_xfail
-from .corpus import PROFILES, load_corpus
+from .corpus import PROFILES, load_corpus, profile_gap
 from .pytest_suite import xfail_marks
 from .runner import DEFAULT_PROFILES
 from .subjects import PythonSubject, Subject, resolve_target
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "pytest_addoption",
+    "pytest_collection_finish",
     "pytest_configure",
     "pytest_generate_tests",
     "selected_profiles",
@@ -35,6 +36,7 @@ __all__ = [
 _SUBJECTS = pytest.StashKey[dict[str, Subject]]()
 _XFAIL = pytest.StashKey["XfailList | None"]()
 
+_NO_TARGET_ID = "no-assembler"
 _NO_TARGET = (
     "no --assembler given: run `python -m pytest --pyargs tokasm.conformance "
     "--assembler MODULE:ATTR` to check an implementation"
@@ -72,7 +74,7 @@ def _xfail_list(config: pytest.Config) -> XfailList | None:
     if path is None:
         return None
     try:
-        listed = load_xfail(path)
+        listed = load_xfail(path, load_corpus())
     except XfailError as error:
         raise pytest.UsageError(f"--tokasm-xfail: {error}") from None
     stale = listed.stale(load_corpus())
@@ -89,6 +91,11 @@ def pytest_configure(config: pytest.Config) -> None:
             subjects[target] = PythonSubject(resolve_target(target), target)
         except TargetError as error:
             raise pytest.UsageError(f"--assembler: {error}") from None
+        gap = profile_gap(
+            config.getoption("tokasm_profile"), load_corpus(), target, subjects[target].features
+        )
+        if gap is not None:
+            raise pytest.UsageError(f"--tokasm-profile: {gap}")
     config.stash[_SUBJECTS] = subjects
     config.stash[_XFAIL] = _xfail_list(config) if subjects else None
 
@@ -103,8 +110,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if not {"tokasm_subject", "tokasm_case"} <= set(metafunc.fixturenames):
         return
     subjects = metafunc.config.stash.get(_SUBJECTS, {})
-    if not subjects:
-        skipped = pytest.param(None, None, id="no-assembler", marks=pytest.mark.skip(_NO_TARGET))
+    if not subjects:  # a placeholder, refused once collection is final (below)
+        skipped = pytest.param(None, None, id=_NO_TARGET_ID, marks=pytest.mark.skip(_NO_TARGET))
         metafunc.parametrize(("tokasm_subject", "tokasm_case"), [skipped])
         return
     listed = metafunc.config.stash.get(_XFAIL, None)
@@ -123,3 +130,12 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
             for case in corpus
         ],
     )
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Collecting the corpus with no target to run it on is a usage error (exit 4), not a
+    skip that lets the session pass; deselecting the item (``-k``) is fine."""
+    for item in session.items:
+        callspec = getattr(item, "callspec", None)
+        if callspec is not None and callspec.id == _NO_TARGET_ID:
+            raise pytest.UsageError(_NO_TARGET)
