@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..conformance._fuzz import SHRINK_BUDGET, fuzz
 from ..conformance._fuzz_strategies import INSTANCE_NAMES
 from ..conformance._protocol_client import DEFAULT_TIMEOUT, CommandSubject, split_command
+from ..conformance._reports import Destination
 from ..conformance.subjects import PythonSubject, resolve_target
 from ..errors import ReportError
+from ._console import Console, guarded_run
 from .options import (
     TARGET_HELP,
     at_least_one,
@@ -37,7 +40,8 @@ it) and several instances.
 On a disagreement the shrunk counterexample is printed as a corpus case file
 (YAML, with the model's answers as 'returns'), exit 1. It is checked before
 printing: saved, loaded through the corpus loader and run again, it fails
-the same way. Paste it into spec/cases/, or write it with --save FILE.
+the same way. Paste it into spec/cases/, or write it with --save FILE
+(checked before fuzzing starts; an existing FILE is kept unless --force).
 Without --seed a random seed is used and printed, so any run can be repeated.
 """
 
@@ -94,7 +98,14 @@ def add_parser(commands: Commands) -> None:
         metavar="SECONDS",
         help=f"per-request timeout for a --cmd testee (default {DEFAULT_TIMEOUT:g})",
     )
-    parser.add_argument("--save", type=Path, metavar="FILE", help="also write the case to FILE")
+    parser.add_argument(
+        "--save",
+        type=Path,
+        metavar="FILE",
+        help="also write a counterexample to FILE (whole or not at all; nothing is written "
+        "when no disagreement is found)",
+    )
+    parser.add_argument("--force", action="store_true", help="let --save replace an existing FILE")
     parser.set_defaults(run=run)
 
 
@@ -118,8 +129,27 @@ def _counterexample_text(report: FuzzReport) -> str:
     return header + found.yaml
 
 
+def _save_destination(args: argparse.Namespace) -> Destination | None:
+    """Where --save writes, checked before any fuzzing: never over a file without --force."""
+    if args.save is None:
+        return None
+    if str(args.save) == "-":
+        raise ReportError("--save: the case is printed to stdout already; give a file name")
+    destination = Destination.checked("--save", args.save)
+    if args.save.exists() and not args.force:
+        raise ReportError(f"--save {str(args.save)!r}: the file exists; pass --force to replace it")
+    return destination
+
+
 def run(args: argparse.Namespace) -> int:
+    with guarded_run():
+        return _fuzz(args)
+
+
+def _fuzz(args: argparse.Namespace) -> int:
+    save = _save_destination(args)
     subject = _subject(args)
+    console = Console(sys.stdout)
     try:
         report = fuzz(
             subject,
@@ -131,14 +161,18 @@ def run(args: argparse.Namespace) -> int:
     finally:
         subject.close()
     if report.counterexample is None:
-        print(f"tokasm fuzz: {report.summary()}")
+        console.print(f"tokasm fuzz: {report.summary()}")
         return 0
     text = _counterexample_text(report)
-    print(text, end="")
-    if args.save is not None:
+    failure = None
+    if save is not None:  # before printing: a reader that went away cannot cost the file
         try:
-            args.save.write_text(text, encoding="utf-8")
+            save.write(text)
         except OSError as error:
-            raise ReportError(f"cannot write {args.save}: {error}") from error
-        print(f"# saved to {args.save}")
+            failure = ReportError(f"--save {str(args.save)!r}: cannot write: {error}")
+    console.print(text.rstrip("\n"))
+    if failure is not None:
+        raise failure
+    if save is not None:
+        console.print(f"# saved to {args.save}")
     return 1
