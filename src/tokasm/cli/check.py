@@ -204,11 +204,13 @@ def _subjects(args: argparse.Namespace) -> list[Subject]:
 
 
 def _refuse_unrunnable_profiles(
-    requested: Sequence[str], cases: Sequence[Case], subjects: Sequence[Subject]
+    requested: Sequence[str], corpus: Corpus, subjects: Sequence[Subject]
 ) -> None:
-    """An explicitly requested profile a target cannot run is a usage error, not a quiet skip."""
+    """An explicitly requested profile a target cannot run is a usage error, not a quiet skip.
+
+    Judged on the whole corpus, as the profile is, whatever ``-k`` selects."""
     for subject in subjects:
-        gap = profile_gap(requested, cases, subject.name, subject.features)
+        gap = profile_gap(requested, corpus, subject.name, subject.features)
         if gap is not None:
             raise TargetError(f"--profile: {gap}")
 
@@ -291,7 +293,7 @@ class _Reports:
             try:
                 text = render(runs)
                 if destination.path is None:
-                    stdout.print(text.rstrip("\n"))
+                    stdout.print(text.removesuffix("\n"))
                 else:
                     destination.write(text)
             except (OSError, ValueError) as error:
@@ -324,7 +326,7 @@ def _check(args: argparse.Namespace) -> int:
     console = Console(sys.stderr) if reports.to_stdout else stdout
     runs: list[TargetRun] = []
     try:
-        _refuse_unrunnable_profiles(args.profile, cases, subjects)
+        _refuse_unrunnable_profiles(args.profile, corpus, subjects)
         reports.remove_stale()
         console.print(version_line())
         profiles = DEFAULT_PROFILES | set(args.profile)

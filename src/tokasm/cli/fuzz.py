@@ -170,7 +170,7 @@ def _fuzz(args: argparse.Namespace) -> int:
             save.write(text)
         except OSError as error:
             failure = ReportError(f"--save {str(args.save)!r}: cannot write: {error}")
-    console.print(text.rstrip("\n"))
+    console.print(text.removesuffix("\n"))
     if failure is not None:
         raise failure
     if save is not None:
