@@ -344,14 +344,23 @@ def write_junit(path: Path, runs: Sequence[TargetRun]) -> None:
     write_text_atomically(path, junit_text(runs))
 
 
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|")
+def _fence(text: str, shortest: int) -> str:
+    """Backticks enough to enclose ``text``: more than its longest run of them."""
+    longest = max((len(run) for run in re.findall("`+", text)), default=0)
+    return "`" * max(shortest, longest + 1)
+
+
+def _code_cell(text: str) -> str:
+    """``text`` as inline code in a table cell: nothing in it is Markdown or HTML."""
+    fence = _fence(text, 1)
+    escaped = text.replace("|", "\\|")
+    pad = " " if escaped[:1] == "`" or escaped[-1:] == "`" else ""
+    return f"{fence}{pad}{escaped}{pad}{fence}"
 
 
 def _fenced(text: str) -> str:
     """A code block whose fence is longer than any backtick run inside ``text``."""
-    longest = max((len(run) for run in re.findall("`+", text)), default=0)
-    fence = "`" * max(3, longest + 1)
+    fence = _fence(text, 3)
     return f"{fence}text\n{text}\n{fence}"
 
 
@@ -372,7 +381,8 @@ def _markdown_details(run: TargetRun) -> list[str]:
             _fenced(result.message),
             "",
         ]
-    lines += [f"**problem**: {problem}" for problem in run.problems]
+    for problem in run.problems:
+        lines += ["**problem**:", "", _fenced(problem), ""]
     return [*lines, "", "</details>"]
 
 
@@ -394,7 +404,7 @@ def markdown_report(runs: Sequence[TargetRun]) -> str:
         counts = run.summary
         verdict_cell = "✅ conforms" if run.conforms else "❌ nonconforming"
         lines.append(
-            f"| `{_cell(run.target)}` | {_cell(run.implementation)} | "
+            f"| {_code_cell(run.target)} | {_code_cell(run.implementation)} | "
             + " | ".join(str(counts[o]) for o in OUTCOMES)
             + f" | {verdict_cell} |"
         )
