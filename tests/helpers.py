@@ -14,7 +14,22 @@ from tokasm.conformance._paths import spec_dir
 if TYPE_CHECKING:
     from pathlib import Path
 
-__all__ = ["Ran", "copy_spec", "tokasm_cmd"]
+__all__ = ["BROKEN", "GOOD", "Ran", "copy_spec", "tokasm_cmd"]
+
+#: A user's module holding a correct implementation, ``good:Impl``.
+GOOD = "from tokasm.implementations import ListJoinAssembler as Impl\n"
+
+#: A user's module breaking AFTER-REFINAL only (``broken:Impl``): a second final
+#: answers None instead of the text.
+BROKEN = """\
+from tokasm.implementations import ListJoinAssembler
+
+class Impl(ListJoinAssembler):
+    def apply(self, event):
+        if event.get("final") and self._completed(event["id"]) is not None:
+            return None
+        return super().apply(event)
+"""
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import jsonschema
 import pytest
 
-from helpers import copy_spec, tokasm_cmd
+from helpers import BROKEN, GOOD, copy_spec, tokasm_cmd
 from tokasm.conformance._paths import SPEC_DIR_ENV, spec_dir
 from tokasm.conformance.corpus import load_corpus
 
@@ -34,19 +34,6 @@ pytest_plugins = ["pytester"]
 
 TESTEES = Path(__file__).resolve().parent / "testees"
 ONE_CASE = ("-k", "seed.example", "--fuzz-examples", "0")
-
-GOOD = "from tokasm.implementations import ListJoinAssembler as Impl\n"
-
-# Breaks AFTER-REFINAL: a second final answers None instead of the text.
-BROKEN = """\
-from tokasm.implementations import ListJoinAssembler
-
-class Impl(ListJoinAssembler):
-    def apply(self, event):
-        if event.get("final") and self._completed(event["id"]) is not None:
-            return None
-        return super().apply(event)
-"""
 
 # Conforming, but hostile to the kit's own output.
 HOSTILE = """\
@@ -153,14 +140,22 @@ def _hostile_testee(name: str, *extra: str) -> str:
 # --- item 4: reports are never lost or half-written -------------------------------------
 
 
+def _started(project: Path, *args: str) -> subprocess.Popen[bytes]:
+    """``tokasm ARGS`` running in ``project``, its stdout and stderr pipes to read."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    return subprocess.Popen(
+        [sys.executable, "-m", "tokasm", *args],
+        cwd=project,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+
+
 def test_a_closed_pipe_loses_no_report_and_keeps_the_verdict(project: Path) -> None:
     """``tokasm check chunked --json h.json --junit h.xml | head -1``."""
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    command = [sys.executable, "-m", "tokasm", "check", "chunked", *ONE_CASE]
-    command += ["--json", "h.json", "--junit", "h.xml", "--markdown", "h.md"]
-    with subprocess.Popen(
-        command, cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
-    ) as process:
+    reports = ("--json", "h.json", "--junit", "h.xml", "--markdown", "h.md")
+    with _started(project, "check", "chunked", *ONE_CASE, *reports) as process:
         assert process.stdout is not None
         assert process.stderr is not None
         first = process.stdout.readline()
@@ -248,12 +243,8 @@ def test_a_report_is_replaced_whole_never_rewritten_in_place(project: Path) -> N
 def test_an_interrupted_run_leaves_no_stale_report(project: Path) -> None:
     for name in ("r.json", "r.xml", "r.md"):
         (project / name).write_text("from an earlier run\n", encoding="utf-8")
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    command = [sys.executable, "-m", "tokasm", "check", "hostile:Sleeps", *ONE_CASE]
-    command += ["--json", "r.json", "--junit", "r.xml", "--markdown", "r.md"]
-    with subprocess.Popen(
-        command, cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
-    ) as process:
+    reports = ("--json", "r.json", "--junit", "r.xml", "--markdown", "r.md")
+    with _started(project, "check", "hostile:Sleeps", *ONE_CASE, *reports) as process:
         assert process.stdout is not None
         assert process.stderr is not None
         for line in process.stdout:  # until the target says the run is under way

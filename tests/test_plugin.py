@@ -16,25 +16,13 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from helpers import BROKEN, GOOD
 from tokasm.conformance.corpus import load_corpus
 
 if TYPE_CHECKING:
     from collections.abc import Collection
 
 pytest_plugins = ["pytester"]
-
-GOOD = "from tokasm.implementations import ListJoinAssembler as Impl\n"
-
-# Breaks AFTER-REFINAL only: a second final answers None instead of the text.
-BROKEN = """\
-from tokasm.implementations import ListJoinAssembler
-
-class Impl(ListJoinAssembler):
-    def apply(self, event):
-        if event.get("final") and self._completed(event["id"]) is not None:
-            return None
-        return super().apply(event)
-"""
 
 STRICT = """\
 from tokasm.implementations import ListJoinAssembler, StrictAssembler
