@@ -82,6 +82,11 @@ class Console:
 
 
 def _interrupt(signum: int, frame: FrameType | None) -> None:
+    """SIGTERM does what Ctrl-C does: run the SIGINT handler in place (so whatever tells a
+    real Ctrl-C from a target's own KeyboardInterrupt sees a real one), else raise it."""
+    handler = signal.getsignal(signal.SIGINT)
+    if callable(handler):
+        handler(signal.SIGINT, frame)
     raise KeyboardInterrupt(signal.Signals(signum).name)
 
 
