@@ -483,6 +483,14 @@ def test_pytest_route_without_a_target_is_a_usage_error(pytester: pytest.Pyteste
     assert "Traceback" not in result.stdout.str() + result.stderr.str()
 
 
+def test_pytest_route_without_a_target_fails_under_xdist(pytester: pytest.Pytester) -> None:
+    """xdist workers cannot raise a usage error: the placeholder test fails instead."""
+    result = _pytest_route(pytester, "-n", "2")
+    assert result.ret not in (pytest.ExitCode.OK, pytest.ExitCode.INTERNAL_ERROR)
+    result.stdout.fnmatch_lines(["*no --assembler given*"])
+    assert "INTERNALERROR" not in result.stdout.str()
+
+
 def test_pytest_route_refuses_a_profile_the_target_cannot_run(
     pytester: pytest.Pytester,
 ) -> None:

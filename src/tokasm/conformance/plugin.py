@@ -3,8 +3,9 @@
 Loaded in every pytest session where tokasm is installed, so it stays inert
 unless asked: without ``--assembler`` it resolves nothing and parametrizes
 only tests that ask for ``tokasm_subject`` and ``tokasm_case`` (those of
-``tokasm.conformance.test_conformance``). Collection depends only on the
-options and the corpus, so pytest-xdist workers all collect the same items.
+``tokasm.conformance.test_conformance``); collecting those with no target is a
+usage error, never a quiet skip. Collection depends only on the options and
+the corpus, so pytest-xdist workers all collect the same items.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ __all__ = [
     "pytest_collection_finish",
     "pytest_configure",
     "pytest_generate_tests",
+    "pytest_runtest_setup",
     "selected_profiles",
 ]
 
@@ -111,8 +113,9 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         return
     subjects = metafunc.config.stash.get(_SUBJECTS, {})
     if not subjects:  # a placeholder, refused once collection is final (below)
-        skipped = pytest.param(None, None, id=_NO_TARGET_ID, marks=pytest.mark.skip(_NO_TARGET))
-        metafunc.parametrize(("tokasm_subject", "tokasm_case"), [skipped])
+        metafunc.parametrize(
+            ("tokasm_subject", "tokasm_case"), [pytest.param(None, None, id=_NO_TARGET_ID)]
+        )
         return
     listed = metafunc.config.stash.get(_XFAIL, None)
     several = len(subjects) > 1
@@ -132,10 +135,23 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     )
 
 
+def _is_placeholder(item: pytest.Item) -> bool:
+    callspec = getattr(item, "callspec", None)
+    return callspec is not None and callspec.id == _NO_TARGET_ID
+
+
 def pytest_collection_finish(session: pytest.Session) -> None:
     """Collecting the corpus with no target to run it on is a usage error (exit 4), not a
-    skip that lets the session pass; deselecting the item (``-k``) is fine."""
-    for item in session.items:
-        callspec = getattr(item, "callspec", None)
-        if callspec is not None and callspec.id == _NO_TARGET_ID:
-            raise pytest.UsageError(_NO_TARGET)
+    skip that lets the session pass; deselecting the item (``-k``) is fine.
+
+    A pytest-xdist worker cannot report a usage error (its controller would crash),
+    so there the placeholder test fails instead (exit 1), with the same message."""
+    if hasattr(session.config, "workerinput"):
+        return
+    if any(_is_placeholder(item) for item in session.items):
+        raise pytest.UsageError(_NO_TARGET)
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if _is_placeholder(item):
+        pytest.fail(_NO_TARGET, pytrace=False)
