@@ -24,6 +24,7 @@ from ..conformance._reports import (
     json_text,
     junit_text,
     markdown_report,
+    one_line,
     render_card,
     render_failures,
     render_verdict,
@@ -227,7 +228,7 @@ def _run_target(
     start = time.perf_counter()
     results = timed(run_cases(subject, cases, profiles))
     if progress_wanted(sys.stderr, quiet):
-        results = Progress(subject.name, len(cases)).track(results)
+        results = Progress(one_line(subject.name), len(cases)).track(results)
     try:
         finished = tuple(results)
         problems = fuzz_phase(subject, finished, fuzz_examples)
@@ -296,8 +297,8 @@ class _Reports:
                     stdout.print(text.removesuffix("\n"))
                 else:
                     destination.write(text)
-            except (OSError, ValueError) as error:
-                failures.append(f"{destination.option} {destination.path or '-'}: {error}")
+            except Exception as error:
+                failures.append(f"{destination.option} {destination.path or '-'}: {error!r}")
         return failures
 
 

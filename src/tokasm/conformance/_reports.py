@@ -50,6 +50,7 @@ __all__ = [
     "render_verdict",
     "sanitized",
     "stable_name",
+    "text_block",
     "write_json",
     "write_junit",
     "write_markdown",
@@ -96,7 +97,7 @@ def one_line(text: str, limit: int = NAME_LIMIT) -> str:
     return _capped(str.__str__(text), limit, keep="")
 
 
-def _block(text: str, limit: int = MESSAGE_LIMIT) -> str:
+def text_block(text: str, limit: int = MESSAGE_LIMIT) -> str:
     """A multi-line message: its lines kept, everything else escaped, capped in total."""
     return _capped(str.__str__(text), limit, keep="\n")
 
@@ -112,12 +113,12 @@ def sanitized(run: TargetRun) -> TargetRun:
                 result,
                 case_id=one_line(result.case_id),
                 description=one_line(result.description),
-                message=_block(result.message),
+                message=text_block(result.message),
                 requirements=tuple(one_line(r) for r in result.requirements),
             )
             for result in run.results
         ),
-        problems=tuple(_block(problem) for problem in run.problems),
+        problems=tuple(text_block(problem) for problem in run.problems),
     )
 
 
