@@ -168,7 +168,7 @@ def load_xfail(path: Path, corpus: Corpus | None = None) -> XfailList:
     """Parse an expected-failure file; XfailError names the file if it cannot be read,
     is larger than ``MAX_XFAIL_BYTES``, or (given ``corpus``) has a match-everything glob."""
     try:
-        text = read_bounded(path, MAX_XFAIL_BYTES, "the file").decode("utf-8")
+        text = read_bounded(path, MAX_XFAIL_BYTES, "the file").decode("utf-8-sig")
     except (OSError, ValueError) as error:  # UnicodeDecodeError is a ValueError
         raise XfailError(f"expected-failure file {str(path)!r}: cannot read: {error}") from None
     entries = (_parse_line(raw, number) for number, raw in enumerate(text.splitlines(), 1))
