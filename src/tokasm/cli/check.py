@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import fnmatch
-import os
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TYPE_CHECKING
 
 from .._versions import version_line
 from ..conformance._fuzz import CHECK_EXAMPLES, fuzz_phase
@@ -20,7 +18,7 @@ from ..conformance._protocol_client import (
     split_command,
 )
 from ..conformance._reports import (
-    Destination,
+    ReportPlan,
     json_text,
     junit_text,
     markdown_report,
@@ -42,7 +40,7 @@ from .options import TARGET_HELP, exit_codes, non_negative, positive_seconds, su
 
 if TYPE_CHECKING:
     import argparse
-    from collections.abc import Callable, Sequence, Set
+    from collections.abc import Sequence, Set
 
     from ..conformance.corpus import Case, Corpus
     from .options import Commands
@@ -238,68 +236,19 @@ def _run_target(
     return TargetRun(subject.name, subject.name, finished, corpus.version, problems, duration)
 
 
-Render: TypeAlias = "Callable[[Sequence[TargetRun]], str]"
-
-
-@dataclass(frozen=True)
-class _Reports:
-    """Every report asked for, its destination checked before the run."""
-
-    wanted: tuple[tuple[Destination, Render], ...]
-
-    @classmethod
-    def of(cls, args: argparse.Namespace) -> _Reports:
-        keep = _previous_list(args.write_xfail)
-        formats: list[tuple[str, Path | None, Render]] = [
+def _report_plan(args: argparse.Namespace) -> ReportPlan:
+    """Every report asked for, each destination checked now, before any target loads."""
+    keep = _previous_list(args.write_xfail)
+    return ReportPlan.checked(
+        [
             ("--json", args.json, json_text),
             ("--junit", args.junit, junit_text),
             ("--markdown", args.markdown, markdown_report),
             ("--write-xfail", args.write_xfail, lambda runs: render_xfail(runs, keep)),
-        ]
-        wanted = tuple(
-            (Destination.checked(option, path), render)
-            for option, path, render in formats
-            if path is not None
-        )
-        if sum(d.path is None for d, _ in wanted) > 1:
-            raise ReportError("only one report can go to stdout ('-')")
-        seen: dict[Path, str] = {}
-        if args.xfail is not None:  # the list read may be rewritten only by --write-xfail
-            seen[Path(os.path.realpath(args.xfail))] = "--xfail"
-        for destination, _ in wanted:
-            if destination.path is None:
-                continue
-            other = seen.get(destination.path)
-            if other is not None and {other, destination.option} != {"--xfail", "--write-xfail"}:
-                raise ReportError(
-                    f"{destination.option} and {other} name the same file {str(destination.path)!r}"
-                )
-            seen[destination.path] = destination.option
-        return cls(wanted)
-
-    @property
-    def to_stdout(self) -> bool:
-        return any(destination.path is None for destination, _ in self.wanted)
-
-    def remove_stale(self) -> None:
-        """Delete earlier reports (not an --write-xfail list, which people edit)."""
-        for destination, _ in self.wanted:
-            if destination.option != "--write-xfail":
-                destination.remove_stale()
-
-    def write(self, runs: Sequence[TargetRun], stdout: Console) -> list[str]:
-        """Write each report on its own; one that fails does not stop the others."""
-        failures = []
-        for destination, render in self.wanted:
-            try:
-                text = render(runs)
-                if destination.path is None:
-                    stdout.print(text.removesuffix("\n"))
-                else:
-                    destination.write(text)
-            except Exception as error:
-                failures.append(f"{destination.option} {destination.path or '-'}: {error!r}")
-        return failures
+        ],
+        source=args.xfail,
+        kept="--write-xfail",
+    )
 
 
 def _previous_list(path: Path | None) -> XfailList | None:
@@ -320,7 +269,7 @@ def run(args: argparse.Namespace) -> int:
 def _check(args: argparse.Namespace) -> int:
     corpus = load_corpus()
     cases = _select(corpus, args.case)
-    reports = _Reports.of(args)
+    reports = _report_plan(args)
     xfail: XfailList | None = load_xfail(args.xfail, corpus) if args.xfail else None
     subjects = _subjects(args)
     stdout = Console(sys.stdout)
@@ -344,7 +293,7 @@ def _check(args: argparse.Namespace) -> int:
     finally:
         for subject in subjects:
             subject.close()
-    failures = reports.write(runs, stdout)
+    failures = reports.write(runs, stdout.print)
     console.print(render_card(runs))
     console.print(render_verdict(runs, len(cases)))
     if failures:

@@ -23,14 +23,14 @@ import tempfile
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from .._versions import PROTOCOL_VERSION, __version__
 from ..errors import ReportError
 from .results import FAILING, OUTCOMES, summarize
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
     from .results import CaseResult, TargetRun
 
@@ -39,6 +39,7 @@ __all__ = [
     "NAME_LIMIT",
     "REPORT_VERSION",
     "Destination",
+    "ReportPlan",
     "json_report",
     "json_text",
     "junit_report",
@@ -509,3 +510,71 @@ class Destination:
         """Write the report file (not for stdout, which the caller prints)."""
         assert self.path is not None
         write_text_atomically(self.path, text)
+
+
+#: Renders finished runs as one report's text.
+Render: TypeAlias = "Callable[[Sequence[TargetRun]], str]"
+
+
+@dataclass(frozen=True)
+class ReportPlan:
+    """Every report a run was asked for, each destination checked before the run."""
+
+    wanted: tuple[tuple[Destination, Render], ...]
+    kept: str = ""  # the option whose file is edited by people: never deleted as stale
+
+    @classmethod
+    def checked(
+        cls,
+        requests: Sequence[tuple[str, Path | None, Render]],
+        source: Path | None = None,
+        kept: str = "",
+    ) -> ReportPlan:
+        """ReportError (exit 2) unless every requested path can take its report: each is
+        checked, at most one is ``-``, no two name one file, and only ``kept`` may name
+        the input ``source`` (the --xfail list it refreshes)."""
+        wanted = tuple(
+            (Destination.checked(option, path), render)
+            for option, path, render in requests
+            if path is not None
+        )
+        if sum(destination.path is None for destination, _ in wanted) > 1:
+            raise ReportError("only one report can go to stdout ('-')")
+        seen: dict[Path, str] = {}
+        for destination, _ in wanted:
+            if destination.path is None:
+                continue
+            other = seen.setdefault(destination.path, destination.option)
+            if other != destination.option:
+                raise ReportError(f"{destination.option} and {other} name the same file")
+            is_source = source is not None and destination.path == Path(os.path.realpath(source))
+            if is_source and destination.option != kept:
+                raise ReportError(
+                    f"{destination.option} names the same file as the list read, {str(source)!r}"
+                )
+        return cls(wanted, kept)
+
+    @property
+    def to_stdout(self) -> bool:
+        return any(destination.path is None for destination, _ in self.wanted)
+
+    def remove_stale(self) -> None:
+        """Delete earlier reports, so a run that does not finish leaves none behind."""
+        for destination, _ in self.wanted:
+            if destination.option != self.kept:
+                destination.remove_stale()
+
+    def write(self, runs: Sequence[TargetRun], stdout: Callable[[str], None]) -> list[str]:
+        """Write each report on its own (``-`` through ``stdout``); one that fails stops no
+        other. What failed, one line each."""
+        failures = []
+        for destination, render in self.wanted:
+            try:
+                text = render(runs)
+                if destination.path is None:
+                    stdout(text.removesuffix("\n"))
+                else:
+                    destination.write(text)
+            except Exception as error:  # a report's own failure, whatever it is
+                failures.append(f"{destination.option} {destination.path or '-'}: {error!r}")
+        return failures
