@@ -23,13 +23,18 @@ if TYPE_CHECKING:
 __all__ = ["Console", "guarded_run", "silence_stdout"]
 
 
-def silence_stdout() -> None:
-    """Point file descriptor 1 at the null device, so that flushing what is still buffered
-    for a reader that went away cannot fail again at exit (Python then exits 120)."""
-    with contextlib.suppress(OSError, ValueError):
+def _silence(fd: int) -> None:
+    """Point ``fd`` at the null device, so that flushing what is still buffered for a
+    reader that went away cannot fail again at exit (Python then exits 120)."""
+    with contextlib.suppress(OSError):
         devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.__stdout__.fileno() if sys.__stdout__ else 1)
+        os.dup2(devnull, fd)
         os.close(devnull)
+
+
+def silence_stdout() -> None:
+    """``_silence`` standard output."""
+    _silence(1)
 
 
 class Console:
@@ -66,7 +71,8 @@ class Console:
             self._reopen(text)
         except OSError:  # a broken pipe, a full disk: the reader will not see more
             self._stream = None
-            silence_stdout()
+            if self._fd is not None:
+                _silence(self._fd)
 
     def _reopen(self, text: str) -> None:
         self._stream = None
@@ -76,7 +82,7 @@ class Console:
             stream = open(self._fd, "w", encoding="utf-8", closefd=False)  # noqa: SIM115
             self._write(stream, text + "\n")
         except (OSError, ValueError):
-            silence_stdout()
+            _silence(self._fd)
             return
         self._stream = stream
 
