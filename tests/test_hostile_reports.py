@@ -394,8 +394,13 @@ cases:
         ),
         ("    ? [1, 2]\n    : unhashable\n    steps: []\n", "mapping key"),
         ("    steps: " + "[" * 5000 + "]" * 5000 + "\n", "not valid YAML"),
+        (  # deep enough for YAML, too deep for every recursive reader after it
+            "    profile: strict\n    steps:\n      - apply_raw: " + "[" * 900 + "]" * 900 + "\n"
+            "        raises: TypeError\n",
+            "nested deeper than",
+        ),
     ],
-    ids=["nested-repeats", "nested-text-repeats", "alias", "unhashable-key", "deep"],
+    ids=["nested-repeats", "nested-text-repeats", "alias", "unhashable-key", "deep", "deep-raw"],
 )
 def test_hostile_corpus_files_are_clean_errors(
     project: Path, monkeypatch: pytest.MonkeyPatch, body: str, named: str

@@ -6,7 +6,8 @@ into plain steps. Every error names the file and, where it can, the case.
 
 Input is bounded, because a case file may come from anywhere (``--cases``,
 ``TOKASM_SPEC_DIR``): a file may hold at most ``MAX_FILE_BYTES``, YAML
-aliases are refused (they share one node many times over), and a case may
+aliases are refused (they share one node many times over), nesting is at
+most ``MAX_DEPTH`` deep, and a case may
 expand to at most ``MAX_CASE_STEPS`` steps and ``MAX_CASE_CHARS`` characters,
 checked before anything is multiplied out. Each refusal is a CorpusError.
 """
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
 __all__ = [
     "MAX_CASE_CHARS",
     "MAX_CASE_STEPS",
+    "MAX_DEPTH",
     "MAX_FILE_BYTES",
     "PROFILES",
     "Case",
@@ -55,6 +57,8 @@ PROFILES: tuple[Profile, ...] = ("required", "strict", "incremental")
 
 #: Largest case file read (the biggest bundled one is ~12 KiB).
 MAX_FILE_BYTES = 8 << 20
+#: Deepest nesting of a case file's YAML (the bundled files need 10).
+MAX_DEPTH = 64
 #: Most steps one case may expand to (the biggest bundled case has ~5,000).
 MAX_CASE_STEPS = 100_000
 #: Most characters one case may expand to, over every text it sends or expects
@@ -112,33 +116,41 @@ except ImportError:  # pragma: no cover - PyYAML built without libyaml
     from yaml import SafeLoader as _SafeLoader  # type: ignore[assignment]
 
 
-def _refuse_aliases(root: yaml.Node) -> None:
-    """ConstructorError at the second use of any node: an alias (``*name``) of an anchor.
+def _refuse_shapes(root: yaml.Node) -> None:
+    """ConstructorError at the second use of any node (an alias, ``*name``, of an anchor)
+    or at a node nested deeper than ``MAX_DEPTH``.
 
     Aliases let a few lines stand for exponentially much data ("billion
-    laughs"); a case file has no need of them. Iterative, so depth costs no stack.
+    laughs"); deep nesting (an ``apply_raw`` of a thousand lists) would
+    overflow the stack of every recursive reader after the loader. Iterative,
+    so checking costs no stack.
     """
     seen: set[int] = set()
-    pending = [root]
+    pending = [(root, 1)]
     while pending:
-        node = pending.pop()
-        if id(node) in seen:
-            raise yaml.constructor.ConstructorError(
-                None, None, "YAML aliases (*name) are not allowed in case files", node.start_mark
-            )
+        node, depth = pending.pop()
+        why = (
+            "YAML aliases (*name) are not allowed in case files"
+            if id(node) in seen
+            else f"nested deeper than {MAX_DEPTH} levels"
+            if depth > MAX_DEPTH
+            else None
+        )
+        if why:
+            raise yaml.constructor.ConstructorError(None, None, why, node.start_mark)
         seen.add(id(node))
         if isinstance(node, yaml.SequenceNode):
-            pending.extend(node.value)
+            pending.extend((child, depth + 1) for child in node.value)
         elif isinstance(node, yaml.MappingNode):
-            pending.extend(part for pair in node.value for part in pair)
+            pending.extend((part, depth + 1) for pair in node.value for part in pair)
 
 
 class _UniqueKeyLoader(_SafeLoader):
     """PyYAML's safe loader, but a repeated mapping key is an error, not an overwrite,
-    and aliases are refused."""
+    and aliases and deep nesting are refused."""
 
     def construct_document(self, node: yaml.Node) -> Any:
-        _refuse_aliases(node)
+        _refuse_shapes(node)
         return super().construct_document(node)
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
