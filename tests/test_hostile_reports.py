@@ -399,8 +399,37 @@ cases:
             "        raises: TypeError\n",
             "nested deeper than",
         ),
+        (  # six cases each within the cap, together beyond the file's
+            "".join(
+                f"    steps:\n      - repeat: 100000\n        steps:\n"
+                f"          - get: m\n            returns: null\n"
+                f"  - id: more.case-{n}\n    description: more\n    requirements: [APPEND]\n"
+                for n in range(5)
+            )
+            + "    steps:\n      - get: m\n        returns: null\n",
+            "MAX_FILE_STEPS",
+        ),
+        (  # five cases of 15 Mi characters each: 75 Mi together
+            "".join(
+                f"    steps:\n      - get: {{repeat: {15 << 19}, text: xx}}\n"
+                f"        returns: null\n"
+                f"  - id: more.case-{n}\n    description: more\n    requirements: [APPEND]\n"
+                for n in range(5)
+            )
+            + "    steps:\n      - get: m\n        returns: null\n",
+            "MAX_FILE_CHARS",
+        ),
     ],
-    ids=["nested-repeats", "nested-text-repeats", "alias", "unhashable-key", "deep", "deep-raw"],
+    ids=[
+        "nested-repeats",
+        "nested-text-repeats",
+        "alias",
+        "unhashable-key",
+        "deep",
+        "deep-raw",
+        "file-steps",
+        "file-chars",
+    ],
 )
 def test_hostile_corpus_files_are_clean_errors(
     project: Path, monkeypatch: pytest.MonkeyPatch, body: str, named: str

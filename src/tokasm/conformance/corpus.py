@@ -40,6 +40,8 @@ __all__ = [
     "MAX_CASE_STEPS",
     "MAX_DEPTH",
     "MAX_FILE_BYTES",
+    "MAX_FILE_CHARS",
+    "MAX_FILE_STEPS",
     "PROFILES",
     "Case",
     "Corpus",
@@ -64,6 +66,11 @@ MAX_CASE_STEPS = 100_000
 #: Most characters one case may expand to, over every text it sends or expects
 #: (the biggest bundled case has ~2.1 million).
 MAX_CASE_CHARS = 16 << 20
+#: Most steps and characters all the cases of one file may expand to together, so
+#: many small cases that each expand a lot cannot add up (a bundled file: < 10,000
+#: steps, < 3 million characters).
+MAX_FILE_STEPS = 500_000
+MAX_FILE_CHARS = 64 << 20
 
 
 def read_bounded(path: Path, limit: int, what: str) -> bytes:
@@ -228,11 +235,18 @@ class _Expander:
     text grows past ``MAX_CASE_CHARS`` before the case is refused.
     """
 
-    def __init__(self, source: Path, case_id: str, instances: tuple[str, ...]) -> None:
+    def __init__(
+        self,
+        source: Path,
+        case_id: str,
+        instances: tuple[str, ...],
+        char_limit: tuple[int, str] = (MAX_CASE_CHARS, "MAX_CASE_CHARS"),
+    ) -> None:
         self.source = source
         self.case_id = case_id
         self.instances = instances
         self.chars = 0
+        self.char_limit = char_limit  # the limit and its name, for the message
 
     def fail(self, message: str) -> CorpusError:
         return CorpusError(f"{self.source}: case {self.case_id!r}: {message}")
@@ -240,10 +254,10 @@ class _Expander:
     def charge(self, size: int) -> None:
         """Count ``size`` more characters toward the case's cap, before they are built."""
         self.chars += size
-        if self.chars > MAX_CASE_CHARS:
+        limit, name = self.char_limit
+        if self.chars > limit:
             raise self.fail(
-                f"expands to more than {MAX_CASE_CHARS:,} characters (MAX_CASE_CHARS); "
-                "split it into smaller cases"
+                f"expands to more than {limit:,} characters ({name}); split it into smaller cases"
             )
 
     def check_steps(self, raws: list[Any]) -> None:
@@ -367,18 +381,50 @@ _READERS: dict[str, Callable[[_Expander, Mapping[str, Any], Mapping[str, int], s
 
 def parse_case(raw: Mapping[str, Any], source: Path) -> Case:
     """Build one case from its schema-valid mapping."""
-    instances = tuple(raw.get("instances", ["a"]))
-    expander = _Expander(source, raw["id"], instances)
+    return _parse_case(raw, source, _expander(raw, source))
+
+
+def _expander(raw: Mapping[str, Any], source: Path, chars_left: int = MAX_CASE_CHARS) -> _Expander:
+    """The expander of one case, its character budget the smaller of the case's and
+    what is left of its file's."""
+    limit = (
+        (MAX_CASE_CHARS, "MAX_CASE_CHARS")
+        if chars_left >= MAX_CASE_CHARS
+        else (chars_left, "MAX_FILE_CHARS, over the whole file")
+    )
+    return _Expander(source, raw["id"], tuple(raw.get("instances", ["a"])), limit)
+
+
+def _parse_case(raw: Mapping[str, Any], source: Path, expander: _Expander) -> Case:
     expander.check_steps(raw["steps"])
     return Case(
         id=raw["id"],
         description=raw["description"],
         requirements=tuple(raw["requirements"]),
         profile=raw.get("profile", "required"),
-        instances=instances,
+        instances=expander.instances,
         steps=tuple(expander.steps(raw["steps"], {}, "")),
         source=source,
     )
+
+
+def _parse_cases(raws: list[Mapping[str, Any]], source: Path) -> list[Case]:
+    """Every case of one file, within the file's total budget of steps and characters."""
+    for raw in raws:  # a case's own limit is the more precise message
+        _expander(raw, source).check_steps(raw["steps"])
+    planned = sum(_planned_steps(raw["steps"]) for raw in raws)
+    if planned > MAX_FILE_STEPS:
+        raise CorpusError(
+            f"{source}: its cases expand to {planned:,} steps together, more than "
+            f"{MAX_FILE_STEPS:,} (MAX_FILE_STEPS); split it into several files"
+        )
+    cases = []
+    chars_left = MAX_FILE_CHARS
+    for raw in raws:
+        expander = _expander(raw, source, chars_left)
+        cases.append(_parse_case(raw, source, expander))
+        chars_left -= expander.chars
+    return cases
 
 
 def load_file(path: Path, root: Path | None = None) -> list[Case]:
@@ -394,7 +440,7 @@ def load_file(path: Path, root: Path | None = None) -> list[Case]:
     except RecursionError:
         raise CorpusError(f"{path}: not valid YAML: nested too deeply") from None
     _validate(document, path, schema_path)
-    return [parse_case(raw, path) for raw in document["cases"]]
+    return _parse_cases(document["cases"], path)
 
 
 def load_corpus(root: Path | None = None) -> Corpus:
