@@ -254,14 +254,6 @@ def write_json(path: Path, runs: Sequence[TargetRun]) -> None:
     write_text_atomically(path, json_text(runs))
 
 
-# XML 1.0 cannot carry most control characters, even escaped; a testee's stderr may.
-_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
-
-
-def _xml_text(text: str) -> str:
-    return _NOT_XML.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
-
-
 #: JUnit element for each non-passing outcome; xfailed is a skip, as pytest writes it.
 _JUNIT_ELEMENT = {
     "failed": "failure",
@@ -284,11 +276,9 @@ def _junit_case(suite: ET.Element, classname: str, result: CaseResult) -> None:
     if tag is None:
         return
     first = (result.message.splitlines() or [result.outcome])[0]
-    child = ET.SubElement(
-        case, tag, type=result.outcome, message=_xml_text(f"{result.description}: {first}")
-    )
+    child = ET.SubElement(case, tag, type=result.outcome, message=f"{result.description}: {first}")
     if tag != "skipped":
-        child.text = _xml_text(f"{result.description}\n{result.message}")
+        child.text = f"{result.description}\n{result.message}"
 
 
 def _junit_suite(parent: ET.Element, run: TargetRun) -> None:
@@ -297,7 +287,7 @@ def _junit_suite(parent: ET.Element, run: TargetRun) -> None:
     suite = ET.SubElement(
         parent,
         "testsuite",
-        name=_xml_text(target_id),
+        name=target_id,
         tests=str(len(run.results) + len(run.problems)),
         failures=str(counts["failed"] + counts["xpassed"] + len(run.problems)),
         errors=str(counts["errored"]),
@@ -312,14 +302,14 @@ def _junit_suite(parent: ET.Element, run: TargetRun) -> None:
         **({"runtime": runtime} if runtime else {}),
     }
     for name, value in named.items():
-        ET.SubElement(properties, "property", name=name, value=_xml_text(str(value)))
-    classname = _xml_text(f"tokasm.{target_id}")
+        ET.SubElement(properties, "property", name=name, value=str(value))
+    classname = f"tokasm.{target_id}"
     for result in run.results:
         _junit_case(suite, classname, result)
     for number, problem in enumerate(run.problems, 1):
         case = ET.SubElement(suite, "testcase", classname=classname, name=f"problem-{number}")
-        failure = ET.SubElement(case, "failure", type="problem", message=_xml_text(problem))
-        failure.text = _xml_text(problem)
+        failure = ET.SubElement(case, "failure", type="problem", message=problem)
+        failure.text = problem
 
 
 def junit_report(runs: Sequence[TargetRun]) -> ET.ElementTree[ET.Element]:
