@@ -66,9 +66,6 @@ class XfailEntry:
     def is_glob(self) -> bool:
         return any(char in self.pattern for char in _GLOB_CHARS)
 
-    def matches(self, case_id: str) -> bool:
-        return fnmatch.fnmatchcase(case_id, self.pattern)
-
 
 @dataclass(frozen=True)
 class _Glob:
@@ -107,7 +104,8 @@ class XfailList:
         globs: dict[str, _Glob] = {}
         for entry in self.entries:
             if entry.is_glob:
-                globs.setdefault(entry.pattern, _Glob.of(entry))
+                if entry.pattern not in globs:
+                    globs[entry.pattern] = _Glob.of(entry)
             else:
                 literals.setdefault(entry.pattern, entry)
         object.__setattr__(self, "_literals", literals)
