@@ -299,7 +299,7 @@ class _Expander:
         return "".join(self.text(raw["text"], {**env, name: i}) for i in range(raw["repeat"]))
 
     def raw_event(self, value: object) -> object:
-        """An ``apply_raw`` event as written, its size counted like any text."""
+        """An event (or part of one) sent as written, its size counted like any text."""
         self.charge(len(json.dumps(value, default=str)))
         return value
 
@@ -361,6 +361,9 @@ class _Expander:
         if "apply_raw" in raw:
             return self.raw_event(raw["apply_raw"])  # sent exactly as written
         event = dict(raw["apply"])
+        others = {key: value for key, value in event.items() if key not in ("id", "delta")}
+        if others.keys() - {"final"}:  # extra keys (EVT-EXTRA-KEYS) are sent too: count them
+            self.raw_event(others)
         event["id"] = self.text(event["id"], env)
         if "delta" in event:
             event["delta"] = self.text(event["delta"], env)
