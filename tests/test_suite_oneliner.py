@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from tokasm.conformance import suite
+from tokasm.conformance._xfail import XfailError
 from tokasm.conformance.corpus import load_corpus
-from tokasm.conformance.xfail import XfailError
 from tokasm.implementations import StringIOAssembler
 
 pytest_plugins = ["pytester"]

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ._versions import __version__
+
 if TYPE_CHECKING:
     from .implementations import Assembler, Event
     from .implementations.chunked import ChunkedAssembler as TokenAssembler
 
 __all__ = ["Assembler", "Event", "TokenAssembler", "__version__"]
-
-__version__ = "0.1.0"
 
 
 def __getattr__(name: str) -> object:

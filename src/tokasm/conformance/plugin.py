@@ -20,8 +20,8 @@ import pytest
 if TYPE_CHECKING:
     from collections.abc import Set
 
+    from ._xfail import XfailList
     from .subjects import Subject
-    from .xfail import XfailList
 
 
 __all__ = [
@@ -67,8 +67,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def _xfail_list(config: pytest.Config) -> XfailList | None:
+    from ._xfail import XfailError, load_xfail
     from .corpus import load_corpus
-    from .xfail import XfailError, load_xfail
 
     path: Path | None = config.getoption("tokasm_xfail")
     if path is None:
@@ -102,7 +102,8 @@ def pytest_configure(config: pytest.Config) -> None:
     targets: list[str] = config.getoption("tokasm_assembler")
     subjects: dict[str, Subject] = {}
     if targets:
-        from .subjects import PythonSubject, TargetError, resolve_target
+        from ..errors import TargetError
+        from .subjects import PythonSubject, resolve_target
 
         _check_profiles(config)
         for target in targets:
