@@ -1,0 +1,181 @@
+"""Every console transcript and generated block in the docs, produced by one command.
+
+``python docs/transcripts.py`` (or ``nox -s docs``) runs each transcript's
+commands in a scratch project holding ``docs/examples/*`` and rewrites the
+blocks between ``<!-- begin: NAME -->`` and ``<!-- end: NAME -->`` in the
+README, ``docs/*.md`` and ``spec/REPORTS.md``. ``--check`` rewrites nothing
+and exits 1 when a block differs from what the commands print now (timings
+and, for benchmarks, every figure are masked first): the test suite runs it,
+so a transcript cannot drift from the tool, as CommonMark checks its spec
+examples.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+EXAMPLES = REPO / "docs" / "examples"
+DOCUMENTS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md")), REPO / "spec" / "REPORTS.md"]
+PROJECT = "~/myproject"  # what the scratch folder's path reads as in a transcript
+
+BLOCK = re.compile(r"(<!-- begin: (?P<name>[\w.-]+) -->\n)(?P<body>.*?)(<!-- end: (?P=name) -->)", re.S)
+
+
+@dataclass(frozen=True)
+class Transcript:
+    """Shell commands run one after another, each shown as ``$ command`` and its output."""
+
+    commands: tuple[str, ...]
+    in_repo: bool = False  # run from the clone's root instead of the scratch project
+    figures_vary: bool = False  # benchmark output: mask every figure when checking
+
+
+TESTEE = "python -m tokasm.conformance.testee"
+TRANSCRIPTS: dict[str, Transcript] = {
+    "check-bundled": Transcript(("tokasm check",)),
+    "check-myasm": Transcript(("tokasm check myasm:MyAssembler", "echo $?")),
+    "check-bad-targets": Transcript(("tokasm check nosuch:Impl", "tokasm check mine")),
+    "check-help": Transcript(("tokasm check --help",)),
+    "pytest-myasm": Transcript(
+        ("python -m pytest -q --tb=no -p no:cacheprovider --pyargs tokasm.conformance"
+         " --tokasm-assembler myasm:MyAssembler",)
+    ),
+    "check-testee": Transcript(
+        (f'tokasm check --cmd "{TESTEE} --strict list-join" --profile strict',)
+    ),
+    "check-testee-missing": Transcript(('tokasm check --cmd "./no-such-testee --fast"; echo $?',)),
+    "fuzz-myasm": Transcript(("tokasm fuzz myasm:MyAssembler --seed 1", "echo $?")),
+    "ci-xfail": Transcript(
+        (
+            "tokasm check myasm:MyAssembler --write-xfail known-failures.txt --fuzz-examples 0"
+            " > /dev/null; echo $?",
+            "cat known-failures.txt",
+            "tokasm check myasm:MyAssembler --xfail known-failures.txt --fuzz-examples 0"
+            " --junit junit.xml --json report.json --markdown card.md",
+            "head -7 card.md",
+        )
+    ),
+    "reports-terminal": Transcript(
+        ("tokasm check list-join mutants:ExpandsTabs --fuzz-examples 0",)
+    ),
+    "bench-tiny": Transcript(
+        ("tokasm bench --scenario stream_then_finalize --scenario get_after_final"
+         " --sizes 2k,8k,32k --repeats 1",),
+        figures_vary=True,
+    ),
+}
+
+
+def _generated_text() -> dict[str, str]:
+    """Blocks that are not transcripts: example sources and the CLI's own texts."""
+    from tokasm.cli import bench, check, fuzz
+
+    blocks = {
+        f"exit-codes-{command.__name__.rsplit('.', 1)[-1]}": f"```text\n{command.EXIT_CODES}```\n"
+        for command in (check, fuzz, bench)
+    }
+    for example in sorted(EXAMPLES.glob("*.py")):
+        blocks[example.name] = f"```python\n{example.read_text(encoding='utf-8')}```\n"
+    return blocks
+
+
+def _run(transcript: Transcript, project: Path) -> str:
+    """The transcript as a terminal shows it, paths of the scratch project made portable."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "TOKASM_SPEC_DIR")}
+    env.update(CI="1", COLUMNS="100", PATH=f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}")
+    shown = []
+    status = 0
+    for command in transcript.commands:
+        if command == "echo $?":  # the previous command's status, as one shell session shows it
+            shown.append(f"$ {command}\n{status}\n")
+            continue
+        done = subprocess.run(
+            ["bash", "-c", command],
+            cwd=REPO if transcript.in_repo else project,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            encoding="utf-8",
+            timeout=300,
+            check=False,
+        )
+        status = done.returncode
+        shown.append(f"$ {command}\n{done.stdout}")
+    text = "".join(shown).replace(str(project), PROJECT)
+    return f"```text\n{text}```\n"
+
+
+def _mask(text: str, figures_vary: bool) -> str:
+    """What may differ between two runs of the same command: durations (and bench figures)."""
+    text = re.sub(r"\d+(\.\d+)?\s?(ns|us|µs|ms|s)\b", "<time>", text)
+    text = re.sub(r"\d+ examples", "<n> examples", text)
+    if figures_vary:
+        text = re.sub(r"-?\d+(\.\d+)?x?", "<n>", text)
+        text = re.sub(r"constant|linear|n log n|quadratic|skip", "<verdict>", text)
+        text = re.sub(r" +", " ", text)
+    return text
+
+
+def _fresh_blocks(names: set[str]) -> dict[str, tuple[str, bool]]:
+    """Name -> (new block body, whether its figures vary), for the names the documents use."""
+    unknown = names - set(TRANSCRIPTS) - set(_generated_text())
+    if unknown:
+        raise SystemExit(f"docs/transcripts.py: no transcript named {sorted(unknown)}")
+    fresh = {name: (text, False) for name, text in _generated_text().items() if name in names}
+    with tempfile.TemporaryDirectory() as scratch:
+        for name in sorted(names & set(TRANSCRIPTS)):
+            project = Path(scratch) / name
+            shutil.copytree(EXAMPLES, project)
+            shutil.copy(REPO / "tests" / "mutants.py", project)
+            transcript = TRANSCRIPTS[name]
+            fresh[name] = (_run(transcript, project), transcript.figures_vary)
+    return fresh
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="compare, do not rewrite")
+    args = parser.parse_args(argv)
+    texts = {path: path.read_text(encoding="utf-8") for path in DOCUMENTS}
+    used = {match["name"] for text in texts.values() for match in BLOCK.finditer(text)}
+    unused = set(TRANSCRIPTS) - used
+    if unused:
+        print(f"transcripts no document shows: {sorted(unused)}", file=sys.stderr)
+        return 1
+    fresh = _fresh_blocks(used)
+    stale = []
+    for path, text in texts.items():
+
+        def replace(match: re.Match[str]) -> str:
+            body, figures_vary = fresh[match["name"]]
+            if _mask(body, figures_vary) != _mask(match["body"], figures_vary):
+                stale.append((path, match["name"], match["body"], body))
+            return match.group(1) + body + match.group(4)
+
+        updated = BLOCK.sub(replace, text)
+        if not args.check and updated != text:
+            path.write_text(updated, encoding="utf-8")
+    for path, name, old, new in stale:
+        where = f"{path.relative_to(REPO)}: {name}"
+        sys.stdout.writelines(
+            difflib.unified_diff(old.splitlines(True), new.splitlines(True), where, "now")
+        )
+    if args.check and stale:
+        print(f"{len(stale)} stale block(s): run `nox -s docs` (python docs/transcripts.py)")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
