@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import functools
 import os
 import re
 import shutil
@@ -25,10 +26,16 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = REPO / "docs" / "examples"
-DOCUMENTS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md")), REPO / "spec" / "REPORTS.md"]
+DOCUMENTS = [
+    REPO / "README.md",
+    *sorted((REPO / "docs").glob("*.md")),
+    REPO / "spec" / "REPORTS.md",
+]
 PROJECT = "~/myproject"  # what the scratch folder's path reads as in a transcript
 
-BLOCK = re.compile(r"(<!-- begin: (?P<name>[\w.-]+) -->\n)(?P<body>.*?)(<!-- end: (?P=name) -->)", re.S)
+BLOCK = re.compile(
+    r"(<!-- begin: (?P<name>[\w.-]+) -->\n)(?P<body>.*?)(<!-- end: (?P=name) -->)", re.S
+)
 
 
 @dataclass(frozen=True)
@@ -47,11 +54,13 @@ TRANSCRIPTS: dict[str, Transcript] = {
     "check-bad-targets": Transcript(("tokasm check nosuch:Impl", "tokasm check mine")),
     "check-help": Transcript(("tokasm check --help",)),
     "pytest-myasm": Transcript(
-        ("python -m pytest -q --tb=no -p no:cacheprovider --pyargs tokasm.conformance"
-         " --tokasm-assembler myasm:MyAssembler",)
+        (
+            "python -m pytest -q --tb=no -p no:cacheprovider --pyargs tokasm.conformance"
+            " --tokasm-assembler myasm:MyAssembler",
+        )
     ),
     "check-testee": Transcript(
-        (f'tokasm check --cmd "{TESTEE} --strict list-join" --profile strict',)
+        (f'tokasm check --cmd "{TESTEE} --strict list-join" --profile strict -k "strict.*"',)
     ),
     "check-testee-missing": Transcript(('tokasm check --cmd "./no-such-testee --fast"; echo $?',)),
     "fuzz-myasm": Transcript(("tokasm fuzz myasm:MyAssembler --seed 1", "echo $?")),
@@ -69,8 +78,7 @@ TRANSCRIPTS: dict[str, Transcript] = {
         ("tokasm check list-join mutants:ExpandsTabs --fuzz-examples 0",)
     ),
     "bench-tiny": Transcript(
-        ("tokasm bench --scenario stream_then_finalize --scenario get_after_final"
-         " --sizes 2k,8k,32k --repeats 1",),
+        ("tokasm bench --scenario stream_then_finalize --sizes 2k,8k,32k --repeats 1",),
         figures_vary=True,
     ),
 }
@@ -92,7 +100,8 @@ def _generated_text() -> dict[str, str]:
 def _run(transcript: Transcript, project: Path) -> str:
     """The transcript as a terminal shows it, paths of the scratch project made portable."""
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "TOKASM_SPEC_DIR")}
-    env.update(CI="1", COLUMNS="100", PATH=f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}")
+    here = Path(sys.executable).parent  # this venv's tokasm first, as in an activated venv
+    env.update(CI="1", COLUMNS="100", PATH=f"{here}{os.pathsep}{env['PATH']}")
     shown = []
     status = 0
     for command in transcript.commands:
@@ -143,6 +152,19 @@ def _fresh_blocks(names: set[str]) -> dict[str, tuple[str, bool]]:
     return fresh
 
 
+def _refresh(
+    match: re.Match[str],
+    path: Path,
+    fresh: dict[str, tuple[str, bool]],
+    stale: list[tuple[Path, str, str, str]],
+) -> str:
+    """The block with its fresh body; a body that differs beyond masking is recorded stale."""
+    body, figures_vary = fresh[match["name"]]
+    if _mask(body, figures_vary) != _mask(match["body"], figures_vary):
+        stale.append((path, match["name"], match["body"], body))
+    return match.group(1) + body + match.group(4)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="compare, do not rewrite")
@@ -154,16 +176,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"transcripts no document shows: {sorted(unused)}", file=sys.stderr)
         return 1
     fresh = _fresh_blocks(used)
-    stale = []
+    stale: list[tuple[Path, str, str, str]] = []
     for path, text in texts.items():
-
-        def replace(match: re.Match[str]) -> str:
-            body, figures_vary = fresh[match["name"]]
-            if _mask(body, figures_vary) != _mask(match["body"], figures_vary):
-                stale.append((path, match["name"], match["body"], body))
-            return match.group(1) + body + match.group(4)
-
-        updated = BLOCK.sub(replace, text)
+        updated = BLOCK.sub(functools.partial(_refresh, path=path, fresh=fresh, stale=stale), text)
         if not args.check and updated != text:
             path.write_text(updated, encoding="utf-8")
     for path, name, old, new in stale:

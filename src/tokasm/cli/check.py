@@ -122,7 +122,10 @@ def add_parser(commands: Commands) -> None:
     )
     reports = parser.add_argument_group("reports and expected failures")
     reports.add_argument(
-        "--json", type=Path, metavar="PATH", help="write a JSON report (schema: spec/report.schema.json)"
+        "--json",
+        type=Path,
+        metavar="PATH",
+        help="write a JSON report (schema: spec/report.schema.json)",
     )
     reports.add_argument("--junit", type=Path, metavar="PATH", help="write JUnit XML")
     reports.add_argument(
