@@ -44,7 +44,6 @@ class Transcript:
     """Shell commands run one after another, each shown as ``$ command`` and its output."""
 
     commands: tuple[str, ...]
-    in_repo: bool = False  # run from the clone's root instead of the scratch project
     figures_vary: bool = False  # benchmark output: mask every figure when checking
 
 
@@ -111,7 +110,7 @@ def _run(transcript: Transcript, project: Path) -> str:
             continue
         done = subprocess.run(
             ["bash", "-c", command],
-            cwd=REPO if transcript.in_repo else project,
+            cwd=project,
             env=env,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
