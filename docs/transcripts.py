@@ -24,6 +24,7 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = REPO / "docs" / "examples"
@@ -39,12 +40,19 @@ BLOCK = re.compile(
 )
 
 
+Varies = Literal["timings", "figures", "counterexample"]
+
+
 @dataclass(frozen=True)
 class Transcript:
     """Shell commands run one after another, each shown as ``$ command`` and its output."""
 
     commands: tuple[str, ...]
-    figures_vary: bool = False  # benchmark output: mask every figure when checking
+    #: What may differ between two runs, masked before comparing: "timings" (durations);
+    #: "figures" (every number and verdict, for benchmarks); "counterexample" (all but the
+    #: commands, the case file's first lines and exit statuses: shrinking is time-bounded,
+    #: so a loaded machine may print a less shrunk case).
+    varies: Varies = "timings"
 
 
 TESTEE = "python -m tokasm.conformance.testee"
@@ -63,7 +71,9 @@ TRANSCRIPTS: dict[str, Transcript] = {
         (f'tokasm check --cmd "{TESTEE} --strict list-join" --profile strict -k "strict.*"',)
     ),
     "check-testee-missing": Transcript(('tokasm check --cmd "./no-such-testee --fast"; echo $?',)),
-    "fuzz-myasm": Transcript(("tokasm fuzz myasm:MyAssembler --seed 1", "echo $?")),
+    "fuzz-myasm": Transcript(
+        ("tokasm fuzz myasm:MyAssembler --seed 1", "echo $?"), varies="counterexample"
+    ),
     "ci-xfail": Transcript(
         (
             "tokasm check myasm:MyAssembler --write-xfail known-failures.txt --fuzz-examples 0"
@@ -79,7 +89,7 @@ TRANSCRIPTS: dict[str, Transcript] = {
     ),
     "bench-tiny": Transcript(
         ("tokasm bench --scenario stream_then_finalize --sizes 2k,8k,32k --repeats 1",),
-        figures_vary=True,
+        varies="figures",
     ),
 }
 
@@ -125,31 +135,35 @@ def _run(transcript: Transcript, project: Path) -> str:
     return f"```text\n{text}```\n"
 
 
-def _mask(text: str, figures_vary: bool) -> str:
-    """What may differ between two runs of the same command: durations (and bench figures)."""
+def _mask(text: str, varies: Varies) -> str:
+    """The text with what may differ between two runs of the same commands masked."""
+    if varies == "counterexample":
+        kept = re.compile(r"\$ |description: |cases:$|\d+$|```")
+        return "\n".join(line for line in text.splitlines() if kept.match(line))
     text = re.sub(r"\d+(\.\d+)?\s?(ns|us|µs|ms|s)\b", "<time>", text)
-    text = re.sub(r"\d+ examples", "<n> examples", text)
-    if figures_vary:
+    if varies == "figures":
         text = re.sub(r"-?\d+(\.\d+)?x?", "<n>", text)
         text = re.sub(r"constant|linear|n log n|quadratic|skip", "<verdict>", text)
         text = re.sub(r" +", " ", text)
     return text
 
 
-def _fresh_blocks(names: set[str]) -> dict[str, tuple[str, bool]]:
-    """Name -> (new block body, whether its figures vary), for the names the documents use."""
+def _fresh_blocks(names: set[str]) -> dict[str, tuple[str, Varies]]:
+    """Name -> (new block body, what may vary in it), for the names the documents use."""
     unknown = names - set(TRANSCRIPTS) - set(_generated_text())
     if unknown:
         raise SystemExit(f"docs/transcripts.py: no transcript named {sorted(unknown)}")
-    fresh = {name: (text, False) for name, text in _generated_text().items() if name in names}
+    fresh: dict[str, tuple[str, Varies]] = {
+        name: (text, "timings") for name, text in _generated_text().items() if name in names
+    }
     with tempfile.TemporaryDirectory() as scratch, ThreadPoolExecutor(os.cpu_count()) as pool:
 
-        def produce(name: str) -> tuple[str, tuple[str, bool]]:
+        def produce(name: str) -> tuple[str, tuple[str, Varies]]:
             project = Path(scratch) / name
             shutil.copytree(EXAMPLES, project)
             shutil.copy(REPO / "tests" / "mutants.py", project)
             transcript = TRANSCRIPTS[name]
-            return name, (_run(transcript, project), transcript.figures_vary)
+            return name, (_run(transcript, project), transcript.varies)
 
         fresh.update(pool.map(produce, sorted(names & set(TRANSCRIPTS))))
     return fresh
@@ -158,13 +172,13 @@ def _fresh_blocks(names: set[str]) -> dict[str, tuple[str, bool]]:
 def _refresh(
     match: re.Match[str],
     path: Path,
-    fresh: dict[str, tuple[str, bool]],
+    fresh: dict[str, tuple[str, Varies]],
     stale: list[tuple[Path, str, str, str]],
 ) -> str:
     """The block with its fresh body if it differs beyond masking (then recorded as stale)."""
-    body, figures_vary = fresh[match["name"]]
-    if _mask(body, figures_vary) == _mask(match["body"], figures_vary):
-        return match.group(0)  # only timings moved: keep the file as it is
+    body, varies = fresh[match["name"]]
+    if _mask(body, varies) == _mask(match["body"], varies):
+        return match.group(0)  # only what may vary moved: keep the file as it is
     stale.append((path, match["name"], match["body"], body))
     return match.group(1) + body + match.group(4)
 
