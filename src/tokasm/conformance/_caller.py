@@ -23,6 +23,7 @@ another target is sent. The cost is one copy and one comparison per event.
 from __future__ import annotations
 
 import math
+from typing import cast
 
 from ..errors import EventNotOwned
 from ._display import show
@@ -50,17 +51,16 @@ def _same(given: object, sent: object) -> bool:
     if type(given) is not kind:
         return False
     if kind is dict:
-        assert isinstance(given, dict) and isinstance(sent, dict)
-        return len(given) == len(sent) and all(
-            type(key) is str and key in given and _same(given[key], value)
-            for key, value in sent.items()
+        mine, theirs = cast("dict[object, object]", given), cast("dict[str, object]", sent)
+        return len(mine) == len(theirs) and all(
+            key in mine and _same(mine[key], value) for key, value in theirs.items()
         )
     if kind is list:
-        assert isinstance(given, list) and isinstance(sent, list)
-        return len(given) == len(sent) and all(map(_same, given, sent))
+        items, originals = cast("list[object]", given), cast("list[object]", sent)
+        return len(items) == len(originals) and all(map(_same, items, originals))
     if kind is float:
-        assert isinstance(given, float) and isinstance(sent, float)
-        return given == sent or (math.isnan(given) and math.isnan(sent))
+        number, original = cast("float", given), cast("float", sent)
+        return number == original or (math.isnan(number) and math.isnan(original))
     return bool(given == sent)
 
 
@@ -69,12 +69,10 @@ _CONTAINERS = (dict, list)
 
 def _scribble(value: dict[object, object] | list[object]) -> None:
     """Overwrite a lent event and every container in it, so kept references see the marker."""
-    items = list(value.values()) if type(value) is dict else list(value)  # type: ignore[union-attr]
-    for item in items:
+    for item in list(value.values() if isinstance(value, dict) else value):
         if type(item) in _CONTAINERS:
-            _scribble(item)  # type: ignore[arg-type]
-    if type(value) is dict:
-        assert isinstance(value, dict)
+            _scribble(cast("dict[object, object] | list[object]", item))
+    if isinstance(value, dict):
         keys = [key for key in value if type(key) is str]
         value.clear()
         value.update(dict.fromkeys(keys, SCRIBBLE))
@@ -97,7 +95,7 @@ class CallerHabits:
             self._kept.append(lent)
             return lent
         self._reused.clear()
-        self._reused.update(_copy(event))  # type: ignore[call-overload]
+        self._reused.update(cast("dict[object, object]", _copy(event)))
         return self._reused
 
     def take_back(self, lent: object, event: object) -> None:
@@ -105,13 +103,13 @@ class CallerHabits:
         forget or overwrite it, as the caller would."""
         try:
             unchanged = _same(lent, event)
-        except BaseException as error:  # noqa: BLE001 - a key the target added raised
+        except BaseException as error:  # a key the target added raised
             reraise_unless_target(error)
             unchanged = False
         if not self._gentle:
             self._kept.clear()
             if type(lent) in _CONTAINERS:
-                _scribble(lent)  # type: ignore[arg-type]
+                _scribble(cast("dict[object, object] | list[object]", lent))
         if not unchanged:
             raise EventNotOwned(f"apply() modified the event it was given, {show(event)}")
 

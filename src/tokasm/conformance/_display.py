@@ -45,7 +45,13 @@ def _escape(char: str) -> str:
     if char in _ESCAPES:
         return _ESCAPES[char]
     code = ord(char)
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+    return (
+        f"\\x{code:02x}"
+        if code < 0x100
+        else f"\\u{code:04x}"
+        if code < 0x10000
+        else f"\\U{code:08x}"
+    )
 
 
 def _printable(text: str) -> str:
@@ -77,7 +83,7 @@ def _plain_str(value: object) -> str:
     try:
         text = str(value)
         return _base_text(text) if issubclass(type(text), str) else f"<{type_name(value)}>"
-    except BaseException as error:  # noqa: BLE001 - anything the target raises is shown
+    except BaseException as error:  # anything the target raises is shown
         reraise_unless_target(error)
         return f"<{type_name(value)}: str() raised {type(error).__name__}>"
 
@@ -95,7 +101,9 @@ def type_name(value: object) -> str:
     qualname = cls.__dict__.get("__qualname__", cls.__name__)
     module_text = module if type(module) is str else ""
     qualname_text = qualname if type(qualname) is str else cls.__name__
-    name = f"{module_text}.{qualname_text}" if module_text not in ("", "builtins") else qualname_text
+    name = (
+        f"{module_text}.{qualname_text}" if module_text not in ("", "builtins") else qualname_text
+    )
     return _cut(name, SHOW_LIMIT)
 
 
@@ -103,7 +111,7 @@ def _repr(value: object) -> str:
     try:
         text = _REPR.repr(value)
         return text if type(text) is str else f"<{type_name(value)}>"
-    except BaseException as error:  # noqa: BLE001 - a broken __repr__ is shown, not raised
+    except BaseException as error:  # a broken __repr__ is shown, not raised
         reraise_unless_target(error)
         return f"<{type_name(value)}: repr() raised {type(error).__name__}>"
 
@@ -123,8 +131,7 @@ def show(value: object) -> str:
 def abbreviated(*values: str) -> bool:
     """Whether ``show`` cut any of these texts, so the difference itself may be hidden."""
     return any(
-        len(text) > SHOW_LIMIT or len(repr(text)) > SHOW_LIMIT
-        for text in map(_base_text, values)
+        len(text) > SHOW_LIMIT or len(repr(text)) > SHOW_LIMIT for text in map(_base_text, values)
     )
 
 
@@ -133,8 +140,12 @@ def error_text(error: BaseException) -> str:
     kind = _cut(type(error).__name__, SHOW_LIMIT)
     try:
         arguments = error.args
-        shown = ", ".join(show(argument) for argument in arguments[:3]) if type(arguments) is tuple else ""
-    except BaseException as raised:  # noqa: BLE001 - a hostile exception is still shown
+        shown = (
+            ", ".join(show(argument) for argument in arguments[:3])
+            if type(arguments) is tuple
+            else ""
+        )
+    except BaseException as raised:  # a hostile exception is still shown
         reraise_unless_target(raised)
         shown = ""
     return _cut(f"{kind}({shown})", TEXT_LIMIT)

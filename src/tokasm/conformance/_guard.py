@@ -1,4 +1,4 @@
-"""Which exceptions belong to the target, and where in the user's code they were raised.
+"""Which exceptions belong to the target, and which the user's (a real Ctrl-C).
 
 Target code runs in tokasm's process, so whatever it raises, ``SystemExit``,
 ``GeneratorExit`` and custom ``BaseException`` subclasses included, is that
@@ -17,20 +17,12 @@ from __future__ import annotations
 
 import signal
 import threading
-import traceback
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from types import FrameType, TracebackType
+    from types import FrameType
 
-__all__ = ["reraise_unless_target", "user_frames", "user_stack", "watch_interrupts"]
-
-_TOKASM = Path(__file__).resolve().parent.parent
-#: The bundled backends are the code under test when they are the target.
-_BUNDLED = _TOKASM / "implementations"
-#: How many of the innermost user frames a failure message names.
-SHORT_FRAMES = 3
+__all__ = ["reraise_unless_target", "watch_interrupts"]
 
 
 class _Interrupts:
@@ -57,40 +49,5 @@ def watch_interrupts() -> None:
 
 def reraise_unless_target(error: BaseException) -> None:
     """Re-raise ``error`` if it is the user's Ctrl-C; return if it is the target's to answer for."""
-    if isinstance(error, KeyboardInterrupt) and (
-        _Interrupts.received or not _Interrupts.watching
-    ):
+    if isinstance(error, KeyboardInterrupt) and (_Interrupts.received or not _Interrupts.watching):
         raise error
-
-
-def _is_users(filename: str) -> bool:
-    """A frame of the code under test: anything outside tokasm, or a bundled backend."""
-    try:
-        path = Path(filename).resolve()
-    except (OSError, ValueError, RuntimeError):
-        return True
-    return not path.is_relative_to(_TOKASM) or path.is_relative_to(_BUNDLED)
-
-
-def _format(frames: list[traceback.FrameSummary]) -> list[str]:
-    return [f"{frame.filename}:{frame.lineno} in {frame.name}" for frame in frames]
-
-
-def user_frames(tb: TracebackType | None) -> tuple[list[str], str]:
-    """The user's frames of a traceback: the innermost few as ``file:line in function``, and
-    the whole traceback of the user's code (for ``--debug``)."""
-    try:
-        frames = [f for f in traceback.extract_tb(tb) if _is_users(f.filename)]
-        full = "".join(traceback.StackSummary.from_list(frames).format())
-    except Exception:  # noqa: BLE001 - a frame that cannot be read is left out
-        return [], ""
-    return _format(frames[-SHORT_FRAMES:]), full
-
-
-def user_stack(frame: FrameType | None) -> str:
-    """The user's frames of a running thread's stack, innermost last (a hang's location)."""
-    try:
-        frames = [f for f in traceback.extract_stack(frame) if _is_users(f.filename)]
-        return "".join(traceback.StackSummary.from_list(frames).format())
-    except Exception:  # noqa: BLE001 - a frame that cannot be read is left out
-        return ""

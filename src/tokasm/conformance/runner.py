@@ -13,11 +13,11 @@ case that fails only because of them is reported as breaking EVENT-OWNED.
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from ..errors import EventNotOwned, ImplementationError, SubjectFault
 from ._display import abbreviated, first_difference, show, type_name
-from ._guard import user_frames
+from ._frames import user_frames
 from .results import FAILING, CaseResult
 from .steps import Raises
 from .subjects import PythonSubject
@@ -46,7 +46,7 @@ def _is_text(value: object) -> bool:
 
 def _same_text(actual: object, expected: str | None) -> bool:
     """Equal as text, compared by ``str``'s own equality so an odd ``__eq__`` cannot lie."""
-    return _is_text(actual) and expected is not None and str.__eq__(actual, expected)  # type: ignore[arg-type]
+    return _is_text(actual) and expected is not None and str.__eq__(cast("str", actual), expected)
 
 
 def _matches(actual: object, expected: str | None) -> bool:
@@ -74,33 +74,39 @@ def _where(step: Step) -> str:
     return f"step {step.where} on {step.instance!r}: {step.describe()}"
 
 
+def _on_raise(step: Step, case: Case, error: ImplementationError, debug: bool) -> CaseResult | None:
+    """None if the step was to raise an error of this kind, else the case's failing result."""
+    expect = step.expect
+    if isinstance(error, EventNotOwned):
+        return _owned(case, f"{_where(step)}\n  {error.message}")
+    raised = _raised(error, debug)
+    if not isinstance(expect, Raises):
+        assert expect is not None  # a corpus case always says what a step must do
+        expected = show(expect.value)
+        return CaseResult.of(
+            case, "errored", f"{_where(step)}\n  expected: {expected}\n  actual:   {raised}"
+        )
+    if error.kind in (None, expect.kind):
+        return None
+    return CaseResult.of(
+        case, "failed", f"{_where(step)}\n  expected: raises {expect.kind}\n  actual:   {raised}"
+    )
+
+
 def _check_step(subject: Subject, step: Step, case: Case, debug: bool) -> CaseResult | None:
     """None if the step behaved as expected, else the case's failing result."""
     expect = step.expect
     assert expect is not None  # a corpus case always says what a step must do
     try:
         actual = subject.perform(step)
-    except EventNotOwned as error:
-        return _owned(case, f"{_where(step)}\n  {error.message}")
     except ImplementationError as error:
-        if isinstance(expect, Raises):
-            if error.kind in (None, expect.kind):
-                return None
-            return CaseResult.of(
-                case,
-                "failed",
-                f"{_where(step)}\n  expected: raises {expect.kind}\n  actual:   {_raised(error, debug)}",
-            )
-        return CaseResult.of(
-            case,
-            "errored",
-            f"{_where(step)}\n  expected: {show(expect.value)}\n  actual:   {_raised(error, debug)}",
-        )
+        return _on_raise(step, case, error, debug)
     if isinstance(expect, Raises):
         return CaseResult.of(
             case,
             "failed",
-            f"{_where(step)}\n  expected: raises {expect.kind}\n  actual:   returned {show(actual)}",
+            f"{_where(step)}\n  expected: raises {expect.kind}\n"
+            f"  actual:   returned {show(actual)}",
         )
     if _matches(actual, expect.value):
         return None
@@ -109,8 +115,10 @@ def _check_step(subject: Subject, step: Step, case: Case, debug: bool) -> CaseRe
         message += (
             f"\n  types:    expected {type(expect.value).__name__}, actual {type_name(actual)}"
         )
-    if _is_text(actual) and expect.value is not None and abbreviated(expect.value, actual):  # type: ignore[arg-type]
-        message += first_difference(expect.value, actual)  # type: ignore[arg-type]
+    if _is_text(actual) and expect.value is not None:
+        text = cast("str", actual)
+        if abbreviated(expect.value, text):
+            message += first_difference(expect.value, text)
     return CaseResult.of(case, "failed", message)
 
 

@@ -17,7 +17,8 @@ from ..errors import ImplementationError, TargetError
 from ..implementations import BACKENDS
 from ._caller import CallerHabits
 from ._display import error_text, safe_text, type_name
-from ._guard import reraise_unless_target, user_frames, watch_interrupts
+from ._frames import user_frames
+from ._guard import reraise_unless_target, watch_interrupts
 from .steps import Apply, features_of
 
 if TYPE_CHECKING:
@@ -97,7 +98,7 @@ class PythonSubject:
         try:
             missing = [m for m in ("apply", "get") if not callable(getattr(probe, m, None))]
             self._features = features_of(probe)
-        except BaseException as error:  # noqa: BLE001 - a hostile __getattr__ is a load error
+        except BaseException as error:  # a hostile __getattr__ is a load error
             reraise_unless_target(error)
             raise TargetError(
                 f"target {shown}: looking up its methods raised {error_text(error)}"
@@ -130,7 +131,7 @@ class PythonSubject:
             watchdog.arm()
         try:
             return call(*arguments)
-        except BaseException as error:  # noqa: BLE001 - see the module doc of _guard
+        except BaseException as error:  # see the module doc of _guard
             reraise_unless_target(error)
             raise ImplementationError(_error_kind(error), error_text(error)) from error
         finally:
@@ -187,7 +188,7 @@ def resolve_target(target: str) -> AssemblerFactory:
         sys.path.insert(0, cwd)
     try:
         obj: object = importlib.import_module(module_name)
-    except BaseException as error:  # noqa: BLE001 - even sys.exit() at import is a load error
+    except BaseException as error:  # even sys.exit() at import is a load error
         reraise_unless_target(error)
         raise TargetError(
             f"target {target!r}: cannot import module {module_name!r}: {error_text(error)}"
@@ -200,7 +201,7 @@ def resolve_target(target: str) -> AssemblerFactory:
             raise TargetError(
                 f"target {target!r}: module {module_name!r} has no attribute {attr_path!r}"
             ) from None
-        except BaseException as error:  # noqa: BLE001 - a module __getattr__ may raise anything
+        except BaseException as error:  # a module __getattr__ may raise anything
             reraise_unless_target(error)
             raise TargetError(
                 f"target {target!r}: looking up {attr_path!r} raised {error_text(error)}"
