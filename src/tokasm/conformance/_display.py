@@ -10,6 +10,7 @@ the output, crash ``print`` or fill the disk. The reports use them too.
 
 from __future__ import annotations
 
+import itertools
 import reprlib
 
 from ._guard import reraise_unless_target
@@ -33,9 +34,26 @@ _CONTEXT = 24  # characters either side of the first difference
 
 _ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
+
+
+class _Repr(reprlib.Repr):
+    """reprlib's bounded repr, but a dict keeps its key order (an event reads as it was sent)."""
+
+    def repr_dict(self, x: dict[object, object], level: int) -> str:
+        if not x:
+            return "{}"
+        if level <= 0:
+            return "{...}"
+        pieces = [
+            f"{self.repr1(key, level - 1)}: {self.repr1(value, level - 1)}"
+            for key, value in itertools.islice(x.items(), self.maxdict)
+        ]
+        return "{" + ", ".join(pieces + ["..."] * (len(x) > self.maxdict)) + "}"
+
+
 # Containers are shown a few items deep, whatever their size, and any other object's
 # ``repr`` is called inside reprlib's guard (it catches what ``__repr__`` raises).
-_REPR = reprlib.Repr()
+_REPR = _Repr()
 _REPR.maxlevel = 3
 _REPR.maxdict = _REPR.maxlist = _REPR.maxtuple = _REPR.maxset = 8
 _REPR.maxstring = _REPR.maxother = SHOW_LIMIT

@@ -26,7 +26,10 @@ SHORT_FRAMES = 3
 
 
 def _is_users(filename: str) -> bool:
-    """A frame of the code under test: anything outside tokasm, or a bundled backend."""
+    """A frame of the code under test: anything outside tokasm (and the import machinery),
+    or a bundled backend."""
+    if filename.startswith("<frozen "):
+        return False
     try:
         path = Path(filename).resolve()
     except (OSError, ValueError, RuntimeError):

@@ -1,5 +1,11 @@
 """pytest plugin (entry point ``pytest11``): ``--assembler MODULE:ATTR`` selects a target.
 
+In process a target is guarded as in ``tokasm check`` (what it raises is its
+case's error, each event is its own copy, lent with a caller's habits); but
+pytest has no watchdog of ours, so a target that may hang should run with
+``--tokasm-isolate``: in its own testee process, with ``--tokasm-timeout``
+per request, as ``tokasm check --isolate`` does.
+
 Loaded in every pytest session where tokasm is installed, so it stays inert
 unless asked: without ``--assembler`` it resolves nothing and parametrizes
 only tests that ask for ``tokasm_subject`` and ``tokasm_case`` (those of
@@ -15,11 +21,13 @@ from typing import TYPE_CHECKING
 import pytest
 
 from ..errors import TargetError
+from ._protocol_client import DEFAULT_TIMEOUT, CommandSubject
 from ._xfail import XfailError, XfailList, load_xfail
 from .corpus import PROFILES, load_corpus
 from .pytest_suite import xfail_marks
 from .runner import DEFAULT_PROFILES
 from .subjects import PythonSubject, Subject, resolve_target
+from .testee import python_testee_command
 
 if TYPE_CHECKING:
     from collections.abc import Set
@@ -29,6 +37,7 @@ __all__ = [
     "pytest_addoption",
     "pytest_configure",
     "pytest_generate_tests",
+    "pytest_unconfigure",
     "selected_profiles",
 ]
 
@@ -59,6 +68,19 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="also run this optional profile of the corpus (repeatable), e.g. strict",
     )
     group.addoption(
+        "--tokasm-isolate",
+        action="store_true",
+        help="run each --assembler in its own testee process (python -m "
+        "tokasm.conformance.testee), so one that hangs, exits or crashes costs one case",
+    )
+    group.addoption(
+        "--tokasm-timeout",
+        type=float,
+        default=DEFAULT_TIMEOUT,
+        metavar="SECONDS",
+        help=f"with --tokasm-isolate, the per-request timeout (default {DEFAULT_TIMEOUT:g})",
+    )
+    group.addoption(
         "--tokasm-xfail",
         type=Path,
         metavar="FILE",
@@ -84,13 +106,27 @@ def _xfail_list(config: pytest.Config) -> XfailList | None:
 def pytest_configure(config: pytest.Config) -> None:
     """Resolve every ``--assembler`` up front: a bad one is a usage error naming it."""
     subjects: dict[str, Subject] = {}
+    config.stash[_SUBJECTS] = subjects
     for target in config.getoption("assembler"):
         try:
-            subjects[target] = PythonSubject(resolve_target(target), target)
+            subjects[target] = _subject(config, target)
         except TargetError as error:
+            pytest_unconfigure(config)
             raise pytest.UsageError(f"--assembler: {error}") from None
-    config.stash[_SUBJECTS] = subjects
     config.stash[_XFAIL] = _xfail_list(config) if subjects else None
+
+
+def _subject(config: pytest.Config, target: str) -> Subject:
+    if config.getoption("tokasm_isolate"):
+        timeout: float = config.getoption("tokasm_timeout")
+        return CommandSubject(python_testee_command(target), timeout)
+    return PythonSubject(resolve_target(target), target)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Stop the testee processes of ``--tokasm-isolate``: none outlives the session."""
+    for subject in config.stash.get(_SUBJECTS, {}).values():
+        subject.close()
 
 
 def selected_profiles(config: pytest.Config) -> Set[str]:

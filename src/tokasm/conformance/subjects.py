@@ -59,6 +59,11 @@ def _error_kind(error: BaseException) -> str:
     return safe_text(type(error).__name__, 80)
 
 
+def _apply(assembler: Assembler, event: object) -> str | None:
+    """``assembler.apply(event)``, the method looked up inside the guard (it may raise too)."""
+    return assembler.apply(event)  # type: ignore[arg-type]
+
+
 class _Watch(Protocol):
     """What a subject tells a watchdog: target code starts running, and it returned."""
 
@@ -153,7 +158,7 @@ class PythonSubject:
             return self._call(step.perform, assembler)
         event = self._caller.lend(step.event)
         try:
-            return self._call(assembler.apply, event)
+            return self._call(_apply, assembler, event)
         finally:
             self._caller.take_back(event, step.event)
 
@@ -191,7 +196,8 @@ def resolve_target(target: str) -> AssemblerFactory:
     except BaseException as error:  # even sys.exit() at import is a load error
         reraise_unless_target(error)
         raise TargetError(
-            f"target {target!r}: cannot import module {module_name!r}: {error_text(error)}"
+            f"target {target!r}: cannot import module {module_name!r}: "
+            f"{safe_text(type(error).__name__, 80)}: {safe_text(error)}"
             f"{_raised_at(error)}"
         ) from error
     for part in attr_path.split("."):
