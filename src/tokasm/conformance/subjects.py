@@ -95,7 +95,7 @@ class PythonSubject:
         self._watchdog = watchdog
         self._caller = CallerHabits() if caller is None else caller
         self._instances: dict[str, Assembler] = {}
-        shown = safe_text(name, 200)
+        shown = repr(safe_text(name, 200))
         try:
             probe = self._call(factory)
         except ImplementationError as error:
@@ -153,7 +153,9 @@ class PythonSubject:
             )
 
     def perform(self, step: Step) -> str | None:
-        assembler = self._instances[step.instance]
+        assembler = self._instances.get(step.instance)
+        if assembler is None:
+            raise ImplementationError("KeyError", f"no instance {step.instance!r} was created")
         if not isinstance(step, Apply):
             return self._call(step.perform, assembler)
         event = self._caller.lend(step.event)
