@@ -64,10 +64,14 @@ def _raised(error: ImplementationError, debug: bool) -> str:
     return text + "".join(f"\n    at {frame}" for frame in frames)
 
 
+_OWNED = f"breaks {EVENT_OWNED}: "
+
+
 def _owned(case: Case, message: str) -> CaseResult:
     """A failure of EVENT-OWNED, listed first, beside the rules the case was written for."""
-    result = CaseResult.of(case, "failed", f"breaks {EVENT_OWNED}: {message}")
-    return dataclasses.replace(result, requirements=(EVENT_OWNED, *case.requirements))
+    result = CaseResult.of(case, "failed", _OWNED + message)
+    others = tuple(rid for rid in case.requirements if rid != EVENT_OWNED)
+    return dataclasses.replace(result, requirements=(EVENT_OWNED, *others))
 
 
 def _where(step: Step) -> str:
@@ -164,7 +168,7 @@ def run_case(subject: Subject, case: Case, *, debug: bool = False) -> CaseResult
     result = _run_steps(subject, case, debug)
     if (
         result.outcome in FAILING
-        and EVENT_OWNED not in result.requirements
+        and not result.message.startswith(_OWNED)
         and isinstance(subject, PythonSubject)
         and _run_steps(subject.with_fresh_events(), case, debug).outcome == "passed"
     ):
