@@ -22,8 +22,9 @@ another target is sent. The cost is one copy and one comparison per event.
 
 from __future__ import annotations
 
+import itertools
 import math
-from typing import cast
+from typing import Any
 
 from ..errors import EventNotOwned
 from ._display import show
@@ -35,45 +36,56 @@ __all__ = ["SCRIBBLE", "CallerHabits"]
 SCRIBBLE = "\x00tokasm: this event was reused by the caller after apply returned"
 
 
+_CONTAINERS = (dict, list)
+_ABSENT = object()
+
+
 def _copy(value: object) -> object:
     """A deep copy of a JSON value (the corpus's events are plain JSON)."""
     if type(value) is dict:
-        return {key: _copy(item) for key, item in value.items()}
+        return {k: _copy(v) if type(v) in _CONTAINERS else v for k, v in value.items()}
     if type(value) is list:
-        return [_copy(item) for item in value]
+        return [_copy(v) if type(v) in _CONTAINERS else v for v in value]
     return value
 
 
-def _same(given: object, sent: object) -> bool:
-    """Whether ``given`` is still exactly the JSON value ``sent``, by exact types only, so
-    nothing the target put inside can run code of its own (no ``__eq__``, no ``__hash__``)."""
-    kind = type(sent)
-    if type(given) is not kind:
+def _same_item(item: Any, value: Any) -> bool:
+    """One value of a container: same exact type, then equal (NaN equal to NaN)."""
+    kind = type(value)
+    if type(item) is not kind:
         return False
-    if kind is dict:
-        mine, theirs = cast("dict[object, object]", given), cast("dict[str, object]", sent)
-        return len(mine) == len(theirs) and all(
-            key in mine and _same(mine[key], value) for key, value in theirs.items()
+    if kind in _CONTAINERS:
+        return _same(item, value)
+    if item == value:
+        return True
+    return kind is float and math.isnan(item) and math.isnan(value)
+
+
+def _same(given: Any, sent: Any) -> bool:
+    """Whether ``given`` is still exactly the JSON value ``sent``, by exact types first, so
+    nothing the target put inside runs code of its own (no ``__eq__``, no ``__hash__``)."""
+    if type(sent) is dict:
+        if type(given) is not dict or len(given) != len(sent):
+            return False
+        found = map(given.get, sent, itertools.repeat(_ABSENT))
+        return all(map(_same_item, found, sent.values()))
+    if type(sent) is list:
+        return (
+            type(given) is list
+            and len(given) == len(sent)
+            and all(map(_same_item, given, sent))
         )
-    if kind is list:
-        items, originals = cast("list[object]", given), cast("list[object]", sent)
-        return len(items) == len(originals) and all(map(_same, items, originals))
-    if kind is float:
-        number, original = cast("float", given), cast("float", sent)
-        return number == original or (math.isnan(number) and math.isnan(original))
-    return bool(given == sent)
+    return _same_item(given, sent)
 
 
-_CONTAINERS = (dict, list)
-
-
-def _scribble(value: dict[object, object] | list[object]) -> None:
-    """Overwrite a lent event and every container in it, so kept references see the marker."""
-    for item in list(value.values() if isinstance(value, dict) else value):
+def _scribble(value: Any) -> None:
+    """Overwrite a lent event (a dict or list) and every container in it, so kept references
+    see the marker."""
+    for item in list(value.values() if type(value) is dict else value):
         if type(item) in _CONTAINERS:
-            _scribble(cast("dict[object, object] | list[object]", item))
-    if isinstance(value, dict):
-        keys = [key for key in value if type(key) is str]
+            _scribble(item)
+    if type(value) is dict:
+        keys = list(value)
         value.clear()
         value.update(dict.fromkeys(keys, SCRIBBLE))
     else:
@@ -88,15 +100,19 @@ class CallerHabits:
         self._reused: dict[object, object] = {}
         self._kept: list[object] = []
 
-    def lend(self, event: object) -> object:
+    def lend(self, event: Any) -> object:
         """The object the target gets for the corpus event ``event`` (never ``event`` itself)."""
         if self._gentle or type(event) is not dict:
             lent = _copy(event)
             self._kept.append(lent)
             return lent
-        self._reused.clear()
-        self._reused.update(cast("dict[object, object]", _copy(event)))
-        return self._reused
+        reused = self._reused
+        reused.clear()
+        reused.update(event)
+        for key, value in reused.items():
+            if type(value) in _CONTAINERS:
+                reused[key] = _copy(value)
+        return reused
 
     def take_back(self, lent: object, event: object) -> None:
         """After ``apply`` returned: EventNotOwned if the target modified the event; then
@@ -109,7 +125,7 @@ class CallerHabits:
         if not self._gentle:
             self._kept.clear()
             if type(lent) in _CONTAINERS:
-                _scribble(cast("dict[object, object] | list[object]", lent))
+                _scribble(lent)
         if not unchanged:
             raise EventNotOwned(f"apply() modified the event it was given, {show(event)}")
 
