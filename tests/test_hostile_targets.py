@@ -139,6 +139,24 @@ class LeavesThread(ListJoinAssembler):
         threading.Thread(target=threading.Event().wait).start()
 """
 
+NOISY = """\
+import threading
+from tokasm.implementations import ListJoinAssembler
+
+def fails():
+    raise RuntimeError("in thread")
+
+class A(ListJoinAssembler):
+    def __init__(self):
+        super().__init__()
+        thread = threading.Thread(target=fails)
+        thread.start()
+        thread.join()
+
+    def __del__(self):
+        raise ValueError("in del")
+"""
+
 HANGS_AT_IMPORT = """\
 import threading
 threading.Event().wait()
@@ -438,6 +456,19 @@ def test_a_hang_at_import_is_a_load_error(project: Path) -> None:
     _no_traceback(ran)
     assert "'hangs_at_import:A': loading it hung" in ran.err
     assert "hangs_at_import.py" in ran.err
+
+
+def test_errors_no_one_can_catch_print_one_line_each(project: Path) -> None:
+    (project / "noisy.py").write_text(NOISY, encoding="utf-8")
+    ran = tokasm_cmd(project, "check", "noisy:A", *FAST)
+    assert ran.code == 0
+    _no_traceback(ran)
+    noisy = project / "noisy.py"
+    assert (
+        f"tokasm: ignored ValueError('in del') raised in a finalizer or callback at {noisy}:"
+        in (ran.err)
+    )
+    assert "tokasm: ignored RuntimeError('in thread') raised in thread" in ran.err
 
 
 def test_a_thread_left_running_by_the_target_does_not_keep_check_alive(project: Path) -> None:

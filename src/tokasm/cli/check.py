@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .._versions import version_line
+from ..conformance._frames import quiet_stray_errors
 from ..conformance._fuzz import CHECK_EXAMPLES, fuzz_phase
 from ..conformance._progress import Progress, progress_wanted
 from ..conformance._protocol_client import (
@@ -119,8 +120,8 @@ def add_parser(commands: Commands) -> None:
         help=f"per-request timeout (default {DEFAULT_TIMEOUT:g}). For testees (starting and "
         f"hello get at least {START_TIMEOUT:g}) a request that times out errors its case and "
         "the testee is restarted. In process, a call into the target (or its import) that runs "
-        "this long is reported with its stack, as that case's error (exit 1; exit 2 while "
-        "loading), and the run ends after writing the reports",
+        "this long (loading it: twice as long) is reported with its stack, as that case's "
+        "error (exit 1; exit 2 while loading), and the run ends after writing the reports",
     )
     testees.add_argument(
         "--isolate",
@@ -198,14 +199,12 @@ class _Session:
         if self.args.isolate:
             return CommandSubject(python_testee_command(target), self.args.timeout)
         self.loading = target
-        self.watchdog.arm()
+        self.watchdog.arm(2 * self.args.timeout)  # imports may be slow
         try:
-            factory = resolve_target(target)
+            return PythonSubject(resolve_target(target), target, watchdog=self.watchdog)
         finally:
             self.watchdog.disarm()
-        subject = PythonSubject(factory, target, watchdog=self.watchdog)
-        self.loading = None
-        return subject
+            self.loading = None
 
     def start(self) -> None:
         """Start every target up front, so a bad one exits 2 before any case runs."""
@@ -330,6 +329,7 @@ def run(args: argparse.Namespace) -> int:
     cases = _select(corpus, args.case)
     xfail: XfailList | None = load_xfail(args.xfail) if args.xfail else None
     session = _Session(args, corpus, cases, xfail)
+    quiet_stray_errors()
     with session.watchdog:
         session.start()
         print(version_line())

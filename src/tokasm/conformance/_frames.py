@@ -7,16 +7,18 @@ bundled backends count as the user's code when they are the target.
 
 from __future__ import annotations
 
+import sys
+import threading
 import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ._display import safe_text
+from ._display import error_text, safe_text
 
 if TYPE_CHECKING:
     from types import FrameType, TracebackType
 
-__all__ = ["user_frames", "user_stack"]
+__all__ = ["quiet_stray_errors", "user_frames", "user_stack"]
 
 _TOKASM = Path(__file__).resolve().parent.parent
 #: The bundled backends are the code under test when they are the target.
@@ -71,3 +73,29 @@ def user_stack(frame: FrameType | None) -> str:
         return _escaped(traceback.StackSummary.from_list(frames).format())
     except Exception:  # a frame that cannot be read is left out
         return ""
+
+
+def _stray(where: str, error: BaseException | None, tb: TracebackType | None) -> None:
+    frames, _ = user_frames(tb)
+    at = f" at {frames[-1]}" if frames else ""
+    shown = "an error" if error is None else error_text(error)
+    try:
+        print(f"tokasm: ignored {shown} raised in {where}{at}", file=sys.stderr)
+    except Exception:  # stderr is gone: nothing to tell
+        return
+
+
+def _unraisable(info: sys.UnraisableHookArgs) -> None:
+    _stray("a finalizer or callback", info.exc_value, info.exc_traceback)
+
+
+def _thread_error(info: threading.ExceptHookArgs) -> None:
+    name = "a thread" if info.thread is None else f"thread {safe_text(info.thread.name, 80)!r}"
+    _stray(name, info.exc_value, info.exc_traceback)
+
+
+def quiet_stray_errors() -> None:
+    """An error the target raises where no one can catch it (a ``__del__``, a thread it
+    started) prints one escaped line naming the user's frame, not a traceback."""
+    sys.unraisablehook = _unraisable
+    threading.excepthook = _thread_error

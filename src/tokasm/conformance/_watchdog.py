@@ -39,6 +39,7 @@ class Watchdog:
         self.timeout = timeout
         self._on_hang = on_hang
         self._since: float | None = None
+        self._limit = timeout
         self._thread_id = threading.get_ident()
         self._stopped = threading.Event()
         self._fallback_armed = False
@@ -59,8 +60,9 @@ class Watchdog:
         if self._fallback_armed:
             faulthandler.cancel_dump_traceback_later()
 
-    def arm(self) -> None:
-        """Target code starts running now."""
+    def arm(self, limit: float | None = None) -> None:
+        """Target code starts running now; it may run ``limit`` seconds (default: the timeout)."""
+        self._limit = self.timeout if limit is None else limit
         self._since = time.monotonic()
 
     def disarm(self) -> None:
@@ -71,7 +73,9 @@ class Watchdog:
         """The GIL-proof last resort (see the module doc)."""
         try:
             faulthandler.dump_traceback_later(
-                2 * self.timeout + _GRACE, exit=True, file=sys.__stderr__ or sys.stderr
+                2 * max(self.timeout, self._limit) + _GRACE,
+                exit=True,
+                file=sys.__stderr__ or sys.stderr,
             )
             self._fallback_armed = True
         except (ValueError, OSError, AttributeError):  # no usable stderr: no fallback
@@ -84,7 +88,7 @@ class Watchdog:
             if self._stopped.wait(poll):
                 return
             since = self._since
-            if since is not None and time.monotonic() - since >= self.timeout:
+            if since is not None and time.monotonic() - since >= self._limit:
                 frame = sys._current_frames().get(self._thread_id)
                 self._arm_fallback()  # on_hang gets as long as the fallback allows
                 self._on_hang(time.monotonic() - since, user_stack(frame))

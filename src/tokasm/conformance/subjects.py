@@ -92,7 +92,7 @@ class PythonSubject:
         watch_interrupts()
         self._factory = factory
         self._name = name
-        self._watchdog = watchdog
+        self._watchdog: _Watch | None = None  # loading is watched as a whole by the caller
         self._caller = CallerHabits() if caller is None else caller
         self._instances: dict[str, Assembler] = {}
         shown = repr(safe_text(name, 200))
@@ -112,6 +112,7 @@ class PythonSubject:
             raise TargetError(
                 f"target {shown}: it made a {type_name(probe)}, which has no {missing[0]}() method"
             )
+        self._watchdog = watchdog
 
     @property
     def name(self) -> str:
@@ -165,7 +166,7 @@ class PythonSubject:
             self._caller.take_back(event, step.event)
 
     def close(self) -> None:
-        self._instances.clear()
+        self._call(self._instances.clear)  # finalizers of the target's objects run here
         self._caller.forget()
 
 
