@@ -70,11 +70,7 @@ def _same(given: Any, sent: Any) -> bool:
         found = map(given.get, sent, itertools.repeat(_ABSENT))
         return all(map(_same_item, found, sent.values()))
     if type(sent) is list:
-        return (
-            type(given) is list
-            and len(given) == len(sent)
-            and all(map(_same_item, given, sent))
-        )
+        return type(given) is list and len(given) == len(sent) and all(map(_same_item, given, sent))
     return _same_item(given, sent)
 
 

@@ -35,7 +35,6 @@ _CONTEXT = 24  # characters either side of the first difference
 _ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
-
 class _Repr(reprlib.Repr):
     """reprlib's bounded repr, but a dict keeps its key order (an event reads as it was sent)."""
 
