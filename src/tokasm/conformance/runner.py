@@ -16,7 +16,7 @@ import dataclasses
 from typing import TYPE_CHECKING, cast
 
 from ..errors import EventNotOwned, ImplementationError, SubjectFault
-from ._display import abbreviated, first_difference, show, type_name
+from ._display import abbreviated, first_difference, safe_text, show, type_name
 from ._frames import user_frames
 from .results import FAILING, CaseResult
 from .steps import Raises
@@ -58,13 +58,14 @@ def _raised(error: ImplementationError, debug: bool) -> str:
     """``raised Kind(...)``, then where in the user's code (all of its traceback with debug)."""
     cause = error.__cause__
     frames, full = user_frames(cause.__traceback__) if cause is not None else ([], "")
-    text = f"raised {error}"
+    text = f"raised {safe_text(error)}"  # a testee's kind and message are its own text
     if debug and full:
         return f"{text}\n  traceback of your code (innermost last):\n{full.rstrip()}"
     return text + "".join(f"\n    at {frame}" for frame in frames)
 
 
 _OWNED = f"breaks {EVENT_OWNED}: "
+_FAULT_LINES = 60  # lines of a testee fault's message kept (it may quote the testee's stderr)
 
 
 def _owned(case: Case, message: str) -> CaseResult:
@@ -151,7 +152,8 @@ def _run_steps(subject: Subject, case: Case, debug: bool) -> CaseResult:
             if step is None
             else f"step {step.where} on {step.instance!r}"
         )
-        return CaseResult.of(case, "errored", f"testee fault at {doing}: {fault}")
+        said = "\n".join(safe_text(line) for line in str(fault).splitlines()[:_FAULT_LINES])
+        return CaseResult.of(case, "errored", f"testee fault at {doing}: {said}")
     except ImplementationError as error:  # raised by new(): the factory itself failed
         return CaseResult.of(
             case, "errored", f"creating an instance failed: {_raised(error, debug)}"
