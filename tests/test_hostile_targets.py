@@ -369,14 +369,17 @@ def test_an_implementation_keeping_its_own_copies_conforms(project: Path) -> Non
     assert ran.code == 0, ran.out
 
 
+def _conformance(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+    return pytester.runpytest_subprocess(
+        "--pyargs", "tokasm.conformance", "-p", "no:cacheprovider", *args
+    )
+
+
 def test_the_pytest_route_gives_each_target_its_own_events(pytester: pytest.Pytester) -> None:
     mutants = Path(__file__).with_name("mutants.py").read_text(encoding="utf-8")
     pytester.makepyfile(mutants=mutants)
-    result = pytester.runpytest_subprocess(
-        "--pyargs",
-        "tokasm.conformance",
-        "-p",
-        "no:cacheprovider",
+    result = _conformance(
+        pytester,
         "--assembler",
         "mutants:PopsDelta",
         "--assembler",
@@ -491,11 +494,8 @@ def _testees(folder: Path) -> Iterator[str]:
 
 def test_the_pytest_route_isolates_a_hanging_target(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(hangs=HANGS)
-    result = pytester.runpytest_subprocess(
-        "--pyargs",
-        "tokasm.conformance",
-        "-p",
-        "no:cacheprovider",
+    result = _conformance(
+        pytester,
         "--assembler",
         "hangs:Spins",
         "--tokasm-isolate",
