@@ -266,6 +266,19 @@ def test_base_exception_while_loading_is_a_load_error(
     assert said in line
 
 
+def test_the_pytest_route_errors_the_case_not_the_session(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(raisers=RAISERS, exits_at_import=EXIT_AT_IMPORT)
+    targets = [arg for name in RAISING for arg in ("--assembler", f"raisers:{name}")]
+    result = _conformance(pytester, *targets, "--assembler", "list-join", "-k", "append.basic")
+    assert result.ret == 1
+    outcomes = result.parseoutcomes()
+    assert (outcomes["failed"], outcomes["passed"]) == (len(RAISING), 1)
+    assert "Traceback" not in result.stdout.str()
+    loading = _conformance(pytester, "--assembler", "exits_at_import:A")
+    assert loading.ret == pytest.ExitCode.USAGE_ERROR
+    loading.stderr.fnmatch_lines(["*--assembler: target 'exits_at_import:A'*SystemExit*"])
+
+
 def test_a_targets_own_keyboard_interrupt_is_not_a_ctrl_c(project: Path) -> None:
     ran = tokasm_cmd(project, "check", "raisers:Interrupts", *FAST)
     assert ran.code == 1
