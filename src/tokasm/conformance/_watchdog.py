@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 __all__ = ["Watchdog"]
 
 _GRACE = 5.0  # seconds the reporting thread has before the GIL-proof fallback fires
+_MIN_POLL = 0.01  # seconds between looks, at the least (a tiny --timeout must not spin)
 
 
 class Watchdog:
@@ -78,11 +79,11 @@ class Watchdog:
                 file=sys.__stderr__ or sys.stderr,
             )
             self._fallback_armed = True
-        except (ValueError, OSError, AttributeError):  # no usable stderr: no fallback
+        except (ValueError, OSError, AttributeError, OverflowError):  # no stderr, or no end
             self._fallback_armed = False
 
     def _watch(self) -> None:
-        poll = min(0.25, self.timeout / 4)
+        poll = max(_MIN_POLL, min(0.25, self.timeout / 4))
         while True:
             self._arm_fallback()  # this thread still runs, so the fallback moves on
             if self._stopped.wait(poll):
