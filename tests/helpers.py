@@ -14,7 +14,7 @@ from tokasm.conformance._paths import spec_dir
 if TYPE_CHECKING:
     from pathlib import Path
 
-__all__ = ["BROKEN", "GOOD", "Ran", "copy_spec", "tokasm_cmd"]
+__all__ = ["BROKEN", "GOOD", "Ran", "copy_spec", "tokasm_cmd", "tokasm_started"]
 
 #: A user's module holding a correct implementation, ``good:Impl``.
 GOOD = "from tokasm.implementations import ListJoinAssembler as Impl\n"
@@ -53,6 +53,21 @@ def tokasm_cmd(folder: Path, *args: str) -> Ran:
         check=False,
     )
     return Ran(done.returncode, done.stdout, done.stderr)
+
+
+def tokasm_started(folder: Path, *args: str) -> subprocess.Popen[str]:
+    """``python -m tokasm ARGS`` started in ``folder``, its stdout and stderr pipes (text)
+    to read while it runs: for a closed pipe, a signal, a hang."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    return subprocess.Popen(
+        [sys.executable, "-m", "tokasm", *args],
+        cwd=folder,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        encoding="utf-8",
+    )
 
 
 def copy_spec(folder: Path) -> Path:

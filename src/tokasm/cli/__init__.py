@@ -12,7 +12,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from .._versions import version_line
-from ..conformance._reports import text_block
+from ..conformance._display import safe_block
 from ..errors import EXIT_FAILED, EXIT_USAGE, UsageError
 from . import bench, check, fuzz
 from ._console import Console, silence_stdout
@@ -44,7 +44,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as error:
         if args.debug:
             raise
-        Console(sys.stderr).print(f"tokasm {args.command}: error: {text_block(str(error))}")
+        Console(sys.stderr).print(f"tokasm {args.command}: error: {safe_block(error)}")
         return EXIT_USAGE
     except BrokenPipeError:
         # The reader went away (``tokasm bench | head``): stop quietly, as Unix tools do.

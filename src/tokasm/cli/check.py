@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
+import os
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .._versions import version_line
+from ..conformance._display import safe_text
+from ..conformance._frames import quiet_stray_errors
 from ..conformance._fuzz import CHECK_EXAMPLES, fuzz_phase
 from ..conformance._progress import Progress, progress_wanted
 from ..conformance._protocol_client import (
@@ -18,22 +23,31 @@ from ..conformance._protocol_client import (
     split_command,
 )
 from ..conformance._reports import (
+    NAME_LIMIT,
     ReportPlan,
     json_text,
     junit_text,
     markdown_report,
-    one_line,
     render_card,
     render_failures,
     render_verdict,
 )
+from ..conformance._watchdog import Watchdog
 from ..conformance._xfail import XfailList, apply_xfail, load_xfail, render_xfail
 from ..conformance.corpus import PROFILES, load_corpus, profile_gap
-from ..conformance.results import TargetRun, timed
+from ..conformance.results import CaseResult, TargetRun, timed
 from ..conformance.runner import DEFAULT_PROFILES, run_cases
 from ..conformance.subjects import PythonSubject, Subject, resolve_target
 from ..conformance.testee import python_testee_command
-from ..errors import CorpusError, ReportError, TargetError, XfailError
+from ..errors import (
+    EXIT_FAILED,
+    EXIT_USAGE,
+    CorpusError,
+    ReportError,
+    TargetError,
+    UsageError,
+    XfailError,
+)
 from ..implementations import BACKENDS
 from ._console import Console, guarded_run
 from .options import TARGET_HELP, exit_codes, non_negative, positive_seconds, subcommand
@@ -62,10 +76,10 @@ to stderr on a terminal only (never when CI is set, or with --quiet).
 
 For CI: --junit and --json for machines, --markdown for a pull request.
 Report paths are checked before any case runs; an old report at a --json,
---junit or --markdown path is deleted first, and each report is written
-whole (a temporary file, then a rename) when the run ends, so an
-interrupted run leaves none. PATH '-' sends that report to stdout (one at
-most), and the rest of the output to stderr.
+--junit or --markdown path is deleted when the first case runs, and each
+report is written whole (a temporary file, then a rename) when the run ends,
+so an interrupted run leaves none. PATH '-' sends that report to stdout (one
+at most), and the rest of the output to stderr.
 An implementation with known gaps keeps an --xfail list (one case id or glob
 per line, '# reason' allowed): listed cases that fail are expected failures;
 a listed case that passes, or a line matching no case, fails the run, so the
@@ -73,14 +87,17 @@ list cannot go stale. --write-xfail writes today's failures as such a list.
 One --xfail file applies to every target of the run.
 
 The same corpus from pytest, one test per case (works with pytest-xdist):
-  python -m pytest --pyargs tokasm.conformance --assembler MODULE:ATTR
+  python -m pytest --pyargs tokasm.conformance --tokasm-assembler MODULE:ATTR
 """
 
 
 EXIT_CODES = exit_codes(
     "every target conforms",
     "a case failed or errored, an expected failure passed or went stale,\n"
-    "     or the fuzz phase found a counterexample",
+    "     or the fuzz phase found a counterexample; also when an in-process\n"
+    "     target hung for --timeout seconds: its case errors with the hung\n"
+    "     code's stack, the reports are written, and the run ends there (a\n"
+    "     thread cannot be stopped; --isolate runs a target in its own process)",
 )
 
 
@@ -119,9 +136,11 @@ def add_parser(commands: Commands) -> None:
         type=positive_seconds,
         default=DEFAULT_TIMEOUT,
         metavar="SECONDS",
-        help=f"per-request timeout for testees (default {DEFAULT_TIMEOUT:g}; starting and "
-        f"hello get at least {START_TIMEOUT:g}); a request that times out errors its case "
-        "and the testee is restarted",
+        help=f"per-request timeout (default {DEFAULT_TIMEOUT:g}). For testees (starting and "
+        f"hello get at least {START_TIMEOUT:g}) a request that times out errors its case and "
+        "the testee is restarted. In process, a call into the target (or its import) that runs "
+        "this long (loading it: twice as long) is reported with its stack, as that case's "
+        "error (exit 1; exit 2 while loading), and the run ends after writing the reports",
     )
     testees.add_argument(
         "--isolate",
@@ -134,7 +153,7 @@ def add_parser(commands: Commands) -> None:
         "--json",
         type=Path,
         metavar="PATH",
-        help="write a JSON report (schema: spec/REPORTS.md); '-' for stdout",
+        help="write a JSON report (schema: spec/report.schema.json); '-' for stdout",
     )
     reports.add_argument(
         "--junit", type=Path, metavar="PATH", help="write JUnit XML; '-' for stdout"
@@ -182,24 +201,149 @@ def _select(corpus: Corpus, patterns: list[str]) -> list[Case]:
     return chosen
 
 
-def _subject(target: str, args: argparse.Namespace) -> Subject:
-    if args.isolate:
-        return CommandSubject(python_testee_command(target), args.timeout)
-    return PythonSubject(resolve_target(target), target)
+class _Session:
+    """One ``check`` run, kept up to date so a hung target can still be reported in full.
 
+    The watchdog calls ``hung`` on its own thread while the main thread is stuck
+    in target code; it reports what is known, writes the reports and ends the
+    process (see ``tokasm.conformance._watchdog``).
+    """
 
-def _subjects(args: argparse.Namespace) -> list[Subject]:
-    """Start every target up front, so a bad one exits 2 before any case runs."""
-    names: list[str] = args.targets or ([] if args.cmd else list(BACKENDS))
-    subjects: list[Subject] = []
-    try:
-        subjects.extend(_subject(name, args) for name in names)
-        subjects.extend(CommandSubject(split_command(line), args.timeout) for line in args.cmd)
-    except TargetError:
-        for subject in subjects:
+    def __init__(
+        self,
+        args: argparse.Namespace,
+        corpus: Corpus,
+        cases: list[Case],
+        xfail: XfailList | None,
+        reports: ReportPlan,
+    ) -> None:
+        self.args = args
+        self.corpus = corpus
+        self.cases = cases
+        self.xfail = xfail
+        self.reports = reports
+        # Printing that a closed pipe or a target closing sys.stdout cannot stop;
+        # with a report on stdout ('-'), everything else goes to stderr.
+        self.stdout = Console(sys.stdout)
+        self.console = Console(sys.stderr) if reports.to_stdout else self.stdout
+        self.started = time.perf_counter()  # the current target's start
+        self.watchdog = Watchdog(args.timeout, self.hung)
+        self.subjects: list[Subject] = []
+        self.runs: list[TargetRun] = []
+        self.results: list[CaseResult] = []  # the current target's results so far
+        self.loading: str | None = None  # the in-process target being imported
+        self.fuzzing = False
+
+    def _subject(self, target: str) -> Subject:
+        if self.args.isolate:
+            return CommandSubject(python_testee_command(target), self.args.timeout)
+        self.loading = target
+        self.watchdog.arm(2 * self.args.timeout)  # imports may be slow
+        try:
+            return PythonSubject(resolve_target(target), target, watchdog=self.watchdog)
+        finally:
+            self.watchdog.disarm()
+            self.loading = None
+
+    def start(self) -> None:
+        """Start every target up front, so a bad one exits 2 before any case runs."""
+        args = self.args
+        names: list[str] = args.targets or ([] if args.cmd else list(BACKENDS))
+        try:
+            self.subjects.extend(self._subject(name) for name in names)
+            self.subjects.extend(
+                CommandSubject(split_command(line), args.timeout) for line in args.cmd
+            )
+        except TargetError:
+            self.close()
+            raise
+
+    def close(self) -> None:
+        for subject in self.subjects:
             subject.close()
-        raise
-    return subjects
+
+    def run_target(self, subject: Subject, profiles: Set[str]) -> TargetRun:
+        args = self.args
+        self.results, self.fuzzing = [], False
+        self.started = time.perf_counter()
+        results = timed(run_cases(subject, self.cases, profiles, debug=args.debug))
+        if progress_wanted(sys.stderr, args.quiet):
+            results = Progress(safe_text(subject.name, NAME_LIMIT), len(self.cases)).track(results)
+        try:
+            for result in results:
+                self.results.append(result)  # one at a time: hung() reads them
+            self.fuzzing = True
+            problems = fuzz_phase(subject, tuple(self.results), args.fuzz_examples)
+        finally:
+            subject.close()
+        return self.finish_target(subject, tuple(self.results), problems)
+
+    def finish_target(
+        self, subject: Subject, results: tuple[CaseResult, ...], problems: tuple[str, ...] = ()
+    ) -> TargetRun:
+        duration = time.perf_counter() - self.started
+        run_ = TargetRun(
+            subject.name, subject.name, results, self.corpus.version, problems, duration
+        )
+        if self.xfail is not None:
+            run_ = apply_xfail(run_, self.xfail, self.corpus)
+        self.runs.append(run_)
+        details = render_failures(run_)
+        if details:
+            self.console.print(details)
+        return run_
+
+    def hung(self, seconds: float, stack: str) -> None:
+        """The watchdog's report of a target call that ran ``seconds``: report, then exit."""
+        try:
+            code = self._report_hang(seconds, stack)
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except BaseException:  # the process must end whatever happens here
+            code = EXIT_FAILED
+        finally:
+            self.close()
+        os._exit(code)
+
+    def _report_hang(self, seconds: float, stack: str) -> int:
+        where = f"\nthe hung code's stack (innermost last):\n{stack.rstrip()}" if stack else ""
+        hang = (
+            f"no answer after {seconds:.1f} s (--timeout {self.args.timeout:g}); a thread "
+            f"cannot be stopped, so the run ended here{where}"
+        )
+        if self.loading is not None:
+            Console(sys.stderr).print(
+                f"tokasm check: error: target {self.loading!r}: loading it hung: {hang}"
+            )
+            return EXIT_USAGE
+        current = self.subjects[len(self.runs)]
+        if self.fuzzing:
+            self.finish_target(current, tuple(self.results), (f"fuzz phase: {hang}",))
+        else:
+            done = len(self.results)
+            self.results.append(CaseResult.of(self.cases[done], "errored", hang))
+            self.results.extend(
+                CaseResult.of(case, "skipped", "not run: an earlier case hung")
+                for case in self.cases[done + 1 :]
+            )
+            self.finish_target(current, tuple(self.results))
+        for subject in self.subjects[len(self.runs) :]:
+            self.finish_target(subject, (), ("not run: an earlier target hung",))
+        try:
+            return self.conclude()
+        except UsageError as error:  # a report that failed: say so, as main() would
+            Console(sys.stderr).print(f"tokasm check: error: {error}")
+            return EXIT_USAGE
+
+    def conclude(self) -> int:
+        """Write every report (each on its own, before anything is printed that a closed
+        stdout could stop), then print the card and verdict: the exit code."""
+        failures = self.reports.write(self.runs, self.stdout.print)
+        self.console.print(render_card(self.runs))
+        self.console.print(render_verdict(self.runs, len(self.cases)))
+        if failures:
+            raise ReportError("cannot write report: " + "; ".join(failures))
+        return 0 if all(run_.conforms for run_ in self.runs) else 1
 
 
 def _refuse_unrunnable_profiles(
@@ -212,28 +356,6 @@ def _refuse_unrunnable_profiles(
         gap = profile_gap(requested, corpus, subject.name, subject.features)
         if gap is not None:
             raise TargetError(f"--profile: {gap}")
-
-
-def _run_target(
-    subject: Subject,
-    cases: list[Case],
-    profiles: Set[str],
-    corpus: Corpus,
-    quiet: bool,
-    *,
-    fuzz_examples: int,
-) -> TargetRun:
-    start = time.perf_counter()
-    results = timed(run_cases(subject, cases, profiles))
-    if progress_wanted(sys.stderr, quiet):
-        results = Progress(one_line(subject.name), len(cases)).track(results)
-    try:
-        finished = tuple(results)
-        problems = fuzz_phase(subject, finished, fuzz_examples)
-    finally:
-        subject.close()
-    duration = time.perf_counter() - start
-    return TargetRun(subject.name, subject.name, finished, corpus.version, problems, duration)
 
 
 def _report_plan(args: argparse.Namespace) -> ReportPlan:
@@ -261,6 +383,18 @@ def _previous_list(path: Path | None) -> XfailList | None:
         raise ReportError(f"--write-xfail: will not replace it: {error}") from None
 
 
+def _exit_despite_threads(code: int) -> int:
+    """``code``, after ending the process at once if a target left a non-daemon thread
+    running: the interpreter would wait for it forever at exit."""
+    main = threading.main_thread()
+    if any(t is not main and not t.daemon and t.is_alive() for t in threading.enumerate()):
+        with contextlib.suppress(OSError, ValueError):  # a stream the target closed
+            sys.stdout.flush()
+            sys.stderr.flush()
+        os._exit(code)
+    return code
+
+
 def run(args: argparse.Namespace) -> int:
     with guarded_run():
         return _check(args)
@@ -271,31 +405,17 @@ def _check(args: argparse.Namespace) -> int:
     cases = _select(corpus, args.case)
     reports = _report_plan(args)
     xfail: XfailList | None = load_xfail(args.xfail, corpus) if args.xfail else None
-    subjects = _subjects(args)
-    stdout = Console(sys.stdout)
-    console = Console(sys.stderr) if reports.to_stdout else stdout
-    runs: list[TargetRun] = []
-    try:
-        _refuse_unrunnable_profiles(args.profile, corpus, subjects)
-        reports.remove_stale()
-        console.print(version_line())
-        profiles = DEFAULT_PROFILES | set(args.profile)
-        for subject in subjects:
-            run_ = _run_target(
-                subject, cases, profiles, corpus, args.quiet, fuzz_examples=args.fuzz_examples
-            )
-            if xfail is not None:
-                run_ = apply_xfail(run_, xfail, corpus)
-            runs.append(run_)
-            details = render_failures(run_)
-            if details:
-                console.print(details)
-    finally:
-        for subject in subjects:
-            subject.close()
-    failures = reports.write(runs, stdout.print)
-    console.print(render_card(runs))
-    console.print(render_verdict(runs, len(cases)))
-    if failures:
-        raise ReportError("cannot write report: " + "; ".join(failures))
-    return 0 if all(run_.conforms for run_ in runs) else 1
+    session = _Session(args, corpus, cases, xfail, reports)
+    quiet_stray_errors()
+    with session.watchdog:
+        session.start()
+        try:
+            _refuse_unrunnable_profiles(args.profile, corpus, session.subjects)
+            reports.remove_stale()
+            session.console.print(version_line())
+            profiles = DEFAULT_PROFILES | set(args.profile)
+            for subject in session.subjects:
+                session.run_target(subject, profiles)
+        finally:
+            session.close()
+    return _exit_despite_threads(session.conclude())

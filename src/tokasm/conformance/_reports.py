@@ -7,8 +7,8 @@ protocol versions, so a stored result says what it was measured against.
 
 A target's text (its name, its errors) is untrusted: every renderer here
 first passes the runs through ``sanitized``, which escapes control
-characters, ANSI escapes and lone surrogates and caps each message at
-``MESSAGE_LIMIT`` characters, saying how much was cut.
+characters, ANSI escapes and lone surrogates and caps each text
+(``_display.safe_text`` and ``safe_block``), saying how much was cut.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 from .._versions import PROTOCOL_VERSION, __version__
 from ..errors import ReportError
+from ._display import safe_block, safe_text
 from .results import FAILING, OUTCOMES, summarize
 
 if TYPE_CHECKING:
@@ -35,7 +36,6 @@ if TYPE_CHECKING:
     from .results import CaseResult, TargetRun
 
 __all__ = [
-    "MESSAGE_LIMIT",
     "NAME_LIMIT",
     "REPORT_VERSION",
     "Destination",
@@ -45,13 +45,11 @@ __all__ = [
     "junit_report",
     "junit_text",
     "markdown_report",
-    "one_line",
     "render_card",
     "render_failures",
     "render_verdict",
     "sanitized",
     "stable_name",
-    "text_block",
     "write_json",
     "write_junit",
     "write_markdown",
@@ -60,66 +58,27 @@ __all__ = [
 
 #: Version of the JSON report's shape (``report_version``); 2 added times and target ids.
 REPORT_VERSION = 2
-#: Characters kept of one message (a case's explanation, a problem) in any report.
-MESSAGE_LIMIT = 10_000
-#: Characters kept of a one-line text: a target name, a description, a reason.
+#: Characters kept of a one-line text in a report: a target name, a description.
 NAME_LIMIT = 300
-
-
-def _escape(char: str) -> str:
-    """A non-printable character as Python writes it: ``\\n``, ``\\x1b``, ``\\ud83d``."""
-    return ascii(char)[1:-1]
-
-
-def _printable(text: str, keep: str = "") -> str:
-    """Every non-printable character of ``text`` but those in ``keep`` as a Python escape:
-    controls, ANSI escapes, lone surrogates, bidi overrides, line separators."""
-    if text.isprintable():
-        return text
-    return "".join(c if c.isprintable() or c in keep else _escape(c) for c in text)
-
-
-def _capped(text: str, limit: int, keep: str) -> str:
-    """``text`` escaped; when longer than ``limit``, its middle cut out and counted.
-
-    Cut before escaping, so a 20 MB text costs two slices, not a copy."""
-    if len(text) <= limit:
-        return _printable(text, keep)
-    half = limit // 2
-    cut = len(text) - 2 * half
-    return (
-        f"{_printable(text[:half], keep)}...[{cut:,} characters cut]..."
-        f"{_printable(text[-half:], keep)}"
-    )
-
-
-def one_line(text: str, limit: int = NAME_LIMIT) -> str:
-    """A target's text fit for one line: newlines and every other control escaped, capped."""
-    return _capped(str.__str__(text), limit, keep="")
-
-
-def text_block(text: str, limit: int = MESSAGE_LIMIT) -> str:
-    """A multi-line message: its lines kept, everything else escaped, capped in total."""
-    return _capped(str.__str__(text), limit, keep="\n")
 
 
 def sanitized(run: TargetRun) -> TargetRun:
     """``run`` with every text escaped and capped, ready for any report or the terminal."""
     return replace(
         run,
-        target=one_line(run.target),
-        implementation=one_line(run.implementation),
+        target=safe_text(run.target, NAME_LIMIT),
+        implementation=safe_text(run.implementation, NAME_LIMIT),
         results=tuple(
             replace(
                 result,
-                case_id=one_line(result.case_id),
-                description=one_line(result.description),
-                message=text_block(result.message),
-                requirements=tuple(one_line(r) for r in result.requirements),
+                case_id=safe_text(result.case_id, NAME_LIMIT),
+                description=safe_text(result.description, NAME_LIMIT),
+                message=safe_block(result.message),
+                requirements=tuple(safe_text(r, NAME_LIMIT) for r in result.requirements),
             )
             for result in run.results
         ),
-        problems=tuple(text_block(problem) for problem in run.problems),
+        problems=tuple(safe_block(problem) for problem in run.problems),
     )
 
 

@@ -23,7 +23,8 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from ..errors import XfailError
-from ._reports import one_line, write_text_atomically
+from ._display import safe_text
+from ._reports import NAME_LIMIT, write_text_atomically
 from .corpus import read_bounded
 
 if TYPE_CHECKING:
@@ -65,6 +66,11 @@ class XfailEntry:
     @property
     def is_glob(self) -> bool:
         return any(char in self.pattern for char in _GLOB_CHARS)
+
+
+def _shown(entry: XfailEntry) -> str:
+    """A line's pattern, escaped and capped for a message."""
+    return safe_text(entry.pattern, NAME_LIMIT)
 
 
 @dataclass(frozen=True)
@@ -136,8 +142,8 @@ class XfailList:
         ids = {case.id for case in corpus}
         counts = self._glob_counts(corpus)
         return [
-            f"{self.source}:{entry.line}: {one_line(entry.pattern)!r} matches no case of "
-            f"corpus {corpus.version}; remove the line"
+            f"{self.source}:{entry.line}: '{_shown(entry)}' matches no case of corpus "
+            f"{corpus.version}; remove the line"
             for entry in self.entries
             if not (counts[entry.pattern] if entry.is_glob else entry.pattern in ids)
         ]
@@ -148,8 +154,8 @@ class XfailList:
         for glob in self._globs:
             if len(corpus) > 1 and counts[glob.entry.pattern] == len(corpus):
                 raise XfailError(
-                    f"{self.source}:{glob.entry.line}: {one_line(glob.entry.pattern)!r} matches "
-                    f"every case of the corpus, so nothing could fail; list the failing ids "
+                    f"{self.source}:{glob.entry.line}: '{_shown(glob.entry)}' matches every case "
+                    "of the corpus, so nothing could fail; list the failing ids "
                     "(tokasm check --write-xfail writes them)"
                 )
 
@@ -226,18 +232,18 @@ def render_xfail(runs: Sequence[TargetRun], keep: XfailList | None = None) -> st
     one comment line.
     """
     failures = _failures(runs)
-    names = ", ".join(one_line(r.target, _REASON_LIMIT) for r in runs)
+    names = ", ".join(safe_text(r.target, _REASON_LIMIT) for r in runs)
     lines = [
         "# tokasm expected failures: one case id or glob per line, '# reason' allowed.",
-        f"# Written by tokasm check --write-xfail for {one_line(names, _REASON_LIMIT)}.",
+        f"# Written by tokasm check --write-xfail for {safe_text(names, _REASON_LIMIT)}.",
     ]
     for case_id in sorted(failures):
         entry = _entry_text(case_id)
         kept = None if keep is None else keep.entry_for(case_id)
         reason = kept.reason if kept is not None and kept.reason else "; ".join(failures[case_id])
-        reason = one_line(reason, _REASON_LIMIT)
+        reason = safe_text(reason, _REASON_LIMIT)
         if entry is None:
-            lines.append(f"# cannot list case id {one_line(case_id)!r}: {reason}")
+            lines.append(f"# cannot list case id '{safe_text(case_id, NAME_LIMIT)}': {reason}")
         else:
             lines.append(f"{entry}  # {reason}")
     return "\n".join(lines) + "\n"
