@@ -7,6 +7,7 @@ first differ. A testee fault (``SubjectFault``) errors that case only.
 
 from __future__ import annotations
 
+import contextlib
 from typing import TYPE_CHECKING
 
 from ..errors import ImplementationError, SubjectFault
@@ -19,7 +20,7 @@ if TYPE_CHECKING:
 
     from .corpus import Case
     from .steps import Step
-    from .subjects import Subject
+    from .subjects import StepOutcome, Subject
 
 __all__ = ["DEFAULT_PROFILES", "run_case", "run_cases", "skip_reason"]
 
@@ -37,14 +38,13 @@ def _matches(actual: object, expected: str | None) -> bool:
     return actual is None if expected is None else _same_text(actual, expected)
 
 
-def _check_step(subject: Subject, step: Step, case: Case) -> CaseResult | None:
+def _check_step(step: Step, outcome: StepOutcome, case: Case) -> CaseResult | None:
     """None if the step behaved as expected, else the case's failing result."""
     where = f"step {step.where} on {step.instance!r}: {step.describe()}"
     expect = step.expect
     assert expect is not None  # a corpus case always says what a step must do
-    try:
-        actual = subject.perform(step)
-    except ImplementationError as error:
+    if isinstance(outcome, ImplementationError):
+        error = outcome
         if isinstance(expect, Raises):
             if error.kind in (None, expect.kind):
                 return None
@@ -58,6 +58,7 @@ def _check_step(subject: Subject, step: Step, case: Case) -> CaseResult | None:
             "errored",
             f"{where}\n  expected: {show(expect.value)}\n  actual:   raised {error}",
         )
+    actual = outcome
     if isinstance(expect, Raises):
         return CaseResult.of(
             case,
@@ -97,11 +98,14 @@ def run_case(subject: Subject, case: Case) -> CaseResult:
     try:
         for instance in case.instances:
             subject.new(instance)
-        for step in case.steps:
-            doing = f"step {step.where} on {step.instance!r}"
-            failure = _check_step(subject, step, case)
-            if failure is not None:
-                return failure
+        with contextlib.closing(subject.perform_steps(case.steps)) as outcomes:
+            for step in case.steps:
+                doing = f"step {step.where} on {step.instance!r}"
+                failure = _check_step(step, next(outcomes), case)
+                if failure is not None:
+                    return failure
+            doing = "the end of the case"
+            next(outcomes, None)  # lets the subject finish, e.g. check for unasked output
     except SubjectFault as fault:
         return CaseResult.of(case, "errored", f"testee fault at {doing}: {fault}")
     except ImplementationError as error:  # raised by new(): the factory itself failed

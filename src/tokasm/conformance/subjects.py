@@ -10,17 +10,22 @@ from __future__ import annotations
 import importlib
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, cast
+from typing import TYPE_CHECKING, Protocol, TypeAlias, cast
 
 from ..errors import ImplementationError, TargetError
 from ..implementations import BACKENDS
 from .steps import features_of
 
 if TYPE_CHECKING:
+    from collections.abc import Generator, Sequence
+
     from ..implementations import Assembler, AssemblerFactory
     from .steps import Step
 
-__all__ = ["PythonSubject", "Subject", "resolve_target"]
+__all__ = ["PythonSubject", "StepOutcome", "Subject", "resolve_target"]
+
+#: What performing a step gives: its result, or the error the implementation raised.
+StepOutcome: TypeAlias = "str | ImplementationError | None"
 
 
 class Subject(Protocol):
@@ -38,6 +43,10 @@ class Subject(Protocol):
     def perform(self, step: Step) -> str | None:
         """Perform ``step`` on its instance: its result, or ImplementationError if it raised,
         or SubjectFault if the testee itself failed."""
+
+    def perform_steps(self, steps: Sequence[Step]) -> Generator[StepOutcome, None, None]:
+        """Perform ``steps`` in order, yielding each one's outcome; a SubjectFault ends it.
+        A subject may send them ahead of their results (the protocol client pipelines)."""
 
     def close(self) -> None: ...
 
@@ -91,6 +100,13 @@ class PythonSubject:
             return step.perform(self._instances[step.instance])
         except Exception as error:
             raise ImplementationError(_error_kind(error), repr(error)) from error
+
+    def perform_steps(self, steps: Sequence[Step]) -> Generator[StepOutcome, None, None]:
+        for step in steps:
+            try:
+                yield self.perform(step)
+            except ImplementationError as error:
+                yield error
 
     def close(self) -> None:
         self._instances.clear()
