@@ -12,6 +12,7 @@ from ..conformance._fuzz import CHECK_EXAMPLES, fuzz_phase
 from ..conformance._progress import Progress, progress_wanted
 from ..conformance._protocol_client import (
     DEFAULT_TIMEOUT,
+    PIPELINE_WINDOW,
     START_TIMEOUT,
     CommandSubject,
     split_command,
@@ -115,6 +116,12 @@ def add_parser(commands: Commands) -> None:
         "and the testee is restarted",
     )
     testees.add_argument(
+        "--no-pipeline",
+        action="store_true",
+        help="send testees one request at a time, waiting for each response (by default a "
+        f"case's requests are written up to {PIPELINE_WINDOW} ahead; spec/PROTOCOL.md)",
+    )
+    testees.add_argument(
         "--isolate",
         action="store_true",
         help="run each TARGET in its own testee process "
@@ -164,9 +171,14 @@ def _select(corpus: Corpus, patterns: list[str]) -> list[Case]:
     return chosen
 
 
+def _command(argv: list[str], args: argparse.Namespace) -> CommandSubject:
+    window = 1 if args.no_pipeline else PIPELINE_WINDOW
+    return CommandSubject(argv, args.timeout, window=window)
+
+
 def _subject(target: str, args: argparse.Namespace) -> Subject:
     if args.isolate:
-        return CommandSubject(python_testee_command(target), args.timeout)
+        return _command(python_testee_command(target), args)
     return PythonSubject(resolve_target(target), target)
 
 
@@ -176,7 +188,7 @@ def _subjects(args: argparse.Namespace) -> list[Subject]:
     subjects: list[Subject] = []
     try:
         subjects.extend(_subject(name, args) for name in names)
-        subjects.extend(CommandSubject(split_command(line), args.timeout) for line in args.cmd)
+        subjects.extend(_command(split_command(line), args) for line in args.cmd)
     except TargetError:
         for subject in subjects:
             subject.close()
@@ -201,6 +213,8 @@ def _run_target(
         problems = fuzz_phase(subject, finished, fuzz_examples)
     finally:
         subject.close()
+    if isinstance(subject, CommandSubject):  # e.g. a testee that restarted as another
+        problems = (*subject.problems, *problems)
     return TargetRun(subject.name, subject.name, finished, corpus.version, problems)
 
 

@@ -21,11 +21,14 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import ctypes
+import functools
 import os
 import select
 import shlex
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections import deque
@@ -102,8 +105,10 @@ _READ_CHUNK = 1 << 20  # bytes per read of stdout
 _STDERR_CHUNK = 1 << 16  # bytes per read of stderr
 _WRITE_AHEAD = 1 << 20  # bytes of requests queued ahead (on top of the window's limit)
 _ALIVE_CHECK = 0.1  # seconds between checks that the testee process still runs, while waiting
+_REAP_PAUSE = 0.002  # seconds between checks that a killed group is gone
 
-_LIVE: set[_Process] = set()  # every testee process not yet killed, for kill_testees()
+_LIVE: set[_Process] = set()  # every testee whose group is not yet killed and reaped
+_PR_SET_CHILD_SUBREAPER = 36  # linux/prctl.h
 
 
 def split_command(command_line: str) -> list[str]:
@@ -115,19 +120,52 @@ def split_command(command_line: str) -> list[str]:
 
 
 def kill_testees() -> None:
-    """Kill the process group of every testee still running (safe in a signal handler)."""
+    """SIGKILL the process group of every testee still running (safe in a signal handler)."""
     for process in list(_LIVE):
         process.kill_group()
 
 
-atexit.register(kill_testees)  # whatever route started them (pytest, a script), none outlives it
+def end_testees() -> None:
+    """Kill every testee still running and reap its whole group."""
+    for process in list(_LIVE):
+        process.kill()
+
+
+atexit.register(end_testees)  # whatever route started them (pytest, a script), none outlives it
+
+
+@functools.cache
+def _adopt_orphans() -> None:
+    """On Linux, make the kit the reaper of its orphaned descendants, so the processes of a
+    killed testee group are reaped here at once rather than lingering as zombies until
+    init gets to them (their group would still exist until then)."""
+    if sys.platform == "linux":
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+
+
+def _reap_group(pgid: int) -> None:
+    """Wait (at most EXIT_GRACE) until no process of the killed group ``pgid`` is left,
+    reaping those that are the kit's to reap."""
+    deadline = time.monotonic() + EXIT_GRACE
+    while time.monotonic() < deadline:
+        with contextlib.suppress(ChildProcessError):
+            while os.waitpid(-pgid, os.WNOHANG)[0]:
+                pass
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return
+        except PermissionError:
+            pass
+        time.sleep(_REAP_PAUSE)
 
 
 @contextlib.contextmanager
 def testees_end_with_the_run() -> Iterator[None]:
     """For the block's duration, SIGTERM and SIGINT kill every testee group at once, then
     end the run (exit ``EXIT_TERMINATED``, or KeyboardInterrupt); at its end, any testee
-    still running is killed."""
+    still running is killed and its group reaped."""
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
         kill_testees()
@@ -145,7 +183,7 @@ def testees_end_with_the_run() -> Iterator[None]:
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
-        kill_testees()
+        end_testees()
 
 
 def _outcome(line: bytes, op: str) -> StepOutcome:
@@ -211,6 +249,7 @@ class _Process:
             )
         except OSError as error:
             raise SubjectFault(f"cannot start it: {error}") from None
+        _adopt_orphans()
         _LIVE.add(self)
         stdin, stdout, stderr = self._popen.stdin, self._popen.stdout, self._popen.stderr
         assert stdin is not None
@@ -226,23 +265,26 @@ class _Process:
         self._partial = bytearray()  # the start of the next line
         self._stderr = _StderrTail(stderr)
         self.in_flight = 0  # requests written whose responses have not come
+        self._answered = 0  # responses taken in the current exchange
 
     def responses(self, requests: Sequence[bytes], timeout: float, window: int) -> Iterator[bytes]:
         """Write ``requests``, up to ``window`` ahead, and yield each response line in order.
 
         Each response must be complete within ``timeout`` of the one before (or of the
-        start). Output nobody asked for, before the first request or after the last
-        response, is a SubjectFault, so a stray line is never taken as an answer.
+        start). Output nobody asked for, found before a request is written while none
+        is unanswered, or after the last response, is a SubjectFault, so a stray line is
+        not taken as an answer.
         """
-        self._refuse_unasked("before the request")
         outbox = bytearray()
         sent = answered = 0
         deadline = time.monotonic() + timeout
         while answered < len(requests):
+            if sent == answered:
+                self._refuse_unasked()
             while sent < len(requests) and sent - answered < window and len(outbox) < _WRITE_AHEAD:
                 outbox += requests[sent]
                 sent += 1
-            self.in_flight = sent - answered
+            self.in_flight, self._answered = sent - answered, answered
             if not self._lines:
                 self._pump(outbox, deadline, timeout)
                 continue
@@ -250,15 +292,18 @@ class _Process:
             deadline = time.monotonic() + timeout
             yield self._lines.popleft()
         self.in_flight = 0
-        self._refuse_unasked("after the last response")
+        self._refuse_unasked()
 
-    def _refuse_unasked(self, when: str) -> None:
+    def _refuse_unasked(self) -> None:
+        """SubjectFault if output is waiting that no request asked for (checked without
+        waiting: a stray line that comes later is found at the next check)."""
         if not (self._lines or self._partial) and self._poll.poll(0):
             self._read()
         if self._lines or self._partial:
             unasked = (self._lines[0] if self._lines else bytes(self._partial))[:200]
             raise SubjectFault(
-                f"wrote output nobody asked for, {when}: {show(unasked.decode('utf-8', 'replace'))}"
+                "wrote output nobody asked for (a stray line, or more than one line for a "
+                f"request): {show(unasked.decode('utf-8', 'replace'))}"
             )
 
     def _pump(self, outbox: bytearray, deadline: float, timeout: float) -> None:
@@ -272,13 +317,7 @@ class _Process:
             self._poll.register(self._stdin_fd, events)
         remaining = deadline - time.monotonic()
         if remaining <= 0:
-            hint = ""
-            if self.in_flight > 1:
-                hint = (
-                    f" ({self.in_flight} requests were written ahead; a testee that does "
-                    "not read stdin as a stream of lines loses them: try --no-pipeline)"
-                )
-            raise SubjectFault(f"no response within {timeout:g} s{hint}")
+            raise SubjectFault(f"no response within {timeout:g} s{self._pipelining_hint()}")
         ready = self._poll.poll(min(remaining, _ALIVE_CHECK) * 1000)
         for fd, _mask in ready:
             if fd == self._stdout_fd:
@@ -287,6 +326,16 @@ class _Process:
                 self._write(outbox)
         if not ready and (code := self._popen.poll()) is not None:
             raise SubjectFault(f"{_exit_description(code)} without answering")
+
+    def _pipelining_hint(self) -> str:
+        """Why a testee that answered the first requests of an exchange may stop answering."""
+        if self.in_flight < 2 or not self._answered:
+            return ""
+        return (
+            f" ({self.in_flight} requests were written ahead after {self._answered} answered; "
+            "a testee that drops the lines it read ahead, instead of reading stdin as a "
+            "stream, needs --no-pipeline)"
+        )
 
     def _write(self, outbox: bytearray) -> None:
         try:
@@ -329,7 +378,6 @@ class _Process:
 
     def kill_group(self) -> None:
         """SIGKILL the testee's process group (grandchildren too); no waiting."""
-        _LIVE.discard(self)
         with contextlib.suppress(OSError):
             os.killpg(self._popen.pid, signal.SIGKILL)
         with contextlib.suppress(OSError):
@@ -339,6 +387,8 @@ class _Process:
         """Kill the testee's group, reap it and release the pipes; safe to repeat."""
         self.kill_group()
         self._popen.wait()
+        _reap_group(self._popen.pid)
+        _LIVE.discard(self)
         for pipe in (self._stdin, self._stdout):
             with contextlib.suppress(OSError):
                 pipe.close()
@@ -461,7 +511,7 @@ class CommandSubject:
                 if ops[done - 1] != "new":
                     yield outcome
         except (GeneratorExit, ImplementationError):  # left early, or a ``new`` was refused
-            self._drain(process, lines)
+            self._drain(process, lines, requests[-1])
             raise
         except ProtocolError as error:
             raise self._fault_at(process, requests[done], f"invalid response {error}") from None
@@ -474,17 +524,16 @@ class CommandSubject:
         after = "\n(the testee was killed; a fresh one starts with the next case)"
         return self._fault(str(self._killed(process, request, reason, after)))
 
-    def _drain(self, process: _Process, lines: Iterator[bytes]) -> None:
-        """Read and drop the responses still due, so the next case starts in step."""
+    def _drain(self, process: _Process, lines: Iterator[bytes], last: bytes) -> None:
+        """Read and drop the responses still due, so the next case starts in step; a fault
+        meanwhile (output nobody asked for: the answers were out of step) errors the case."""
         try:
             for _line in lines:
                 pass
-        except SubjectFault:
-            process.kill()
-            self._process = None
-            self._faults_in_a_row += 1
-        else:
-            self._faults_in_a_row = 0
+        except SubjectFault as fault:
+            reason = f"{fault} (reading the responses due after the case ended early)"
+            raise self._fault_at(process, last, reason) from None
+        self._faults_in_a_row = 0
 
     @staticmethod
     def _encoded(step: Step) -> bytes:
