@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tokasm import errors
+from tokasm.cli import options
 from tokasm.conformance import _protocol, _protocol_client
 from tokasm.conformance._paths import spec_dir
 
@@ -39,6 +40,7 @@ CONSTANTS: dict[str, float] = {
                 "PIPELINE_WINDOW",
             ),
         ),
+        (options, ("MAX_SECONDS",)),
         (errors, ("EXIT_OK", "EXIT_FAILED", "EXIT_USAGE", "EXIT_INTERRUPTED", "EXIT_TERMINATED")),
     )
     for name in names

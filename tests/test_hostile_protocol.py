@@ -24,6 +24,7 @@ from typing import Any
 import jsonschema
 import pytest
 
+from tokasm.cli.options import MAX_SECONDS
 from tokasm.conformance._paths import spec_dir
 from tokasm.conformance._protocol import MAX_DEPTH, MAX_LINE_BYTES, MAX_VALUES
 from tokasm.conformance._protocol_client import BREAKER_FAULTS
@@ -252,9 +253,15 @@ def test_sigint_to_the_kit_alone_kills_the_testees_of_every_cmd(tmp_path: Path) 
     assert_clean(ran, EXIT_INTERRUPTED)
 
 
-def test_a_timeout_longer_than_poll_takes_still_runs(tmp_path: Path, few: list[str]) -> None:
+def test_a_timeout_too_long_for_the_os_is_refused_at_parse_time(tmp_path: Path) -> None:
+    ran = kit(tmp_path, "--timeout", "3000000", "list-join")
+    assert_clean(ran, EXIT_USAGE)
+    assert f"at most {MAX_SECONDS}" in ran.err
+
+
+def test_the_longest_timeout_taken_works(tmp_path: Path, few: list[str]) -> None:
     testee = shlex.join(python_testee_command("list-join"))
-    ran = kit(tmp_path, "--timeout", "3000000", "--cmd", testee, *few)
+    ran = kit(tmp_path, "--timeout", str(MAX_SECONDS), "--cmd", testee, *few)
     assert_clean(ran, EXIT_OK)
 
 
