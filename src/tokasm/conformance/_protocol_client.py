@@ -105,6 +105,7 @@ _READ_CHUNK = 1 << 20  # bytes per read of stdout
 _STDERR_CHUNK = 1 << 16  # bytes per read of stderr
 _WRITE_AHEAD = 1 << 20  # bytes of requests queued ahead (on top of the window's limit)
 _ALIVE_CHECK = 0.1  # seconds between checks that the testee process still runs, while waiting
+_SHORT_LINE = 64  # bytes of a response line whose result is remembered
 _REAP_PAUSE = 0.002  # seconds between checks that a killed group is gone
 
 _LIVE: set[_Process] = set()  # every testee whose group is not yet killed and reaped
@@ -186,11 +187,18 @@ def testees_end_with_the_run() -> Iterator[None]:
         end_testees()
 
 
+@functools.lru_cache(maxsize=256)
+def _result(line: bytes, op: str) -> str | None:
+    """``parse_result(decode(line), op)``, remembered for short lines: most responses are
+    the same few (``{"ok":true}``, ``{"ok":true,"result":null}``), and a run has thousands."""
+    return parse_result(decode(line), op)
+
+
 def _outcome(line: bytes, op: str) -> StepOutcome:
     """A response line's result, or the ImplementationError it answers (raised for ``new``,
     whose refusal ends the case); ProtocolError naming the line if it is not valid."""
     try:
-        return parse_result(decode(line), op)
+        return _result(line, op) if len(line) <= _SHORT_LINE else parse_result(decode(line), op)
     except ImplementationError as error:
         if op == "new":
             raise
