@@ -438,6 +438,7 @@ class CommandSubject:
         self._faults_in_a_row = 0
         self._breaker: str | None = None  # why the remaining cases are not run
         self._restarts = 0
+        self._new_says_result = False  # whether this testee's answers to ``new`` carry one
         self.problems: list[str] = []
         self.name = self._label  # until the hello names the implementation
         self.features: frozenset[str] = frozenset()
@@ -514,11 +515,19 @@ class CommandSubject:
         done = 0  # responses taken: the next one due answers requests[done]
         try:
             for line in lines:
-                outcome = _outcome(line, ops[done])
+                op = ops[done]
+                outcome = _outcome(line, op)
                 done += 1
-                if ops[done - 1] != "new":
+                if op == "new":
+                    self._new_says_result |= b'"result"' in line
+                else:
                     yield outcome
-        except (GeneratorExit, ImplementationError):  # left early, or a ``new`` was refused
+        except GeneratorExit:  # the case ended early, at a failing step
+            self._drain(process, lines, requests[-1])
+            if self._window > 1 and ops[0] == "new":
+                self._confirm_in_step(process, requests[0])
+            raise
+        except ImplementationError:  # a ``new`` was refused
             self._drain(process, lines, requests[-1])
             raise
         except ProtocolError as error:
@@ -542,6 +551,23 @@ class CommandSubject:
             reason = f"{fault} (reading the responses due after the case ended early)"
             raise self._fault_at(process, last, reason) from None
         self._faults_in_a_row = 0
+
+    def _confirm_in_step(self, process: _Process, new: bytes) -> None:
+        """After a pipelined case failed, one more ``new`` round trip: if a step's answer
+        (one with a ``result``) comes back for it, a stray line had shifted the answers, so
+        the failure is the testee's framing (a fault), not the implementation's."""
+        try:
+            (line,) = process.responses([new], self._timeout, 1)
+        except SubjectFault as fault:
+            raise self._fault_at(process, new, f"{fault} (after the case failed)") from None
+        if b'"result"' in line and not self._new_says_result:
+            shifted = show(line.decode("utf-8", "replace"))
+            raise self._fault_at(
+                process,
+                new,
+                f"the answers were out of step: {shifted} came back for a 'new' (a stray "
+                "line, or more than one line for a request)",
+            )
 
     @staticmethod
     def _encoded(step: Step) -> bytes:
