@@ -266,15 +266,17 @@ def test_base_exception_while_loading_is_a_load_error(
 
 def test_the_pytest_route_errors_the_case_not_the_session(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(raisers=RAISERS, exits_at_import=EXIT_AT_IMPORT)
-    targets = [arg for name in RAISING for arg in ("--assembler", f"raisers:{name}")]
-    result = _conformance(pytester, *targets, "--assembler", "list-join", "-k", "append.basic")
+    targets = [arg for name in RAISING for arg in ("--tokasm-assembler", f"raisers:{name}")]
+    result = _conformance(
+        pytester, *targets, "--tokasm-assembler", "list-join", "-k", "append.basic"
+    )
     assert result.ret == 1
     outcomes = result.parseoutcomes()
     assert (outcomes["failed"], outcomes["passed"]) == (len(RAISING), 1)
     assert "Traceback" not in result.stdout.str()
-    loading = _conformance(pytester, "--assembler", "exits_at_import:A")
+    loading = _conformance(pytester, "--tokasm-assembler", "exits_at_import:A")
     assert loading.ret == pytest.ExitCode.USAGE_ERROR
-    loading.stderr.fnmatch_lines(["*--assembler: target 'exits_at_import:A'*SystemExit*"])
+    loading.stderr.fnmatch_lines(["*--tokasm-assembler: target 'exits_at_import:A'*SystemExit*"])
 
 
 def test_a_targets_own_keyboard_interrupt_is_not_a_ctrl_c(project: Path) -> None:
@@ -379,9 +381,9 @@ def test_the_pytest_route_gives_each_target_its_own_events(pytester: pytest.Pyte
     pytester.makepyfile(mutants=mutants)
     result = _conformance(
         pytester,
-        "--assembler",
+        "--tokasm-assembler",
         "mutants:PopsDelta",
-        "--assembler",
+        "--tokasm-assembler",
         "list-join",
         "-k",
         "caller",
@@ -495,7 +497,7 @@ def test_the_pytest_route_isolates_a_hanging_target(pytester: pytest.Pytester) -
     pytester.makepyfile(hangs=HANGS)
     result = _conformance(
         pytester,
-        "--assembler",
+        "--tokasm-assembler",
         "hangs:Spins",
         "--tokasm-isolate",
         "--tokasm-timeout",

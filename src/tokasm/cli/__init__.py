@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING
 
 from .._versions import version_line
 from ..conformance._display import safe_block
-from ..errors import EXIT_FAILED, EXIT_USAGE, UsageError
+from ..conformance._protocol_client import testees_end_with_the_run
+from ..errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, UsageError
 from . import bench, check, fuzz
 from ._console import Console, silence_stdout
 
@@ -40,7 +41,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        code: int = args.run(args)
+        with testees_end_with_the_run():
+            code: int = args.run(args)
     except UsageError as error:
         if args.debug:
             raise
@@ -52,7 +54,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_FAILED
     except KeyboardInterrupt:
         Console(sys.stderr).print("tokasm: interrupted")
-        return 130
+        return EXIT_INTERRUPTED
     _flush_stdout()
     return code
 

@@ -16,6 +16,8 @@ import signal
 import sys
 from typing import TYPE_CHECKING, TextIO
 
+from ..errors import EXIT_TERMINATED
+
 if TYPE_CHECKING:
     from collections.abc import Iterator
     from types import FrameType
@@ -87,9 +89,18 @@ class Console:
         self._stream = stream
 
 
+class _Terminated:
+    """Whether the KeyboardInterrupt unwinding the run came from SIGTERM."""
+
+    seen = False
+
+
 def _interrupt(signum: int, frame: FrameType | None) -> None:
-    """SIGTERM does what Ctrl-C does: run the SIGINT handler in place (so whatever tells a
-    real Ctrl-C from a target's own KeyboardInterrupt sees a real one), else raise it."""
+    """SIGTERM unwinds the run as Ctrl-C does: the SIGINT handler runs in place (so what
+    kills testees and tells a real Ctrl-C from a target's own KeyboardInterrupt sees a
+    real one), else KeyboardInterrupt is raised here. A SystemExit would not do: it is
+    what a target raises, so it would be that case's error and the run would go on."""
+    _Terminated.seen = True
     handler = signal.getsignal(signal.SIGINT)
     if callable(handler):
         handler(signal.SIGINT, frame)
@@ -99,14 +110,20 @@ def _interrupt(signum: int, frame: FrameType | None) -> None:
 @contextlib.contextmanager
 def guarded_run() -> Iterator[None]:
     """Run a command so that SIGTERM unwinds like Ctrl-C (closing testees and removing
-    temporary files) and a target that replaces ``sys.stdout`` or ``sys.stderr`` does
-    not leave them replaced for the rest of tokasm."""
+    temporary files on the way) and then exits ``EXIT_TERMINATED``, and a target that
+    replaces ``sys.stdout`` or ``sys.stderr`` does not leave them replaced."""
     streams = sys.stdout, sys.stderr
     previous = None
     with contextlib.suppress(ValueError):  # not the main thread: leave signals alone
         previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
         yield
+    except KeyboardInterrupt:
+        if not _Terminated.seen:
+            raise
+        with contextlib.suppress(OSError):
+            os.write(2, b"tokasm: terminated\n")
+        raise SystemExit(EXIT_TERMINATED) from None
     finally:
         sys.stdout, sys.stderr = streams
         if previous is not None:
