@@ -54,6 +54,10 @@ class RemovesReportFolder(ListJoinAssembler):
         shutil.rmtree("gone", ignore_errors=True)
         return super().apply(event)
 
+class HugeError(ListJoinAssembler):
+    def get(self, message_id):
+        raise ValueError("\\x1b[2J\\ud83d" + "x" * 20_000_000)
+
 class Sleeps(ListJoinAssembler):
     def apply(self, event):
         print("sleeping", flush=True)
@@ -130,10 +134,18 @@ def _no_temporaries(folder: Path) -> None:
     assert not [p.name for p in folder.iterdir() if p.name.endswith(".tmp")]
 
 
-def _hostile_testee(name: str, *extra: str) -> str:
-    """A --cmd line for the testee announcing ``name`` (passed JSON-encoded, so any text)."""
-    quoted = json.dumps(name).replace("'", "'\"'\"'")
-    return f"{sys.executable} {TESTEES / 'hostile_text.py'} '{quoted}' " + " ".join(extra)
+def _json_argument(text: str) -> str:
+    """``text`` JSON-encoded (so any text, a lone surrogate too) and quoted for a shell."""
+    return "'" + json.dumps(text).replace("'", "'\"'\"'") + "'"
+
+
+def _hostile_testee(name: str, error: str | None = None, chars: int = 0) -> str:
+    """A --cmd line for the testee announcing ``name`` and erroring every get with
+    ``error`` (default: the name) padded to ``chars`` characters."""
+    line = f"{sys.executable} {TESTEES / 'hostile_text.py'} {_json_argument(name)}"
+    if error is not None:
+        line += f" --error-json {_json_argument(error)}"
+    return line + f" --error-chars {chars}"
 
 
 # --- item 4: reports are never lost or half-written -------------------------------------
@@ -287,13 +299,25 @@ def test_junit_has_times_and_a_name_stable_across_runtime_upgrades(project: Path
 EVIL_NAME = "broken\n*\n#\x1b[31mred\x1b[0m\u202e\ud83d\x00"
 
 
-def test_hostile_names_and_errors_are_escaped_and_capped_everywhere(project: Path) -> None:
-    """A 20 MB error with control characters and a lone surrogate, in a name with newlines."""
+def test_a_hostile_hello_name_is_refused_cleanly(project: Path) -> None:
+    """Newlines, ANSI, NUL and a lone surrogate in the name: refused at hello, exit 2."""
+    ran = tokasm_cmd(
+        project, "check", "--cmd", _hostile_testee(EVIL_NAME), *ONE_CASE, "--json", "r.json"
+    )
+    _clean(ran, 2)
+    assert "\x1b" not in ran.err
+    assert "\x00" not in ran.err
+    assert not (project / "r.json").exists()
+
+
+def test_hostile_errors_are_escaped_and_capped_everywhere(project: Path) -> None:
+    """A 10 MB error and kind (under the protocol's line limit) with newlines, ANSI, NUL,
+    bidi and a lone surrogate."""
     ran = tokasm_cmd(
         project,
         "check",
         "--cmd",
-        _hostile_testee(EVIL_NAME, "--error-chars", "20000000"),
+        _hostile_testee("hostile (python 3)", EVIL_NAME, chars=10_000_000),
         *("-k", "seed.example", "--fuzz-examples", "0"),
         *("--json", "r.json", "--junit", "r.xml", "--markdown", "r.md"),
         *("--write-xfail", "known.txt"),
@@ -313,16 +337,31 @@ def test_hostile_names_and_errors_are_escaped_and_capped_everywhere(project: Pat
         assert "\x00" not in text
     report = _valid_json(project / "r.json")
     (run,) = report["runs"]
-    assert "\n" not in run["target"]
-    assert "characters]" in run["cases"][0]["message"]
+    assert run["target_id"] == "hostile"
+    message = run["cases"][0]["message"]
+    assert "\\x1b[31m" in message
+    assert len(message) < 20_000
     _valid_junit(project / "r.xml")
-    assert "characters]" in (project / "r.md").read_text(encoding="utf-8")
     # The target's name never becomes a line of the list, so it cannot excuse every case.
     entries = [
         line.partition("#")[0].strip()
         for line in (project / "known.txt").read_text(encoding="utf-8").splitlines()
     ]
     assert [entry for entry in entries if entry] == ["seed.example"]
+
+
+def test_a_20_mb_error_in_process_is_capped_everywhere(project: Path) -> None:
+    reports = ("--json", "r.json", "--junit", "r.xml", "--markdown", "r.md")
+    ran = tokasm_cmd(project, "check", "hostile:HugeError", *ONE_CASE, *reports)
+    _clean(ran, 1)
+    assert len(ran.out) < 100_000
+    assert "\x1b" not in ran.out
+    for name in ("r.json", "r.xml", "r.md"):
+        data = (project / name).read_bytes()
+        assert len(data) < 100_000, name
+        assert b"\x1b" not in data
+    _valid_json(project / "r.json")
+    _valid_junit(project / "r.xml")
 
 
 @pytest.mark.parametrize("glob", ["*", "**", "?*", "*?*", "*.*", "[a-z0-9]*"])
