@@ -37,7 +37,8 @@ it) and several instances.
 On a disagreement the shrunk counterexample is printed as a corpus case file
 (YAML, with the model's answers as 'returns'), exit 1. It is checked before
 printing: saved, loaded through the corpus loader and run again, it fails
-the same way. Paste it into spec/cases/, or write it with --save FILE.
+the same way. Keep it in a case folder of your own with --save DIR (a file
+named after the case id) and run it with tokasm check --cases DIR.
 Without --seed a random seed is used and printed, so any run can be repeated.
 """
 
@@ -94,7 +95,13 @@ def add_parser(commands: Commands) -> None:
         metavar="SECONDS",
         help=f"per-request timeout for a --cmd testee (default {DEFAULT_TIMEOUT:g})",
     )
-    parser.add_argument("--save", type=Path, metavar="FILE", help="also write the case to FILE")
+    parser.add_argument(
+        "--save",
+        type=Path,
+        metavar="FILE|DIR",
+        help="also write the case to FILE, or into the folder DIR as CASE-ID.yaml "
+        "(a case folder for tokasm check --cases DIR)",
+    )
     parser.set_defaults(run=run)
 
 
@@ -136,9 +143,12 @@ def run(args: argparse.Namespace) -> int:
     text = _counterexample_text(report)
     print(text, end="")
     if args.save is not None:
+        path: Path = args.save
+        if path.is_dir():
+            path = path / f"{report.counterexample.result.case_id}.yaml"
         try:
-            args.save.write_text(text, encoding="utf-8")
+            path.write_text(text, encoding="utf-8")
         except OSError as error:
-            raise ReportError(f"cannot write {args.save}: {error}") from error
-        print(f"# saved to {args.save}")
+            raise ReportError(f"cannot write {path}: {error}") from error
+        print(f"# saved to {path}")
     return 1

@@ -7,6 +7,7 @@ into plain steps. Every error names the file and, where it can, the case.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import string
@@ -53,6 +54,8 @@ class Case:
     instances: tuple[str, ...]
     steps: tuple[Step, ...] = field(repr=False)
     source: Path
+    #: False for a case from a user folder (``--cases DIR``), not the spec folder's corpus.
+    bundled: bool = True
 
 
 @dataclass(frozen=True)
@@ -253,7 +256,7 @@ _READERS: dict[str, Callable[[_Expander, Mapping[str, Any], Mapping[str, int], s
 }
 
 
-def parse_case(raw: Mapping[str, Any], source: Path) -> Case:
+def parse_case(raw: Mapping[str, Any], source: Path, *, bundled: bool = True) -> Case:
     """Build one case from its schema-valid mapping."""
     instances = tuple(raw.get("instances", ["a"]))
     expander = _Expander(source, raw["id"], instances)
@@ -265,10 +268,11 @@ def parse_case(raw: Mapping[str, Any], source: Path) -> Case:
         instances=instances,
         steps=tuple(expander.steps(raw["steps"], {}, "")),
         source=source,
+        bundled=bundled,
     )
 
 
-def load_file(path: Path, root: Path | None = None) -> list[Case]:
+def load_file(path: Path, root: Path | None = None, *, bundled: bool = True) -> list[Case]:
     """Load, validate and expand one case file against the schema of ``root``'s spec."""
     schema_path = (spec_dir() if root is None else root) / "case.schema.json"
     try:
@@ -278,27 +282,58 @@ def load_file(path: Path, root: Path | None = None) -> list[Case]:
     except yaml.YAMLError as error:
         raise CorpusError(f"{path}: not valid YAML: {error}") from None
     _validate(document, path, schema_path)
-    return [parse_case(raw, path) for raw in document["cases"]]
+    return [parse_case(raw, path, bundled=bundled) for raw in document["cases"]]
 
 
-def load_corpus(root: Path | None = None) -> Corpus:
-    """Load every ``cases/*.yaml`` under ``root`` (default: the spec folder in use).
+def load_corpus(root: Path | None = None, user_cases: Iterable[Path] = ()) -> Corpus:
+    """Load every ``cases/*.yaml`` under ``root`` (default: the spec folder in use), then
+    the case files in ``user_cases`` (folders of ``*.yaml``, or single files).
 
-    Loaded once per folder and process: the corpus is read-only while tokasm runs.
+    User cases follow the same schema and rules: ids unique across both, requirement ids
+    from ``root``'s SPEC.md. Loaded once per folder and process: the corpus is read-only
+    while tokasm runs.
     """
-    return _load_corpus(spec_dir() if root is None else root)
+    return _load_corpus(spec_dir() if root is None else root, tuple(user_cases))
 
 
 @cache
-def _load_corpus(root: Path) -> Corpus:
+def _load_corpus(root: Path, user_cases: tuple[Path, ...]) -> Corpus:
+    if user_cases:
+        bundled = _load_corpus(root, ())
+        seen = {case.id: case.source for case in bundled}
+        added = _load_files(_user_files(user_cases), root, seen, bundled=False)
+        return dataclasses.replace(bundled, cases=bundled.cases + added)
     files = sorted((root / "cases").glob("*.yaml"))
     if not files:
         raise CorpusError(f"{root / 'cases'}: no *.yaml case files")
+    version = (root / "VERSION").read_text(encoding="utf-8").strip()
+    return Corpus(version=version, root=root, cases=_load_files(files, root, {}, bundled=True))
+
+
+def _user_files(paths: Iterable[Path]) -> list[Path]:
+    """The case files named by ``--cases``: each folder's ``*.yaml`` (sorted), or a file."""
+    files: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            found = sorted(path.glob("*.yaml"))
+            if not found:
+                raise CorpusError(f"{path}: no *.yaml case files in this case folder")
+            files.extend(found)
+        elif path.is_file():
+            files.append(path)
+        else:
+            raise CorpusError(f"{path}: no such case folder or file")
+    return files
+
+
+def _load_files(
+    files: Iterable[Path], root: Path, seen: dict[str, Path], *, bundled: bool
+) -> tuple[Case, ...]:
+    """Load ``files`` in order, refusing an id already in ``seen`` or an unknown requirement."""
     known = requirement_ids(root)
     cases: list[Case] = []
-    seen: dict[str, Path] = {}
     for path in files:
-        for case in load_file(path, root):
+        for case in load_file(path, root, bundled=bundled):
             if case.id in seen:
                 raise CorpusError(
                     f"{path}: case {case.id!r}: duplicate id, first defined in {seen[case.id]}"
@@ -310,8 +345,7 @@ def _load_corpus(root: Path) -> Corpus:
                 )
             seen[case.id] = path
             cases.append(case)
-    version = (root / "VERSION").read_text(encoding="utf-8").strip()
-    return Corpus(version=version, root=root, cases=tuple(cases))
+    return tuple(cases)
 
 
 def requirement_ids(root: Path | None = None) -> dict[str, str]:
