@@ -102,7 +102,7 @@ def tokasm_verdicts(factory: Callable[[], Any], profiles: set[str]) -> dict[str,
 #: verdicts depend on what ran before them in this process.
 SAMPLED_MUTANTS = [name for name, m in MUTANTS.items() if m.requirement != "ASM-STATE"][::4]
 
-TARGETS = {
+TARGETS: dict[str, tuple[Callable[[], Any], set[str]]] = {
     **{name: (factory, EVERY_PROFILE - {"strict"}) for name, factory in BACKENDS.items()},
     "strict": (lambda: StrictAssembler(BACKENDS["chunked"]()), EVERY_PROFILE),
     **{name: (MUTANTS[name].factory, EVERY_PROFILE) for name in SAMPLED_MUTANTS},

@@ -1,10 +1,11 @@
 #!/usr/bin/env node
-// The reference JavaScript assembler served as a tokasm protocol testee (spec/PROTOCOL.md):
+// A JavaScript assembler served as a tokasm protocol testee (spec/PROTOCOL.md):
 //   tokasm check --cmd "node testees/node/tokasm-testee.js" --profile strict
-// Your own: serve(() => new MyAssembler()) from tokasm.js, the rest is done.
+//   tokasm check --cmd "node testees/node/tokasm-testee.js ./src/my-assembler.js:MyAssembler"
+// Without an argument it serves the reference TokenAssembler (token-assembler.js).
 'use strict';
 
-const { serve } = require('./tokasm.js');
-const { TokenAssembler } = require('./token-assembler.js');
+const { loadTarget, serve } = require('./tokasm.js');
 
-serve(TokenAssembler); // returns at end of stdin, and the process exits
+const spec = process.argv[2] ?? `${__dirname}/token-assembler.js:TokenAssembler`;
+serve(loadTarget(spec)); // returns at end of stdin, and the process exits

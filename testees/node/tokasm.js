@@ -6,6 +6,7 @@
 //   runCase(factory, case)    run one exported case: {outcome, message}
 //   loadExport(path)          the cases of an export folder or .jsonl file
 //   serve(factory)            answer spec/PROTOCOL.md on stdin/stdout (tokasm check --cmd)
+//   loadTarget('f.js:Name')   the class or factory a command line names
 //   codePointIndex(text, n)   where code point n starts, for read_since
 //   ValueError                the strict profile's second error kind
 //
@@ -56,6 +57,18 @@ function codePointIndex(text, offset, from = { points: 0, units: 0 }) {
 function factoryOf(target) {
   if (typeof target !== 'function') throw new TypeError('the assembler must be a class or factory');
   return target.prototype === undefined ? () => target() : () => new target();
+}
+
+/**
+ * The class or factory named by `MODULE[:EXPORT]` (a file path, resolved from the current
+ * folder, then the exported name; default: the module itself or its default export).
+ */
+function loadTarget(spec) {
+  const [file, name] = spec.split(/:(?=[A-Za-z_$][\w$]*$)/);
+  const loaded = require(path.resolve(file));
+  const target = name ? loaded[name] : (loaded.default ?? loaded);
+  if (typeof target !== 'function') throw new TypeError(`${spec} is not a class or factory`);
+  return target;
 }
 
 /** Every case of a `tokasm export`: a folder of CASE-ID.json files, or a .jsonl file. */
@@ -217,5 +230,5 @@ function serve(target, { name = `tokasm-node (node ${process.version})` } = {}) 
 }
 
 module.exports = {
-  PROTOCOL_VERSION, ValueError, codePointIndex, errorKind, loadExport, runCase, serve, skipReason, suite,
+  PROTOCOL_VERSION, ValueError, codePointIndex, errorKind, loadExport, loadTarget, runCase, serve, skipReason, suite,
 };
