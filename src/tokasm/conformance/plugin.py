@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from ..errors import TargetError
+from ..errors import CorpusError, TargetError
 from ._xfail import XfailError, XfailList, load_xfail
 from .corpus import PROFILES, load_corpus
 from .pytest_suite import xfail_marks
@@ -23,6 +23,8 @@ from .subjects import PythonSubject, Subject, resolve_target
 
 if TYPE_CHECKING:
     from collections.abc import Set
+
+    from .corpus import Case, Corpus
 
 
 __all__ = [
@@ -34,6 +36,7 @@ __all__ = [
 
 _SUBJECTS = pytest.StashKey[dict[str, Subject]]()
 _XFAIL = pytest.StashKey["XfailList | None"]()
+_CASES = pytest.StashKey["list[Case]"]()
 
 _NO_TARGET = (
     "no --assembler given: run `python -m pytest --pyargs tokasm.conformance "
@@ -59,6 +62,20 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="also run this optional profile of the corpus (repeatable), e.g. strict",
     )
     group.addoption(
+        "--tokasm-cases",
+        action="append",
+        type=Path,
+        default=[],
+        metavar="DIR",
+        help="also run the case files in this folder (*.yaml, or one file; repeatable), "
+        "as for tokasm check --cases",
+    )
+    group.addoption(
+        "--tokasm-no-bundled",
+        action="store_true",
+        help="leave out the bundled corpus: only the --tokasm-cases files",
+    )
+    group.addoption(
         "--tokasm-xfail",
         type=Path,
         metavar="FILE",
@@ -75,10 +92,26 @@ def _xfail_list(config: pytest.Config) -> XfailList | None:
         listed = load_xfail(path)
     except XfailError as error:
         raise pytest.UsageError(f"--tokasm-xfail: {error}") from None
-    stale = listed.stale(load_corpus())
+    stale = listed.stale(_corpus(config))
     if stale:
         raise pytest.UsageError("--tokasm-xfail: " + "; ".join(stale))
     return listed
+
+
+def _corpus(config: pytest.Config) -> Corpus:
+    """The bundled corpus with the ``--tokasm-cases`` files; a bad one is a usage error."""
+    try:
+        return load_corpus(user_cases=config.getoption("tokasm_cases"))
+    except CorpusError as error:
+        raise pytest.UsageError(f"--tokasm-cases: {error}") from None
+
+
+def _cases(config: pytest.Config) -> list[Case]:
+    """The cases this session runs: ``--tokasm-no-bundled`` leaves only the user's."""
+    no_bundled = config.getoption("tokasm_no_bundled")
+    if no_bundled and not config.getoption("tokasm_cases"):
+        raise pytest.UsageError("--tokasm-no-bundled needs at least one --tokasm-cases DIR")
+    return [case for case in _corpus(config) if not (no_bundled and case.bundled)]
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -90,6 +123,7 @@ def pytest_configure(config: pytest.Config) -> None:
         except TargetError as error:
             raise pytest.UsageError(f"--assembler: {error}") from None
     config.stash[_SUBJECTS] = subjects
+    config.stash[_CASES] = _cases(config) if subjects else []
     config.stash[_XFAIL] = _xfail_list(config) if subjects else None
 
 
@@ -109,7 +143,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         return
     listed = metafunc.config.stash.get(_XFAIL, None)
     several = len(subjects) > 1
-    corpus = load_corpus()
+    cases = metafunc.config.stash.get(_CASES, [])
     metafunc.parametrize(
         ("tokasm_subject", "tokasm_case"),
         [
@@ -120,6 +154,6 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
                 marks=xfail_marks(case, listed),
             )
             for target, subject in subjects.items()
-            for case in corpus
+            for case in cases
         ],
     )
