@@ -106,6 +106,21 @@ function show(value) {
   return typeof value === 'string' || value === null ? shown : `${shown} (${typeof value})`;
 }
 
+/** The call as a person reads it: get("m"), apply({"id":"m","delta":"x"}). */
+function describe(step) {
+  const args = step.op === 'apply' ? [step.event] : step.op === 'get' ? [step.id] : [step.id, step.offset];
+  const shown = args.map((arg) => JSON.stringify(arg) ?? String(arg));
+  return `${step.op}(${shown.map((t) => (t.length > 80 ? `${t.slice(0, 80)}...` : t)).join(', ')})`;
+}
+
+/** Where two texts first differ, in code points, when the values shown are cut. */
+function firstDifference(expected, actual) {
+  if (typeof actual !== 'string' || typeof expected !== 'string' || expected.length <= 160) return '';
+  let unit = 0;
+  while (unit < expected.length && expected[unit] === actual[unit]) unit++;
+  return `\n  first difference at code point ${[...expected.slice(0, unit)].length}`;
+}
+
 /** null if the step did what it must, else [outcome, message]. */
 function checkStep(assembler, step) {
   let actual;
@@ -119,7 +134,8 @@ function checkStep(assembler, step) {
   }
   if ('raises' in step) return ['failed', `expected: raises ${step.raises}\n  actual:   returned ${show(actual)}`];
   if (actual === step.returns) return null; // a string primitive with the same text, or null
-  return ['failed', `expected: ${show(step.returns)}\n  actual:   ${show(actual)}`];
+  return ['failed',
+    `expected: ${show(step.returns)}\n  actual:   ${show(actual)}${firstDifference(step.returns, actual)}`];
 }
 
 /** Run one exported case on fresh instances: {outcome: passed|failed|errored, message}. */
@@ -128,7 +144,7 @@ function runCase(factory, kase) {
   try {
     const instances = new Map(kase.instances.map((name) => [name, factory()]));
     for (const step of kase.steps) {
-      doing = `step ${step.where} on '${step.instance}': ${step.op}`;
+      doing = `step ${step.where} on '${step.instance}': ${describe(step)}`;
       const failure = checkStep(instances.get(step.instance), step);
       if (failure !== null) return { outcome: failure[0], message: `${doing}\n  ${failure[1]}` };
     }
