@@ -156,9 +156,8 @@ def test_an_empty_case_folder_is_refused(
 
 def test_fuzz_saves_into_a_case_folder_that_check_then_runs(tmp_path: Path) -> None:
     (tmp_path / "trims.py").write_text(TRIMS, encoding="utf-8")
-    folder = tmp_path / "found"
-    folder.mkdir()
-    ran = tokasm_cmd(tmp_path, "fuzz", "trims:Impl", "--seed", "1", "--save", "found")
+    folder = tmp_path / "found"  # not there yet: the trailing slash makes it a folder
+    ran = tokasm_cmd(tmp_path, "fuzz", "trims:Impl", "--seed", "1", "--save", "found/")
     assert ran.code == 1, ran.err
     (saved,) = folder.glob("*.yaml")
     assert saved.name.startswith("fuzz.")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -97,10 +98,9 @@ def add_parser(commands: Commands) -> None:
     )
     parser.add_argument(
         "--save",
-        type=Path,
         metavar="FILE|DIR",
         help="also write the case to FILE, or into the folder DIR as CASE-ID.yaml "
-        "(a case folder for tokasm check --cases DIR)",
+        "(an existing folder, or a path ending in '/'; a case folder for tokasm check --cases)",
     )
     parser.set_defaults(run=run)
 
@@ -125,6 +125,12 @@ def _counterexample_text(report: FuzzReport) -> str:
     return header + found.yaml
 
 
+def _save_path(save: str, case_id: str) -> Path:
+    """``--save``: a file, or a folder (existing, or written with a trailing slash)."""
+    is_folder = save.endswith(("/", os.sep)) or Path(save).is_dir()
+    return Path(save) / f"{case_id}.yaml" if is_folder else Path(save)
+
+
 def run(args: argparse.Namespace) -> int:
     subject = _subject(args)
     try:
@@ -143,10 +149,9 @@ def run(args: argparse.Namespace) -> int:
     text = _counterexample_text(report)
     print(text, end="")
     if args.save is not None:
-        path: Path = args.save
-        if path.is_dir():
-            path = path / f"{report.counterexample.result.case_id}.yaml"
+        path = _save_path(args.save, report.counterexample.result.case_id)
         try:
+            path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8")
         except OSError as error:
             raise ReportError(f"cannot write {path}: {error}") from error
