@@ -214,6 +214,7 @@ def test_an_export_replaces_an_earlier_one_but_never_other_files(
         "mine.two.json",
     ]
     assert not (folder / "gone.case.json").exists(), "a stale case of an earlier export"
+    assert export(capsys, *mine, "-")[0] == 2, "a folder named - would surprise"
     project = tmp_path / "project"
     project.mkdir()
     (project / "package.json").write_text("{}", encoding="ascii")

@@ -57,6 +57,8 @@ def add_parser(commands: Commands) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.format == "json" and str(args.out) == "-":
+        raise UsageError("writing to stdout (-) needs --format jsonl")
     corpus, chosen = chosen_cases(args)
     carried = {case.id: json_can_carry(case) for case in chosen}
     cases = [case for case in chosen if carried[case.id]]
