@@ -28,11 +28,12 @@ pytestmark = [
 
 REPO = Path(__file__).resolve().parent.parent
 NODE = REPO / "testees" / "node"
-BROKEN = REPO / "tests" / "testees" / "broken-assemblers.js"
+ASSEMBLERS = REPO / "tests" / "testees" / "js-assemblers.js"
 CLASSES = {
     "reference": f"{NODE / 'token-assembler.js'}:TokenAssembler",
-    "trims-text": f"{BROKEN}:TrimsText",
-    "read-since-utf16": f"{BROKEN}:ReadSinceUtf16",
+    "trims-text": f"{ASSEMBLERS}:TrimsText",
+    "read-since-utf16": f"{ASSEMBLERS}:ReadSinceUtf16",
+    "unusual-but-correct": f"{ASSEMBLERS}:UnusualButCorrect",
 }
 #: Every profile that runs only when asked for (strict, and surrogates where the corpus has it).
 OPTIONAL = [profile for profile in PROFILES if profile not in DEFAULT_PROFILES]
@@ -118,7 +119,8 @@ def check_cmd(tmp_path: Path, target: str, *profile: str) -> dict[str, str]:
 
 
 @pytest.mark.parametrize(
-    ("name", "rule"), [("reference", None), ("read-since-utf16", "INC-READ-SINCE")]
+    ("name", "rule"),
+    [("reference", None), ("unusual-but-correct", None), ("read-since-utf16", "INC-READ-SINCE")],
 )
 def test_node_test_and_check_cmd_give_the_same_verdicts(
     export_dir: Path, tmp_path: Path, name: str, rule: str | None

@@ -92,7 +92,7 @@ function skipReason(kase, profiles, assembler) {
 
 function perform(assembler, step) {
   switch (step.op) {
-    case 'apply': return assembler.apply(step.event);
+    case 'apply': return assembler.apply(structuredClone(step.event)); // its own copy to change
     case 'get': return assembler.get(step.id);
     case 'read_since': return assembler.readSince(step.id, step.offset);
     default: throw new ValueError(`unknown op ${JSON.stringify(step.op)}: a newer export?`);
@@ -133,7 +133,8 @@ function checkStep(assembler, step) {
       : ['failed', `expected: raises ${step.raises}\n  actual:   ${raised}`];
   }
   if ('raises' in step) return ['failed', `expected: raises ${step.raises}\n  actual:   returned ${show(actual)}`];
-  if (actual === step.returns) return null; // a string primitive with the same text, or null
+  // Any string with the same text (a String object too, as JSON sends it), or exactly null.
+  if ((actual instanceof String ? actual.valueOf() : actual) === step.returns) return null;
   return ['failed',
     `expected: ${show(step.returns)}\n  actual:   ${show(actual)}${firstDifference(step.returns, actual)}`];
 }
