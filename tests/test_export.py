@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import jsonschema
 import pytest
 
+from helpers import user_case_folder
 from mutants import MUTANTS
 from tokasm.cli import main
 from tokasm.conformance._export import json_can_carry
@@ -42,22 +43,6 @@ def exported(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, Any]]:
     path = tmp_path_factory.mktemp("export") / "corpus.jsonl"
     assert main(["export", "--format", "jsonl", str(path)]) == 0
     return [json.loads(line) for line in path.read_text(encoding="ascii").splitlines()]
-
-
-def user_cases(folder: Path) -> Path:
-    """A case folder of the user's with two cases in one file."""
-    cases = folder / "cases"
-    cases.mkdir()
-    (cases / "mine.yaml").write_text(
-        "description: mine\ncases:\n"
-        + "".join(
-            f"  - id: mine.{name}\n    description: d\n    requirements: [GET-UNKNOWN]\n"
-            "    steps:\n      - get: m\n        returns: null\n"
-            for name in ("one", "two")
-        ),
-        encoding="utf-8",
-    )
-    return cases
 
 
 # The independent runner: only json, the exported steps and the assembler's methods.
@@ -188,7 +173,7 @@ def test_an_export_is_the_same_bytes_each_time_in_either_format(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     first, second, lines = tmp_path / "one", tmp_path / "two", tmp_path / "all.jsonl"
-    mine = ["--no-bundled", "--cases", str(user_cases(tmp_path))]
+    mine = ["--no-bundled", "--cases", str(user_case_folder(tmp_path))]
     for argv in ([str(first)], [str(second)], ["--format", "jsonl", str(lines)]):
         code, err = export(capsys, *mine, *argv)
         assert code == 0, err
@@ -204,14 +189,14 @@ def test_an_export_replaces_an_earlier_one_but_never_other_files(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     folder = tmp_path / "out"
-    mine = ["--no-bundled", "--cases", str(user_cases(tmp_path))]
+    mine = ["--no-bundled", "--cases", str(user_case_folder(tmp_path))]
     assert export(capsys, *mine, str(folder))[0] == 0
     (folder / "gone.case.json").write_text("{}", encoding="ascii")
     assert export(capsys, *mine, str(folder))[0] == 0
     assert sorted(p.name for p in folder.iterdir()) == [
         ".tokasm-export",
-        "mine.one.json",
-        "mine.two.json",
+        "mine.greeting.json",
+        "mine.spaces.json",
     ]
     assert not (folder / "gone.case.json").exists(), "a stale case of an earlier export"
     assert export(capsys, *mine, "-")[0] == 2, "a folder named - would surprise"
@@ -245,13 +230,13 @@ def test_a_split_surrogate_pair_is_left_out_as_json_cannot_carry_it() -> None:
 def test_user_cases_are_exported_with_their_file(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    cases = user_cases(tmp_path)
+    cases = user_case_folder(tmp_path)
     out = tmp_path / "out.jsonl"
     code, err = export(capsys, "--format", "jsonl", "--cases", str(cases), "--no-bundled", str(out))
     assert code == 0, err
     exported = [json.loads(line) for line in out.read_text(encoding="ascii").splitlines()]
     assert [(case["id"], case["bundled"]) for case in exported] == [
-        ("mine.one", False),
-        ("mine.two", False),
+        ("mine.greeting", False),
+        ("mine.spaces", False),
     ]
-    assert exported[0]["source"] == (cases / "mine.yaml").as_posix()
+    assert exported[0]["source"] == (cases / "regressions.yaml").as_posix()

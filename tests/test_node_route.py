@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from helpers import user_case_folder
 from tokasm.cli import main
 from tokasm.conformance.corpus import PROFILES
 from tokasm.conformance.runner import DEFAULT_PROFILES
@@ -41,25 +42,6 @@ OPTIONAL = [profile for profile in PROFILES if profile not in DEFAULT_PROFILES]
 _TAP = re.compile(r"^(not ok|ok) \d+ - (\S+)(?: # (SKIP|TODO)\b)?", re.MULTILINE)
 
 
-#: Two cases of the user's: the first fails an assembler that trims, the second does not.
-SPACES = """\
-description: Spaces
-cases:
-  - id: mine.spaces
-    description: Trailing spaces are kept
-    requirements: [APPEND-EXACT]
-    steps:
-      - apply: {id: s, delta: "x  ", final: true}
-        returns: "x  "
-  - id: mine.plain
-    description: A word
-    requirements: [APPEND]
-    steps:
-      - apply: {id: w, delta: "word", final: true}
-        returns: "word"
-"""
-
-
 @pytest.fixture(scope="module")
 def export_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("export")
@@ -70,10 +52,9 @@ def export_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def small_export(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """An export of two user cases only, for what does not need the whole corpus."""
-    folder = tmp_path_factory.mktemp("small")
-    (folder / "spaces.yaml").write_text(SPACES, encoding="utf-8")
-    out = folder / "export"
-    assert main(["export", "--no-bundled", "--cases", str(folder / "spaces.yaml"), str(out)]) == 0
+    folder = user_case_folder(tmp_path_factory.mktemp("small"))
+    out = folder.parent / "export"
+    assert main(["export", "--no-bundled", "--cases", str(folder), str(out)]) == 0
     return out
 
 
@@ -152,9 +133,9 @@ def test_expected_failures_are_todos_and_a_listed_case_that_passes_fails(
     listed = tmp_path / "xfail.txt"
     listed.write_text("mine.sp?ces  # trims on purpose\n", encoding="utf-8")
     code, verdicts = node_test(small_export, CLASSES["trims-text"], xfail=str(listed))
-    assert (code, verdicts) == (0, {"mine.spaces": "xfailed", "mine.plain": "passed"})
+    assert (code, verdicts) == (0, {"mine.spaces": "xfailed", "mine.greeting": "passed"})
     code, verdicts = node_test(small_export, CLASSES["reference"], xfail=str(listed))
-    assert (code != 0, verdicts) == (True, {"mine.spaces": "failed", "mine.plain": "passed"})
+    assert (code != 0, verdicts) == (True, {"mine.spaces": "failed", "mine.greeting": "passed"})
     code, verdicts = node_test(small_export, CLASSES["trims-text"])
     assert (code != 0, verdicts["mine.spaces"]) == (True, "failed")
 

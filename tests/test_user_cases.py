@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import jsonschema
 import pytest
 
-from helpers import tokasm_cmd
+from helpers import USER_CASES, tokasm_cmd, user_case_folder
 from tokasm.cli import main
 from tokasm.conformance._paths import spec_dir
 from tokasm.conformance.corpus import load_corpus
@@ -22,25 +22,6 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 pytest_plugins = ["pytester"]
-
-MINE = """\
-description: Regressions of my assembler
-cases:
-  - id: mine.greeting
-    description: A greeting in two deltas
-    requirements: [APPEND, GET-TEXT]
-    steps:
-      - apply: {id: m, delta: "Hello, "}
-        returns: null
-      - apply: {id: m, delta: "world", final: true}
-        returns: "Hello, world"
-  - id: mine.spaces
-    description: Trailing spaces are kept
-    requirements: [APPEND-EXACT]
-    steps:
-      - apply: {id: s, delta: "x  ", final: true}
-        returns: "x  "
-"""
 
 #: Correct but for APPEND-EXACT: trims what a final returns.
 TRIMS = """\
@@ -55,10 +36,7 @@ class Impl(ListJoinAssembler):
 
 @pytest.fixture
 def mine(tmp_path: Path) -> Path:
-    folder = tmp_path / "my-cases"
-    folder.mkdir()
-    (folder / "regressions.yaml").write_text(MINE, encoding="utf-8")
-    return folder
+    return user_case_folder(tmp_path)
 
 
 def check(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -102,9 +80,9 @@ def test_a_report_names_the_file_of_a_user_case(
 @pytest.mark.parametrize(
     ("text", "problem"),
     [
-        (MINE.replace("mine.greeting", "append.basic"), "duplicate id, first defined in"),
-        (MINE.replace("[APPEND-EXACT]", "[NO-SUCH-RULE]"), "requirement ids not in SPEC.md"),
-        (MINE.replace("returns: null", "return: null", 1), "schema violation"),
+        (USER_CASES.replace("mine.greeting", "append.basic"), "duplicate id, first defined in"),
+        (USER_CASES.replace("[APPEND-EXACT]", "[NO-SUCH-RULE]"), "requirement ids not in SPEC.md"),
+        (USER_CASES.replace("returns: null", "return: null", 1), "schema violation"),
         ("cases: [\n", "not valid YAML"),
     ],
 )
@@ -124,7 +102,7 @@ def test_ids_are_unique_across_user_folders_too(
 ) -> None:
     other = tmp_path / "other"
     other.mkdir()
-    (other / "copy.yaml").write_text(MINE, encoding="utf-8")
+    (other / "copy.yaml").write_text(USER_CASES, encoding="utf-8")
     code, _, err = check(capsys, "list-join", "--cases", str(mine), "--cases", str(other))
     assert code == 2
     assert "duplicate id" in err
