@@ -184,6 +184,18 @@ function suite(target, { corpus = process.env.TOKASM_EXPORT, profiles = [], xfai
   }
 }
 
+/** Write all of `text` to stdout, however the pipe takes it (in parts, or busy for a moment). */
+function writeAll(text) {
+  const bytes = Buffer.from(text, 'utf8');
+  for (let done = 0; done < bytes.length;) {
+    try {
+      done += fs.writeSync(1, bytes, done);
+    } catch (error) {
+      if (error.code !== 'EAGAIN') throw error;
+    }
+  }
+}
+
 /**
  * Answer the tokasm line protocol (spec/PROTOCOL.md) on stdin/stdout with fresh
  * assemblers from `target` (a class or factory), until end of input. Blocking reads and
@@ -231,6 +243,8 @@ function serve(target, { name = `tokasm-node (node ${process.version})` } = {}) 
       return { ok: false, error: String(error instanceof Error ? error.message : error), kind: errorKind(error) };
     }
   };
+  // The protocol owns stdout: whatever the assembler prints (console.log) goes to stderr.
+  process.stdout.write = process.stderr.write.bind(process.stderr);
   const decoder = new StringDecoder('utf8'); // a character may straddle two reads
   const chunk = Buffer.alloc(1 << 16);
   let pending = '';
@@ -240,7 +254,7 @@ function serve(target, { name = `tokasm-node (node ${process.version})` } = {}) 
     for (let end; (end = pending.indexOf('\n', scanned)) >= 0; scanned = 0) {
       const line = pending.slice(0, end);
       pending = pending.slice(end + 1);
-      if (line.trim() !== '') fs.writeSync(1, `${JSON.stringify(respond(line))}\n`);
+      if (line.trim() !== '') writeAll(`${JSON.stringify(respond(line))}\n`);
     }
     scanned = pending.length;
   }

@@ -25,9 +25,10 @@ class ReadSinceUtf16 extends TokenAssembler {
   }
 }
 
-/** Correct, oddly: answers with String objects and empties each event it is given. */
+/** Correct, oddly: answers with String objects, empties each event it is given, and chats. */
 class UnusualButCorrect extends TokenAssembler {
   apply(event) {
+    console.log('applying', event); // a testee's stdout belongs to the protocol
     const text = super.apply(event);
     for (const key of Object.keys(event ?? {})) delete event[key];
     return text === null ? null : new String(text); // eslint-disable-line no-new-wrappers
