@@ -172,3 +172,18 @@ def test_every_export_of_tokasm_js_is_typed_in_tokasm_d_ts() -> None:
         )
     )
     assert set(exported.stdout.split()) == declared
+
+
+def test_a_newer_export_format_is_refused_not_misread(small_export: Path, tmp_path: Path) -> None:
+    newer = tmp_path / "newer"
+    newer.mkdir()
+    for path in small_export.glob("*.json"):
+        case = json.loads(path.read_text(encoding="ascii"))
+        (newer / path.name).write_text(json.dumps({**case, "export_format": 2}), encoding="ascii")
+    done = node(
+        "--test",
+        str(NODE / "conformance.test.js"),
+        env={"TOKASM_EXPORT": str(newer), "TOKASM_ASSEMBLER": CLASSES["reference"]},
+    )
+    assert done.returncode != 0
+    assert "export format 2; this tokasm.js reads 1" in done.stdout + done.stderr

@@ -71,14 +71,25 @@ function loadTarget(spec) {
   return target;
 }
 
+const EXPORT_FORMAT = 1;
+
+/** One exported case, refused if its format is newer than this file reads. */
+function parseCase(json, where) {
+  const kase = JSON.parse(json);
+  if (kase.export_format !== EXPORT_FORMAT) {
+    throw new Error(`${where}: export format ${kase.export_format}; this tokasm.js reads ${EXPORT_FORMAT}`);
+  }
+  return kase;
+}
+
 /** Every case of a `tokasm export`: a folder of CASE-ID.json files, or a .jsonl file. */
 function loadExport(location) {
   if (fs.statSync(location).isDirectory()) {
     return fs.readdirSync(location).filter((name) => name.endsWith('.json')).sort()
-      .map((name) => JSON.parse(fs.readFileSync(path.join(location, name), 'utf8')));
+      .map((name) => parseCase(fs.readFileSync(path.join(location, name), 'utf8'), name));
   }
   return fs.readFileSync(location, 'utf8').split('\n').filter((line) => line.trim() !== '')
-    .map((line) => JSON.parse(line));
+    .map((line, index) => parseCase(line, `${location}:${index + 1}`));
 }
 
 /** Why the case does not run on this assembler, or null if it does. */
