@@ -256,7 +256,7 @@ _READERS: dict[str, Callable[[_Expander, Mapping[str, Any], Mapping[str, int], s
 }
 
 
-def parse_case(raw: Mapping[str, Any], source: Path, *, bundled: bool = True) -> Case:
+def parse_case(raw: Mapping[str, Any], source: Path) -> Case:
     """Build one case from its schema-valid mapping."""
     instances = tuple(raw.get("instances", ["a"]))
     expander = _Expander(source, raw["id"], instances)
@@ -268,11 +268,10 @@ def parse_case(raw: Mapping[str, Any], source: Path, *, bundled: bool = True) ->
         instances=instances,
         steps=tuple(expander.steps(raw["steps"], {}, "")),
         source=source,
-        bundled=bundled,
     )
 
 
-def load_file(path: Path, root: Path | None = None, *, bundled: bool = True) -> list[Case]:
+def load_file(path: Path, root: Path | None = None) -> list[Case]:
     """Load, validate and expand one case file against the schema of ``root``'s spec."""
     schema_path = (spec_dir() if root is None else root) / "case.schema.json"
     try:
@@ -282,7 +281,7 @@ def load_file(path: Path, root: Path | None = None, *, bundled: bool = True) -> 
     except yaml.YAMLError as error:
         raise CorpusError(f"{path}: not valid YAML: {error}") from None
     _validate(document, path, schema_path)
-    return [parse_case(raw, path, bundled=bundled) for raw in document["cases"]]
+    return [parse_case(raw, path) for raw in document["cases"]]
 
 
 def load_corpus(root: Path | None = None, user_cases: Iterable[Path] = ()) -> Corpus:
@@ -333,7 +332,7 @@ def _load_files(
     known = requirement_ids(root)
     cases: list[Case] = []
     for path in files:
-        for case in load_file(path, root, bundled=bundled):
+        for case in load_file(path, root):
             if case.id in seen:
                 raise CorpusError(
                     f"{path}: case {case.id!r}: duplicate id, first defined in {seen[case.id]}"
@@ -344,7 +343,7 @@ def _load_files(
                     f"{path}: case {case.id!r}: requirement ids not in SPEC.md: {unknown}"
                 )
             seen[case.id] = path
-            cases.append(case)
+            cases.append(case if bundled else dataclasses.replace(case, bundled=False))
     return tuple(cases)
 
 
