@@ -82,7 +82,8 @@ def test_node_testee_follows_the_documented_session() -> None:
 
 
 def check(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(["check", "-q", *argv])
+    """``tokasm check`` in process, corpus only (fuzzing a testee is tests/test_fuzz.py's)."""
+    code = main(["check", "-q", "--fuzz-examples", "0", *argv])
     out, err = capsys.readouterr()
     return code, out, err
 

@@ -154,7 +154,7 @@ def test_the_pytest_route_runs_user_cases(pytester: pytest.Pytester, mine: Path)
         "tokasm.conformance",
         "-p",
         "no:cacheprovider",
-        "--assembler",
+        "--tokasm-assembler",
         "trims:Impl",
         "--tokasm-cases",
         str(mine),
@@ -163,6 +163,6 @@ def test_the_pytest_route_runs_user_cases(pytester: pytest.Pytester, mine: Path)
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(["*mine.spaces*"])
     bad = pytester.runpytest_subprocess(
-        "--pyargs", "tokasm.conformance", "--assembler", "trims:Impl", "--tokasm-no-bundled"
+        "--pyargs", "tokasm.conformance", "--tokasm-assembler", "trims:Impl", "--tokasm-no-bundled"
     )
     assert bad.ret == pytest.ExitCode.USAGE_ERROR

@@ -65,7 +65,7 @@ list cannot go stale. --write-xfail writes today's failures as such a list.
 One --xfail file applies to every target of the run.
 
 The same corpus from pytest, one test per case (works with pytest-xdist):
-  python -m pytest --pyargs tokasm.conformance --assembler MODULE:ATTR
+  python -m pytest --pyargs tokasm.conformance --tokasm-assembler MODULE:ATTR
 """
 
 
@@ -124,7 +124,10 @@ def add_parser(commands: Commands) -> None:
     )
     reports = parser.add_argument_group("reports and expected failures")
     reports.add_argument(
-        "--json", type=Path, metavar="PATH", help="write a JSON report (schema: spec/REPORTS.md)"
+        "--json",
+        type=Path,
+        metavar="PATH",
+        help="write a JSON report (schema: spec/report.schema.json)",
     )
     reports.add_argument("--junit", type=Path, metavar="PATH", help="write JUnit XML")
     reports.add_argument(

@@ -1,10 +1,13 @@
-"""pytest plugin (entry point ``pytest11``): ``--assembler MODULE:ATTR`` selects a target.
+"""pytest plugin (entry point ``pytest11``): ``--tokasm-assembler MODULE:ATTR`` selects a target.
 
-Loaded in every pytest session where tokasm is installed, so it stays inert
-unless asked: without ``--assembler`` it resolves nothing and parametrizes
-only tests that ask for ``tokasm_subject`` and ``tokasm_case`` (those of
-``tokasm.conformance.test_conformance``). Collection depends only on the
-options and the corpus, so pytest-xdist workers all collect the same items.
+Loaded in every pytest session where tokasm is installed, so it is a good
+citizen there: every option it adds starts with ``--tokasm-``, and it imports
+nothing but pytest until a target is given (the corpus loader's YAML and
+jsonschema would cost every unrelated run a tenth of a second). Without a
+target it parametrizes only the tests that ask for ``tokasm_subject`` and
+``tokasm_case`` (those of ``tokasm.conformance.test_conformance``), as one
+skip saying what to pass. Collection depends only on the options and the
+corpus, so pytest-xdist workers all collect the same items.
 """
 
 from __future__ import annotations
@@ -14,17 +17,12 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from ..errors import CorpusError, TargetError
-from ._xfail import XfailError, XfailList, load_xfail
-from .corpus import PROFILES, load_corpus
-from .pytest_suite import xfail_marks
-from .runner import DEFAULT_PROFILES
-from .subjects import PythonSubject, Subject, resolve_target
-
 if TYPE_CHECKING:
     from collections.abc import Set
 
+    from ._xfail import XfailList
     from .corpus import Case, Corpus
+    from .subjects import Subject
 
 
 __all__ = [
@@ -34,20 +32,20 @@ __all__ = [
     "selected_profiles",
 ]
 
-_SUBJECTS = pytest.StashKey[dict[str, Subject]]()
+_SUBJECTS = pytest.StashKey[dict[str, "Subject"]]()
 _XFAIL = pytest.StashKey["XfailList | None"]()
 _CASES = pytest.StashKey["list[Case]"]()
 
 _NO_TARGET = (
-    "no --assembler given: run `python -m pytest --pyargs tokasm.conformance "
-    "--assembler MODULE:ATTR` to check an implementation"
+    "no --tokasm-assembler given: run `python -m pytest --pyargs tokasm.conformance "
+    "--tokasm-assembler MODULE:ATTR` to check an implementation"
 )
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("tokasm", "tokasm conformance")
     group.addoption(
-        "--assembler",
+        "--tokasm-assembler",
         action="append",
         default=[],
         metavar="MODULE:ATTR",
@@ -58,7 +56,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--tokasm-profile",
         action="append",
         default=[],
-        choices=PROFILES,
+        metavar="PROFILE",
         help="also run this optional profile of the corpus (repeatable), e.g. strict",
     )
     group.addoption(
@@ -85,6 +83,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def _xfail_list(config: pytest.Config) -> XfailList | None:
+    from ._xfail import XfailError, load_xfail
+
     path: Path | None = config.getoption("tokasm_xfail")
     if path is None:
         return None
@@ -98,8 +98,22 @@ def _xfail_list(config: pytest.Config) -> XfailList | None:
     return listed
 
 
+def _check_profiles(config: pytest.Config) -> None:
+    from .corpus import PROFILES
+
+    unknown = sorted(set(config.getoption("tokasm_profile")) - set(PROFILES))
+    if unknown:
+        raise pytest.UsageError(
+            f"--tokasm-profile: unknown {', '.join(map(repr, unknown))} "
+            f"(choose from {', '.join(PROFILES)})"
+        )
+
+
 def _corpus(config: pytest.Config) -> Corpus:
     """The bundled corpus with the ``--tokasm-cases`` files; a bad one is a usage error."""
+    from ..errors import CorpusError
+    from .corpus import load_corpus
+
     try:
         return load_corpus(user_cases=config.getoption("tokasm_cases"))
     except CorpusError as error:
@@ -115,13 +129,22 @@ def _cases(config: pytest.Config) -> list[Case]:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Resolve every ``--assembler`` up front: a bad one is a usage error naming it."""
+    """Resolve every ``--tokasm-assembler`` up front: a bad one is a usage error naming it.
+
+    The harness is imported only here, and only when a target is given.
+    """
+    targets: list[str] = config.getoption("tokasm_assembler")
     subjects: dict[str, Subject] = {}
-    for target in config.getoption("assembler"):
-        try:
-            subjects[target] = PythonSubject(resolve_target(target), target)
-        except TargetError as error:
-            raise pytest.UsageError(f"--assembler: {error}") from None
+    if targets:
+        from ..errors import TargetError
+        from .subjects import PythonSubject, resolve_target
+
+        _check_profiles(config)
+        for target in targets:
+            try:
+                subjects[target] = PythonSubject(resolve_target(target), target)
+            except TargetError as error:
+                raise pytest.UsageError(f"--tokasm-assembler: {error}") from None
     config.stash[_SUBJECTS] = subjects
     config.stash[_CASES] = _cases(config) if subjects else []
     config.stash[_XFAIL] = _xfail_list(config) if subjects else None
@@ -129,6 +152,8 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def selected_profiles(config: pytest.Config) -> Set[str]:
     """The corpus profiles this session runs: the defaults plus ``--tokasm-profile``."""
+    from .runner import DEFAULT_PROFILES
+
     return DEFAULT_PROFILES | set(config.getoption("tokasm_profile"))
 
 
@@ -141,6 +166,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         skipped = pytest.param(None, None, id="no-assembler", marks=pytest.mark.skip(_NO_TARGET))
         metafunc.parametrize(("tokasm_subject", "tokasm_case"), [skipped])
         return
+    from .pytest_suite import xfail_marks
+
     listed = metafunc.config.stash.get(_XFAIL, None)
     several = len(subjects) > 1
     cases = metafunc.config.stash.get(_CASES, [])
