@@ -17,6 +17,7 @@ __all__ = [
     "EXIT_OK",
     "EXIT_USAGE",
     "CorpusError",
+    "EventNotOwned",
     "ImplementationError",
     "ProtocolError",
     "ReportError",
@@ -73,6 +74,13 @@ class ImplementationError(TargetFault):
         super().__init__(f"{kind}: {message}" if kind else message)
         self.kind = kind
         self.message = message
+
+
+class EventNotOwned(ImplementationError):
+    """The implementation modified the event it was given (EVENT-OWNED in spec/SPEC.md)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__("EVENT-OWNED", message)
 
 
 class ProtocolError(TokasmError):

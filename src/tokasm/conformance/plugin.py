@@ -8,6 +8,12 @@ target it parametrizes only the tests that ask for ``tokasm_subject`` and
 ``tokasm_case`` (those of ``tokasm.conformance.test_conformance``), as one
 skip saying what to pass. Collection depends only on the options and the
 corpus, so pytest-xdist workers all collect the same items.
+
+In process a target is guarded as in ``tokasm check`` (what it raises is its
+case's error, each event is its own copy, lent with a caller's habits); but
+pytest has no watchdog of ours, so a target that may hang should run with
+``--tokasm-isolate``: in its own testee process, with ``--tokasm-timeout``
+per request, as ``tokasm check --isolate`` does.
 """
 
 from __future__ import annotations
@@ -16,6 +22,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+
+from ._protocol_client import DEFAULT_TIMEOUT
 
 if TYPE_CHECKING:
     from collections.abc import Set
@@ -29,6 +37,7 @@ __all__ = [
     "pytest_addoption",
     "pytest_configure",
     "pytest_generate_tests",
+    "pytest_unconfigure",
     "selected_profiles",
 ]
 
@@ -58,6 +67,19 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=[],
         metavar="PROFILE",
         help="also run this optional profile of the corpus (repeatable), e.g. strict",
+    )
+    group.addoption(
+        "--tokasm-isolate",
+        action="store_true",
+        help="run each --tokasm-assembler in its own testee process (python -m "
+        "tokasm.conformance.testee), so one that hangs, exits or crashes costs one case",
+    )
+    group.addoption(
+        "--tokasm-timeout",
+        type=float,
+        default=DEFAULT_TIMEOUT,
+        metavar="SECONDS",
+        help=f"with --tokasm-isolate, the per-request timeout (default {DEFAULT_TIMEOUT:g})",
     )
     group.addoption(
         "--tokasm-cases",
@@ -135,19 +157,36 @@ def pytest_configure(config: pytest.Config) -> None:
     """
     targets: list[str] = config.getoption("tokasm_assembler")
     subjects: dict[str, Subject] = {}
+    config.stash[_SUBJECTS] = subjects
     if targets:
         from ..errors import TargetError
-        from .subjects import PythonSubject, resolve_target
 
         _check_profiles(config)
+        config.stash[_CASES] = _cases(config)  # before any testee starts: none can leak
         for target in targets:
             try:
-                subjects[target] = PythonSubject(resolve_target(target), target)
+                subjects[target] = _subject(config, target)
             except TargetError as error:
+                pytest_unconfigure(config)
                 raise pytest.UsageError(f"--tokasm-assembler: {error}") from None
-    config.stash[_SUBJECTS] = subjects
-    config.stash[_CASES] = _cases(config) if subjects else []
     config.stash[_XFAIL] = _xfail_list(config) if subjects else None
+
+
+def _subject(config: pytest.Config, target: str) -> Subject:
+    from ._protocol_client import CommandSubject
+    from .subjects import PythonSubject, resolve_target
+    from .testee import python_testee_command
+
+    if config.getoption("tokasm_isolate"):
+        timeout: float = config.getoption("tokasm_timeout")
+        return CommandSubject(python_testee_command(target), timeout)
+    return PythonSubject(resolve_target(target), target)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Stop the testee processes of ``--tokasm-isolate``: none outlives the session."""
+    for subject in config.stash.get(_SUBJECTS, {}).values():
+        subject.close()
 
 
 def selected_profiles(config: pytest.Config) -> Set[str]:
