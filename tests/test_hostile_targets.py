@@ -269,7 +269,9 @@ def test_base_exception_while_loading_is_a_load_error(
 def test_the_pytest_route_errors_the_case_not_the_session(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(raisers=RAISERS, exits_at_import=EXIT_AT_IMPORT)
     targets = [arg for name in RAISING for arg in ("--tokasm-assembler", f"raisers:{name}")]
-    result = _conformance(pytester, *targets, "--tokasm-assembler", "list-join", "-k", "append.basic")
+    result = _conformance(
+        pytester, *targets, "--tokasm-assembler", "list-join", "-k", "append.basic"
+    )
     assert result.ret == 1
     outcomes = result.parseoutcomes()
     assert (outcomes["failed"], outcomes["passed"]) == (len(RAISING), 1)

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 __all__ = [
     "EXIT_FAILED",
+    "EXIT_INTERRUPTED",
     "EXIT_OK",
+    "EXIT_TERMINATED",
     "EXIT_USAGE",
     "CorpusError",
     "EventNotOwned",
@@ -33,6 +35,10 @@ __all__ = [
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
+#: Stopped by SIGINT (Ctrl-C) or SIGTERM (a CI cancel): 128 + the signal's number, as a shell
+#: reports it. Every testee process group is killed first.
+EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143
 
 
 class TokasmError(Exception):

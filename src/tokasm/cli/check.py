@@ -15,6 +15,7 @@ from ..conformance._fuzz import CHECK_EXAMPLES, fuzz_phase
 from ..conformance._progress import Progress, progress_wanted
 from ..conformance._protocol_client import (
     DEFAULT_TIMEOUT,
+    PIPELINE_WINDOW,
     START_TIMEOUT,
     CommandSubject,
     split_command,
@@ -126,6 +127,12 @@ def add_parser(commands: Commands) -> None:
         "error (exit 1; exit 2 while loading), and the run ends after writing the reports",
     )
     testees.add_argument(
+        "--no-pipeline",
+        action="store_true",
+        help="send testees one request at a time, waiting for each response (by default a "
+        f"case's requests are written up to {PIPELINE_WINDOW} ahead; spec/PROTOCOL.md)",
+    )
+    testees.add_argument(
         "--isolate",
         action="store_true",
         help="run each TARGET in its own testee process "
@@ -178,6 +185,11 @@ def _select(cases: list[Case], patterns: list[str]) -> list[Case]:
     return chosen
 
 
+def _command(argv: list[str], args: argparse.Namespace) -> CommandSubject:
+    window = 1 if args.no_pipeline else PIPELINE_WINDOW
+    return CommandSubject(argv, args.timeout, window=window)
+
+
 class _Session:
     """One ``check`` run, kept up to date so a hung target can still be reported in full.
 
@@ -202,7 +214,7 @@ class _Session:
 
     def _subject(self, target: str) -> Subject:
         if self.args.isolate:
-            return CommandSubject(python_testee_command(target), self.args.timeout)
+            return _command(python_testee_command(target), self.args)
         self.loading = target
         self.watchdog.arm(2 * self.args.timeout)  # imports may be slow
         try:
@@ -217,9 +229,7 @@ class _Session:
         names: list[str] = args.targets or ([] if args.cmd else list(BACKENDS))
         try:
             self.subjects.extend(self._subject(name) for name in names)
-            self.subjects.extend(
-                CommandSubject(split_command(line), args.timeout) for line in args.cmd
-            )
+            self.subjects.extend(_command(split_command(line), args) for line in args.cmd)
         except TargetError:
             self.close()
             raise
@@ -241,6 +251,8 @@ class _Session:
             problems = fuzz_phase(subject, tuple(self.results), args.fuzz_examples)
         finally:
             subject.close()
+        if isinstance(subject, CommandSubject):  # e.g. a testee that restarted as another
+            problems = (*subject.problems, *problems)
         return self.finish_target(subject, tuple(self.results), problems)
 
     def finish_target(

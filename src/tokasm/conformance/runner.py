@@ -12,6 +12,7 @@ case that fails only because of them is reported as breaking EVENT-OWNED.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from typing import TYPE_CHECKING, cast
 
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
 
     from .corpus import Case
     from .steps import Step
-    from .subjects import Subject
+    from .subjects import StepOutcome, Subject
 
 __all__ = ["DEFAULT_PROFILES", "EVENT_OWNED", "run_case", "run_cases", "skip_reason"]
 
@@ -98,14 +99,15 @@ def _on_raise(step: Step, case: Case, error: ImplementationError, debug: bool) -
     )
 
 
-def _check_step(subject: Subject, step: Step, case: Case, debug: bool) -> CaseResult | None:
+def _check_step(
+    step: Step, outcome: StepOutcome, case: Case, debug: bool
+) -> CaseResult | None:
     """None if the step behaved as expected, else the case's failing result."""
     expect = step.expect
     assert expect is not None  # a corpus case always says what a step must do
-    try:
-        actual = subject.perform(step)
-    except ImplementationError as error:
-        return _on_raise(step, case, error, debug)
+    if isinstance(outcome, ImplementationError):
+        return _on_raise(step, case, outcome, debug)
+    actual = outcome
     if isinstance(expect, Raises):
         return CaseResult.of(
             case,
@@ -138,20 +140,19 @@ def skip_reason(case: Case, profiles: Collection[str], features: Collection[str]
 
 
 def _run_steps(subject: Subject, case: Case, debug: bool) -> CaseResult:
-    step: Step | None = None
+    doing = "creating the case's instances"
     try:
         for instance in case.instances:
             subject.new(instance)
-        for step in case.steps:
-            failure = _check_step(subject, step, case, debug)
-            if failure is not None:
-                return failure
+        with contextlib.closing(subject.perform_steps(case.steps)) as outcomes:
+            for step in case.steps:
+                doing = f"step {step.where} on {step.instance!r}"
+                failure = _check_step(step, next(outcomes), case, debug)
+                if failure is not None:
+                    return failure
+            doing = "the end of the case"
+            next(outcomes, None)  # lets the subject finish, e.g. check for unasked output
     except SubjectFault as fault:
-        doing = (
-            "creating the case's instances"
-            if step is None
-            else f"step {step.where} on {step.instance!r}"
-        )
         said = "\n".join(safe_text(line) for line in str(fault).splitlines()[:_FAULT_LINES])
         return CaseResult.of(case, "errored", f"testee fault at {doing}: {said}")
     except ImplementationError as error:  # raised by new(): the factory itself failed

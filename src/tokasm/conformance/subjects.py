@@ -11,7 +11,7 @@ import copy
 import importlib
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, TypeVar, cast
+from typing import TYPE_CHECKING, Protocol, TypeAlias, TypeVar, cast
 
 from ..errors import ImplementationError, TargetError
 from ..implementations import BACKENDS
@@ -22,14 +22,17 @@ from ._guard import reraise_unless_target, watch_interrupts
 from .steps import Apply, features_of
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Generator, Sequence
 
     from ..implementations import Assembler, AssemblerFactory
     from .steps import Step
 
 _T = TypeVar("_T")
 
-__all__ = ["PythonSubject", "Subject", "resolve_target"]
+__all__ = ["PythonSubject", "StepOutcome", "Subject", "resolve_target"]
+
+#: What performing a step gives: its result, or the error the implementation raised.
+StepOutcome: TypeAlias = "str | ImplementationError | None"
 
 
 class Subject(Protocol):
@@ -47,6 +50,10 @@ class Subject(Protocol):
     def perform(self, step: Step) -> str | None:
         """Perform ``step`` on its instance: its result, or ImplementationError if it raised,
         or SubjectFault if the testee itself failed."""
+
+    def perform_steps(self, steps: Sequence[Step]) -> Generator[StepOutcome, None, None]:
+        """Perform ``steps`` in order, yielding each one's outcome; a SubjectFault ends it.
+        A subject may send them ahead of their results (the protocol client pipelines)."""
 
     def close(self) -> None: ...
 
@@ -164,6 +171,13 @@ class PythonSubject:
             return self._call(_apply, assembler, event)
         finally:
             self._caller.take_back(event, step.event)
+
+    def perform_steps(self, steps: Sequence[Step]) -> Generator[StepOutcome, None, None]:
+        for step in steps:
+            try:
+                yield self.perform(step)
+            except ImplementationError as error:
+                yield error
 
     def close(self) -> None:
         self._call(self._instances.clear)  # finalizers of the target's objects run here
