@@ -71,6 +71,21 @@ def conformance(session: nox.Session) -> None:
     session.run("tokasm", "check")
 
 
+@nox.session
+def javascript(session: nox.Session) -> None:
+    """Export the corpus, then check the reference JS assembler with node --test alone."""
+    session.install(".")
+    export = Path(session.create_tmp()) / "corpus"
+    session.run("tokasm", "export", str(export))
+    session.run(
+        "node",
+        "--test",
+        "testees/node/conformance.test.js",
+        external=True,
+        env={"TOKASM_EXPORT": str(export), "TOKASM_PROFILES": "strict"},
+    )
+
+
 @nox.session(default=False)
 def docs(session: nox.Session) -> None:
     """Regenerate every console transcript in README.md, docs/ and spec/ (`-- --check`: compare)."""
