@@ -1066,6 +1066,35 @@ class ReadSinceAtEndNone(_Incremental):
         return super().read_since(message_id, offset) or None
 
 
+# --- surrogates profile ----------------------------------------------------------------
+
+
+class _Surrogates(_Correct):
+    """A correct assembler run on the lone-surrogate cases; the mutants below break them."""
+
+    PROFILE: ClassVar[str] = "surrogates"
+
+
+@_breaks("SURR-LONE")
+class ReplacesLoneSurrogates(_Surrogates):
+    """Breaks SURR-LONE: "sanitizes" deltas through UTF-8 with ``errors="replace"`` (lone -> ?)."""
+
+    def _delta(self, delta: str) -> str:
+        return delta.encode("utf-8", "replace").decode("utf-8")
+
+
+@_breaks("SURR-SPLIT-PAIR")
+class Utf16Storage(_Surrogates):
+    """Breaks SURR-SPLIT-PAIR: text kept as UTF-16, so split halves join into one character."""
+
+    def _finish(self, text: str) -> str:
+        return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le")
+
+    def get(self, message_id: str) -> str | None:
+        text = super().get(message_id)
+        return None if text is None else self._finish(text)
+
+
 # --- strict profile --------------------------------------------------------------------
 
 

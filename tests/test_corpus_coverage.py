@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 #: Expanded steps the whole corpus may hold, so `tokasm check` stays quick.
 STEP_BUDGET = 40_000
 
-_PROFILE_PREFIX = {"strict": "STRICT-", "incremental": "INC-"}
+_PROFILE_PREFIX = {"strict": "STRICT-", "incremental": "INC-", "surrogates": "SURR-"}
 
 
 @pytest.fixture(scope="module")
