@@ -6,10 +6,11 @@ its docstring names the requirement id it breaks. ``MUTANTS`` maps a short
 name to the class, that id, the profile whose cases must catch it and its
 family (``tests/test_mutants.py`` proves each one is caught).
 
-Two families: ``slip`` mutants are local code slips (a wrong operator, a
-missing branch); ``design`` mutants are whole-design bugs that only show at
-scale, on special-looking data or with a particular read timing (issue 8).
-Each design mutant was written before the case that catches it. Every class takes no
+Families: ``slip`` mutants are local code slips (a wrong operator, a missing
+branch). The design families are whole-design bugs, each written before the
+case that catches it, and each passed corpus 1.0.0 (see ``DESIGN_FAMILIES``):
+``scale`` bugs show only past a size, ``data`` bugs on special-looking ids or
+texts, ``timing`` bugs with a particular order of reads. Every class takes no
 argument, so ``tokasm check mutants:DropsEmptyDelta`` works with this folder
 importable; strict mutants need ``--profile strict``.
 
@@ -31,7 +32,7 @@ from typing import Any, ClassVar, TypeVar, cast
 
 from tokasm.implementations import Event, ListJoinAssembler, StrictAssembler, validate_event
 
-__all__ = ["MUTANTS", "Mutant"]
+__all__ = ["DESIGN_FAMILIES", "MUTANTS", "Mutant"]
 
 
 @dataclass(frozen=True)
@@ -46,6 +47,9 @@ class Mutant:
 
 #: Mutant name (kebab case of the class name) -> the mutant.
 MUTANTS: dict[str, Mutant] = {}
+
+#: The families of whole-design bugs (issue 8), as opposed to ``slip``.
+DESIGN_FAMILIES = ("scale", "data", "timing")
 
 _Class = TypeVar("_Class", bound=type[Any])
 
@@ -544,6 +548,14 @@ class GetCreatesState(_Correct):
         return text
 
 
+@_breaks("RETURN-TYPE")
+class ReturnsUserString(_Correct):
+    """Breaks RETURN-TYPE: texts are ``collections.UserString`` objects, not ``str`` instances."""
+
+    def _finish(self, text: str) -> str:
+        return cast("str", UserString(text))
+
+
 @_breaks("AFTER-DELTA-IGNORED")
 class AppendsAfterFinal(_Correct):
     """Breaks AFTER-DELTA-IGNORED: a non-final delta after final is appended to the text."""
@@ -599,20 +611,29 @@ class NonfinalAfterFinalReturnsText(_Correct):
         return super().apply(event)
 
 
-# --- required profile: design bugs (scale, special-looking data, read timing) ------------
+# --- required profile: design bugs (scale, special-looking data, read timing) -----------
 
 
-class _Design(_Correct):
-    """A correct assembler that a design decision below breaks at scale or on odd data."""
+class _Scale(_Correct):
+    """A correct assembler but for a limit that only a large case reaches."""
 
-    FAMILY: ClassVar[str] = "design"
+    FAMILY: ClassVar[str] = "scale"
 
 
-# Scale: limits no small case reaches.
+class _Data(_Correct):
+    """A correct assembler but for special-looking ids or texts it treats as something else."""
+
+    FAMILY: ClassVar[str] = "data"
+
+
+class _Timing(_Correct):
+    """A correct assembler but for a read cache that goes stale with some order of reads."""
+
+    FAMILY: ClassVar[str] = "timing"
 
 
 @_breaks("APPEND-LONG")
-class PartsDequeMaxlen(_Design):
+class PartsDequeMaxlen(_Scale):
     """Breaks APPEND-LONG: parts live in ``deque(maxlen=16384)``, which drops the oldest ones."""
 
     def _open(self, key: str) -> list[str]:
@@ -622,7 +643,7 @@ class PartsDequeMaxlen(_Design):
 
 
 @_breaks("APPEND-LONG")
-class PagedBufferOffByOne(_Design):
+class PagedBufferOffByOne(_Scale):
     """Breaks APPEND-LONG: 64 KiB pages; a delta spilling into the next page loses a character.
 
     Deltas longer than a page get a page of their own, so only a text grown
@@ -653,7 +674,7 @@ class PagedBufferOffByOne(_Design):
 
 
 @_breaks("GET-TEXT")
-class FinalizedLru(_Design):
+class FinalizedLru(_Scale):
     """Breaks GET-TEXT: completed texts sit in an LRU of 4096, so old messages read as None."""
 
     CAPACITY: ClassVar[int] = 4096
@@ -671,7 +692,7 @@ class FinalizedLru(_Design):
 
 
 @_breaks("INTERLEAVE")
-class TotalBufferCap(_Design):
+class TotalBufferCap(_Scale):
     """Breaks INTERLEAVE: past 1 MiB buffered in all open messages, the oldest other is dropped."""
 
     CAP: ClassVar[int] = 1 << 20
@@ -699,7 +720,7 @@ class TotalBufferCap(_Design):
 
 
 @_breaks("INTERLEAVE")
-class IdleOpenExpires(_Design):
+class IdleOpenExpires(_Scale):
     """Breaks INTERLEAVE: an open message idle for 4096 events of others is dropped as abandoned."""
 
     TTL: ClassVar[int] = 4096
@@ -719,7 +740,7 @@ class IdleOpenExpires(_Design):
 
 
 @_breaks("INTERLEAVE")
-class OpenMessagesCapped(_Design):
+class OpenMessagesCapped(_Scale):
     """Breaks INTERLEAVE: at most 1024 open messages; a new one beyond that is refused."""
 
     LIMIT: ClassVar[int] = 1024
@@ -735,11 +756,8 @@ class OpenMessagesCapped(_Design):
         return super().apply(event)
 
 
-# Special-looking data: ids and texts that code treats as something else.
-
-
 @_breaks("EVT-ID-ANY")
-class NormpathIds(_Design):
+class NormpathIds(_Data):
     """Breaks EVT-ID-ANY: ids are normalized as paths (``"a//b"`` and ``"a/./b"`` are ``"a/b"``)."""
 
     def _key(self, message_id: str) -> str:
@@ -747,7 +765,7 @@ class NormpathIds(_Design):
 
 
 @_breaks("EVT-ID-ANY")
-class DoneSuffixKey(_Design):
+class DoneSuffixKey(_Data):
     """Breaks EVT-ID-ANY: one flat key space; ``id + ":done"`` marks a finalized id."""
 
     def __init__(self) -> None:
@@ -770,7 +788,7 @@ class DoneSuffixKey(_Design):
 
 
 @_breaks("EVT-ID-ANY")
-class InstanceDictStore(_Design):
+class InstanceDictStore(_Data):
     """Breaks EVT-ID-ANY: texts are kept in the instance ``__dict__``, beside its own attributes."""
 
     def __init__(self) -> None:
@@ -795,7 +813,7 @@ class InstanceDictStore(_Design):
 
 
 @_breaks("EVT-ID-ANY")
-class EmptyIdIsDefault(_Design):
+class EmptyIdIsDefault(_Data):
     """Breaks EVT-ID-ANY: ``event.get("id") or "default"`` - the empty id is the default message."""
 
     def _key(self, message_id: str) -> str:
@@ -803,7 +821,7 @@ class EmptyIdIsDefault(_Design):
 
 
 @_breaks("EVT-ID-ANY")
-class Crc32Keys(_Design):
+class Crc32Keys(_Data):
     """Breaks EVT-ID-ANY: messages are keyed by ``zlib.crc32`` of the id, which collides."""
 
     def _key(self, message_id: str) -> str:
@@ -811,7 +829,7 @@ class Crc32Keys(_Design):
 
 
 @_breaks("APPEND-EXACT")
-class SseDoneSentinel(_Design):
+class SseDoneSentinel(_Data):
     """Breaks APPEND-EXACT: a delta ``[DONE]`` is the SSE end marker and is not appended."""
 
     def _delta(self, delta: str) -> str:
@@ -819,7 +837,7 @@ class SseDoneSentinel(_Design):
 
 
 @_breaks("APPEND-EXACT")
-class StripsSpecialTokens(_Design):
+class StripsSpecialTokens(_Data):
     """Breaks APPEND-EXACT: removes model control tokens such as ``<|endoftext|>`` from deltas."""
 
     def _delta(self, delta: str) -> str:
@@ -827,7 +845,7 @@ class StripsSpecialTokens(_Design):
 
 
 @_breaks("APPEND-EXACT")
-class StripsSseDataPrefix(_Design):
+class StripsSseDataPrefix(_Data):
     """Breaks APPEND-EXACT: a delta starting with ``data: `` has that SSE prefix removed."""
 
     def _delta(self, delta: str) -> str:
@@ -835,7 +853,7 @@ class StripsSseDataPrefix(_Design):
 
 
 @_breaks("GET-TEXT")
-class NullTextsAreNone(_Design):
+class NullTextsAreNone(_Data):
     """Breaks GET-TEXT: texts go through a string store that spells a missing value "None"."""
 
     MISSING: ClassVar[frozenset[str]] = frozenset({"None", "null", "undefined"})
@@ -846,7 +864,7 @@ class NullTextsAreNone(_Design):
 
 
 @_breaks("APPEND-EXACT")
-class HoldsBackTrailingCr(_Design):
+class HoldsBackTrailingCr(_Data):
     """Breaks APPEND-EXACT: a trailing CR waits for an LF; a final without delta drops it."""
 
     def __init__(self) -> None:
@@ -870,7 +888,7 @@ class HoldsBackTrailingCr(_Design):
 
 
 @_breaks("EVT-EXTRA-KEYS")
-class RoleStartsMessage(_Design):
+class RoleStartsMessage(_Data):
     """Breaks EVT-EXTRA-KEYS: an event carrying ``role`` starts the message afresh."""
 
     def apply(self, event: Event) -> str | None:
@@ -879,11 +897,8 @@ class RoleStartsMessage(_Design):
         return super().apply(event)
 
 
-# Read timing: reads that are cached and go stale.
-
-
 @_breaks("GET-TEXT")
-class CacheByPartCount(_Design):
+class CacheByPartCount(_Timing):
     """Breaks GET-TEXT: a read cache keyed by part count, which compaction every 64 parts resets."""
 
     def __init__(self) -> None:
@@ -908,7 +923,7 @@ class CacheByPartCount(_Design):
 
 
 @_breaks("GET-TEXT")
-class ThrottledLiveView(_Design):
+class ThrottledLiveView(_Timing):
     """Breaks GET-TEXT: from the 4th read on, an open message is re-joined only every 32 deltas."""
 
     def __init__(self) -> None:
@@ -927,7 +942,7 @@ class ThrottledLiveView(_Design):
 
 
 @_breaks("GET-TEXT")
-class MemoizesUnknownGet(_Design):
+class MemoizesUnknownGet(_Timing):
     """Breaks GET-TEXT: unknown ids are remembered by ``get``; only streaming events forget them."""
 
     def __init__(self) -> None:
@@ -946,14 +961,6 @@ class MemoizesUnknownGet(_Design):
         if text is None:
             self._unknown.add(message_id)
         return text
-
-
-@_breaks("RETURN-TYPE")
-class ReturnsUserString(_Design):
-    """Breaks RETURN-TYPE: texts are ``collections.UserString`` objects, not ``str`` instances."""
-
-    def _finish(self, text: str) -> str:
-        return cast("str", UserString(text))
 
 
 # --- incremental profile ---------------------------------------------------------------
