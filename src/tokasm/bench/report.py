@@ -6,7 +6,7 @@ import platform
 import sys
 from typing import TYPE_CHECKING, Any
 
-from .. import __version__
+from .._versions import __version__
 from .fit import FIT_POINTS
 
 if TYPE_CHECKING:

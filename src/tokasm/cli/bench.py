@@ -9,15 +9,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..bench.contenders import bundled_contenders, protocol_contender, python_contender
-from ..bench.plot import PlotError, check_plot, write_plot
+from ..bench.plot import check_plot, write_plot
 from ..bench.report import format_size, render_matrix, render_table, to_json
 from ..bench.scenarios import SCENARIOS
 from ..bench.sweep import FULL, QUICK, SweepSettings, run_sweep
-from ..conformance.progress import progress_wanted
-from ..conformance.protocol_client import DEFAULT_TIMEOUT, CommandSubject, split_command
-from ..conformance.subjects import TargetError, resolve_target
+from ..conformance._progress import progress_wanted
+from ..conformance._protocol_client import DEFAULT_TIMEOUT, CommandSubject, split_command
+from ..conformance.subjects import resolve_target
 from ..implementations import DEFAULT_BACKEND
-from .options import TARGET_HELP, at_least_one, positive_seconds, size_list, subcommand
+from .options import TARGET_HELP, at_least_one, exit_codes, positive_seconds, size_list, subcommand
 
 if TYPE_CHECKING:
     import argparse
@@ -46,13 +46,19 @@ scenarios: {", ".join(SCENARIOS)}
 """
 
 
-def add_parser(commands: Commands, epilog: str) -> None:
+EXIT_CODES = exit_codes(
+    "the sweep ran (a cell over the time budget is shown as skipped)",
+    "an implementation raised during the sweep (shown as ERROR in the table)",
+)
+
+
+def add_parser(commands: Commands) -> None:
     parser = subcommand(
         commands,
         "bench",
         "benchmark backends and targets: cost, scaling exponent, memory",
         DESCRIPTION,
-        epilog,
+        EXIT_CODES,
     )
     parser.add_argument("targets", nargs="*", metavar="TARGET", help=TARGET_HELP)
     parser.add_argument(
@@ -172,12 +178,7 @@ def _write_outputs(args: argparse.Namespace, text: str, matrix: str, payload: ob
 def run(args: argparse.Namespace) -> int:
     subjects: list[Subject] = []
     try:
-        try:
-            contenders = _contenders(args, subjects)
-        except TargetError as error:
-            print(f"tokasm bench: error: {error}", file=sys.stderr)
-            return 2
-        return _measure(args, contenders)
+        return _measure(args, _contenders(args, subjects))
     finally:
         for subject in subjects:
             subject.close()
@@ -186,11 +187,7 @@ def run(args: argparse.Namespace) -> int:
 def _measure(args: argparse.Namespace, contenders: list[Contender]) -> int:
     settings = _settings(args)
     if args.plot:
-        try:  # fail before measuring, not after
-            check_plot(args.plot)
-        except PlotError as error:
-            print(f"tokasm bench: error: {error}", file=sys.stderr)
-            return 2
+        check_plot(args.plot)  # fail before measuring, not after
     scenarios = [SCENARIOS[name] for name in args.scenario] or list(SCENARIOS.values())
     if any(contender.per_request for contender in contenders):
         print("protocol testees are measured per request: their costs include the round trip")
