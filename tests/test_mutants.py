@@ -7,12 +7,15 @@ correct implementation is useless, so every bundled backend must pass.
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 
 import tokasm
-from mutants import MUTANTS, Mutant
+from helpers import tokasm_cmd
+from mutants import DESIGN_FAMILIES, MUTANTS, Mutant
 from tokasm.conformance.corpus import load_corpus, requirement_ids
 from tokasm.conformance.results import FAILING
 from tokasm.conformance.runner import DEFAULT_PROFILES, run_cases
@@ -62,6 +65,23 @@ def test_every_behaviour_rule_has_a_mutant() -> None:
 @pytest.mark.parametrize("mutant", MUTANTS.values(), ids=list(MUTANTS))
 def test_mutant_docstring_names_its_rule(mutant: Mutant) -> None:
     assert (mutant.factory.__doc__ or "").startswith(f"Breaks {mutant.requirement}:")
+
+
+@pytest.mark.parametrize("family", DESIGN_FAMILIES)
+def test_each_design_family_has_at_least_two_mutants(family: str) -> None:
+    assert len([m for m in MUTANTS.values() if m.family == family]) >= 2
+
+
+def test_design_mutants_fail_a_default_check(tmp_path: Path) -> None:
+    """Plain ``tokasm check TARGET ...``, no options, rejects every design-bug mutant."""
+    targets = [
+        f"mutants:{m.factory.__name__}" for m in MUTANTS.values() if m.family in DESIGN_FAMILIES
+    ]
+    report = tmp_path / "report.json"
+    ran = tokasm_cmd(Path(__file__).parent, "check", *targets, "--json", str(report), "-q")
+    assert ran.code == 1, ran.out + ran.err
+    runs = json.loads(report.read_text(encoding="utf-8"))["runs"]
+    assert {r["target"]: r["conforms"] for r in runs} == dict.fromkeys(targets, False)
 
 
 _CORRECT: dict[str, type[Assembler]] = {**BACKENDS, "TokenAssembler": tokasm.TokenAssembler}
