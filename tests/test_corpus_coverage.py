@@ -19,7 +19,7 @@ from tokasm.conformance.results import FAILING
 from tokasm.conformance.runner import run_cases
 from tokasm.conformance.steps import Apply, Get, Raises
 from tokasm.conformance.subjects import PythonSubject
-from tokasm.implementations import ListJoinAssembler, StrictAssembler
+from tokasm.implementations import BACKENDS, ListJoinAssembler, StrictAssembler
 
 if TYPE_CHECKING:
     from tokasm.conformance.corpus import Case, Corpus
@@ -135,3 +135,11 @@ def test_required_and_incremental_cases_agree_with_the_model(corpus: Corpus) -> 
 def test_strict_cases_agree_with_the_strict_wrapper(corpus: Corpus) -> None:
     subject = PythonSubject(lambda: StrictAssembler(ListJoinAssembler()), "strict list-join")
     assert _disagreements(subject, corpus, {"strict"}) == []
+
+
+@pytest.mark.parametrize("backend", ["model", *BACKENDS])
+def test_surrogates_cases_pass_in_process(corpus: Corpus, backend: str) -> None:
+    """SURR-*: Python strings hold lone surrogates, so the oracle and every backend keep them."""
+    factory = ModelAssembler if backend == "model" else BACKENDS[backend]
+    subject = PythonSubject(factory, backend)
+    assert _disagreements(subject, corpus, {"surrogates"}) == []
