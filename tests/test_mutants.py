@@ -20,7 +20,7 @@ from tokasm.conformance.corpus import load_corpus, requirement_ids
 from tokasm.conformance.results import FAILING
 from tokasm.conformance.runner import DEFAULT_PROFILES, run_cases
 from tokasm.conformance.subjects import PythonSubject
-from tokasm.implementations import BACKENDS, StrictAssembler
+from tokasm.implementations import BACKENDS, IncrementalAssembler, strict
 
 if TYPE_CHECKING:
     from tokasm.conformance.corpus import Corpus
@@ -98,7 +98,10 @@ def test_bundled_backend_passes_required_and_incremental(corpus: Corpus, backend
 
 @pytest.mark.parametrize("backend", list(_CORRECT))
 def test_strict_wrapper_passes_strict(corpus: Corpus, backend: str) -> None:
-    subject = PythonSubject(lambda: StrictAssembler(_CORRECT[backend]()), f"strict {backend}")
-    results = list(run_cases(subject, corpus, {"required", "strict"}))
+    """``strict()`` keeps ``read_since`` where the backend has it, so incremental runs too."""
+    subject = PythonSubject(lambda: strict(_CORRECT[backend]()), f"strict {backend}")
+    results = list(run_cases(subject, corpus, {"required", "strict", "incremental"}))
     assert _failures(results) == []
     assert any(r.outcome == "passed" and r.case_id.startswith("strict.") for r in results)
+    reads = isinstance(_CORRECT[backend](), IncrementalAssembler)
+    assert any(r.outcome == "passed" and r.case_id.startswith("inc.") for r in results) is reads
