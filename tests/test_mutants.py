@@ -21,8 +21,11 @@ from tokasm.conformance.results import FAILING
 from tokasm.conformance.runner import DEFAULT_PROFILES, run_cases
 from tokasm.conformance.subjects import PythonSubject
 from tokasm.implementations import BACKENDS, IncrementalAssembler, strict
+from unusual import DictSubclassStore
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from tokasm.conformance.corpus import Corpus
     from tokasm.conformance.results import CaseResult
     from tokasm.implementations import Assembler
@@ -96,12 +99,16 @@ def test_bundled_backend_passes_required_and_incremental(corpus: Corpus, backend
     assert ran == {c.id for c in corpus if c.profile in DEFAULT_PROFILES}
 
 
-@pytest.mark.parametrize("backend", list(_CORRECT))
+#: The wrapped assemblers: every backend (all have ``read_since``) and one without it.
+_WRAPPED: dict[str, Callable[[], Assembler]] = {**_CORRECT, "no read_since": DictSubclassStore}
+
+
+@pytest.mark.parametrize("backend", list(_WRAPPED))
 def test_strict_wrapper_passes_strict(corpus: Corpus, backend: str) -> None:
     """``strict()`` keeps ``read_since`` where the backend has it, so incremental runs too."""
-    subject = PythonSubject(lambda: strict(_CORRECT[backend]()), f"strict {backend}")
+    subject = PythonSubject(lambda: strict(_WRAPPED[backend]()), f"strict {backend}")
     results = list(run_cases(subject, corpus, {"required", "strict", "incremental"}))
     assert _failures(results) == []
     assert any(r.outcome == "passed" and r.case_id.startswith("strict.") for r in results)
-    reads = isinstance(_CORRECT[backend](), IncrementalAssembler)
+    reads = isinstance(_WRAPPED[backend](), IncrementalAssembler)
     assert any(r.outcome == "passed" and r.case_id.startswith("inc.") for r in results) is reads
