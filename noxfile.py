@@ -87,6 +87,18 @@ def javascript(session: nox.Session) -> None:
 
 
 @nox.session(default=False)
+def mutation(session: nox.Session) -> None:
+    """Mutation-test the bundled backends with the corpus as the test (mutmut; slow, not in CI).
+
+    Every surviving mutant is either equivalent or a gap in the corpus; the
+    survivors are listed at the end (`mutmut show NAME` prints one).
+    """
+    session.install("-e", ".[test]", "mutmut>=3.8,<4")
+    session.run("mutmut", "run", *session.posargs)
+    session.run("mutmut", "results")
+
+
+@nox.session(default=False)
 def docs(session: nox.Session) -> None:
     """Regenerate every console transcript in README.md, docs/ and spec/ (`-- --check`: compare)."""
     session.install("-e", ".")

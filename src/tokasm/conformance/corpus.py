@@ -39,8 +39,8 @@ __all__ = [
     "requirement_ids",
 ]
 
-Profile: TypeAlias = Literal["required", "strict", "incremental"]
-PROFILES: tuple[Profile, ...] = ("required", "strict", "incremental")
+Profile: TypeAlias = Literal["required", "strict", "incremental", "surrogates"]
+PROFILES: tuple[Profile, ...] = ("required", "strict", "incremental", "surrogates")
 
 
 @dataclass(frozen=True)
@@ -172,6 +172,8 @@ class _Expander:
         assert isinstance(raw, dict)  # the schema allows nothing else
         if "concat" in raw:
             return "".join(self.text(part, env) for part in raw["concat"])
+        if "code_point" in raw:
+            return chr(raw["code_point"])  # a lone surrogate, which YAML cannot escape
         name = raw.get("as")
         if name is None:
             repeat: int = raw["repeat"]
