@@ -35,7 +35,7 @@ from ..conformance._reports import (
 )
 from ..conformance._watchdog import Watchdog
 from ..conformance._xfail import XfailList, apply_xfail, load_xfail, render_xfail
-from ..conformance.corpus import PROFILES, load_corpus, profile_gap
+from ..conformance.corpus import PROFILES, profile_gap
 from ..conformance.results import CaseResult, TargetRun, timed
 from ..conformance.runner import DEFAULT_PROFILES, run_cases
 from ..conformance.subjects import PythonSubject, Subject, resolve_target
@@ -50,6 +50,7 @@ from ..errors import (
     XfailError,
 )
 from ..implementations import BACKENDS
+from ._cases import add_case_options, chosen_cases
 from ._console import Console, guarded_run
 from .options import TARGET_HELP, exit_codes, non_negative, positive_seconds, subcommand
 
@@ -123,6 +124,7 @@ def add_parser(commands: Commands) -> None:
         metavar="GLOB",
         help="run only cases whose id matches this glob (repeatable)",
     )
+    add_case_options(parser)
     testees = parser.add_argument_group("protocol testees (spec/PROTOCOL.md)")
     testees.add_argument(
         "--cmd",
@@ -199,10 +201,10 @@ def add_parser(commands: Commands) -> None:
     parser.set_defaults(run=run)
 
 
-def _select(corpus: Corpus, patterns: list[str]) -> list[Case]:
+def _select(cases: list[Case], patterns: list[str]) -> list[Case]:
     if not patterns:
-        return list(corpus)
-    chosen = [c for c in corpus if any(fnmatch.fnmatchcase(c.id, p) for p in patterns)]
+        return cases
+    chosen = [c for c in cases if any(fnmatch.fnmatchcase(c.id, p) for p in patterns)]
     if not chosen:
         raise CorpusError(f"no case id matches {patterns}")
     return chosen
@@ -359,13 +361,13 @@ class _Session:
 
 
 def _refuse_unrunnable_profiles(
-    requested: Sequence[str], corpus: Corpus, subjects: Sequence[Subject]
+    requested: Sequence[str], chosen: Sequence[Case], subjects: Sequence[Subject]
 ) -> None:
     """An explicitly requested profile a target cannot run is a usage error, not a quiet skip.
 
-    Judged on the whole corpus, as the profile is, whatever ``-k`` selects."""
+    Judged on every case the run covers, as the profile is, whatever ``-k`` selects."""
     for subject in subjects:
-        gap = profile_gap(requested, corpus, subject.name, subject.features)
+        gap = profile_gap(requested, chosen, subject.name, subject.features)
         if gap is not None:
             raise TargetError(f"--profile: {gap}")
 
@@ -413,8 +415,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
-    corpus = load_corpus()
-    cases = _select(corpus, args.case)
+    corpus, chosen = chosen_cases(args)
+    cases = _select(chosen, args.case)
     reports = _report_plan(args)
     xfail: XfailList | None = load_xfail(args.xfail, corpus) if args.xfail else None
     session = _Session(args, corpus, cases, xfail, reports)
@@ -422,7 +424,7 @@ def _check(args: argparse.Namespace) -> int:
     with session.watchdog:
         session.start()
         try:
-            _refuse_unrunnable_profiles(args.profile, corpus, session.subjects)
+            _refuse_unrunnable_profiles(args.profile, chosen, session.subjects)
             reports.remove_stale()
             session.console.print(version_line())
             profiles = DEFAULT_PROFILES | set(args.profile)

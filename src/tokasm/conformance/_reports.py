@@ -74,6 +74,7 @@ def sanitized(run: TargetRun) -> TargetRun:
                 case_id=safe_text(result.case_id, NAME_LIMIT),
                 description=safe_text(result.description, NAME_LIMIT),
                 message=safe_block(result.message),
+                source=None if result.source is None else safe_text(result.source, NAME_LIMIT),
                 requirements=tuple(safe_text(r, NAME_LIMIT) for r in result.requirements),
             )
             for result in run.results
@@ -122,7 +123,9 @@ def render_failures(run: TargetRun) -> str:
     """Every non-passing, non-skipped case of one run, with its message."""
     run = sanitized(run)
     blocks = [
-        f"{result.outcome.upper()} {run.target}::{result.case_id} - {result.description}\n"
+        f"{result.outcome.upper()} {run.target}::{result.case_id} - {result.description}"
+        + (f" [from {result.source}]" if result.source else "")
+        + "\n"
         + "\n".join(f"  {line}" for line in result.message.splitlines())
         for result in run.results
         if result.outcome not in ("passed", "skipped", "xfailed")
@@ -171,6 +174,7 @@ def _case_json(result: CaseResult) -> dict[str, Any]:
         "outcome": result.outcome,
         "message": result.message,
         "requirements": list(result.requirements),
+        "source": result.source or "bundled",
         "time": round(result.duration, 6),
     }
 

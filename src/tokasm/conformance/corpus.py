@@ -5,15 +5,16 @@ compact forms (step and text ``repeat``, ``concat``, ``${i}``) are expanded
 into plain steps. Every error names the file and, where it can, the case.
 
 Input is bounded, because a case file may come from anywhere (``--cases``,
-``TOKASM_SPEC_DIR``): a file may hold at most ``MAX_FILE_BYTES``, YAML
-aliases are refused (they share one node many times over), nesting is at
-most ``MAX_DEPTH`` deep, and a case may
+``TOKASM_SPEC_DIR``): a file may hold at most ``MAX_FILE_BYTES`` and
+``MAX_YAML_NODES`` nodes with its aliases expanded, nesting is at most
+``MAX_CASE_DEPTH`` deep, and a case may
 expand to at most ``MAX_CASE_STEPS`` steps and ``MAX_CASE_CHARS`` characters,
 checked before anything is multiplied out. Each refusal is a CorpusError.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import string
@@ -37,11 +38,12 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MAX_CASE_CHARS",
+    "MAX_CASE_DEPTH",
     "MAX_CASE_STEPS",
-    "MAX_DEPTH",
     "MAX_FILE_BYTES",
     "MAX_FILE_CHARS",
     "MAX_FILE_STEPS",
+    "MAX_YAML_NODES",
     "PROFILES",
     "Case",
     "Corpus",
@@ -54,13 +56,16 @@ __all__ = [
     "requirement_ids",
 ]
 
-Profile: TypeAlias = Literal["required", "strict", "incremental"]
-PROFILES: tuple[Profile, ...] = ("required", "strict", "incremental")
+Profile: TypeAlias = Literal["required", "strict", "incremental", "surrogates"]
+PROFILES: tuple[Profile, ...] = ("required", "strict", "incremental", "surrogates")
 
 #: Largest case file read (the biggest bundled one is ~12 KiB).
 MAX_FILE_BYTES = 8 << 20
 #: Deepest nesting of a case file's YAML (the bundled files need 10).
-MAX_DEPTH = 64
+MAX_CASE_DEPTH = 64
+#: Most nodes a case file's YAML may have, an alias counted each time it is used (the
+#: bundled files have at most ~5,000).
+MAX_YAML_NODES = 1_000_000
 #: Most steps one case may expand to (the biggest bundled case has ~5,000).
 MAX_CASE_STEPS = 100_000
 #: Most characters one case may expand to, over every text it sends or expects
@@ -97,6 +102,8 @@ class Case:
     instances: tuple[str, ...]
     steps: tuple[Step, ...] = field(repr=False)
     source: Path
+    #: False for a case from a user folder (``--cases DIR``), not the spec folder's corpus.
+    bundled: bool = True
 
 
 @dataclass(frozen=True)
@@ -124,28 +131,28 @@ except ImportError:  # pragma: no cover - PyYAML built without libyaml
 
 
 def _refuse_shapes(root: yaml.Node) -> None:
-    """ConstructorError at the second use of any node (an alias, ``*name``, of an anchor)
-    or at a node nested deeper than ``MAX_DEPTH``.
+    """ConstructorError for a document of more than ``MAX_YAML_NODES`` nodes, every alias
+    (``*name``) counted each time it is used, or nested deeper than ``MAX_CASE_DEPTH``.
 
-    Aliases let a few lines stand for exponentially much data ("billion
-    laughs"); deep nesting (an ``apply_raw`` of a thousand lists) would
-    overflow the stack of every recursive reader after the loader. Iterative,
-    so checking costs no stack.
+    Aliases reuse a text expression (stress.yaml), but a few lines of nested aliases can
+    stand for exponentially many nodes ("billion laughs"); deep nesting (an
+    ``apply_raw`` of a thousand lists) would overflow the stack of every recursive
+    reader after the loader. The walk stops at the first excess, and is iterative.
     """
-    seen: set[int] = set()
     pending = [(root, 1)]
+    visited = 0
     while pending:
         node, depth = pending.pop()
+        visited += 1
         why = (
-            "YAML aliases (*name) are not allowed in case files"
-            if id(node) in seen
-            else f"nested deeper than {MAX_DEPTH} levels"
-            if depth > MAX_DEPTH
+            f"more than {MAX_YAML_NODES:,} nodes once its aliases are expanded (MAX_YAML_NODES)"
+            if visited > MAX_YAML_NODES
+            else f"nested deeper than {MAX_CASE_DEPTH} levels (MAX_CASE_DEPTH)"
+            if depth > MAX_CASE_DEPTH
             else None
         )
         if why:
             raise yaml.constructor.ConstructorError(None, None, why, node.start_mark)
-        seen.add(id(node))
         if isinstance(node, yaml.SequenceNode):
             pending.extend((child, depth + 1) for child in node.value)
         elif isinstance(node, yaml.MappingNode):
@@ -154,7 +161,7 @@ def _refuse_shapes(root: yaml.Node) -> None:
 
 class _UniqueKeyLoader(_SafeLoader):
     """PyYAML's safe loader, but a repeated mapping key is an error, not an overwrite,
-    and aliases and deep nesting are refused."""
+    and an oversized or deeply nested document is refused."""
 
     def construct_document(self, node: yaml.Node) -> Any:
         _refuse_shapes(node)
@@ -269,7 +276,7 @@ class _Expander:
             )
 
     def string(self, raw: str, env: Mapping[str, int]) -> str:
-        self.charge(len(raw))
+        self.charge(max(1, len(raw)))  # an empty text still costs its visit
         if not env or "$" not in raw:
             return raw  # outside any 'as' repeat, '$' is literal
         fast = raw
@@ -288,6 +295,8 @@ class _Expander:
         assert isinstance(raw, dict)  # the schema allows nothing else
         if "concat" in raw:
             return "".join(self.text(part, env) for part in raw["concat"])
+        if "code_point" in raw:
+            return chr(raw["code_point"])  # a lone surrogate, which YAML cannot escape
         name = raw.get("as")
         if name is None:
             repeat: int = raw["repeat"]
@@ -446,22 +455,56 @@ def load_file(path: Path, root: Path | None = None) -> list[Case]:
     return _parse_cases(document["cases"], path)
 
 
-def load_corpus(root: Path | None = None) -> Corpus:
-    """Load every ``cases/*.yaml`` under ``root`` (default: the spec folder in use).
+def load_corpus(root: Path | None = None, user_cases: Iterable[Path] = ()) -> Corpus:
+    """Load every ``cases/*.yaml`` under ``root`` (default: the spec folder in use), then
+    the case files in ``user_cases`` (folders of ``*.yaml``, or single files).
 
-    Loaded once per folder and process: the corpus is read-only while tokasm runs.
+    User cases follow the same schema and rules: ids unique across both, requirement ids
+    from ``root``'s SPEC.md. Loaded once per folder and process: the corpus is read-only
+    while tokasm runs.
     """
-    return _load_corpus(spec_dir() if root is None else root)
+    return _load_corpus(spec_dir() if root is None else root, tuple(user_cases))
 
 
 @cache
-def _load_corpus(root: Path) -> Corpus:
+def _load_corpus(root: Path, user_cases: tuple[Path, ...]) -> Corpus:
+    if user_cases:
+        bundled = _load_corpus(root, ())
+        seen = {case.id: case.source for case in bundled}
+        added = _load_files(_user_files(user_cases), root, seen, bundled=False)
+        return dataclasses.replace(bundled, cases=bundled.cases + added)
     files = sorted((root / "cases").glob("*.yaml"))
     if not files:
         raise CorpusError(f"{root / 'cases'}: no *.yaml case files")
+    try:
+        version = (root / "VERSION").read_text(encoding="utf-8").strip()
+    except (OSError, ValueError) as error:
+        raise CorpusError(f"{root / 'VERSION'}: cannot read: {error}") from None
+    return Corpus(version=version, root=root, cases=_load_files(files, root, {}, bundled=True))
+
+
+def _user_files(paths: Iterable[Path]) -> list[Path]:
+    """The case files named by ``--cases``: each folder's ``*.yaml`` (sorted), or a file."""
+    files: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            found = sorted(path.glob("*.yaml"))
+            if not found:
+                raise CorpusError(f"{path}: no *.yaml case files in this case folder")
+            files.extend(found)
+        elif path.is_file():
+            files.append(path)
+        else:
+            raise CorpusError(f"{path}: no such case folder or file")
+    return files
+
+
+def _load_files(
+    files: Iterable[Path], root: Path, seen: dict[str, Path], *, bundled: bool
+) -> tuple[Case, ...]:
+    """Load ``files`` in order, refusing an id already in ``seen`` or an unknown requirement."""
     known = requirement_ids(root)
     cases: list[Case] = []
-    seen: dict[str, Path] = {}
     for path in files:
         for case in load_file(path, root):
             if case.id in seen:
@@ -474,12 +517,8 @@ def _load_corpus(root: Path) -> Corpus:
                     f"{path}: case {case.id!r}: requirement ids not in SPEC.md: {unknown}"
                 )
             seen[case.id] = path
-            cases.append(case)
-    try:
-        version = (root / "VERSION").read_text(encoding="utf-8").strip()
-    except (OSError, ValueError) as error:
-        raise CorpusError(f"{root / 'VERSION'}: cannot read: {error}") from None
-    return Corpus(version=version, root=root, cases=tuple(cases))
+            cases.append(case if bundled else dataclasses.replace(case, bundled=False))
+    return tuple(cases)
 
 
 def requirement_ids(root: Path | None = None) -> dict[str, str]:

@@ -63,6 +63,8 @@ def suite(
     profiles: Iterable[str] = (),
     xfail: str | Path | None = None,
     name: str | None = None,
+    cases: Iterable[str | Path] = (),
+    bundled: bool = True,
 ) -> Callable[[Case], None]:
     """A parametrized pytest test running every corpus case against ``factory``.
 
@@ -79,8 +81,9 @@ def suite(
     subject = PythonSubject(factory, label)
     requested = tuple(profiles)
     selected = DEFAULT_PROFILES | set(requested)
-    corpus = load_corpus()
-    gap = profile_gap(requested, corpus, label, subject.features)
+    corpus = load_corpus(user_cases=[Path(folder) for folder in cases])
+    chosen = [case for case in corpus if bundled or not case.bundled]
+    gap = profile_gap(requested, chosen, label, subject.features)
     if gap is not None:
         raise TargetError(gap)
     listed = None if xfail is None else load_xfail(Path(xfail), corpus)
@@ -89,7 +92,7 @@ def suite(
         raise XfailError("; ".join(stale))
 
     @pytest.mark.parametrize(
-        "case", [pytest.param(case, id=case.id, marks=xfail_marks(case, listed)) for case in corpus]
+        "case", [pytest.param(case, id=case.id, marks=xfail_marks(case, listed)) for case in chosen]
     )
     def test_case(case: Case) -> None:
         check_case(subject, case, selected)
