@@ -413,10 +413,16 @@ cases:
             "        returns: null\n",
             "MAX_CASE_CHARS",
         ),
-        (  # aliases: a few lines standing for exponentially much data
-            "    steps:\n      - apply_raw: &a [1, 2]\n        raises: TypeError\n"
-            "      - apply_raw: *a\n        raises: TypeError\n",
-            "aliases",
+        (  # nested aliases: a few lines standing for 9**9 nodes ("billion laughs")
+            "    x-laughs:\n      - &l0 [a, a, a, a, a, a, a, a, a]\n"
+            + "".join(
+                f"      - &l{n} [*l{n - 1}, *l{n - 1}, *l{n - 1}, *l{n - 1}, *l{n - 1}, "
+                f"*l{n - 1}, *l{n - 1}, *l{n - 1}, *l{n - 1}]\n"
+                for n in range(1, 9)
+            )
+            + "    profile: strict\n    steps:\n"
+            + "      - apply_raw: *l8\n        raises: TypeError\n",
+            "MAX_YAML_NODES",
         ),
         ("    ? [1, 2]\n    : unhashable\n    steps: []\n", "mapping key"),
         ("    steps: " + "[" * 5000 + "]" * 5000 + "\n", "not valid YAML"),
@@ -616,8 +622,9 @@ def test_fuzz_save_refuses_to_overwrite_without_force(project: Path) -> None:
     _no_temporaries(project)
 
 
-@pytest.mark.parametrize("save", ["-", "no/such/folder/found.yaml", "."])
+@pytest.mark.parametrize("save", ["-", "no/such/folder/found.yaml", "plain.txt/", "plain.txt/x"])
 def test_fuzz_save_path_is_checked_before_fuzzing(project: Path, save: str) -> None:
+    (project / "plain.txt").write_text("not a folder\n", encoding="utf-8")
     ran = tokasm_cmd(project, "fuzz", "neverfinal:Impl", "--examples", "50", "--save", save)
     _clean(ran, 2)
     assert "--save" in ran.err
