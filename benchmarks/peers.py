@@ -25,10 +25,15 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any, cast
 
-from tokasm.bench.contenders import bundled_contenders, python_contender
-from tokasm.bench.report import render_table
+from tokasm.bench import (
+    Contender,
+    SweepSettings,
+    bundled_contenders,
+    python_contender,
+    render_table,
+    run_sweep,
+)
 from tokasm.bench.scenarios import SCENARIOS
-from tokasm.bench.sweep import Contender, SweepSettings, run_sweep
 from tokasm.cli.options import positive_seconds, size_list
 from tokasm.implementations import DEFAULT_BACKEND
 

@@ -7,7 +7,7 @@ import math
 from typing import TypeAlias
 
 from .. import __version__
-from ..bench.report import parse_size
+from ..bench._units import parse_size
 from ..conformance.paths import spec_version
 from ..conformance.protocol import PROTOCOL_VERSION
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from ..conformance.subjects import READ_SINCE
 from ..implementations import BACKENDS
-from .sweep import Contender
+from ._sweep import Contender
 
 if TYPE_CHECKING:
     from ..conformance.subjects import Subject

@@ -9,13 +9,13 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from .report import format_size
+from ._units import format_size
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
     from pathlib import Path
 
-    from .sweep import Series
+    from ._sweep import Series
 
 __all__ = ["PLOT_FORMATS", "PlotError", "check_plot", "write_plot"]
 

@@ -1,0 +1,427 @@
+"""Run scenarios x implementations over a sweep of sizes, bounded per run and in total.
+
+The sweep climbs the sizes in layers. At each size every scenario on every
+implementation is set up and timed once, then timed again in interleaved
+rounds (min of N), then traced once for memory. Before each step the cost is
+predicted from the same series at smaller sizes (set-up included, each phase
+from its own measurements, erring high: ``_fit.predict_seconds``), and the
+step is skipped, with its reason, if it would take longer than the budget per
+run or than the time left of ``max_time``. So a quadratic implementation stops
+early, and no implementation can stretch the sweep by more than about one
+run past ``max_time``. When the smallest size asked for is large, unreported
+*probe* sizes below it are measured first, so that even its first run is
+predicted.
+"""
+
+from __future__ import annotations
+
+import gc
+import math
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol
+
+from ._fit import predict_seconds, scaling_exponent, verdict
+from ._measure import MemoryPeak, peak_memory, time_action
+from ._units import format_seconds, format_size
+from .workload import make_workload
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from ..implementations import AssemblerFactory
+    from .scenarios import Action, Scenario
+    from .workload import Workload
+
+__all__ = [
+    "BUDGET",
+    "FULL",
+    "MAX_TIME",
+    "MEMORY",
+    "QUICK",
+    "SMOKE",
+    "TIME",
+    "Contender",
+    "Point",
+    "Series",
+    "Skip",
+    "SweepProgress",
+    "SweepSettings",
+    "probe_sizes",
+    "run_sweep",
+]
+
+#: The phases of a cell: timed runs, and the traced (tracemalloc) run.
+TIME = "time"
+MEMORY = "memory"
+#: The limits that skip a step: the budget per run, and the sweep's total bound.
+BUDGET = "budget"
+MAX_TIME = "max-time"
+
+#: The first traced run of a series is guessed at this many untimed runs
+#: (tracemalloc costs per allocation); later ones are extrapolated from it.
+TRACE_FACTOR = 5.0
+#: Probe sizes go down from the smallest size asked for, this factor apart ...
+PROBE_STEP = 4
+#: ... to no fewer deltas than this (a run of a quadratic class is cheap there).
+PROBE_FLOOR = 1_000
+
+
+@dataclass(frozen=True)
+class Contender:
+    """An implementation to measure: a factory and what it supports."""
+
+    name: str
+    factory: AssemblerFactory
+    has_read_since: bool
+    #: Over the line protocol: each call is a request, memory is not traceable here.
+    per_request: bool = False
+
+
+@dataclass
+class Point:
+    """One scenario at one size: the best time per run, its set-up, and its memory."""
+
+    size: int
+    seconds: float
+    operations: int
+    #: How many timings the best was taken from (fewer than asked if time ran out).
+    runs: int = 1
+    #: Untimed set-up of the action (a fresh stream for the read scenarios).
+    setup_seconds: float = 0.0
+    memory: MemoryPeak | None = None
+
+    @property
+    def per_operation(self) -> float:
+        return self.seconds / self.operations
+
+    @property
+    def cost(self) -> float:
+        """Wall time of one run with its set-up: what the budget per run bounds."""
+        return self.setup_seconds + self.seconds
+
+
+@dataclass(frozen=True)
+class Skip:
+    """A step not run: at which size, in which phase, by which limit, and why."""
+
+    size: int
+    phase: str
+    limit: str
+    reason: str
+
+
+@dataclass
+class Series:
+    """One scenario on one implementation: its points, fit, memory and skips."""
+
+    scenario: Scenario
+    contender: Contender
+    points: list[Point] = field(default_factory=list)
+    #: Measured below the sizes asked for, only to predict the first of them.
+    probes: list[Point] = field(default_factory=list)
+    skips: list[Skip] = field(default_factory=list)
+    #: What the implementation raised, if it did; the series stops there.
+    error: str | None = None
+
+    @property
+    def skipped(self) -> list[int]:
+        """Sizes not timed (see ``skips`` for why)."""
+        return [skip.size for skip in self.skips if skip.phase == TIME]
+
+    @property
+    def _traced(self) -> Point | None:
+        return next((p for p in reversed(self.points) if p.memory is not None), None)
+
+    @property
+    def memory(self) -> MemoryPeak | None:
+        """The traced run at the largest size that fitted (``memory_size``)."""
+        traced = self._traced
+        return None if traced is None else traced.memory
+
+    @property
+    def memory_size(self) -> int | None:
+        traced = self._traced
+        return None if traced is None else traced.size
+
+    @property
+    def exponent(self) -> float | None:
+        if len(self.points) < 2:
+            return None
+        return scaling_exponent(
+            [p.size for p in self.points], [max(p.seconds, 1e-9) for p in self.points]
+        )
+
+    @property
+    def verdict(self) -> str:
+        exponent = self.exponent
+        return "-" if exponent is None or math.isnan(exponent) else verdict(exponent)
+
+    def predicted(self, phase: str, size: int) -> float:
+        """Seconds one run of ``phase`` is predicted to take at ``size`` (0.0 if unknown)."""
+        measured = [*self.probes, *self.points]
+        if phase == TIME:
+            pairs = [(p.size, p.cost) for p in measured if p.size < size]
+        else:
+            pairs = [(p.size, p.memory.seconds) for p in measured if p.memory is not None]
+            if not pairs:
+                untraced = [p.cost for p in measured if p.size == size]
+                return TRACE_FACTOR * (untraced[0] if untraced else self.predicted(TIME, size))
+        return predict_seconds([s for s, _ in pairs], [t for _, t in pairs], size)
+
+
+@dataclass(frozen=True)
+class SweepSettings:
+    """How much to measure: sizes, min-of-N repeats, time bounds, memory or not."""
+
+    sizes: tuple[int, ...]
+    repeats: int = 3
+    #: Skip a step predicted to take longer than this per run, set-up included (seconds).
+    budget: float = 2.0
+    #: Repeat a short run back to back for at least this long (seconds).
+    batch: float = 0.05
+    memory: bool = True
+    #: Start no step predicted to end later than this after the sweep began
+    #: (seconds); None: no bound.
+    max_time: float | None = None
+
+
+#: The full sweep: about 1k to 256k deltas, min of 5, at most ~5 s per run, and
+#: at most 10 minutes in all (the bundled backends take about 7 on 2 shared
+#: cores; an implementation of the user's gets what is left).
+FULL = SweepSettings(
+    sizes=(1_000, 4_000, 16_000, 64_000, 256_000),
+    repeats=5,
+    budget=5.0,
+    batch=0.05,
+    max_time=600.0,
+)
+#: ``tokasm bench --quick``: under a minute whatever the implementations.
+#: Small sizes show a copy-bound quadratic cost only in part; the full sweep shows it.
+QUICK = SweepSettings(
+    sizes=(1_000, 4_000, 16_000), repeats=3, budget=0.1, batch=0.01, max_time=60.0
+)
+#: The CI smoke run of ``benchmarks/``: tiny sizes, once, so the suite cannot rot.
+SMOKE = SweepSettings(sizes=(50, 200), repeats=1, budget=1.0, batch=0.0)
+
+
+class SweepProgress(Protocol):
+    """Told what the sweep does: a live line shows steps, a log shows finished cells."""
+
+    def starting(self, step: str) -> None: ...
+
+    def finished(self, cell: str) -> None: ...
+
+
+def probe_sizes(sizes: Sequence[int]) -> tuple[int, ...]:
+    """Unreported sizes below the smallest asked for, ``PROBE_STEP`` apart, ascending."""
+    probes: list[int] = []
+    size = min(sizes) // PROBE_STEP
+    while size >= PROBE_FLOOR:
+        probes.append(size)
+        size //= PROBE_STEP
+    return tuple(reversed(probes))
+
+
+@dataclass
+class _Cell:
+    """A series being measured at one size: the action to time again, its point."""
+
+    series: Series
+    workload: Workload
+    action: Action
+    point: Point
+
+
+@dataclass
+class _Sweep:
+    """The settings, the clock of the whole sweep, and where progress goes."""
+
+    settings: SweepSettings
+    progress: SweepProgress | None
+    started: float = field(default_factory=time.perf_counter)
+
+    def left(self) -> float:
+        if self.settings.max_time is None:
+            return math.inf
+        return self.settings.max_time - (time.perf_counter() - self.started)
+
+    def refusal(self, series: Series, phase: str, size: int, runs: int) -> Skip | None:
+        """Why ``runs`` runs of ``phase`` at ``size`` must not start, or None if they may."""
+        predicted = series.predicted(phase, size)
+        what = "per run with its set-up" if phase == TIME else "for the traced run"
+        if predicted > self.settings.budget:
+            reason = (
+                f"over --budget: predicted {format_seconds(predicted)} {what}, "
+                f"budget {self.settings.budget:g} s"
+            )
+            return Skip(size, phase, BUDGET, reason)
+        left = self.left()
+        if left <= 0 or predicted * runs > left:
+            reason = (
+                f"over --max-time: predicted {format_seconds(predicted * runs)}, "
+                f"{format_seconds(max(left, 0.0))} left of {self.settings.max_time:g} s"
+            )
+            return Skip(size, phase, MAX_TIME, reason)
+        return None
+
+    def starting(self, step: str) -> None:
+        if self.progress:
+            self.progress.starting(step)
+
+    def finished(self, series: Series, size: int, outcome: str) -> None:
+        if self.progress:
+            elapsed = time.perf_counter() - self.started
+            self.progress.finished(
+                f"{series.scenario.name} {series.contender.name} {format_size(size)}: "
+                f"{outcome} [{elapsed:.0f} s]"
+            )
+
+
+def _guarded(series: Series, action: Action) -> Action:
+    """``action``, but an exception is recorded on the series instead of ending the sweep."""
+
+    def run() -> list[str]:
+        if series.error is None:
+            try:
+                return action()
+            except Exception as error:
+                series.error = f"{type(error).__name__}: {error}"
+        return []
+
+    return run
+
+
+def _first_round(
+    sweep: _Sweep, grid: Sequence[tuple[Scenario, list[Series]]], size: int, reported: bool
+) -> list[_Cell]:
+    """Set up and time once every series that fits at ``size``; the cells to go on with."""
+    repeats = sweep.settings.repeats if reported else 1
+    workload: Workload | None = None
+    cells: list[_Cell] = []
+    for scenario, row in grid:
+        sweep.starting(f"{scenario.name}: {format_size(size)} deltas, round 1 of {repeats}")
+        for series in row:
+            if series.error:
+                continue
+            skip = sweep.refusal(series, TIME, size, repeats)
+            if skip:
+                if reported:  # a skipped probe shows in the prediction of the sizes above it
+                    series.skips.append(skip)
+                    sweep.finished(series, size, f"skipped, {skip.reason}")
+                continue
+            if workload is None:
+                workload = make_workload(size)
+            start = time.perf_counter()
+            try:
+                action = _guarded(series, scenario.prepare(series.contender.factory, workload))
+            except Exception as error:
+                series.error = f"{type(error).__name__}: {error}"
+                continue
+            setup = time.perf_counter() - start
+            seconds = time_action(action, sweep.settings.batch)
+            if series.error is None:
+                point = Point(size, seconds, scenario.operations(size), setup_seconds=setup)
+                (series.points if reported else series.probes).append(point)
+                cells.append(_Cell(series, workload, action, point))
+    return cells
+
+
+def _more_rounds(sweep: _Sweep, cells: Sequence[_Cell], size: int) -> None:
+    """Rounds 2..N over the cells in turn, keeping each one's minimum, while time is left."""
+    batch = sweep.settings.batch
+    for round_number in range(2, sweep.settings.repeats + 1):
+        sweep.starting(f"{format_size(size)} deltas, round {round_number} of {sweep.settings.repeats}")
+        gc.collect()
+        for cell in cells:
+            if cell.series.error or sweep.left() < max(batch, cell.point.seconds):
+                continue
+            seconds = time_action(cell.action, batch)
+            if cell.series.error is None:
+                cell.point.seconds = min(cell.point.seconds, seconds)
+                cell.point.runs += 1
+
+
+def _trace_memory(sweep: _Sweep, cells: Sequence[_Cell], size: int, reported: bool) -> None:
+    """One traced run per cell that fits (not for protocol testees: another process)."""
+    for cell in cells:
+        series = cell.series
+        if series.error or series.contender.per_request:
+            continue
+        skip = sweep.refusal(series, MEMORY, size, 1)
+        if skip:
+            if reported:
+                series.skips.append(skip)
+            continue
+        sweep.starting(
+            f"{series.scenario.name}: memory of {series.contender.name} at {format_size(size)}"
+        )
+        try:
+            cell.point.memory = peak_memory(series.scenario, series.contender.factory, cell.workload)
+        except Exception as error:
+            series.error = f"{type(error).__name__}: {error}"
+
+
+def _log_cells(sweep: _Sweep, cells: Sequence[_Cell], size: int, reported: bool) -> None:
+    """One line per cell measured at ``size``."""
+    for cell in cells:
+        series, point = cell.series, cell.point
+        if series.error:
+            outcome = f"raised {series.error}"
+        elif not reported:
+            outcome = f"probe, {format_seconds(point.cost)} per run with its set-up"
+        else:
+            outcome = (
+                f"{format_seconds(point.per_operation)} per {series.scenario.unit}, "
+                f"min of {point.runs}"
+            )
+            if point.memory is not None:
+                outcome += f", peak mem {point.memory.ratio:.1f}x"
+            memory_skip = [s for s in series.skips if s.size == size and s.phase == MEMORY]
+            if memory_skip:
+                outcome += f", memory not traced ({memory_skip[0].reason})"
+        sweep.finished(series, size, outcome)
+
+
+def _layer(
+    sweep: _Sweep, grid: Sequence[tuple[Scenario, list[Series]]], size: int, reported: bool
+) -> None:
+    """Every scenario on every implementation at one size: time, re-time, trace, log."""
+    cells = _first_round(sweep, grid, size, reported)
+    if reported:
+        _more_rounds(sweep, cells, size)
+    if sweep.settings.memory:
+        _trace_memory(sweep, cells, size, reported)
+    _log_cells(sweep, cells, size, reported)
+
+
+def run_sweep(
+    scenarios: Sequence[Scenario],
+    contenders: Sequence[Contender],
+    settings: SweepSettings,
+    progress: SweepProgress | None = None,
+) -> list[Series]:
+    """Every scenario on every contender that supports it, sizes ascending.
+
+    Probe sizes first (``probe_sizes``), then the sizes asked for. Within a
+    size, the rounds revisit every scenario and contender in turn, so a slow
+    spell of a shared machine lands on one round of many cells, and the
+    minimum discards it; only one size's assemblers are alive at a time.
+    """
+    grid = [
+        (
+            scenario,
+            [
+                Series(scenario, contender)
+                for contender in contenders
+                if contender.has_read_since or not scenario.needs_read_since
+            ],
+        )
+        for scenario in scenarios
+    ]
+    sweep = _Sweep(settings, progress)
+    for size in probe_sizes(settings.sizes):
+        _layer(sweep, grid, size, reported=False)
+    for size in sorted(settings.sizes):
+        _layer(sweep, grid, size, reported=True)
+    return [series for _, row in grid for series in row]
