@@ -9,7 +9,7 @@ import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from tokasm.conformance.paths import spec_dir
+from tokasm.conformance._paths import spec_dir
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -15,8 +15,14 @@ from pathlib import Path
 import pytest
 
 from helpers import tokasm_cmd
-from tokasm.bench.fit import predict_seconds, scaling_exponent, verdict
-from tokasm.bench.report import format_seconds, format_size, parse_size
+from tokasm.bench import (
+    format_seconds,
+    format_size,
+    parse_size,
+    predict_seconds,
+    scaling_exponent,
+    verdict,
+)
 from tokasm.bench.scenarios import SCENARIOS
 from tokasm.cli import main
 from tokasm.implementations import BACKENDS, DEFAULT_BACKEND
@@ -79,7 +85,7 @@ def project(tmp_path: Path) -> Path:
     [
         (lambda n: 5e-3, "constant"),
         (lambda n: 2e-7 * n, "linear"),
-        (lambda n: 1e-9 * n**1.4, "n log n"),
+        (lambda n: 1e-9 * n**1.4, "superlinear"),
         (lambda n: 3e-12 * n * n, "quadratic"),
         (lambda n: 1e-15 * n**3, "worse than quadratic"),
     ],
@@ -132,7 +138,7 @@ def test_tiny_sweep_reports_every_backend_and_writes_json(project: Path) -> None
         assert result["verdict"] in {
             "constant",
             "linear",
-            "n log n",
+            "superlinear",
             "quadratic",
             "worse than quadratic",
         }

@@ -15,8 +15,8 @@ import pytest
 
 import tokasm
 from helpers import tokasm_cmd
+from tokasm.conformance._paths import SPEC_DIR_ENV, spec_dir
 from tokasm.conformance.corpus import load_corpus
-from tokasm.conformance.paths import SPEC_DIR_ENV, spec_dir
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -216,7 +216,7 @@ def test_wheel_carries_corpus_and_runs_from_anywhere(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k != SPEC_DIR_ENV}
     env["PYTHONPATH"] = str(installed)
     where = subprocess.run(
-        [sys.executable, "-c", "from tokasm.conformance.paths import spec_dir; print(spec_dir())"],
+        [sys.executable, "-c", "from tokasm.conformance._paths import spec_dir; print(spec_dir())"],
         cwd=empty,
         env=env,
         capture_output=True,

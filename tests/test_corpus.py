@@ -12,18 +12,14 @@ from typing import TYPE_CHECKING
 import pytest
 
 from helpers import copy_spec
+from tokasm.conformance._paths import SPEC_DIR_ENV, spec_dir
 from tokasm.conformance.corpus import (
-    Apply,
     CorpusError,
-    Get,
-    Raises,
-    ReadSince,
-    Returns,
     load_corpus,
     load_file,
     requirement_ids,
 )
-from tokasm.conformance.paths import SPEC_DIR_ENV, spec_dir
+from tokasm.conformance.steps import Apply, Get, Raises, ReadSince, Returns
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -65,7 +61,7 @@ def test_valid_case_loads_with_defaults(spec: Path) -> None:
     corpus = load_corpus(spec)
     (case,) = corpus.cases
     assert (case.id, case.profile, case.instances) == ("t.case", "required", ("a",))
-    assert case.steps == (Apply("a", {"id": "m", "delta": "x"}, Returns(None), "1"),)
+    assert case.steps == (Apply("a", Returns(None), {"id": "m", "delta": "x"}, where="1"),)
     assert corpus.version == (spec / "VERSION").read_text().strip()
     assert corpus.root == spec
 
@@ -241,7 +237,7 @@ def test_text_repeat_concat_and_variable(spec: Path) -> None:
     first, second = case.steps
     assert isinstance(first, Apply)
     assert first.event == {"id": "m", "delta": "[ababab0,1,2,3,]"}
-    assert second == Get("a", "", Returns(""), "2")
+    assert second == Get("a", Returns(""), "", where="2")
 
 
 def test_dollar_literals(spec: Path) -> None:
@@ -269,7 +265,7 @@ def test_on_key_and_yes_no_stay_strings(spec: Path) -> None:
     )
     (case,) = load_file(_write(spec, "t.yaml", text), spec)
     assert case.steps == (
-        Apply("b", {"id": "yes", "delta": "no", "final": True}, Returns("no"), "1"),
+        Apply("b", Returns("no"), {"id": "yes", "delta": "no", "final": True}, where="1"),
     )
 
 

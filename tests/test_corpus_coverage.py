@@ -12,11 +12,12 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from tokasm.conformance.corpus import Apply, Get, Raises, load_corpus, requirement_ids
+from tokasm.conformance._paths import spec_dir
+from tokasm.conformance.corpus import load_corpus, requirement_ids
 from tokasm.conformance.model import ModelAssembler
-from tokasm.conformance.paths import spec_dir
 from tokasm.conformance.results import FAILING
 from tokasm.conformance.runner import run_cases
+from tokasm.conformance.steps import Apply, Get, Raises
 from tokasm.conformance.subjects import PythonSubject
 from tokasm.implementations import ListJoinAssembler, StrictAssembler
 

@@ -22,19 +22,22 @@ from hypothesis import strategies as st
 
 from helpers import copy_spec, tokasm_cmd
 from mutants import MUTANTS
-from tokasm.conformance.corpus import Apply, Get, load_corpus, load_file
-from tokasm.conformance.fuzz import fuzz, fuzz_phase
-from tokasm.conformance.fuzz_cases import case_document, dump_case_file
-from tokasm.conformance.fuzz_strategies import ApplyOp, GetOp, Program
-from tokasm.conformance.paths import SPEC_DIR_ENV, spec_dir
-from tokasm.conformance.protocol_client import CommandSubject
+from tokasm.conformance._fuzz import fuzz, fuzz_phase
+from tokasm.conformance._fuzz_cases import case_document, dump_case_file
+from tokasm.conformance._fuzz_strategies import Program
+from tokasm.conformance._paths import SPEC_DIR_ENV, spec_dir
+from tokasm.conformance._protocol_client import CommandSubject
+from tokasm.conformance.corpus import load_corpus, load_file
 from tokasm.conformance.results import CaseResult
 from tokasm.conformance.runner import run_case
-from tokasm.conformance.subjects import PythonSubject, SubjectFault
+from tokasm.conformance.steps import Apply, Get, Returns
+from tokasm.conformance.subjects import PythonSubject
 from tokasm.conformance.testee import python_testee_command
+from tokasm.errors import SubjectFault
 from tokasm.implementations import BACKENDS
 
 if TYPE_CHECKING:
+    from tokasm.conformance.steps import Step
     from tokasm.conformance.subjects import Subject
 
 # Mutants the fuzzer must find within FOUND_WITHIN examples at seed 0; each
@@ -102,10 +105,11 @@ def test_correct_backends_never_disagree(name: str) -> None:
 class _FaultOnNul(PythonSubject):
     """A testee that dies whenever a delta carries NUL, as a C implementation might."""
 
-    def apply(self, instance: str, event: object) -> str | None:
+    def perform(self, step: Step) -> str | None:
+        event = step.event if isinstance(step, Apply) else None
         if isinstance(event, dict) and "\x00" in event.get("delta", ""):
             raise SubjectFault("testee exited with code -11")
-        return super().apply(instance, event)
+        return super().perform(step)
 
 
 def test_testee_fault_is_a_disagreement_not_a_crash() -> None:
@@ -200,7 +204,8 @@ EXOTIC = [
 
 def _round_trip(delta: str, message_id: str, folder: Path) -> None:
     program = Program(
-        ("a",), (ApplyOp("a", {"id": message_id, "delta": delta}), GetOp("a", message_id))
+        ("a",),
+        (Apply("a", None, {"id": message_id, "delta": delta}), Get("a", None, message_id)),
     )
     path = folder / "round-trip.yaml"
     path.write_text(dump_case_file(case_document(program, "round trip")), encoding="utf-8")
@@ -210,7 +215,7 @@ def _round_trip(delta: str, message_id: str, folder: Path) -> None:
     assert isinstance(get, Get)
     assert apply.event == {"id": message_id, "delta": delta}
     assert get.message_id == message_id
-    assert get.expect.value == delta
+    assert get.expect == Returns(delta)
 
 
 @pytest.mark.parametrize("text", EXOTIC, ids=repr)

@@ -15,23 +15,22 @@ from pathlib import Path
 import pytest
 
 from tokasm.cli import main
-from tokasm.conformance.corpus import load_corpus
-from tokasm.conformance.paths import spec_dir
-from tokasm.conformance.protocol import (
+from tokasm.conformance._paths import spec_dir
+from tokasm.conformance._protocol import (
     ProtocolError,
-    apply_request,
     decode,
     encode,
     hello_request,
     new_request,
     parse_hello,
     parse_result,
-    read_since_request,
 )
-from tokasm.conformance.protocol_client import CommandSubject
+from tokasm.conformance._protocol_client import CommandSubject
+from tokasm.conformance.corpus import load_corpus
 from tokasm.conformance.runner import run_cases
-from tokasm.conformance.subjects import ImplementationError
+from tokasm.conformance.steps import Apply, ReadSince
 from tokasm.conformance.testee import python_testee_command
+from tokasm.errors import ImplementationError
 
 REPO = Path(__file__).resolve().parent.parent
 NODE_TESTEE = REPO / "testees" / "node" / "tokasm-testee.js"
@@ -121,8 +120,8 @@ def test_node_testee_counts_code_points_not_utf16_units() -> None:
     requests = [
         hello_request(),
         new_request("a"),
-        apply_request("a", {"id": "m", "delta": astral + "ab"}),
-        *(read_since_request("a", "m", offset) for offset in range(7)),
+        Apply("a", None, {"id": "m", "delta": astral + "ab"}).request(),
+        *(ReadSince("a", None, "m", offset).request() for offset in range(7)),
     ]
     done = talk(["node", str(NODE_TESTEE)], b"".join(encode(r) for r in requests))
     results = [decode(line).get("result") for line in done.stdout.splitlines()[3:]]

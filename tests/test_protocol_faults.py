@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING
 import pytest
 
 from tokasm.cli import main
+from tokasm.conformance._protocol_client import CommandSubject
 from tokasm.conformance.corpus import load_corpus
-from tokasm.conformance.protocol_client import CommandSubject
 from tokasm.conformance.runner import run_cases
-from tokasm.conformance.subjects import TargetError
+from tokasm.errors import TargetError
 
 if TYPE_CHECKING:
     from tokasm.conformance.corpus import Case

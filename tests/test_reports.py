@@ -10,9 +10,9 @@ import jsonschema
 import pytest
 
 import tokasm
-from tokasm.conformance.paths import spec_dir
-from tokasm.conformance.progress import Progress, progress_wanted
-from tokasm.conformance.reports import (
+from tokasm.conformance._paths import spec_dir
+from tokasm.conformance._progress import Progress, progress_wanted
+from tokasm.conformance._reports import (
     json_report,
     markdown_report,
     render_verdict,

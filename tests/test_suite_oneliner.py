@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING
 import pytest
 
 from tokasm.conformance import suite
+from tokasm.conformance._xfail import XfailError
 from tokasm.conformance.corpus import load_corpus
-from tokasm.conformance.xfail import XfailError
 from tokasm.implementations import StringIOAssembler
 
 if TYPE_CHECKING:

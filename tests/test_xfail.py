@@ -6,11 +6,11 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from tokasm.conformance._xfail import XfailError, apply_xfail, load_xfail, write_xfail
 from tokasm.conformance.corpus import load_corpus
 from tokasm.conformance.results import TargetRun
 from tokasm.conformance.runner import run_cases
 from tokasm.conformance.subjects import PythonSubject
-from tokasm.conformance.xfail import XfailError, apply_xfail, load_xfail, write_xfail
 from tokasm.implementations import ListJoinAssembler
 
 if TYPE_CHECKING:

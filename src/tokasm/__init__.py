@@ -6,9 +6,8 @@ holds the others, ``tokasm.conformance`` the corpus loader, oracle and runners.
 
 from __future__ import annotations
 
+from ._versions import __version__
 from .implementations import Assembler, Event
 from .implementations.chunked import ChunkedAssembler as TokenAssembler
 
 __all__ = ["Assembler", "Event", "TokenAssembler", "__version__"]
-
-__version__ = "0.1.0"

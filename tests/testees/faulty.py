@@ -32,7 +32,7 @@ def strike(mode: str, number: int) -> None:
 
 def serve(mode: str, strike_at: int, marker: Path | None) -> None:
     """Serve list-join, faulting as ``mode`` says."""
-    from tokasm.conformance.protocol import encode
+    from tokasm.conformance._protocol import encode
     from tokasm.conformance.subjects import PythonSubject
     from tokasm.conformance.testee import respond
     from tokasm.implementations import ListJoinAssembler

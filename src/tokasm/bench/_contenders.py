@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..conformance.subjects import READ_SINCE
+from ..conformance.steps import READ_SINCE, Apply, Get, ReadSince, features_of
 from ..implementations import BACKENDS
 from ._sweep import Contender
 
@@ -28,8 +28,7 @@ _INSTANCE = "bench"
 
 def python_contender(name: str, factory: AssemblerFactory) -> Contender:
     """An in-process assembler factory; ``read_since`` is detected on a fresh instance."""
-    has_read_since = callable(getattr(factory(), READ_SINCE, None))
-    return Contender(name, factory, has_read_since)
+    return Contender(name, factory, READ_SINCE in features_of(factory()))
 
 
 def bundled_contenders() -> list[Contender]:
@@ -45,13 +44,13 @@ class _SubjectAssembler:
         subject.new(_INSTANCE)
 
     def apply(self, event: Event) -> str | None:
-        return self._subject.apply(_INSTANCE, event)
+        return self._subject.perform(Apply(_INSTANCE, None, event))
 
     def get(self, message_id: str) -> str | None:
-        return self._subject.get(_INSTANCE, message_id)
+        return self._subject.perform(Get(_INSTANCE, None, message_id))
 
     def read_since(self, message_id: str, offset: int) -> str | None:
-        return self._subject.read_since(_INSTANCE, message_id, offset)
+        return self._subject.perform(ReadSince(_INSTANCE, None, message_id, offset))
 
 
 def protocol_contender(subject: Subject) -> Contender:

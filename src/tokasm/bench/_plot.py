@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
+from ..errors import ReportError
 from ._units import format_size
 
 if TYPE_CHECKING:
@@ -23,7 +24,7 @@ PLOT_FORMATS = (".png", ".svg")
 _COLUMNS = 4
 
 
-class PlotError(Exception):
+class PlotError(ReportError):
     """The plot cannot be written: matplotlib missing, or an unsupported file type."""
 
 

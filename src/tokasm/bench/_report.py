@@ -6,9 +6,9 @@ import platform
 import sys
 from typing import TYPE_CHECKING, Any
 
-from .. import __version__
+from .._versions import __version__
 from ._fit import FIT_POINTS
-from ._sweep import MAX_TIME, MEMORY, TIME, probe_sizes
+from ._sweep import MAX_TIME, MEMORY, TIME, over_max_time, probe_sizes
 from ._units import format_seconds, format_size
 
 if TYPE_CHECKING:
@@ -33,9 +33,7 @@ def _implementation_label(series: Series, default: str | None) -> str:
 
 
 def _first_skip(series: Series, phase: str, size: int | None = None) -> Skip | None:
-    return next(
-        (s for s in series.skips if s.phase == phase and size in (None, s.size)), None
-    )
+    return next((s for s in series.skips if s.phase == phase and size in (None, s.size)), None)
 
 
 def _marker(skip: Skip | None) -> str:
@@ -75,9 +73,11 @@ def _legend(results: Sequence[Series], settings: SweepSettings) -> str:
         "peak mem: tracemalloc peak over one run at the largest size timed, as a multiple of "
         "the final text size (@size: the largest size whose traced run fitted)",
     ]
-    cut = sum(skip.limit == MAX_TIME for series in results for skip in series.skips)
+    cut = len(over_max_time(results))
     if cut:
-        lines.append(f"--max-time {bound} reached: {cut} steps not run (marked {_MARKERS[MAX_TIME]})")
+        lines.append(
+            f"--max-time {bound} reached: {cut} steps not run (marked {_MARKERS[MAX_TIME]})"
+        )
     return "\n".join(lines)
 
 
@@ -111,6 +111,8 @@ def render_table(results: Sequence[Series], settings: SweepSettings, default: st
                 lines.append(f"  {label} raised: {series.error}")
         blocks.append("\n".join(lines))
     return "\n\n".join([*blocks, _legend(results, settings)])
+
+
 def render_matrix(results: Sequence[Series], default: str | None) -> str:
     """A Markdown table: one row per scenario, one column per implementation."""
     names = list(dict.fromkeys(series.contender.name for series in results))
@@ -172,9 +174,7 @@ def to_json(
             "probe_sizes": list(probe_sizes(settings.sizes)),
         },
         "default": default,
-        "max_time_reached": any(
-            skip.limit == MAX_TIME for series in results for skip in series.skips
-        ),
+        "max_time_reached": bool(over_max_time(results)),
         "results": [
             {
                 "scenario": series.scenario.name,

@@ -47,6 +47,7 @@ __all__ = [
     "Skip",
     "SweepProgress",
     "SweepSettings",
+    "over_max_time",
     "probe_sizes",
     "run_sweep",
 ]
@@ -213,6 +214,11 @@ class SweepProgress(Protocol):
     def finished(self, cell: str) -> None: ...
 
 
+def over_max_time(results: Sequence[Series]) -> list[Skip]:
+    """The steps the sweep's total bound left out (none if it was not reached)."""
+    return [skip for series in results for skip in series.skips if skip.limit == MAX_TIME]
+
+
 def probe_sizes(sizes: Sequence[int]) -> tuple[int, ...]:
     """Unreported sizes below the smallest asked for, ``PROBE_STEP`` apart, ascending."""
     probes: list[int] = []
@@ -331,7 +337,9 @@ def _more_rounds(sweep: _Sweep, cells: Sequence[_Cell], size: int) -> None:
     """Rounds 2..N over the cells in turn, keeping each one's minimum, while time is left."""
     batch = sweep.settings.batch
     for round_number in range(2, sweep.settings.repeats + 1):
-        sweep.starting(f"{format_size(size)} deltas, round {round_number} of {sweep.settings.repeats}")
+        sweep.starting(
+            f"{format_size(size)} deltas, round {round_number} of {sweep.settings.repeats}"
+        )
         gc.collect()
         for cell in cells:
             if cell.series.error or sweep.left() < max(batch, cell.point.seconds):
@@ -357,7 +365,9 @@ def _trace_memory(sweep: _Sweep, cells: Sequence[_Cell], size: int, reported: bo
             f"{series.scenario.name}: memory of {series.contender.name} at {format_size(size)}"
         )
         try:
-            cell.point.memory = peak_memory(series.scenario, series.contender.factory, cell.workload)
+            cell.point.memory = peak_memory(
+                series.scenario, series.contender.factory, cell.workload
+            )
         except Exception as error:
             series.error = f"{type(error).__name__}: {error}"
 

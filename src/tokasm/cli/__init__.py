@@ -1,8 +1,8 @@
 """The ``tokasm`` command: one subcommand module each, dispatched from here.
 
-Exit codes (all subcommands): 0 conforming / done, 1 a case failed, errored or
-a fuzz counterexample was found, 2 usage or loading error (bad target, bad
-corpus, testee that cannot start).
+Every subcommand exits 0 when it did its job and the target(s) are fine, 1
+when it found a problem with a target (each subcommand's help says which),
+and 2 for a ``UsageError`` (tokasm.errors), mapped here in one place.
 """
 
 from __future__ import annotations
@@ -12,36 +12,26 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
+from .._versions import version_line
+from ..errors import EXIT_FAILED, EXIT_USAGE, UsageError
 from . import bench, check, fuzz
-from .options import version_line
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
 __all__ = ["main"]
 
-EXIT_CODES = """\
-exit codes:
-  0  every target conforms (or the command did its job)
-  1  a case failed or errored, an expected failure passed or went stale,
-     or the fuzzer found a counterexample
-  2  usage or loading error: a module that does not import, a missing
-     attribute, a malformed target, a testee that cannot start or fails
-     the handshake, a malformed corpus file
-"""
-
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="tokasm",
         description="Conformance kit for the streaming token assembler.",
-        epilog=EXIT_CODES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="exit codes: see each command's --help (2 is always a usage or loading error)",
     )
     parser.add_argument("--version", action="version", version=version_line())
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for module in (check, bench, fuzz):
-        module.add_parser(commands, EXIT_CODES)
+        module.add_parser(commands)
     return parser
 
 
@@ -51,10 +41,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         code: int = args.run(args)
         sys.stdout.flush()
+    except UsageError as error:
+        if args.debug:
+            raise
+        print(f"tokasm {args.command}: error: {error}", file=sys.stderr)
+        return EXIT_USAGE
     except BrokenPipeError:
         # The reader went away (``tokasm check | head``): stop quietly, as Unix tools do.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 1
+        return EXIT_FAILED
     except KeyboardInterrupt:
         print("tokasm: interrupted", file=sys.stderr)
         return 130

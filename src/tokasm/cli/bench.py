@@ -10,21 +10,22 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..bench._contenders import bundled_contenders, protocol_contender, python_contender
-from ..bench._plot import PlotError, check_plot, write_plot
+from ..bench._plot import check_plot, write_plot
 from ..bench._report import render_matrix, render_table, to_json
-from ..bench._sweep import FULL, MAX_TIME, QUICK, SweepSettings, run_sweep
+from ..bench._sweep import FULL, QUICK, SweepSettings, over_max_time, run_sweep
 from ..bench._units import format_size
 from ..bench.scenarios import SCENARIOS
-from ..conformance.progress import progress_wanted
-from ..conformance.protocol_client import DEFAULT_TIMEOUT, CommandSubject, split_command
-from ..conformance.subjects import TargetError, resolve_target
+from ..conformance._progress import progress_wanted
+from ..conformance._protocol_client import DEFAULT_TIMEOUT, CommandSubject, split_command
+from ..conformance.subjects import resolve_target
+from ..errors import ReportError
 from ..implementations import DEFAULT_BACKEND
-from .options import TARGET_HELP, at_least_one, positive_seconds, size_list, subcommand
+from .options import TARGET_HELP, at_least_one, exit_codes, positive_seconds, size_list, subcommand
 
 if TYPE_CHECKING:
     import argparse
 
-    from ..bench._sweep import Contender, Series, SweepProgress
+    from ..bench._sweep import Contender, Series
     from ..conformance.subjects import Subject
     from .options import Commands
 
@@ -46,19 +47,25 @@ early, and none starts that would end past --max-time ("max-time"), so the
 whole sweep ends within about one run of that bound, whatever the
 implementation. Off a terminal, one line per finished cell goes to stderr.
 --quick sizes are small: a quadratic cost that is copy-bound shows fully only
-in the full sweep. Exit code 1 if an implementation raised during the sweep.
+in the full sweep.
 
 scenarios: {", ".join(SCENARIOS)}
 """
 
 
-def add_parser(commands: Commands, epilog: str) -> None:
+EXIT_CODES = exit_codes(
+    "the sweep ran (what was over --budget or past --max-time is shown as skipped)",
+    "an implementation raised during the sweep (shown as ERROR in the table)",
+)
+
+
+def add_parser(commands: Commands) -> None:
     parser = subcommand(
         commands,
         "bench",
         "benchmark backends and targets: cost, scaling exponent, memory",
         DESCRIPTION,
-        epilog,
+        EXIT_CODES,
     )
     parser.add_argument("targets", nargs="*", metavar="TARGET", help=TARGET_HELP)
     parser.add_argument(
@@ -160,10 +167,6 @@ def _contenders(args: argparse.Namespace, subjects: list[Subject]) -> list[Conte
     return contenders
 
 
-class ReportPathError(Exception):
-    """A report path that cannot be written."""
-
-
 class _LiveLine:
     """On a terminal: one stderr line, rewritten with the step under way."""
 
@@ -215,21 +218,18 @@ def _report_paths(args: argparse.Namespace) -> list[tuple[str, Path]]:
 
 
 def _check_report_paths(args: argparse.Namespace) -> None:
-    """ReportPathError now, before measuring, for a report that could not be written."""
+    """ReportError (PlotError) now, before measuring, for a report that could not be written."""
     if args.plot:
-        try:
-            check_plot(args.plot)
-        except PlotError as error:
-            raise ReportPathError(str(error)) from None
+        check_plot(args.plot)
     for option, path in _report_paths(args):
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as error:
-            raise ReportPathError(f"{option} {path}: cannot create its folder: {error}") from None
+            raise ReportError(f"{option} {path}: cannot create its folder: {error}") from None
         if path.is_dir():
-            raise ReportPathError(f"{option} {path}: is a directory")
+            raise ReportError(f"{option} {path}: is a directory")
         if not os.access(path if path.exists() else path.parent, os.W_OK):
-            raise ReportPathError(f"{option} {path}: not writable")
+            raise ReportError(f"{option} {path}: not writable")
 
 
 def _write_reports(
@@ -243,19 +243,14 @@ def _write_reports(
         if args.plot:
             write_plot(results, args.plot, DEFAULT_BACKEND)
     except OSError as error:
-        raise ReportPathError(f"cannot write report: {error}") from None
+        raise ReportError(f"cannot write report: {error}") from None
 
 
 def run(args: argparse.Namespace) -> int:
     subjects: list[Subject] = []
     try:
-        try:
-            _check_report_paths(args)
-            contenders = _contenders(args, subjects)
-            return _measure(args, contenders)
-        except (TargetError, ReportPathError) as error:
-            print(f"tokasm bench: error: {error}", file=sys.stderr)
-            return 2
+        _check_report_paths(args)
+        return _measure(args, _contenders(args, subjects))
     finally:
         for subject in subjects:
             subject.close()
@@ -281,8 +276,7 @@ def _measure(args: argparse.Namespace, contenders: list[Contender]) -> int:
     print(
         f"\n{len(scenarios)} scenarios x {len(contenders)} implementations, "
         f"min of {settings.repeats}, in {time.perf_counter() - started:.0f} s"
-        f" (--max-time {settings.max_time:g} s"
-        + (", reached)" if _max_time_reached(results) else ")")
+        + (f", stopped by --max-time {settings.max_time:g} s" if over_max_time(results) else "")
     )
     _write_reports(args, results, text, matrix, to_json(results, settings, DEFAULT_BACKEND))
     failed = [s.contender.name for s in results if s.error]
@@ -290,7 +284,3 @@ def _measure(args: argparse.Namespace, contenders: list[Contender]) -> int:
         print(f"tokasm bench: {', '.join(sorted(set(failed)))} raised; see the table")
         return 1
     return 0
-
-
-def _max_time_reached(results: list[Series]) -> bool:
-    return any(skip.limit == MAX_TIME for series in results for skip in series.skips)

@@ -7,16 +7,16 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..conformance.corpus import PROFILES, CorpusError, load_corpus
-from ..conformance.fuzz import CHECK_EXAMPLES, fuzz_phase
-from ..conformance.progress import Progress, progress_wanted
-from ..conformance.protocol_client import (
+from .._versions import version_line
+from ..conformance._fuzz import CHECK_EXAMPLES, fuzz_phase
+from ..conformance._progress import Progress, progress_wanted
+from ..conformance._protocol_client import (
     DEFAULT_TIMEOUT,
     START_TIMEOUT,
     CommandSubject,
     split_command,
 )
-from ..conformance.reports import (
+from ..conformance._reports import (
     render_card,
     render_failures,
     render_verdict,
@@ -24,13 +24,15 @@ from ..conformance.reports import (
     write_junit,
     write_markdown,
 )
+from ..conformance._xfail import XfailList, apply_xfail, load_xfail, write_xfail
+from ..conformance.corpus import PROFILES, load_corpus
 from ..conformance.results import TargetRun
 from ..conformance.runner import DEFAULT_PROFILES, run_cases
-from ..conformance.subjects import PythonSubject, Subject, TargetError, resolve_target
+from ..conformance.subjects import PythonSubject, Subject, resolve_target
 from ..conformance.testee import python_testee_command
-from ..conformance.xfail import XfailError, XfailList, apply_xfail, load_xfail, write_xfail
+from ..errors import CorpusError, ReportError, TargetError
 from ..implementations import BACKENDS
-from .options import TARGET_HELP, positive_seconds, subcommand, version_line
+from .options import TARGET_HELP, exit_codes, non_negative, positive_seconds, subcommand
 
 if TYPE_CHECKING:
     import argparse
@@ -66,9 +68,16 @@ The same corpus from pytest, one test per case (works with pytest-xdist):
 """
 
 
-def add_parser(commands: Commands, epilog: str) -> None:
+EXIT_CODES = exit_codes(
+    "every target conforms",
+    "a case failed or errored, an expected failure passed or went stale,\n"
+    "     or the fuzz phase found a counterexample",
+)
+
+
+def add_parser(commands: Commands) -> None:
     parser = subcommand(
-        commands, "check", "run the conformance corpus against targets", DESCRIPTION, epilog
+        commands, "check", "run the conformance corpus against targets", DESCRIPTION, EXIT_CODES
     )
     parser.add_argument("targets", nargs="*", metavar="TARGET", help=TARGET_HELP)
     parser.add_argument(
@@ -136,14 +145,13 @@ def add_parser(commands: Commands, epilog: str) -> None:
     )
     parser.add_argument(
         "--fuzz-examples",
-        type=int,
+        type=non_negative,
         default=CHECK_EXAMPLES,
         metavar="N",
         help=f"when every case passes, fuzz each target against the model with N examples "
         f"(default {CHECK_EXAMPLES}, fixed seed; 0 turns it off); a disagreement fails the run "
         "and prints the shrunk counterexample as a corpus case (more: tokasm fuzz)",
     )
-    parser.add_argument("--debug", action="store_true", help="show tracebacks for loading errors")
     parser.set_defaults(run=run)
 
 
@@ -209,16 +217,10 @@ def _write_reports(args: argparse.Namespace, runs: Sequence[TargetRun]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        corpus = load_corpus()
-        cases = _select(corpus, args.case)
-        xfail: XfailList | None = load_xfail(args.xfail) if args.xfail else None
-        subjects = _subjects(args)
-    except (CorpusError, TargetError, XfailError) as error:
-        if args.debug:
-            raise
-        print(f"tokasm check: error: {error}", file=sys.stderr)
-        return 2
+    corpus = load_corpus()
+    cases = _select(corpus, args.case)
+    xfail: XfailList | None = load_xfail(args.xfail) if args.xfail else None
+    subjects = _subjects(args)
     print(version_line())
     profiles = DEFAULT_PROFILES | set(args.profile)
     runs: list[TargetRun] = []
@@ -236,7 +238,6 @@ def run(args: argparse.Namespace) -> int:
     try:
         _write_reports(args, runs)
     except OSError as error:
-        print(f"tokasm check: error: cannot write report: {error}", file=sys.stderr)
-        return 2
+        raise ReportError(f"cannot write report: {error}") from error
     print(render_verdict(runs, len(cases)))
     return 0 if all(run_.conforms for run_ in runs) else 1

@@ -2,20 +2,27 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..conformance.fuzz import SHRINK_BUDGET, fuzz
-from ..conformance.fuzz_strategies import INSTANCE_NAMES
-from ..conformance.protocol_client import DEFAULT_TIMEOUT, CommandSubject, split_command
-from ..conformance.subjects import PythonSubject, TargetError, resolve_target
-from .options import TARGET_HELP, at_least_one, positive_seconds, subcommand
+from ..conformance._fuzz import SHRINK_BUDGET, fuzz
+from ..conformance._fuzz_strategies import INSTANCE_NAMES
+from ..conformance._protocol_client import DEFAULT_TIMEOUT, CommandSubject, split_command
+from ..conformance.subjects import PythonSubject, resolve_target
+from ..errors import ReportError
+from .options import (
+    TARGET_HELP,
+    at_least_one,
+    exit_codes,
+    non_negative,
+    positive_seconds,
+    subcommand,
+)
 
 if TYPE_CHECKING:
     import argparse
 
-    from ..conformance.fuzz import FuzzReport
+    from ..conformance._fuzz import FuzzReport
     from ..conformance.subjects import Subject
     from .options import Commands
 
@@ -35,13 +42,19 @@ Without --seed a random seed is used and printed, so any run can be repeated.
 """
 
 
-def add_parser(commands: Commands, epilog: str) -> None:
+EXIT_CODES = exit_codes(
+    "no disagreement with the model was found",
+    "the target disagreed with the model: the counterexample is printed",
+)
+
+
+def add_parser(commands: Commands) -> None:
     parser = subcommand(
         commands,
         "fuzz",
         "fuzz one target against the model; print a counterexample as a corpus case",
         DESCRIPTION,
-        epilog,
+        EXIT_CODES,
     )
     target = parser.add_mutually_exclusive_group(required=True)
     target.add_argument("target", nargs="?", metavar="TARGET", help=TARGET_HELP)
@@ -55,7 +68,9 @@ def add_parser(commands: Commands, epilog: str) -> None:
         metavar="N",
         help="how many programs to try (default 500)",
     )
-    parser.add_argument("--seed", type=int, metavar="N", help="repeat a run (default: random)")
+    parser.add_argument(
+        "--seed", type=non_negative, metavar="N", help="repeat a run (default: random)"
+    )
     parser.add_argument(
         "--budget",
         type=positive_seconds,
@@ -80,7 +95,6 @@ def add_parser(commands: Commands, epilog: str) -> None:
         help=f"per-request timeout for a --cmd testee (default {DEFAULT_TIMEOUT:g})",
     )
     parser.add_argument("--save", type=Path, metavar="FILE", help="also write the case to FILE")
-    parser.add_argument("--debug", action="store_true", help="show tracebacks for loading errors")
     parser.set_defaults(run=run)
 
 
@@ -105,13 +119,7 @@ def _counterexample_text(report: FuzzReport) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        subject = _subject(args)
-    except TargetError as error:
-        if args.debug:
-            raise
-        print(f"tokasm fuzz: error: {error}", file=sys.stderr)
-        return 2
+    subject = _subject(args)
     try:
         report = fuzz(
             subject,
@@ -131,7 +139,6 @@ def run(args: argparse.Namespace) -> int:
         try:
             args.save.write_text(text, encoding="utf-8")
         except OSError as error:
-            print(f"tokasm fuzz: error: cannot write {args.save}: {error}", file=sys.stderr)
-            return 2
+            raise ReportError(f"cannot write {args.save}: {error}") from error
         print(f"# saved to {args.save}")
     return 1

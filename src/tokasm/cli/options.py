@@ -6,19 +6,17 @@ import argparse
 import math
 from typing import TypeAlias
 
-from .. import __version__
 from ..bench._units import parse_size
-from ..conformance.paths import spec_version
-from ..conformance.protocol import PROTOCOL_VERSION
 
 __all__ = [
     "TARGET_HELP",
     "Commands",
     "at_least_one",
+    "exit_codes",
+    "non_negative",
     "positive_seconds",
     "size_list",
     "subcommand",
-    "version_line",
 ]
 
 Commands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
@@ -26,17 +24,32 @@ Commands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 TARGET_HELP = "MODULE:ATTR or a bundled backend name"
 
 
+def exit_codes(ok: str, failed: str) -> str:
+    """A subcommand's exit-code block: what 0 and 1 mean for it; 2 means the same everywhere."""
+    return (
+        f"exit codes:\n  0  {ok}\n  1  {failed}\n"
+        "  2  usage or loading error: a bad option, a target that does not import or\n"
+        "     start (or fails the handshake), a malformed corpus or xfail file, a\n"
+        "     report that cannot be written\n"
+    )
+
+
 def subcommand(
     commands: Commands, name: str, summary: str, description: str, epilog: str
 ) -> argparse.ArgumentParser:
-    """A subcommand parser whose help keeps the description's and epilog's line breaks."""
-    return commands.add_parser(
+    """A subcommand parser whose help keeps the description's and epilog's line breaks,
+    with the ``--debug`` every subcommand has."""
+    parser = commands.add_parser(
         name,
         help=summary,
         description=description,
         epilog=epilog,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    parser.add_argument(
+        "--debug", action="store_true", help="show the traceback of a usage or loading error"
+    )
+    return parser
 
 
 def positive_seconds(text: str) -> float:
@@ -50,20 +63,27 @@ def positive_seconds(text: str) -> float:
     return seconds
 
 
-def at_least_one(text: str) -> int:
-    """A whole number >= 1 (examples, repeats)."""
+def _whole_number(text: str) -> int:
     try:
-        number = int(text)
+        return int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if number < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {text!r}")
+
+
+def non_negative(text: str) -> int:
+    """A whole number >= 0 (0 usually turns something off)."""
+    number = _whole_number(text)
+    if number < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {text!r}")
     return number
 
 
-def version_line() -> str:
-    """What ``--version`` prints and ``check`` opens with: package, corpus and protocol."""
-    return f"tokasm {__version__} (corpus {spec_version()}, protocol {PROTOCOL_VERSION})"
+def at_least_one(text: str) -> int:
+    """A whole number >= 1 (examples, repeats)."""
+    number = _whole_number(text)
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {text!r}")
+    return number
 
 
 def size_list(text: str) -> tuple[int, ...]:

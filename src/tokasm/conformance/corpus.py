@@ -17,23 +17,21 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 import jsonschema
 import yaml
 
-from .paths import spec_dir
+from ..errors import CorpusError
+from ._paths import spec_dir
+from .steps import Apply, Get, Raises, ReadSince, Returns
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator, Mapping
+    from collections.abc import Callable, Iterable, Iterator, Mapping
     from pathlib import Path
+
+    from .steps import Expectation, Step
 
 __all__ = [
     "PROFILES",
-    "Apply",
     "Case",
     "Corpus",
     "CorpusError",
-    "Get",
-    "Raises",
-    "ReadSince",
-    "Returns",
-    "Step",
     "load_corpus",
     "load_file",
     "parse_case",
@@ -42,61 +40,6 @@ __all__ = [
 
 Profile: TypeAlias = Literal["required", "strict", "incremental"]
 PROFILES: tuple[Profile, ...] = ("required", "strict", "incremental")
-
-
-class CorpusError(Exception):
-    """A corpus file is unreadable or malformed; the message names file and case."""
-
-
-@dataclass(frozen=True)
-class Returns:
-    """The step must return this value (None is ``null``)."""
-
-    value: str | None
-
-
-@dataclass(frozen=True)
-class Raises:
-    """The step must raise an error of this kind (strict profile)."""
-
-    kind: str
-
-
-Expectation: TypeAlias = "Returns | Raises"
-
-
-@dataclass(frozen=True)
-class Apply:
-    """``apply(event)`` on one instance; ``event`` is any JSON value for strict cases."""
-
-    instance: str
-    event: object
-    expect: Expectation
-    where: str
-
-
-@dataclass(frozen=True)
-class Get:
-    """``get(message_id)`` on one instance."""
-
-    instance: str
-    message_id: str
-    expect: Returns
-    where: str
-
-
-@dataclass(frozen=True)
-class ReadSince:
-    """``read_since(message_id, offset)`` of the incremental profile."""
-
-    instance: str
-    message_id: str
-    offset: int
-    expect: Returns
-    where: str
-
-
-Step: TypeAlias = "Apply | Get | ReadSince"
 
 
 @dataclass(frozen=True)
@@ -110,10 +53,6 @@ class Case:
     instances: tuple[str, ...]
     steps: tuple[Step, ...] = field(repr=False)
     source: Path
-
-    @property
-    def event_count(self) -> int:
-        return sum(isinstance(step, Apply) for step in self.steps)
 
 
 @dataclass(frozen=True)
@@ -249,6 +188,7 @@ class _Expander:
         return name
 
     def steps(self, raws: list[Any], env: Mapping[str, int], prefix: str) -> Iterator[Step]:
+        """The plain steps of ``raws``, numbered after ``prefix``, repeats unrolled."""
         for number, raw in enumerate(raws, start=1):
             where = f"{prefix}{number}"
             if "repeat" in raw:
@@ -258,21 +198,29 @@ class _Expander:
                 for i in range(raw["repeat"]):
                     inner = {**env, name: i} if name else env
                     yield from self.steps(raw["steps"], inner, f"{where}[{i}].")
-            elif "apply" in raw or "apply_raw" in raw:
-                yield Apply(
-                    self.instance(raw), self.event(raw, env), self.apply_expect(raw, env), where
-                )
-            elif "get" in raw:
-                yield Get(
-                    self.instance(raw), self.text(raw["get"], env), self.expect(raw, env), where
-                )
             else:
-                query = raw["read_since"]
-                message_id = self.text(query["id"], env)
-                offset = self.offset(query["offset"], env)
-                yield ReadSince(
-                    self.instance(raw), message_id, offset, self.expect(raw, env), where
-                )
+                op = next(key for key in _READERS if key in raw)  # the schema ensures one
+                yield _READERS[op](self, raw, env, where)
+
+    def apply(self, raw: Mapping[str, Any], env: Mapping[str, int], where: str) -> Step:
+        return Apply(
+            self.instance(raw), self.apply_expect(raw, env), self.event(raw, env), where=where
+        )
+
+    def get(self, raw: Mapping[str, Any], env: Mapping[str, int], where: str) -> Step:
+        return Get(
+            self.instance(raw), self.expect(raw, env), self.text(raw["get"], env), where=where
+        )
+
+    def read_since(self, raw: Mapping[str, Any], env: Mapping[str, int], where: str) -> Step:
+        query = raw["read_since"]
+        return ReadSince(
+            self.instance(raw),
+            self.expect(raw, env),
+            self.text(query["id"], env),
+            self.offset(query["offset"], env),
+            where=where,
+        )
 
     def offset(self, raw: int | str, env: Mapping[str, int]) -> int:
         """An integer offset, or digits and ``${var}`` that expand to one (e.g. ``${t}${u}0``)."""
@@ -294,6 +242,15 @@ class _Expander:
 
     def apply_expect(self, raw: Mapping[str, Any], env: Mapping[str, int]) -> Expectation:
         return Raises(raw["raises"]) if "raises" in raw else self.expect(raw, env)
+
+
+#: How each step form of CASES.md is read, by its key (``apply_raw``: an event sent as written).
+_READERS: dict[str, Callable[[_Expander, Mapping[str, Any], Mapping[str, int], str], Step]] = {
+    "apply": _Expander.apply,
+    "apply_raw": _Expander.apply,
+    "get": _Expander.get,
+    "read_since": _Expander.read_since,
+}
 
 
 def parse_case(raw: Mapping[str, Any], source: Path) -> Case:
@@ -325,8 +282,15 @@ def load_file(path: Path, root: Path | None = None) -> list[Case]:
 
 
 def load_corpus(root: Path | None = None) -> Corpus:
-    """Load every ``cases/*.yaml`` under ``root`` (default: the spec folder in use)."""
-    root = spec_dir() if root is None else root
+    """Load every ``cases/*.yaml`` under ``root`` (default: the spec folder in use).
+
+    Loaded once per folder and process: the corpus is read-only while tokasm runs.
+    """
+    return _load_corpus(spec_dir() if root is None else root)
+
+
+@cache
+def _load_corpus(root: Path) -> Corpus:
     files = sorted((root / "cases").glob("*.yaml"))
     if not files:
         raise CorpusError(f"{root / 'cases'}: no *.yaml case files")

@@ -14,11 +14,12 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from ..errors import TargetError
+from ._xfail import XfailError, XfailList, load_xfail
 from .corpus import PROFILES, load_corpus
 from .pytest_suite import xfail_marks
 from .runner import DEFAULT_PROFILES
-from .subjects import PythonSubject, Subject, TargetError, resolve_target
-from .xfail import XfailError, XfailList, load_xfail
+from .subjects import PythonSubject, Subject, resolve_target
 
 if TYPE_CHECKING:
     from collections.abc import Set

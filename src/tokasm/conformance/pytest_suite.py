@@ -19,18 +19,18 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from ._xfail import XfailError, load_xfail
 from .corpus import load_corpus
 from .runner import DEFAULT_PROFILES, run_case, skip_reason
 from .subjects import PythonSubject
-from .xfail import XfailError, load_xfail
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Collection, Iterable
 
     from ..implementations import AssemblerFactory
+    from ._xfail import XfailList
     from .corpus import Case
     from .subjects import Subject
-    from .xfail import XfailList
 
 __all__ = ["check_case", "suite", "xfail_marks"]
 

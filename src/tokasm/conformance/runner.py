@@ -9,76 +9,41 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .corpus import Apply, Get, Raises
+from ..errors import ImplementationError, SubjectFault
+from ._display import abbreviated, first_difference, show
 from .results import CaseResult
-from .subjects import READ_SINCE, ImplementationError, SubjectFault
+from .steps import Raises
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Iterable, Iterator
 
-    from .corpus import Case, Step
+    from .corpus import Case
+    from .steps import Step
     from .subjects import Subject
 
-__all__ = ["DEFAULT_PROFILES", "run_case", "run_cases", "show", "skip_reason"]
+__all__ = ["DEFAULT_PROFILES", "run_case", "run_cases", "skip_reason"]
 
 #: Profiles run unless the user asks otherwise; ``incremental`` runs where the target has it.
 DEFAULT_PROFILES: frozenset[str] = frozenset({"required", "incremental"})
 
-_SHOW_LIMIT = 120  # characters of repr before a long value is abbreviated
-_CONTEXT = 24  # characters either side of the first difference
+
+def _same_text(actual: object, expected: str | None) -> bool:
+    """Equal as text, compared by ``str``'s own equality so an odd ``__eq__`` cannot lie."""
+    return isinstance(actual, str) and isinstance(expected, str) and str.__eq__(actual, expected)
 
 
-def show(value: object) -> str:
-    """``repr`` of a value, abbreviated in the middle when long, with its length."""
-    text = repr(value)
-    if len(text) <= _SHOW_LIMIT:
-        return text
-    half = _SHOW_LIMIT // 2
-    length = f" (len {len(value)})" if isinstance(value, str) else ""
-    return f"{text[:half]}...{text[-half:]}{length}"
-
-
-def _abbreviated(*values: str) -> bool:
-    """Whether ``show`` cut any of these, so the difference itself may be hidden."""
-    return any(len(repr(value)) > _SHOW_LIMIT for value in values)
-
-
-def _first_difference(expected: str, actual: str) -> str:
-    index = next(
-        (i for i, (e, a) in enumerate(zip(expected, actual, strict=False)) if e != a),
-        min(len(expected), len(actual)),
-    )
-    start = max(0, index - _CONTEXT)
-    return (
-        f"\n  first difference at index {index} "
-        f"(expected len {len(expected)}, actual len {len(actual)}):"
-        f"\n    expected ...{expected[start : index + _CONTEXT]!r}"
-        f"\n    actual   ...{actual[start : index + _CONTEXT]!r}"
-    )
-
-
-def _request(step: Step) -> str:
-    if isinstance(step, Apply):
-        return f"apply({show(step.event)})"
-    if isinstance(step, Get):
-        return f"get({step.message_id!r})"
-    return f"read_since({step.message_id!r}, {step.offset})"
-
-
-def _perform(subject: Subject, step: Step) -> str | None:
-    if isinstance(step, Apply):
-        return subject.apply(step.instance, step.event)
-    if isinstance(step, Get):
-        return subject.get(step.instance, step.message_id)
-    return subject.read_since(step.instance, step.message_id, step.offset)
+def _matches(actual: object, expected: str | None) -> bool:
+    """Any ``str`` instance with the right text, or exactly None for None (never "" for it)."""
+    return actual is None if expected is None else _same_text(actual, expected)
 
 
 def _check_step(subject: Subject, step: Step, case: Case) -> CaseResult | None:
     """None if the step behaved as expected, else the case's failing result."""
-    where = f"step {step.where} on {step.instance!r}: {_request(step)}"
+    where = f"step {step.where} on {step.instance!r}: {step.describe()}"
     expect = step.expect
+    assert expect is not None  # a corpus case always says what a step must do
     try:
-        actual = _perform(subject, step)
+        actual = subject.perform(step)
     except ImplementationError as error:
         if isinstance(expect, Raises):
             if error.kind in (None, expect.kind):
@@ -99,15 +64,20 @@ def _check_step(subject: Subject, step: Step, case: Case) -> CaseResult | None:
             "failed",
             f"{where}\n  expected: raises {expect.kind}\n  actual:   returned {show(actual)}",
         )
-    if actual == expect.value and type(actual) is type(expect.value):
+    if _matches(actual, expect.value):
         return None
     message = f"{where}\n  expected: {show(expect.value)}\n  actual:   {show(actual)}"
+    if show(actual) == show(expect.value):  # only the type differs: name both
+        message += (
+            f"\n  types:    expected {type(expect.value).__name__}, "
+            f"actual {type(actual).__module__}.{type(actual).__qualname__}"
+        )
     if (
         isinstance(actual, str)
         and isinstance(expect.value, str)
-        and _abbreviated(expect.value, actual)
+        and abbreviated(expect.value, actual)
     ):
-        message += _first_difference(expect.value, actual)
+        message += first_difference(expect.value, actual)
     return CaseResult.of(case, "failed", message)
 
 
@@ -115,8 +85,9 @@ def skip_reason(case: Case, profiles: Collection[str], features: Collection[str]
     """Why ``case`` does not run for this selection, or None if it does."""
     if case.profile not in profiles:
         return f"profile {case.profile!r} not selected (use --profile {case.profile})"
-    if case.profile == "incremental" and READ_SINCE not in features:
-        return "target has no read_since (incremental profile)"
+    missing = sorted({s.feature for s in case.steps if s.feature} - set(features))
+    if missing:
+        return f"target has no {', '.join(missing)} ({case.profile} profile)"
     return None
 
 

@@ -23,14 +23,15 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from ..implementations import IncrementalAssembler
-from .fuzz_strategies import INSTANCE_NAMES, deltas, message_ids
+from ._fuzz_strategies import INSTANCE_NAMES, deltas, message_ids
 from .model import ModelAssembler
+from .steps import READ_SINCE, Apply, Get, ReadSince, features_of
 
 if TYPE_CHECKING:
     from hypothesis import settings as Settings
 
     from ..implementations import Assembler, AssemblerFactory
+    from .steps import Step
 
 __all__ = ["assembler_machine", "run_conformance_test"]
 
@@ -47,7 +48,7 @@ def _same(actual: object, expected: str | None, call: str) -> None:
 
 def assembler_machine(factory: AssemblerFactory) -> type[RuleBasedStateMachine]:
     """A state machine class comparing ``factory``'s assemblers with the model."""
-    incremental = isinstance(factory(), IncrementalAssembler)
+    incremental = READ_SINCE in features_of(factory())
 
     class AssemblerMachine(RuleBasedStateMachine):
         """Two fresh instances of the target and of the model, driven alike."""
@@ -70,15 +71,12 @@ def assembler_machine(factory: AssemblerFactory) -> type[RuleBasedStateMachine]:
             if final is not None:
                 event["final"] = final
             self.named[instance].add(message_id)
-            expected = self.model[instance].apply(event)  # type: ignore[arg-type]
-            actual = self.real[instance].apply(event)  # type: ignore[arg-type]
-            _same(actual, expected, f"{instance}.apply({event!r})")
+            self.compare(Apply(instance, None, event))
 
         @rule(instance=_instances, message_id=message_ids())
         def get(self, instance: str, message_id: str) -> None:
             # GET-TEXT, GET-UNKNOWN: unknown ids read as None and stay unknown
-            actual = self.real[instance].get(message_id)
-            _same(actual, self.model[instance].get(message_id), f"{instance}.get({message_id!r})")
+            self.compare(Get(instance, None, message_id))
 
         @precondition(lambda _: incremental)
         @rule(
@@ -87,21 +85,22 @@ def assembler_machine(factory: AssemblerFactory) -> type[RuleBasedStateMachine]:
             offset=st.integers(min_value=0, max_value=12),
         )
         def read_since(self, instance: str, message_id: str, offset: int) -> None:
-            real = self.real[instance]
-            assert isinstance(real, IncrementalAssembler)
+            self.compare(ReadSince(instance, None, message_id, offset))
+
+        def compare(self, step: Step) -> None:
+            """Perform ``step`` on the model first, then on the target, and compare."""
+            expected = step.perform(self.model[step.instance])
             _same(
-                real.read_since(message_id, offset),
-                self.model[instance].read_since(message_id, offset),
-                f"{instance}.read_since({message_id!r}, {offset})",
+                step.perform(self.real[step.instance]),
+                expected,
+                f"{step.instance}.{step.describe()}",
             )
 
         @invariant()
         def every_message_reads_as_in_the_model(self) -> None:
             for instance, message_ids_ in self.named.items():
                 for message_id in message_ids_:
-                    actual = self.real[instance].get(message_id)
-                    expected = self.model[instance].get(message_id)
-                    _same(actual, expected, f"{instance}.get({message_id!r})")
+                    self.compare(Get(instance, None, message_id))
 
     AssemblerMachine.__name__ = f"AssemblerMachine[{getattr(factory, '__name__', factory)}]"
     return AssemblerMachine

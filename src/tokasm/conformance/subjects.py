@@ -1,7 +1,7 @@
 """What a case runs against: the ``Subject`` interface and its in-process implementation.
 
 The runner only speaks ``Subject``; an in-process Python factory and a
-protocol testee (``tokasm.conformance.protocol_client``) both provide it, so
+protocol testee (``tokasm.conformance._protocol_client``) both provide it, so
 every case, report and expected-failure list works the same for either.
 """
 
@@ -12,40 +12,15 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, cast
 
+from ..errors import ImplementationError, TargetError
 from ..implementations import BACKENDS
+from .steps import features_of
 
 if TYPE_CHECKING:
     from ..implementations import Assembler, AssemblerFactory
+    from .steps import Step
 
-__all__ = [
-    "READ_SINCE",
-    "ImplementationError",
-    "PythonSubject",
-    "Subject",
-    "SubjectFault",
-    "TargetError",
-    "resolve_target",
-]
-
-#: The feature name a subject declares when it offers ``read_since`` (INC-*).
-READ_SINCE = "read_since"
-
-
-class TargetError(Exception):
-    """A target cannot be loaded or started (exit code 2); the message names it."""
-
-
-class SubjectFault(Exception):
-    """The testee itself failed (hang, crash, garbage): the case errors, the run goes on."""
-
-
-class ImplementationError(Exception):
-    """The implementation raised (or answered ``ok: false``) for one request."""
-
-    def __init__(self, kind: str | None, message: str) -> None:
-        super().__init__(f"{kind}: {message}" if kind else message)
-        self.kind = kind
-        self.message = message
+__all__ = ["PythonSubject", "Subject", "resolve_target"]
 
 
 class Subject(Protocol):
@@ -60,11 +35,9 @@ class Subject(Protocol):
     def new(self, instance: str) -> None:
         """Create a fresh assembler under ``instance``, replacing any earlier one."""
 
-    def apply(self, instance: str, event: object) -> str | None: ...
-
-    def get(self, instance: str, message_id: str) -> str | None: ...
-
-    def read_since(self, instance: str, message_id: str, offset: int) -> str | None: ...
+    def perform(self, step: Step) -> str | None:
+        """Perform ``step`` on its instance: its result, or ImplementationError if it raised,
+        or SubjectFault if the testee itself failed."""
 
     def close(self) -> None: ...
 
@@ -94,9 +67,7 @@ class PythonSubject:
                     f"target {name!r}: it made a {type(probe).__name__}, "
                     f"which has no {method}() method"
                 )
-        self._features = frozenset(
-            {READ_SINCE} if callable(getattr(probe, READ_SINCE, None)) else ()
-        )
+        self._features = features_of(probe)
 
     @property
     def name(self) -> str:
@@ -115,21 +86,9 @@ class PythonSubject:
     def new(self, instance: str) -> None:
         self._instances[instance] = self._make()
 
-    def apply(self, instance: str, event: object) -> str | None:
+    def perform(self, step: Step) -> str | None:
         try:
-            return self._instances[instance].apply(event)  # type: ignore[arg-type]
-        except Exception as error:
-            raise ImplementationError(_error_kind(error), repr(error)) from error
-
-    def get(self, instance: str, message_id: str) -> str | None:
-        try:
-            return self._instances[instance].get(message_id)
-        except Exception as error:
-            raise ImplementationError(_error_kind(error), repr(error)) from error
-
-    def read_since(self, instance: str, message_id: str, offset: int) -> str | None:
-        try:
-            return self._instances[instance].read_since(message_id, offset)  # type: ignore[attr-defined, no-any-return]
+            return step.perform(self._instances[step.instance])
         except Exception as error:
             raise ImplementationError(_error_kind(error), repr(error)) from error
 

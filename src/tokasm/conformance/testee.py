@@ -13,11 +13,11 @@ import argparse
 import sys
 from typing import IO, TYPE_CHECKING
 
+from .._versions import PROTOCOL_VERSION
+from ..errors import ImplementationError, ProtocolError, TargetError
 from ..implementations import strict
-from .protocol import (
+from ._protocol import (
     OK,
-    PROTOCOL_VERSION,
-    ProtocolError,
     decode,
     encode,
     error_response,
@@ -25,13 +25,14 @@ from .protocol import (
     is_current_version,
     result_response,
 )
-from .subjects import READ_SINCE, ImplementationError, PythonSubject, TargetError, resolve_target
+from .steps import OPS, string_field
+from .subjects import PythonSubject, resolve_target
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from ..implementations import AssemblerFactory
-    from .protocol import Message
+    from ._protocol import Message
 
 __all__ = ["main", "python_testee_command", "respond", "serve"]
 
@@ -41,40 +42,19 @@ def python_testee_command(target: str) -> list[str]:
     return [sys.executable, "-m", "tokasm.conformance.testee", target]
 
 
-def _text(request: Message, key: str) -> str:
-    value = request.get(key)
-    if not isinstance(value, str):
-        raise ProtocolError(f"request needs a string {key!r}, got {value!r}")
-    return value
-
-
-def _offset(request: Message) -> int:
-    value = request.get("offset")
-    if type(value) is not int or value < 0:
-        raise ProtocolError(f"request needs a non-negative integer 'offset', got {value!r}")
-    return value
-
-
 def _dispatch(subject: PythonSubject, request: Message) -> Message:
     op = request.get("op")
     if op == "hello":
         if not is_current_version(request.get("protocol")):
             raise ProtocolError(f"this testee speaks protocol {PROTOCOL_VERSION} only")
         return hello_response(subject.name, subject.features)
-    if op not in ("new", "apply", "get", *(subject.features & {READ_SINCE})):
-        raise ProtocolError(f"unknown op {op!r}")
-    instance = _text(request, "instance")
     if op == "new":
-        subject.new(instance)
+        subject.new(string_field(request, "instance"))
         return OK
-    if op == "apply":
-        if "event" not in request:
-            raise ProtocolError("apply needs 'event'")
-        return result_response(subject.apply(instance, request["event"]))
-    message_id = _text(request, "id")
-    if op == "get":
-        return result_response(subject.get(instance, message_id))
-    return result_response(subject.read_since(instance, message_id, _offset(request)))
+    step = OPS.get(op) if isinstance(op, str) else None
+    if step is None or (step.feature is not None and step.feature not in subject.features):
+        raise ProtocolError(f"unknown op {op!r}")
+    return result_response(subject.perform(step.from_request(request)))
 
 
 def respond(subject: PythonSubject, line: bytes) -> Message:

@@ -23,25 +23,15 @@ import time
 from collections import deque
 from typing import IO, TYPE_CHECKING
 
-from .protocol import (
-    ProtocolError,
-    apply_request,
-    decode,
-    encode,
-    get_request,
-    hello_request,
-    new_request,
-    parse_hello,
-    parse_result,
-    read_since_request,
-)
-from .runner import show
-from .subjects import SubjectFault, TargetError
+from ..errors import ProtocolError, SubjectFault, TargetError
+from ._display import show
+from ._protocol import decode, encode, hello_request, new_request, parse_hello, parse_result
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from .protocol import Message
+    from ._protocol import Message
+    from .steps import Step
 
 __all__ = ["DEFAULT_TIMEOUT", "START_TIMEOUT", "CommandSubject", "split_command"]
 
@@ -255,14 +245,8 @@ class CommandSubject:
     def new(self, instance: str) -> None:
         self._call(new_request(instance))
 
-    def apply(self, instance: str, event: object) -> str | None:
-        return self._call(apply_request(instance, event))
-
-    def get(self, instance: str, message_id: str) -> str | None:
-        return self._call(get_request(instance, message_id))
-
-    def read_since(self, instance: str, message_id: str, offset: int) -> str | None:
-        return self._call(read_since_request(instance, message_id, offset))
+    def perform(self, step: Step) -> str | None:
+        return self._call(step.request())
 
     def close(self) -> None:
         if self._process is not None:

@@ -13,8 +13,7 @@ import re
 import xml.etree.ElementTree as ET
 from typing import TYPE_CHECKING, Any
 
-from .. import __version__
-from .protocol import PROTOCOL_VERSION
+from .._versions import PROTOCOL_VERSION, __version__
 from .results import FAILING, OUTCOMES, summarize
 
 if TYPE_CHECKING:

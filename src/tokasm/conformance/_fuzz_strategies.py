@@ -18,19 +18,19 @@ from typing import TYPE_CHECKING, TypeAlias, TypeVar
 
 from hypothesis import strategies as st
 
+from .steps import Apply, Get, ReadSince
+
 if TYPE_CHECKING:
     from collections.abc import Callable
+
+    from .steps import Step
 
 _T = TypeVar("_T")
 
 __all__ = [
     "INSTANCE_NAMES",
     "TRICKY_IDS",
-    "ApplyOp",
-    "GetOp",
-    "Op",
     "Program",
-    "ReadSinceOp",
     "deltas",
     "message_ids",
     "programs",
@@ -134,71 +134,43 @@ def deltas() -> st.SearchStrategy[str]:
 
 
 @dataclass(frozen=True)
-class ApplyOp:
-    """``apply(event)`` on one instance."""
-
-    instance: str
-    event: dict[str, object]
-
-
-@dataclass(frozen=True)
-class GetOp:
-    """``get(message_id)`` on one instance; the id may never have been seen."""
-
-    instance: str
-    message_id: str
-
-
-@dataclass(frozen=True)
-class ReadSinceOp:
-    """``read_since`` with an offset counted from the start or back from the current end."""
-
-    instance: str
-    message_id: str
-    offset: int
-    from_end: bool
-
-
-Op: TypeAlias = "ApplyOp | GetOp | ReadSinceOp"
-
-
-@dataclass(frozen=True)
 class Program:
-    """Operations on fresh instances, in order; ``instances`` lists every name used."""
+    """Steps with no expectations yet, on fresh instances, in order; ``instances`` lists
+    every name used."""
 
     instances: tuple[str, ...]
-    ops: tuple[Op, ...]
+    steps: tuple[Step, ...]
 
 
 #: An operation waiting for its message id, and which id: an index into the
 #: program's id pool (so ids collide, messages interleave and get finalized
 #: twice) or an id of its own, which may name no message at all.
-_Pending: TypeAlias = "tuple[Callable[[str], Op], int | str]"
+_Pending: TypeAlias = "tuple[Callable[[str], Step], int | str]"
 
 
 def _apply(
     instance: str, delta: str | None, final: bool | None, extra: dict[str, object]
-) -> Callable[[str], Op]:
+) -> Callable[[str], Step]:
     """A well-formed event (EVT-WELLFORMED) with ``delta`` and ``final`` present or absent."""
 
-    def make(message_id: str) -> Op:
+    def make(message_id: str) -> Step:
         event: dict[str, object] = {"id": message_id}
         if delta is not None:
             event["delta"] = delta
         if final is not None:
             event["final"] = final
-        return ApplyOp(instance, {**event, **extra})
+        return Apply(instance, None, {**event, **extra})
 
     return make
 
 
-def _get(instance: str) -> Callable[[str], Op]:
-    return functools.partial(GetOp, instance)
+def _get(instance: str) -> Callable[[str], Step]:
+    return functools.partial(Get, instance, None)
 
 
-def _read_since(instance: str, offset: int, from_end: bool) -> Callable[[str], Op]:
-    def make(message_id: str) -> Op:
-        return ReadSinceOp(instance, message_id, offset, from_end)
+def _read_since(instance: str, offset: int, from_end: bool) -> Callable[[str], Step]:
+    def make(message_id: str) -> Step:
+        return ReadSince(instance, None, message_id, offset, from_end)
 
     return make
 
@@ -234,11 +206,11 @@ def programs(
     @st.composite
     def build(draw: st.DrawFn) -> Program:
         pool = draw(pools)
-        ops = tuple(
+        steps = tuple(
             make(pool[pick % len(pool)] if isinstance(pick, int) else pick)
             for make, pick in draw(pendings)
         )
-        used = {op.instance for op in ops}
-        return Program(tuple(n for n in names if n in used), ops)
+        used = {step.instance for step in steps}
+        return Program(tuple(n for n in names if n in used), steps)
 
     return build()

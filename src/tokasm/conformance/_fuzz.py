@@ -22,17 +22,19 @@ from hypothesis import HealthCheck, Phase, Verbosity, given, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis.errors import Flaky
 
+from ._fuzz_cases import case_document, dump_case_file
+from ._fuzz_strategies import Program, programs
 from .corpus import load_file, parse_case
-from .fuzz_cases import case_document, dump_case_file
-from .fuzz_strategies import ApplyOp, Program, programs
 from .runner import run_case
-from .subjects import READ_SINCE
+from .steps import READ_SINCE, Apply
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator
 
-    from .fuzz_strategies import Op
+    from hypothesis.strategies import SearchStrategy
+
     from .results import CaseResult
+    from .steps import Step
     from .subjects import Subject
 
 __all__ = [
@@ -127,43 +129,37 @@ def _reproduces(subject: Subject, yaml_text: str) -> bool:
     return run_case(subject, case).outcome != "passed"
 
 
-def _with_ops(program: Program, ops: tuple[Op, ...]) -> Program:
-    used = {op.instance for op in ops}
-    return Program(tuple(name for name in program.instances if name in used), ops)
+def _with_steps(program: Program, steps: tuple[Step, ...]) -> Program:
+    used = {step.instance for step in steps}
+    return Program(tuple(name for name in program.instances if name in used), steps)
 
 
-def _message_id(op: Op) -> str:
-    return str(op.event["id"]) if isinstance(op, ApplyOp) else op.message_id
-
-
-def _renamed(op: Op, old: str, new: str) -> Op:
-    if _message_id(op) != old:
-        return op
-    if isinstance(op, ApplyOp):
-        return ApplyOp(op.instance, {**op.event, "id": new})
-    return dataclasses.replace(op, message_id=new)
+def _renamed(step: Step, old: str, new: str) -> Step:
+    return step.with_message_id(new) if step.message_id == old else step
 
 
 def _simpler(program: Program) -> Iterator[Program]:
-    """Programs one edit simpler: an operation removed, an event key dropped, a delta
+    """Programs one edit simpler: a step removed, an event key dropped, a delta
     halved, or an id renamed to the plain ``m`` (if no other message is called that)."""
-    ops = program.ops
-    if len(ops) > 1:
-        for index in reversed(range(len(ops))):
-            yield _with_ops(program, ops[:index] + ops[index + 1 :])
-    for index, op in enumerate(ops):
-        if not isinstance(op, ApplyOp):
+    steps = program.steps
+    if len(steps) > 1:
+        for index in reversed(range(len(steps))):
+            yield _with_steps(program, steps[:index] + steps[index + 1 :])
+    for index, step in enumerate(steps):
+        if not (isinstance(step, Apply) and isinstance(step.event, dict)):
             continue
-        edits = [{k: v for k, v in op.event.items() if k != key} for key in op.event if key != "id"]
-        delta = op.event.get("delta")
+        event = step.event
+        edits = [{k: v for k, v in event.items() if k != key} for key in event if key != "id"]
+        delta = event.get("delta")
         if isinstance(delta, str) and len(delta) > 1:
-            edits.append({**op.event, "delta": delta[: len(delta) // 2]})
-        for event in edits:
-            yield _with_ops(program, (*ops[:index], ApplyOp(op.instance, event), *ops[index + 1 :]))
-    ids = dict.fromkeys(_message_id(op) for op in ops)
+            edits.append({**event, "delta": delta[: len(delta) // 2]})
+        for edit in edits:
+            simpler = dataclasses.replace(step, event=edit)
+            yield _with_steps(program, (*steps[:index], simpler, *steps[index + 1 :]))
+    ids = dict.fromkeys(str(step.message_id) for step in steps)
     if _PLAIN_ID not in ids:
         for old in ids:
-            yield _with_ops(program, tuple(_renamed(op, old, _PLAIN_ID) for op in ops))
+            yield _with_steps(program, tuple(_renamed(step, old, _PLAIN_ID) for step in steps))
 
 
 def _simplify(
@@ -180,6 +176,72 @@ def _simplify(
                 found, improved = (candidate, result), True
                 break
     return found
+
+
+class _Search:
+    """One fuzz run's state: the examples tried, the failures seen and the time left."""
+
+    def __init__(self, subject: Subject, description: str, deadline: float) -> None:
+        self.subject = subject
+        self.description = description
+        self.deadline = deadline
+        self.failures: list[tuple[Program, CaseResult]] = []
+        self.searched = 0
+
+    def run(self, program: Program) -> CaseResult:
+        """Run ``program`` as the one-case corpus document it prints as."""
+        document = case_document(program, self.description)
+        return run_case(self.subject, parse_case(document["cases"][0], _SOURCE))
+
+    def check(self, program: Program, shrink_budget: float) -> None:
+        """Hypothesis's test: raise on a disagreement (so it shrinks) or when time is up."""
+        if time.monotonic() > self.deadline:
+            raise _OutOfTime
+        if not self.failures:
+            self.searched += 1
+        result = self.run(program)
+        if result.outcome == "passed":
+            return
+        if not self.failures:
+            self.deadline = time.monotonic() + shrink_budget
+        self.failures.append((program, result))
+        raise _Disagreement(result.message)
+
+    def explore(
+        self, strategy: SearchStrategy[Program], examples: int, seed: int, shrink_budget: float
+    ) -> bool:
+        """Let Hypothesis generate and shrink; True if the time budget ended it."""
+
+        def test(program: Program) -> None:
+            self.check(program, shrink_budget)
+
+        hypothesis_test = settings(
+            max_examples=examples,
+            derandomize=False,
+            database=None,
+            deadline=None,
+            phases=(Phase.generate, Phase.shrink),
+            report_multiple_bugs=False,
+            suppress_health_check=list(HealthCheck),
+            verbosity=Verbosity.quiet,
+            print_blob=False,
+        )(given(strategy)(test))
+        try:
+            hypothesis_seed(seed)(hypothesis_test)()
+        except _OutOfTime:
+            return True
+        except (_Disagreement, Flaky):
+            pass  # the last failure recorded is the shrunk one (or, if flaky, the smallest seen)
+        return False
+
+    def counterexample(self, shrink_budget: float) -> Counterexample | None:
+        """The last failure, simplified further and proven to reproduce from its YAML."""
+        if not self.failures:
+            return None
+        program, result = _simplify(self.failures[-1], self.run, time.monotonic() + shrink_budget)
+        document = case_document(program, self.description)
+        reproduced = _reproduces(self.subject, dump_case_file(document))
+        return Counterexample(document, result, reproduced)
 
 
 def fuzz(
@@ -202,56 +264,13 @@ def fuzz(
     strategy = programs(instances=instances, read_since=READ_SINCE in subject.features)
     description = f"Counterexample from tokasm fuzz against {subject.name} (seed {chosen_seed})"
     started = time.monotonic()
-    deadline = float("inf") if budget is None else started + budget
-    failures: list[tuple[Program, CaseResult]] = []
-    searched = 0
-
-    def run(program: Program) -> CaseResult:
-        document = case_document(program, description)
-        return run_case(subject, parse_case(document["cases"][0], _SOURCE))
-
-    def check(program: Program) -> None:
-        nonlocal searched, deadline
-        if time.monotonic() > deadline:
-            raise _OutOfTime
-        if not failures:
-            searched += 1
-        result = run(program)
-        if result.outcome == "passed":
-            return
-        if not failures:
-            deadline = time.monotonic() + shrink_budget
-        failures.append((program, result))
-        raise _Disagreement(result.message)
-
-    test = settings(
-        max_examples=examples,
-        derandomize=False,
-        database=None,
-        deadline=None,
-        phases=(Phase.generate, Phase.shrink),
-        report_multiple_bugs=False,
-        suppress_health_check=list(HealthCheck),
-        verbosity=Verbosity.quiet,
-        print_blob=False,
-    )(given(strategy)(check))
-    out_of_time = False
-    try:
-        hypothesis_seed(chosen_seed)(test)()
-    except _OutOfTime:
-        out_of_time = True
-    except (_Disagreement, Flaky):
-        pass  # the last failure recorded is the shrunk one (or, if flaky, the smallest seen)
-    counterexample = None
-    if failures:
-        program, result = _simplify(failures[-1], run, time.monotonic() + shrink_budget)
-        document = case_document(program, description)
-        reproduced = _reproduces(subject, dump_case_file(document))
-        counterexample = Counterexample(document, result, reproduced)
+    search = _Search(subject, description, float("inf") if budget is None else started + budget)
+    out_of_time = search.explore(strategy, examples, chosen_seed, shrink_budget)
+    counterexample = search.counterexample(shrink_budget)
     return FuzzReport(
         subject.name,
         chosen_seed,
-        searched,
+        search.searched,
         time.monotonic() - started,
         out_of_time,
         counterexample,

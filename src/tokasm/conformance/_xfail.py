@@ -14,6 +14,8 @@ import fnmatch
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from ..errors import XfailError
+
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
     from pathlib import Path
@@ -33,10 +35,6 @@ __all__ = [
 
 #: Outcomes a listed case may have today without the list being wrong.
 _STILL_FAILING = frozenset({"failed", "errored", "xfailed"})
-
-
-class XfailError(Exception):
-    """The expected-failure file cannot be read (a usage error, exit code 2)."""
 
 
 @dataclass(frozen=True)

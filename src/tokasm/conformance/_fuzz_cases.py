@@ -9,6 +9,7 @@ schema's compact ``repeat``/``concat`` form.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import unicodedata
@@ -18,11 +19,12 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from .corpus import requirement_ids
-from .fuzz_strategies import ApplyOp, GetOp, ReadSinceOp
 from .model import ModelAssembler
+from .steps import Apply, Get, ReadSince, Returns
 
 if TYPE_CHECKING:
-    from .fuzz_strategies import Op, Program
+    from ._fuzz_strategies import Program
+    from .steps import Step
 
 __all__ = ["case_document", "compact_text", "dump_case_file"]
 
@@ -136,22 +138,23 @@ class _Trace:
         self.rules: set[str] = set()
         self.appended: dict[tuple[str, str], list[str]] = {}
 
-    def apply(self, op: ApplyOp) -> str | None:
-        model, event = self.models[op.instance], op.event
+    def apply(self, step: Apply) -> Step:
+        model, event = self.models[step.instance], step.event
+        assert isinstance(event, dict)  # the fuzzer sends well-formed events
         message_id = str(event["id"])
         final = event.get("final") is True
         delta = event.get("delta")
         if set(event) - {"id", "delta", "final"}:
             self.rules.add("EVT-EXTRA-KEYS")
-        if message_id in self.finalized[op.instance]:
+        if message_id in self.finalized[step.instance]:
             self.rules.add("AFTER-REFINAL" if final else "AFTER-NONFINAL")
             if delta is not None:
                 self.rules.add("AFTER-DELTA-IGNORED")
         else:
-            self._open(op.instance, message_id, event, model.get(message_id) is None)
+            self._open(step.instance, message_id, event, model.get(message_id) is None)
         if final:
-            self.finalized[op.instance].add(message_id)
-        return model.apply(op.event)  # type: ignore[arg-type]
+            self.finalized[step.instance].add(message_id)
+        return dataclasses.replace(step, expect=Returns(step.perform(model)))
 
     def _open(self, instance: str, message_id: str, event: dict[str, object], new: bool) -> None:
         final = event.get("final") is True
@@ -175,28 +178,32 @@ class _Trace:
             self.rules.add("APPEND-LONG")
         earlier.append(delta)
 
-    def get(self, op: GetOp) -> str | None:
-        text = self.models[op.instance].get(op.message_id)
+    def get(self, step: Get) -> Step:
+        text = step.perform(self.models[step.instance])
         self.rules.add("GET-UNKNOWN" if text is None else "GET-TEXT")
-        return text
+        return dataclasses.replace(step, expect=Returns(text))
 
-    def read_since(self, op: ReadSinceOp) -> tuple[int, str | None]:
-        model = self.models[op.instance]
-        text = model.get(op.message_id)
+    def read_since(self, step: ReadSince) -> Step:
+        """The step with an absolute offset (``from_end`` resolved) and the model's answer."""
+        model = self.models[step.instance]
+        text = model.get(step.id)
         length = 0 if text is None else len(text)
-        offset = max(0, length - op.offset) if op.from_end else op.offset
+        offset = max(0, length - step.offset) if step.from_end else step.offset
         if text is None:
             self.rules.add("INC-UNKNOWN")
         else:
             self.rules.add("INC-OFFSET-END" if offset >= length else "INC-READ-SINCE")
-        return offset, model.read_since(op.message_id, offset)
+        resolved = dataclasses.replace(step, offset=offset, from_end=False)
+        return dataclasses.replace(resolved, expect=Returns(resolved.perform(model)))
 
     def program_rules(self, program: Program) -> None:
         """Rules shown by the program as a whole rather than by one step."""
         if len(program.instances) > 1:
             self.rules.add("ASM-STATE")
         applied = {
-            (op.instance, str(op.event["id"])) for op in program.ops if isinstance(op, ApplyOp)
+            (step.instance, str(step.message_id))
+            for step in program.steps
+            if isinstance(step, Apply)
         }
         if len(applied) > len({instance for instance, _ in applied}):
             self.rules.add("INTERLEAVE")
@@ -216,21 +223,15 @@ def _spec_order() -> list[str]:
     return list(requirement_ids())
 
 
-def _step(trace: _Trace, op: Op, default_instance: str) -> dict[str, Any]:
-    step: dict[str, Any]
-    if isinstance(op, ApplyOp):
-        step = {"apply": dict(op.event)}
-        returned = trace.apply(op)
-    elif isinstance(op, GetOp):
-        step = {"get": op.message_id}
-        returned = trace.get(op)
-    else:
-        offset, returned = trace.read_since(op)
-        step = {"read_since": {"id": op.message_id, "offset": offset}}
-    if op.instance != default_instance:
-        step["on"] = op.instance
-    step["returns"] = returned
-    return step
+def _step(trace: _Trace, step: Step, default_instance: str) -> dict[str, Any]:
+    """The step in corpus form, with the model's answer as its ``returns``."""
+    resolved: Step = getattr(trace, step.op)(step)
+    document: dict[str, Any] = resolved.document()
+    if step.instance != default_instance:
+        document["on"] = step.instance
+    assert isinstance(resolved.expect, Returns)
+    document["returns"] = resolved.expect.value
+    return document
 
 
 def case_document(program: Program, description: str) -> dict[str, Any]:
@@ -242,9 +243,13 @@ def case_document(program: Program, description: str) -> dict[str, Any]:
     the steps, so the same counterexample always gets the same id.
     """
     trace = _Trace(program.instances)
-    applied = [(op.instance, str(op.event["id"])) for op in program.ops if isinstance(op, ApplyOp)]
-    final_reads = [GetOp(instance, message_id) for instance, message_id in dict.fromkeys(applied)]
-    steps = [_step(trace, op, program.instances[0]) for op in (*program.ops, *final_reads)]
+    applied = [
+        (step.instance, str(step.message_id)) for step in program.steps if isinstance(step, Apply)
+    ]
+    final_reads = [
+        Get(instance, None, message_id) for instance, message_id in dict.fromkeys(applied)
+    ]
+    steps = [_step(trace, step, program.instances[0]) for step in (*program.steps, *final_reads)]
     trace.program_rules(program)
     order = _spec_order()
     digest = hashlib.sha1(json.dumps(steps, sort_keys=True).encode()).hexdigest()[:10]
@@ -253,7 +258,7 @@ def case_document(program: Program, description: str) -> dict[str, Any]:
         "description": "A shrunk counterexample found by tokasm fuzz",
         "requirements": sorted(trace.rules, key=order.index),
     }
-    if any(isinstance(op, ReadSinceOp) for op in program.ops):
+    if any(isinstance(step, ReadSince) for step in program.steps):
         case["profile"] = "incremental"
     if len(program.instances) > 1:
         case["instances"] = list(program.instances)

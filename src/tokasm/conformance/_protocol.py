@@ -10,7 +10,9 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from .subjects import READ_SINCE, ImplementationError
+from .._versions import PROTOCOL_VERSION
+from ..errors import ImplementationError, ProtocolError
+from .steps import OPS
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
@@ -21,35 +23,25 @@ __all__ = [
     "PROTOCOL_VERSION",
     "Message",
     "ProtocolError",
-    "apply_request",
     "decode",
     "encode",
     "error_response",
-    "get_request",
     "hello_request",
     "hello_response",
     "is_current_version",
     "new_request",
     "parse_hello",
     "parse_result",
-    "read_since_request",
     "result_response",
 ]
 
-#: The protocol version this kit speaks; ``hello`` must agree on it.
-PROTOCOL_VERSION = 1
-
 #: Features a testee may declare in its hello; each enables one optional op.
-KNOWN_FEATURES: frozenset[str] = frozenset({READ_SINCE})
+KNOWN_FEATURES: frozenset[str] = frozenset(step.feature for step in OPS.values() if step.feature)
 
 Message: TypeAlias = "dict[str, Any]"
 
 #: The response to ``new``.
 OK: Message = {"ok": True}
-
-
-class ProtocolError(Exception):
-    """A line that is not a valid message of protocol version 1."""
 
 
 def encode(message: Mapping[str, object]) -> bytes:
@@ -79,18 +71,6 @@ def hello_request() -> Message:
 
 def new_request(instance: str) -> Message:
     return {"op": "new", "instance": instance}
-
-
-def apply_request(instance: str, event: object) -> Message:
-    return {"op": "apply", "instance": instance, "event": event}
-
-
-def get_request(instance: str, message_id: str) -> Message:
-    return {"op": "get", "instance": instance, "id": message_id}
-
-
-def read_since_request(instance: str, message_id: str, offset: int) -> Message:
-    return {"op": "read_since", "instance": instance, "id": message_id, "offset": offset}
 
 
 def hello_response(name: str, features: Iterable[str]) -> Message:

@@ -1,0 +1,79 @@
+"""Every error tokasm raises on purpose, in one hierarchy, and the exit code each one means.
+
+- ``UsageError`` (exit 2): the run cannot start as asked: a bad option, a
+  target that does not load or start, a malformed corpus or xfail file, a
+  report path that cannot be written.
+- ``TargetFault``: the thing under test misbehaved. It never decides the exit
+  status by itself: the runner turns it into an errored or failed case.
+- ``ProtocolError``: a line that is not a valid protocol message.
+
+``tokasm.cli`` maps these to exit codes in one place for every subcommand.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "EXIT_FAILED",
+    "EXIT_OK",
+    "EXIT_USAGE",
+    "CorpusError",
+    "ImplementationError",
+    "ProtocolError",
+    "ReportError",
+    "SubjectFault",
+    "TargetError",
+    "TargetFault",
+    "TokasmError",
+    "UsageError",
+    "XfailError",
+]
+
+#: Exit codes shared by every subcommand; each subcommand's help says what 1 means for it.
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+
+
+class TokasmError(Exception):
+    """Base of every error tokasm raises on purpose."""
+
+
+class UsageError(TokasmError):
+    """The run cannot start as asked (exit 2); the message names the option, file or target."""
+
+
+class TargetError(UsageError):
+    """A target cannot be loaded or started; the message names it."""
+
+
+class CorpusError(UsageError):
+    """A corpus file is unreadable or malformed; the message names file and case."""
+
+
+class XfailError(UsageError):
+    """An expected-failure file is unreadable or malformed; the message names file and line."""
+
+
+class ReportError(UsageError):
+    """A report cannot be written where it was asked for; the message names the path."""
+
+
+class TargetFault(TokasmError):
+    """The target misbehaved while a case ran: that case errors or fails, the run goes on."""
+
+
+class SubjectFault(TargetFault):
+    """The testee itself failed (hang, crash, garbage): the case errors, the run goes on."""
+
+
+class ImplementationError(TargetFault):
+    """The implementation raised (or answered ``ok: false``) for one request."""
+
+    def __init__(self, kind: str | None, message: str) -> None:
+        super().__init__(f"{kind}: {message}" if kind else message)
+        self.kind = kind
+        self.message = message
+
+
+class ProtocolError(TokasmError):
+    """A line that is not a valid message of the protocol (spec/PROTOCOL.md)."""
