@@ -8,9 +8,9 @@ from its own measurements, erring high: ``_fit.predict_seconds``), and the
 step is skipped, with its reason, if it would take longer than the budget per
 run or than the time left of ``max_time``. So a quadratic implementation stops
 early, and no implementation can stretch the sweep by more than about one
-run past ``max_time``. When the smallest size asked for is large, unreported
-*probe* sizes below it are measured first, so that even its first run is
-predicted.
+run past ``max_time``. Unreported *probe* sizes below the smallest size asked
+for, and inside wide gaps, keep every prediction within a 4x step, so even the
+first run at a large size is predicted.
 """
 
 from __future__ import annotations
@@ -62,9 +62,10 @@ MAX_TIME = "max-time"
 #: The first traced run of a series is guessed at this many untimed runs
 #: (tracemalloc costs per allocation); later ones are extrapolated from it.
 TRACE_FACTOR = 5.0
-#: Probe sizes go down from the smallest size asked for, this factor apart ...
+#: Probe sizes keep measured sizes at most this factor apart (the margin of
+#: ``_fit.predict_seconds`` holds up to 10x) ...
 PROBE_STEP = 4
-#: ... to no fewer deltas than this (a run of a quadratic class is cheap there).
+#: ... down to no fewer deltas than this (a run of a quadratic class is cheap there).
 PROBE_FLOOR = 1_000
 
 
@@ -220,13 +221,19 @@ def over_max_time(results: Sequence[Series]) -> list[Skip]:
 
 
 def probe_sizes(sizes: Sequence[int]) -> tuple[int, ...]:
-    """Unreported sizes below the smallest asked for, ``PROBE_STEP`` apart, ascending."""
-    probes: list[int] = []
-    size = min(sizes) // PROBE_STEP
-    while size >= PROBE_FLOOR:
-        probes.append(size)
-        size //= PROBE_STEP
-    return tuple(reversed(probes))
+    """Unreported sizes that leave no step of more than ``PROBE_STEP`` unpredicted.
+
+    Below the smallest size asked for and inside any wider gap between two
+    sizes asked for, down to ``PROBE_FLOOR``. Ascending.
+    """
+    probes: set[int] = set()
+    ordered = sorted(set(sizes))
+    for below, size in zip([0, *ordered[:-1]], ordered, strict=True):
+        probe = size // PROBE_STEP
+        while probe > below and probe >= PROBE_FLOOR:
+            probes.add(probe)
+            probe //= PROBE_STEP
+    return tuple(sorted(probes))
 
 
 @dataclass
@@ -413,7 +420,8 @@ def run_sweep(
 ) -> list[Series]:
     """Every scenario on every contender that supports it, sizes ascending.
 
-    Probe sizes first (``probe_sizes``), then the sizes asked for. Within a
+    Probe sizes (``probe_sizes``) are measured in their place among the sizes
+    asked for, but not reported. Within a
     size, the rounds revisit every scenario and contender in turn, so a slow
     spell of a shared machine lands on one round of many cells, and the
     minimum discards it; only one size's assemblers are alive at a time.
@@ -430,8 +438,7 @@ def run_sweep(
         for scenario in scenarios
     ]
     sweep = _Sweep(settings, progress)
-    for size in probe_sizes(settings.sizes):
-        _layer(sweep, grid, size, reported=False)
-    for size in sorted(settings.sizes):
-        _layer(sweep, grid, size, reported=True)
+    probes = probe_sizes(settings.sizes)
+    for size in sorted({*probes, *settings.sizes}):
+        _layer(sweep, grid, size, reported=size not in probes)
     return [series for _, row in grid for series in row]

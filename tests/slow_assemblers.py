@@ -1,0 +1,28 @@
+"""Correct but deliberately quadratic assemblers: what ``tokasm bench`` must stay bounded on.
+
+A user's class that rebuilds its text on every delta conforms to the spec and
+still costs O(n) per event, O(n^2) per stream: a sweep that does not predict
+its cost runs for hours at 1M deltas. ``tests/test_bench_cli.py`` copies this
+file into a project folder and benchmarks these classes through the CLI.
+
+Only the standard library and tokasm are imported, so the file can be copied
+anywhere.
+"""
+
+from __future__ import annotations
+
+from tokasm.implementations import ListJoinAssembler
+
+__all__ = ["RebuildsTextEachDelta"]
+
+
+class RebuildsTextEachDelta(ListJoinAssembler):
+    """list-join, but the whole text is joined again after every delta and kept."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.latest: dict[str, str | None] = {}
+
+    def _append(self, message_id: str, delta: str | None) -> None:
+        super()._append(message_id, delta)
+        self.latest[message_id] = self._text(message_id)
