@@ -291,6 +291,10 @@ class _Sweep:
             )
 
 
+def _failure(error: Exception) -> str:
+    return f"{type(error).__name__}: {error}"
+
+
 def _guarded(series: Series, action: Action) -> Action:
     """``action``, but an exception is recorded on the series instead of ending the sweep."""
 
@@ -299,10 +303,37 @@ def _guarded(series: Series, action: Action) -> Action:
             try:
                 return action()
             except Exception as error:
-                series.error = f"{type(error).__name__}: {error}"
+                series.error = _failure(error)
         return []
 
     return run
+
+
+def _fits(sweep: _Sweep, series: Series, size: int, repeats: int, reported: bool) -> bool:
+    """Whether ``series`` may be timed at ``size``; if not, the skip is recorded and logged."""
+    skip = sweep.refusal(series, TIME, size, repeats)
+    if skip and reported:  # a skipped probe shows in the prediction of the sizes above it
+        series.skips.append(skip)
+        sweep.finished(series, size, f"skipped, {skip.reason}")
+    return skip is None
+
+
+def _time_once(series: Series, workload: Workload, batch: float, reported: bool) -> _Cell | None:
+    """Set up ``series`` on ``workload`` and time one run: its point (or probe) and action."""
+    start = time.perf_counter()
+    try:
+        action = _guarded(series, series.scenario.prepare(series.contender.factory, workload))
+    except Exception as error:
+        series.error = _failure(error)
+        return None
+    setup = time.perf_counter() - start
+    seconds = time_action(action, batch)
+    if series.error:
+        return None
+    size = workload.size
+    point = Point(size, seconds, series.scenario.operations(size), setup_seconds=setup)
+    (series.points if reported else series.probes).append(point)
+    return _Cell(series, workload, action, point)
 
 
 def _first_round(
@@ -310,33 +341,18 @@ def _first_round(
 ) -> list[_Cell]:
     """Set up and time once every series that fits at ``size``; the cells to go on with."""
     repeats = sweep.settings.repeats if reported else 1
-    workload: Workload | None = None
+    workload: Workload | None = None  # built for the first series that fits
     cells: list[_Cell] = []
     for scenario, row in grid:
         sweep.starting(f"{scenario.name}: {format_size(size)} deltas, round 1 of {repeats}")
         for series in row:
-            if series.error:
-                continue
-            skip = sweep.refusal(series, TIME, size, repeats)
-            if skip:
-                if reported:  # a skipped probe shows in the prediction of the sizes above it
-                    series.skips.append(skip)
-                    sweep.finished(series, size, f"skipped, {skip.reason}")
+            if series.error or not _fits(sweep, series, size, repeats, reported):
                 continue
             if workload is None:
                 workload = make_workload(size)
-            start = time.perf_counter()
-            try:
-                action = _guarded(series, scenario.prepare(series.contender.factory, workload))
-            except Exception as error:
-                series.error = f"{type(error).__name__}: {error}"
-                continue
-            setup = time.perf_counter() - start
-            seconds = time_action(action, sweep.settings.batch)
-            if series.error is None:
-                point = Point(size, seconds, scenario.operations(size), setup_seconds=setup)
-                (series.points if reported else series.probes).append(point)
-                cells.append(_Cell(series, workload, action, point))
+            cell = _time_once(series, workload, sweep.settings.batch, reported)
+            if cell:
+                cells.append(cell)
     return cells
 
 
@@ -376,7 +392,7 @@ def _trace_memory(sweep: _Sweep, cells: Sequence[_Cell], size: int, reported: bo
                 series.scenario, series.contender.factory, cell.workload
             )
         except Exception as error:
-            series.error = f"{type(error).__name__}: {error}"
+            series.error = _failure(error)
 
 
 def _log_cells(sweep: _Sweep, cells: Sequence[_Cell], size: int, reported: bool) -> None:
