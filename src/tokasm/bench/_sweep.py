@@ -1,16 +1,17 @@
 """Run scenarios x implementations over a sweep of sizes, bounded per run and in total.
 
-The sweep climbs the sizes in layers. At each size every scenario on every
-implementation is set up and timed once, then timed again in interleaved
-rounds (min of N), then traced once for memory. Before each step the cost is
-predicted from the same series at smaller sizes (set-up included, each phase
-from its own measurements, erring high: ``_fit.predict_seconds``), and the
-step is skipped, with its reason, if it would take longer than the budget per
-run or than the time left of ``max_time``. So a quadratic implementation stops
-early, and no implementation can stretch the sweep by more than about one
-run past ``max_time``. Unreported *probe* sizes below the smallest size asked
-for, and inside wide gaps, keep every prediction within a 4x step, so even the
-first run at a large size is predicted.
+First the sweep climbs the sizes: at each size every scenario on every
+implementation is set up, timed once and traced once for memory. Then it
+times every cell again in interleaved rounds (min of N), one scenario at a
+time. Before each step the cost is predicted from the same series at smaller
+sizes (set-up included, each phase from its own measurements, erring high:
+``_fit.predict_seconds``), and the step is skipped, with its reason, if it
+would take longer than the budget per run or than the time left of
+``max_time``. So a quadratic implementation stops early, and no implementation
+can stretch the sweep by more than about one run past ``max_time``.
+Unreported *probe* sizes below the smallest size asked for, and inside wide
+gaps, keep every prediction within a 4x step, so even the first run at a
+large size is predicted.
 """
 
 from __future__ import annotations
@@ -59,8 +60,8 @@ MEMORY = "memory"
 BUDGET = "budget"
 MAX_TIME = "max-time"
 
-#: The first traced run of a series is guessed at this many untimed runs
-#: (tracemalloc costs per allocation); later ones are extrapolated from it.
+#: The first traced run of a series is guessed at this many untraced runs
+#: (tracemalloc costs per allocation); later ones use the slowdown measured.
 TRACE_FACTOR = 5.0
 #: Probe sizes keep measured sizes at most this factor apart (the margin of
 #: ``_fit.predict_seconds`` holds up to 10x) ...
@@ -160,16 +161,21 @@ class Series:
         return "-" if exponent is None or math.isnan(exponent) else verdict(exponent)
 
     def predicted(self, phase: str, size: int) -> float:
-        """Seconds one run of ``phase`` is predicted to take at ``size`` (0.0 if unknown)."""
+        """Seconds one run of ``phase`` is predicted to take at ``size`` (0.0 if unknown).
+
+        A timed run is extrapolated from the smaller sizes. A traced run follows
+        the timed run at its size: that run's cost times the slowdown tracemalloc
+        caused at the last size traced (``TRACE_FACTOR`` before any), which fixed
+        overheads only inflate at small sizes.
+        """
         measured = [*self.probes, *self.points]
-        if phase == TIME:
-            pairs = [(p.size, p.cost) for p in measured if p.size < size]
-        else:
-            pairs = [(p.size, p.memory.seconds) for p in measured if p.memory is not None]
-            if not pairs:
-                untraced = [p.cost for p in measured if p.size == size]
-                return TRACE_FACTOR * (untraced[0] if untraced else self.predicted(TIME, size))
-        return predict_seconds([s for s, _ in pairs], [t for _, t in pairs], size)
+        if phase == MEMORY:
+            slowdowns = [p.memory.seconds / p.cost for p in measured if p.memory and p.cost > 0]
+            slowdown = max(1.0, slowdowns[-1]) if slowdowns else TRACE_FACTOR
+            timed = [p.cost for p in measured if p.size == size]
+            return slowdown * (timed[0] if timed else self.predicted(TIME, size))
+        earlier = [p for p in measured if p.size < size]
+        return predict_seconds([p.size for p in earlier], [p.cost for p in earlier], size)
 
 
 @dataclass(frozen=True)
@@ -201,7 +207,7 @@ FULL = SweepSettings(
 #: ``tokasm bench --quick``: under a minute whatever the implementations.
 #: Small sizes show a copy-bound quadratic cost only in part; the full sweep shows it.
 QUICK = SweepSettings(
-    sizes=(1_000, 4_000, 16_000), repeats=3, budget=0.1, batch=0.01, max_time=60.0
+    sizes=(1_000, 4_000, 16_000), repeats=3, budget=0.5, batch=0.01, max_time=60.0
 )
 #: The CI smoke run of ``benchmarks/``: tiny sizes, once, so the suite cannot rot.
 SMOKE = SweepSettings(sizes=(50, 200), repeats=1, budget=1.0, batch=0.0)
@@ -238,7 +244,7 @@ def probe_sizes(sizes: Sequence[int]) -> tuple[int, ...]:
 
 @dataclass
 class _Cell:
-    """A series being measured at one size: the action to time again, its point."""
+    """A series timed once at one size in the climb: its workload, action and point."""
 
     series: Series
     workload: Workload
@@ -282,13 +288,13 @@ class _Sweep:
         if self.progress:
             self.progress.starting(step)
 
-    def finished(self, series: Series, size: int, outcome: str) -> None:
+    def log(self, line: str) -> None:
         if self.progress:
-            elapsed = time.perf_counter() - self.started
-            self.progress.finished(
-                f"{series.scenario.name} {series.contender.name} {format_size(size)}: "
-                f"{outcome} [{elapsed:.0f} s]"
-            )
+            self.progress.finished(f"{line} [{time.perf_counter() - self.started:.0f} s]")
+
+    def finished(self, series: Series, size: int, outcome: str) -> None:
+        name = f"{series.scenario.name} {series.contender.name} {format_size(size)}"
+        self.log(f"{name}: {outcome}")
 
 
 def _failure(error: Exception) -> str:
@@ -356,21 +362,51 @@ def _first_round(
     return cells
 
 
-def _more_rounds(sweep: _Sweep, cells: Sequence[_Cell], size: int) -> None:
-    """Rounds 2..N over the cells in turn, keeping each one's minimum, while time is left."""
-    batch = sweep.settings.batch
-    for round_number in range(2, sweep.settings.repeats + 1):
-        sweep.starting(
-            f"{format_size(size)} deltas, round {round_number} of {sweep.settings.repeats}"
-        )
-        gc.collect()
-        for cell in cells:
-            if cell.series.error or sweep.left() < max(batch, cell.point.seconds):
+def _prepare_rounds(
+    sweep: _Sweep, row: Sequence[Series], sizes: Sequence[int]
+) -> list[tuple[Series, Point, Action]]:
+    """Set every measured point of one scenario up again, while its rounds fit the time left."""
+    rounds = sweep.settings.repeats - 1
+    cells: list[tuple[Series, Point, Action]] = []
+    for size in sizes:
+        for series in row:
+            point = next((p for p in series.points if p.size == size), None)
+            if point is None or series.error:
                 continue
-            seconds = time_action(cell.action, batch)
-            if cell.series.error is None:
-                cell.point.seconds = min(cell.point.seconds, seconds)
-                cell.point.runs += 1
+            if (
+                point.setup_seconds + rounds * max(sweep.settings.batch, point.seconds)
+                > sweep.left()
+            ):
+                continue
+            try:
+                prepared = series.scenario.prepare(series.contender.factory, make_workload(size))
+            except Exception as error:
+                series.error = _failure(error)
+                continue
+            cells.append((series, point, _guarded(series, prepared)))
+    return cells
+
+
+def _rounds(sweep: _Sweep, scenario: Scenario, row: Sequence[Series]) -> None:
+    """Rounds 2..N of one scenario over every size and implementation in turn.
+
+    A slow spell of a shared machine then lands on one round of every size,
+    and the minimum discards it (timing each size's rounds back to back would
+    let one spell inflate a whole size, and bend the fit).
+    """
+    batch, repeats = sweep.settings.batch, sweep.settings.repeats
+    cells = _prepare_rounds(sweep, row, sorted(sweep.settings.sizes))
+    for round_number in range(2, repeats + 1):
+        sweep.starting(f"{scenario.name}: all sizes, round {round_number} of {repeats}")
+        gc.collect()
+        for series, point, action in cells:
+            if series.error or sweep.left() < max(batch, point.seconds):
+                continue
+            seconds = time_action(action, batch)
+            if series.error is None:
+                point.seconds = min(point.seconds, seconds)
+                point.runs += 1
+    sweep.log(f"{scenario.name}: rounds 2 to {repeats} over {len(cells)} cells done")
 
 
 def _trace_memory(sweep: _Sweep, cells: Sequence[_Cell], size: int, reported: bool) -> None:
@@ -404,10 +440,7 @@ def _log_cells(sweep: _Sweep, cells: Sequence[_Cell], size: int, reported: bool)
         elif not reported:
             outcome = f"probe, {format_seconds(point.cost)} per run with its set-up"
         else:
-            outcome = (
-                f"{format_seconds(point.per_operation)} per {series.scenario.unit}, "
-                f"min of {point.runs}"
-            )
+            outcome = f"{format_seconds(point.per_operation)} per {series.scenario.unit}"
             if point.memory is not None:
                 outcome += f", peak mem {point.memory.ratio:.1f}x"
             memory_skip = [s for s in series.skips if s.size == size and s.phase == MEMORY]
@@ -416,13 +449,11 @@ def _log_cells(sweep: _Sweep, cells: Sequence[_Cell], size: int, reported: bool)
         sweep.finished(series, size, outcome)
 
 
-def _layer(
+def _climb(
     sweep: _Sweep, grid: Sequence[tuple[Scenario, list[Series]]], size: int, reported: bool
 ) -> None:
-    """Every scenario on every implementation at one size: time, re-time, trace, log."""
+    """Every scenario on every implementation at one size: set up, time once, trace, log."""
     cells = _first_round(sweep, grid, size, reported)
-    if reported:
-        _more_rounds(sweep, cells, size)
     if sweep.settings.memory:
         _trace_memory(sweep, cells, size, reported)
     _log_cells(sweep, cells, size, reported)
@@ -436,11 +467,11 @@ def run_sweep(
 ) -> list[Series]:
     """Every scenario on every contender that supports it, sizes ascending.
 
-    Probe sizes (``probe_sizes``) are measured in their place among the sizes
-    asked for, but not reported. Within a
-    size, the rounds revisit every scenario and contender in turn, so a slow
-    spell of a shared machine lands on one round of many cells, and the
-    minimum discards it; only one size's assemblers are alive at a time.
+    First the climb: one size at a time, smallest first (probe sizes, from
+    ``probe_sizes``, in their place but not reported), every scenario on every
+    implementation is set up, timed once and traced, so a bound that is
+    reached cuts the largest sizes, not the last scenarios. Then the other
+    rounds, one scenario at a time (``_rounds``).
     """
     grid = [
         (
@@ -456,5 +487,8 @@ def run_sweep(
     sweep = _Sweep(settings, progress)
     probes = probe_sizes(settings.sizes)
     for size in sorted({*probes, *settings.sizes}):
-        _layer(sweep, grid, size, reported=size not in probes)
+        _climb(sweep, grid, size, reported=size not in probes)
+    if settings.repeats > 1:
+        for scenario, row in grid:
+            _rounds(sweep, scenario, row)
     return [series for _, row in grid for series in row]
