@@ -279,7 +279,7 @@ class _Sweep:
         if left <= 0 or predicted * runs > left:
             reason = (
                 f"over --max-time: predicted {format_seconds(predicted * runs)}, "
-                f"{format_seconds(max(left, 0.0))} left of {self.settings.max_time:g} s"
+                f"{max(left, 0.0):.3g} s left of {self.settings.max_time:g} s"
             )
             return Skip(size, phase, MAX_TIME, reason)
         return None

@@ -135,7 +135,9 @@ def add_parser(commands: Commands) -> None:
         metavar="SECONDS",
         help=f"per-request timeout for --cmd testees (default {DEFAULT_TIMEOUT:g})",
     )
-    parser.add_argument("-q", "--quiet", action="store_true", help="no progress line")
+    parser.add_argument(
+        "-q", "--quiet", action="store_true", help="no progress: no live line, no per-cell log"
+    )
     parser.set_defaults(run=run)
 
 
