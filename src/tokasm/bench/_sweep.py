@@ -258,6 +258,7 @@ class _Sweep:
 
     settings: SweepSettings
     progress: SweepProgress | None
+    results: Sequence[Series]
     started: float = field(default_factory=time.perf_counter)
 
     def left(self) -> float:
@@ -265,8 +266,23 @@ class _Sweep:
             return math.inf
         return self.settings.max_time - (time.perf_counter() - self.started)
 
+    def owed(self) -> float:
+        """Seconds the later rounds are predicted to take over the points measured so far."""
+        repeats, batch = self.settings.repeats, self.settings.batch
+        return sum(
+            point.setup_seconds + (repeats - point.runs) * max(batch, point.seconds)
+            for series in self.results
+            if not series.error
+            for point in series.points
+            if point.runs < repeats
+        )
+
     def refusal(self, series: Series, phase: str, size: int, runs: int) -> Skip | None:
-        """Why ``runs`` runs of ``phase`` at ``size`` must not start, or None if they may."""
+        """Why ``runs`` runs of ``phase`` at ``size`` must not start, or None if they may.
+
+        Time for the rounds that the points measured so far are owed is kept,
+        so a bound that is reached cuts sizes, not the repeats of those measured.
+        """
         predicted = series.predicted(phase, size)
         what = "per run with its set-up" if phase == TIME else "for the traced run"
         if predicted > self.settings.budget:
@@ -275,11 +291,12 @@ class _Sweep:
                 f"budget {self.settings.budget:g} s"
             )
             return Skip(size, phase, BUDGET, reason)
-        left = self.left()
+        left = self.left() - self.owed()
         if left <= 0 or predicted * runs > left:
             reason = (
                 f"over --max-time: predicted {format_seconds(predicted * runs)}, "
-                f"{max(left, 0.0):.3g} s left of {self.settings.max_time:g} s"
+                f"{max(left, 0.0):.3g} s left of {self.settings.max_time:g} s "
+                "less the rounds owed"
             )
             return Skip(size, phase, MAX_TIME, reason)
         return None
@@ -484,11 +501,11 @@ def run_sweep(
         )
         for scenario in scenarios
     ]
-    sweep = _Sweep(settings, progress)
+    sweep = _Sweep(settings, progress, [series for _, row in grid for series in row])
     probes = probe_sizes(settings.sizes)
     for size in sorted({*probes, *settings.sizes}):
         _climb(sweep, grid, size, reported=size not in probes)
     if settings.repeats > 1:
         for scenario, row in grid:
             _rounds(sweep, scenario, row)
-    return [series for _, row in grid for series in row]
+    return list(sweep.results)

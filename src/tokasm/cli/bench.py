@@ -277,7 +277,7 @@ def _measure(args: argparse.Namespace, contenders: list[Contender]) -> int:
     print(matrix)
     print(
         f"\n{len(scenarios)} scenarios x {len(contenders)} implementations, "
-        f"min of {settings.repeats}, in {time.perf_counter() - started:.0f} s"
+        f"{_min_of(results, settings.repeats)}, in {time.perf_counter() - started:.0f} s"
         + (f", stopped by --max-time {settings.max_time:g} s" if over_max_time(results) else "")
     )
     _write_reports(args, results, text, matrix, to_json(results, settings, DEFAULT_BACKEND))
@@ -286,3 +286,9 @@ def _measure(args: argparse.Namespace, contenders: list[Contender]) -> int:
         print(f"tokasm bench: {', '.join(sorted(set(failed)))} raised; see the table")
         return 1
     return 0
+
+
+def _min_of(results: list[Series], repeats: int) -> str:
+    """``min of 5``, or ``min of 2 to 5`` where the bound left some points fewer runs."""
+    fewest = min((point.runs for series in results for point in series.points), default=repeats)
+    return f"min of {repeats}" if fewest == repeats else f"min of {fewest} to {repeats}"
