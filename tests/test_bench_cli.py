@@ -353,6 +353,45 @@ def test_a_quadratic_class_cannot_stretch_the_sweep_past_max_time(project: Path)
     assert "Traceback" not in ran.err
 
 
+def test_a_run_that_hangs_is_interrupted_and_the_sweep_goes_on(project: Path) -> None:
+    """Predicted to fit, the run at 80 deltas hangs: it is stopped at twice the budget."""
+    ran = tokasm_cmd(
+        project,
+        "bench",
+        "slow_assemblers:HangsOnALongMessage",
+        "--only",
+        "--quick",
+        "--repeats",
+        "2",
+        "--scenario",
+        "stream_then_finalize",
+        "--scenario",
+        "get_after_final",
+        "--sizes",
+        "40,80,160",
+        "--budget",
+        "0.5",
+        "--json",
+        "out.json",
+    )
+    assert ran.code == 0, ran.out + ran.err
+    assert "Traceback" not in ran.err
+    for result in _report(project)["results"]:
+        assert [point["size"] for point in result["points"]] == [40]
+        assert [point["runs"] for point in result["points"]] == [2]
+        first, above = (s for s in result["skips"] if s["phase"] == "time")
+        assert (first["size"], first["limit"]) == (80, "budget")
+        assert (
+            first["reason"] == "over --budget: interrupted, still running after 1 s (2x --budget)"
+        )
+        assert (above["size"], above["reason"]) == (
+            160,
+            "over --budget: a smaller size was interrupted",
+        )
+    interrupted = [line for line in _cell_log(ran) if "interrupted, still running" in line]
+    assert len(interrupted) == 2
+
+
 def test_the_first_run_at_a_large_size_is_predicted_from_probes(project: Path) -> None:
     """Asked for 64k deltas only, the sweep measures unreported probes first and skips 64k."""
     ran = tokasm_cmd(

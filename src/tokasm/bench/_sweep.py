@@ -19,16 +19,18 @@ from __future__ import annotations
 import gc
 import math
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 from ._fit import predict_seconds, scaling_exponent, verdict
 from ._measure import MemoryPeak, peak_memory, time_action
 from ._units import format_seconds, format_size
+from ._watchdog import Overrun, watchdog
 from .workload import make_workload
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Iterator, Sequence
 
     from ..implementations import AssemblerFactory
     from .scenarios import Action, Scenario
@@ -63,6 +65,9 @@ MAX_TIME = "max-time"
 #: The first traced run of a series is guessed at this many untraced runs
 #: (tracemalloc costs per allocation); later ones use the slowdown measured.
 TRACE_FACTOR = 5.0
+#: A run still going after this many times the budget is interrupted (``_watchdog``);
+#: so is one still going a budget past ``max_time``.
+OVERRUN_FACTOR = 2.0
 #: Probe sizes keep measured sizes at most this factor apart (the margin of
 #: ``_fit.predict_seconds`` holds up to 10x) ...
 PROBE_STEP = 4
@@ -126,6 +131,8 @@ class Series:
     skips: list[Skip] = field(default_factory=list)
     #: What the implementation raised, if it did; the series stops there.
     error: str | None = None
+    #: Phase -> the limit at which a run of it was interrupted; that phase stops there.
+    interrupted: dict[str, str] = field(default_factory=dict)
 
     @property
     def skipped(self) -> list[int]:
@@ -253,6 +260,13 @@ class _Cell:
 
 
 @dataclass
+class _Watch:
+    """Whether the watchdog interrupted the body it watched."""
+
+    overran: bool = False
+
+
+@dataclass
 class _Sweep:
     """The settings, the clock of the whole sweep, and where progress goes."""
 
@@ -283,6 +297,9 @@ class _Sweep:
         Time for the rounds that the points measured so far are owed is kept,
         so a bound that is reached cuts sizes, not the repeats of those measured.
         """
+        if phase in series.interrupted:
+            limit = series.interrupted[phase]
+            return Skip(size, phase, limit, f"over --{limit}: a smaller size was interrupted")
         predicted = series.predicted(phase, size)
         what = "per run with its set-up" if phase == TIME else "for the traced run"
         if predicted > self.settings.budget:
@@ -300,6 +317,29 @@ class _Sweep:
             )
             return Skip(size, phase, MAX_TIME, reason)
         return None
+
+    @contextmanager
+    def watched(self, series: Series, phase: str, size: int, reported: bool) -> Iterator[_Watch]:
+        """Run the body under the watchdog; an overrun is a skip, and ends that phase's climb."""
+        per_run = OVERRUN_FACTOR * self.settings.budget
+        total = self.left() + self.settings.budget
+        seconds, limit, why = (
+            (per_run, BUDGET, f"{OVERRUN_FACTOR:g}x --budget")
+            if per_run <= total
+            else (max(total, 0.0), MAX_TIME, "--max-time plus --budget")
+        )
+        watch = _Watch()
+        try:
+            with watchdog(seconds):
+                yield watch
+        except Overrun:
+            watch.overran = True
+            series.interrupted[phase] = limit
+            reason = f"over --{limit}: interrupted, still running after {seconds:.3g} s ({why})"
+            if reported:
+                series.skips.append(Skip(size, phase, limit, reason))
+            if phase == TIME:  # a traced run's line says it (``_log_cells``)
+                self.finished(series, size, reason)
 
     def starting(self, step: str) -> None:
         if self.progress:
@@ -341,22 +381,24 @@ def _fits(sweep: _Sweep, series: Series, size: int, repeats: int, reported: bool
     return skip is None
 
 
-def _time_once(series: Series, workload: Workload, batch: float, reported: bool) -> _Cell | None:
+def _time_once(sweep: _Sweep, series: Series, workload: Workload, reported: bool) -> _Cell | None:
     """Set up ``series`` on ``workload`` and time one run: its point (or probe) and action."""
-    start = time.perf_counter()
-    try:
-        action = _guarded(series, series.scenario.prepare(series.contender.factory, workload))
-    except Exception as error:
-        series.error = _failure(error)
-        return None
-    setup = time.perf_counter() - start
-    seconds = time_action(action, batch)
-    if series.error:
-        return None
     size = workload.size
-    point = Point(size, seconds, series.scenario.operations(size), setup_seconds=setup)
-    (series.points if reported else series.probes).append(point)
-    return _Cell(series, workload, action, point)
+    with sweep.watched(series, TIME, size, reported):
+        start = time.perf_counter()
+        try:
+            action = _guarded(series, series.scenario.prepare(series.contender.factory, workload))
+        except Exception as error:
+            series.error = _failure(error)
+            return None
+        setup = time.perf_counter() - start
+        seconds = time_action(action, sweep.settings.batch)
+        if series.error:
+            return None
+        point = Point(size, seconds, series.scenario.operations(size), setup_seconds=setup)
+        (series.points if reported else series.probes).append(point)
+        return _Cell(series, workload, action, point)
+    return None
 
 
 def _first_round(
@@ -373,7 +415,7 @@ def _first_round(
                 continue
             if workload is None:
                 workload = make_workload(size)
-            cell = _time_once(series, workload, sweep.settings.batch, reported)
+            cell = _time_once(sweep, series, workload, reported)
             if cell:
                 cells.append(cell)
     return cells
@@ -395,12 +437,15 @@ def _prepare_rounds(
                 > sweep.left()
             ):
                 continue
-            try:
-                prepared = series.scenario.prepare(series.contender.factory, make_workload(size))
-            except Exception as error:
-                series.error = _failure(error)
-                continue
-            cells.append((series, point, _guarded(series, prepared)))
+            with sweep.watched(series, TIME, size, reported=True):
+                try:
+                    prepared = series.scenario.prepare(
+                        series.contender.factory, make_workload(size)
+                    )
+                except Exception as error:
+                    series.error = _failure(error)
+                    continue
+                cells.append((series, point, _guarded(series, prepared)))
     return cells
 
 
@@ -416,13 +461,17 @@ def _rounds(sweep: _Sweep, scenario: Scenario, row: Sequence[Series]) -> None:
     for round_number in range(2, repeats + 1):
         sweep.starting(f"{scenario.name}: all sizes, round {round_number} of {repeats}")
         gc.collect()
-        for series, point, action in cells:
+        for cell in list(cells):
+            series, point, action = cell
             if series.error or sweep.left() < max(batch, point.seconds):
                 continue
-            seconds = time_action(action, batch)
-            if series.error is None:
-                point.seconds = min(point.seconds, seconds)
-                point.runs += 1
+            with sweep.watched(series, TIME, point.size, reported=True) as watch:
+                seconds = time_action(action, batch)
+                if series.error is None:
+                    point.seconds = min(point.seconds, seconds)
+                    point.runs += 1
+            if watch.overran:  # that cell hung: the others go on
+                cells.remove(cell)
     sweep.log(f"{scenario.name}: rounds 2 to {repeats} over {len(cells)} cells done")
 
 
@@ -440,12 +489,13 @@ def _trace_memory(sweep: _Sweep, cells: Sequence[_Cell], size: int, reported: bo
         sweep.starting(
             f"{series.scenario.name}: memory of {series.contender.name} at {format_size(size)}"
         )
-        try:
-            cell.point.memory = peak_memory(
-                series.scenario, series.contender.factory, cell.workload
-            )
-        except Exception as error:
-            series.error = _failure(error)
+        with sweep.watched(series, MEMORY, size, reported):
+            try:
+                cell.point.memory = peak_memory(
+                    series.scenario, series.contender.factory, cell.workload
+                )
+            except Exception as error:
+                series.error = _failure(error)
 
 
 def _log_cells(sweep: _Sweep, cells: Sequence[_Cell], size: int, reported: bool) -> None:
