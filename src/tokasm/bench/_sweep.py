@@ -65,9 +65,11 @@ MAX_TIME = "max-time"
 #: The first traced run of a series is guessed at this many untraced runs
 #: (tracemalloc costs per allocation); later ones use the slowdown measured.
 TRACE_FACTOR = 5.0
-#: A run still going after this many times the budget is interrupted (``_watchdog``);
-#: so is one still going a budget past ``max_time``.
+#: A run still going after this many times the budget (and at least
+#: ``OVERRUN_FLOOR`` seconds) is interrupted (``_watchdog``); so is one still
+#: going a budget past ``max_time``.
 OVERRUN_FACTOR = 2.0
+OVERRUN_FLOOR = 1.0
 #: Probe sizes keep measured sizes at most this factor apart (the margin of
 #: ``_fit.predict_seconds`` holds up to 10x) ...
 PROBE_STEP = 4
@@ -321,10 +323,10 @@ class _Sweep:
     @contextmanager
     def watched(self, series: Series, phase: str, size: int, reported: bool) -> Iterator[_Watch]:
         """Run the body under the watchdog; an overrun is a skip, and ends that phase's climb."""
-        per_run = OVERRUN_FACTOR * self.settings.budget
+        per_run = max(OVERRUN_FACTOR * self.settings.budget, OVERRUN_FLOOR)
         total = self.left() + self.settings.budget
         seconds, limit, why = (
-            (per_run, BUDGET, f"{OVERRUN_FACTOR:g}x --budget")
+            (per_run, BUDGET, f"{OVERRUN_FACTOR:g}x --budget, at least {OVERRUN_FLOOR:g} s")
             if per_run <= total
             else (max(total, 0.0), MAX_TIME, "--max-time plus --budget")
         )

@@ -11,7 +11,6 @@ interrupted. Code inside a single long C call is interrupted when it returns.
 
 from __future__ import annotations
 
-import math
 import signal
 import threading
 from contextlib import contextmanager
@@ -21,7 +20,11 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from types import FrameType
 
-__all__ = ["Overrun", "watchdog"]
+__all__ = ["LONGEST", "Overrun", "watchdog"]
+
+#: A limit beyond this (about 11 days) is not armed: interval timers overflow
+#: on some platforms, and no sweep waits that long anyway.
+LONGEST = 1e6
 
 
 class Overrun(BaseException):
@@ -44,7 +47,7 @@ def _available() -> bool:
 @contextmanager
 def watchdog(seconds: float) -> Iterator[None]:
     """Raise ``Overrun`` in the code inside if it runs longer than ``seconds``."""
-    if math.isinf(seconds) or not _available():
+    if not seconds < LONGEST or not _available():
         yield
         return
     previous = signal.signal(signal.SIGALRM, _alarm)
