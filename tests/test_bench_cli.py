@@ -389,8 +389,12 @@ def test_a_run_that_hangs_is_interrupted_and_the_sweep_goes_on(project: Path) ->
             160,
             "over --budget: a smaller size was interrupted",
         )
+        assert (first["interrupted"], above["interrupted"]) == (True, False)
     interrupted = [line for line in _cell_log(ran) if "interrupted, still running" in line]
     assert len(interrupted) == 2
+    rows = [line for line in ran.out.splitlines() if line.startswith("slow_assemblers:")]
+    assert [row.split()[2:4] for row in rows] == [["stopped", "skip"]] * 2
+    assert "stopped: started, but still running after 2x the budget" in ran.out
 
 
 def test_the_first_run_at_a_large_size_is_predicted_from_probes(project: Path) -> None:

@@ -8,7 +8,15 @@ from typing import TYPE_CHECKING, Any
 
 from .._versions import __version__
 from ._fit import FIT_POINTS
-from ._sweep import MAX_TIME, MEMORY, TIME, over_max_time, probe_sizes
+from ._sweep import (
+    MAX_TIME,
+    MEMORY,
+    OVERRUN_FACTOR,
+    OVERRUN_FLOOR,
+    TIME,
+    over_max_time,
+    probe_sizes,
+)
 from ._units import format_seconds, format_size
 
 if TYPE_CHECKING:
@@ -22,6 +30,8 @@ __all__ = ["render_matrix", "render_table", "to_json"]
 #: What a cell shows for a step that was not run, by the limit that skipped it.
 _MARKERS = {MAX_TIME: "max-time"}
 _SKIP = "skip"
+#: ... or by the watchdog that stopped it.
+_STOPPED = "stopped"
 
 
 def _implementation_label(series: Series, default: str | None) -> str:
@@ -37,7 +47,9 @@ def _first_skip(series: Series, phase: str, size: int | None = None) -> Skip | N
 
 
 def _marker(skip: Skip | None) -> str:
-    return "-" if skip is None else _MARKERS.get(skip.limit, _SKIP)
+    if skip is None:
+        return "-"
+    return _STOPPED if skip.interrupted else _MARKERS.get(skip.limit, _SKIP)
 
 
 def _cell(series: Series, size: int) -> str:
@@ -73,6 +85,12 @@ def _legend(results: Sequence[Series], settings: SweepSettings) -> str:
         "peak mem: tracemalloc peak over one run at the largest size timed, as a multiple of "
         "the final text size (@size: the largest size whose traced run fitted)",
     ]
+    if any(skip.interrupted for series in results for skip in series.skips):
+        lines.append(
+            f"{_STOPPED}: started, but still running after {OVERRUN_FACTOR:g}x the budget "
+            f"(at least {OVERRUN_FLOOR:g} s) or a budget past --max-time: interrupted, "
+            "and the sizes above it skipped"
+        )
     cut = len(over_max_time(results))
     if cut:
         lines.append(
@@ -184,7 +202,13 @@ def to_json(
                 "points": [_point_json(point) for point in series.points],
                 "skipped_sizes": series.skipped,
                 "skips": [
-                    {"size": s.size, "phase": s.phase, "limit": s.limit, "reason": s.reason}
+                    {
+                        "size": s.size,
+                        "phase": s.phase,
+                        "limit": s.limit,
+                        "reason": s.reason,
+                        "interrupted": s.interrupted,
+                    }
                     for s in series.skips
                 ],
                 "exponent": series.exponent,

@@ -41,6 +41,8 @@ __all__ = [
     "FULL",
     "MAX_TIME",
     "MEMORY",
+    "OVERRUN_FACTOR",
+    "OVERRUN_FLOOR",
     "QUICK",
     "SMOKE",
     "TIME",
@@ -119,6 +121,8 @@ class Skip:
     phase: str
     limit: str
     reason: str
+    #: Started, but stopped by the watchdog (not skipped on a prediction).
+    interrupted: bool = False
 
 
 @dataclass
@@ -339,7 +343,7 @@ class _Sweep:
             series.interrupted[phase] = limit
             reason = f"over --{limit}: interrupted, still running after {seconds:.3g} s ({why})"
             if reported:
-                series.skips.append(Skip(size, phase, limit, reason))
+                series.skips.append(Skip(size, phase, limit, reason, interrupted=True))
             if phase == TIME:  # a traced run's line says it (``_log_cells``)
                 self.finished(series, size, reason)
 
