@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import fnmatch
+import os
 import sys
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .._versions import version_line
+from ..conformance._frames import quiet_stray_errors
 from ..conformance._fuzz import CHECK_EXAMPLES, fuzz_phase
 from ..conformance._progress import Progress, progress_wanted
 from ..conformance._protocol_client import (
     DEFAULT_TIMEOUT,
+    PIPELINE_WINDOW,
     START_TIMEOUT,
     CommandSubject,
     split_command,
@@ -24,13 +28,14 @@ from ..conformance._reports import (
     write_junit,
     write_markdown,
 )
+from ..conformance._watchdog import Watchdog
 from ..conformance._xfail import XfailList, apply_xfail, load_xfail, write_xfail
 from ..conformance.corpus import PROFILES, load_corpus
-from ..conformance.results import TargetRun
+from ..conformance.results import CaseResult, TargetRun
 from ..conformance.runner import DEFAULT_PROFILES, run_cases
 from ..conformance.subjects import PythonSubject, Subject, resolve_target
 from ..conformance.testee import python_testee_command
-from ..errors import CorpusError, ReportError, TargetError
+from ..errors import EXIT_FAILED, EXIT_USAGE, CorpusError, ReportError, TargetError
 from ..implementations import BACKENDS
 from .options import TARGET_HELP, exit_codes, non_negative, positive_seconds, subcommand
 
@@ -64,14 +69,17 @@ list cannot go stale. --write-xfail writes today's failures as such a list.
 One --xfail file applies to every target of the run.
 
 The same corpus from pytest, one test per case (works with pytest-xdist):
-  python -m pytest --pyargs tokasm.conformance --assembler MODULE:ATTR
+  python -m pytest --pyargs tokasm.conformance --tokasm-assembler MODULE:ATTR
 """
 
 
 EXIT_CODES = exit_codes(
     "every target conforms",
     "a case failed or errored, an expected failure passed or went stale,\n"
-    "     or the fuzz phase found a counterexample",
+    "     or the fuzz phase found a counterexample; also when an in-process\n"
+    "     target hung for --timeout seconds: its case errors with the hung\n"
+    "     code's stack, the reports are written, and the run ends there (a\n"
+    "     thread cannot be stopped; --isolate runs a target in its own process)",
 )
 
 
@@ -110,9 +118,17 @@ def add_parser(commands: Commands) -> None:
         type=positive_seconds,
         default=DEFAULT_TIMEOUT,
         metavar="SECONDS",
-        help=f"per-request timeout for testees (default {DEFAULT_TIMEOUT:g}; starting and "
-        f"hello get at least {START_TIMEOUT:g}); a request that times out errors its case "
-        "and the testee is restarted",
+        help=f"per-request timeout (default {DEFAULT_TIMEOUT:g}). For testees (starting and "
+        f"hello get at least {START_TIMEOUT:g}) a request that times out errors its case and "
+        "the testee is restarted. In process, a call into the target (or its import) that runs "
+        "this long (loading it: twice as long) is reported with its stack, as that case's "
+        "error (exit 1; exit 2 while loading), and the run ends after writing the reports",
+    )
+    testees.add_argument(
+        "--no-pipeline",
+        action="store_true",
+        help="send testees one request at a time, waiting for each response (by default a "
+        f"case's requests are written up to {PIPELINE_WINDOW} ahead; spec/PROTOCOL.md)",
     )
     testees.add_argument(
         "--isolate",
@@ -122,7 +138,10 @@ def add_parser(commands: Commands) -> None:
     )
     reports = parser.add_argument_group("reports and expected failures")
     reports.add_argument(
-        "--json", type=Path, metavar="PATH", help="write a JSON report (schema: spec/REPORTS.md)"
+        "--json",
+        type=Path,
+        metavar="PATH",
+        help="write a JSON report (schema: spec/report.schema.json)",
     )
     reports.add_argument("--junit", type=Path, metavar="PATH", help="write JUnit XML")
     reports.add_argument(
@@ -164,44 +183,126 @@ def _select(corpus: Corpus, patterns: list[str]) -> list[Case]:
     return chosen
 
 
-def _subject(target: str, args: argparse.Namespace) -> Subject:
-    if args.isolate:
-        return CommandSubject(python_testee_command(target), args.timeout)
-    return PythonSubject(resolve_target(target), target)
+def _command(argv: list[str], args: argparse.Namespace) -> CommandSubject:
+    window = 1 if args.no_pipeline else PIPELINE_WINDOW
+    return CommandSubject(argv, args.timeout, window=window)
 
 
-def _subjects(args: argparse.Namespace) -> list[Subject]:
-    """Start every target up front, so a bad one exits 2 before any case runs."""
-    names: list[str] = args.targets or ([] if args.cmd else list(BACKENDS))
-    subjects: list[Subject] = []
-    try:
-        subjects.extend(_subject(name, args) for name in names)
-        subjects.extend(CommandSubject(split_command(line), args.timeout) for line in args.cmd)
-    except TargetError:
-        for subject in subjects:
+class _Session:
+    """One ``check`` run, kept up to date so a hung target can still be reported in full.
+
+    The watchdog calls ``hung`` on its own thread while the main thread is stuck
+    in target code; it reports what is known, writes the reports and ends the
+    process (see ``tokasm.conformance._watchdog``).
+    """
+
+    def __init__(
+        self, args: argparse.Namespace, corpus: Corpus, cases: list[Case], xfail: XfailList | None
+    ) -> None:
+        self.args = args
+        self.corpus = corpus
+        self.cases = cases
+        self.xfail = xfail
+        self.watchdog = Watchdog(args.timeout, self.hung)
+        self.subjects: list[Subject] = []
+        self.runs: list[TargetRun] = []
+        self.results: list[CaseResult] = []  # the current target's results so far
+        self.loading: str | None = None  # the in-process target being imported
+        self.fuzzing = False
+
+    def _subject(self, target: str) -> Subject:
+        if self.args.isolate:
+            return _command(python_testee_command(target), self.args)
+        self.loading = target
+        self.watchdog.arm(2 * self.args.timeout)  # imports may be slow
+        try:
+            return PythonSubject(resolve_target(target), target, watchdog=self.watchdog)
+        finally:
+            self.watchdog.disarm()
+            self.loading = None
+
+    def start(self) -> None:
+        """Start every target up front, so a bad one exits 2 before any case runs."""
+        args = self.args
+        names: list[str] = args.targets or ([] if args.cmd else list(BACKENDS))
+        try:
+            self.subjects.extend(self._subject(name) for name in names)
+            self.subjects.extend(_command(split_command(line), args) for line in args.cmd)
+        except TargetError:
+            self.close()
+            raise
+
+    def close(self) -> None:
+        for subject in self.subjects:
             subject.close()
-        raise
-    return subjects
 
+    def run_target(self, subject: Subject, profiles: Set[str]) -> TargetRun:
+        args = self.args
+        self.results, self.fuzzing = [], False
+        results = run_cases(subject, self.cases, profiles, debug=args.debug)
+        if progress_wanted(sys.stderr, args.quiet):
+            results = Progress(subject.name, len(self.cases)).track(results)
+        try:
+            for result in results:
+                self.results.append(result)  # one at a time: hung() reads them
+            self.fuzzing = True
+            problems = fuzz_phase(subject, tuple(self.results), args.fuzz_examples)
+        finally:
+            subject.close()
+        if isinstance(subject, CommandSubject):  # e.g. a testee that restarted as another
+            problems = (*subject.problems, *problems)
+        return self.finish_target(subject, tuple(self.results), problems)
 
-def _run_target(
-    subject: Subject,
-    cases: list[Case],
-    profiles: Set[str],
-    corpus: Corpus,
-    quiet: bool,
-    *,
-    fuzz_examples: int,
-) -> TargetRun:
-    results = run_cases(subject, cases, profiles)
-    if progress_wanted(sys.stderr, quiet):
-        results = Progress(subject.name, len(cases)).track(results)
-    try:
-        finished = tuple(results)
-        problems = fuzz_phase(subject, finished, fuzz_examples)
-    finally:
-        subject.close()
-    return TargetRun(subject.name, subject.name, finished, corpus.version, problems)
+    def finish_target(
+        self, subject: Subject, results: tuple[CaseResult, ...], problems: tuple[str, ...] = ()
+    ) -> TargetRun:
+        run_ = TargetRun(subject.name, subject.name, results, self.corpus.version, problems)
+        if self.xfail is not None:
+            run_ = apply_xfail(run_, self.xfail, self.corpus)
+        self.runs.append(run_)
+        details = render_failures(run_)
+        if details:
+            print(details)
+        return run_
+
+    def hung(self, seconds: float, stack: str) -> None:
+        """The watchdog's report of a target call that ran ``seconds``: report, then exit."""
+        try:
+            code = self._report_hang(seconds, stack)
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except BaseException:  # the process must end whatever happens here
+            code = EXIT_FAILED
+        finally:
+            self.close()
+        os._exit(code)
+
+    def _report_hang(self, seconds: float, stack: str) -> int:
+        where = f"\nthe hung code's stack (innermost last):\n{stack.rstrip()}" if stack else ""
+        hang = (
+            f"no answer after {seconds:.1f} s (--timeout {self.args.timeout:g}); a thread "
+            f"cannot be stopped, so the run ended here{where}"
+        )
+        if self.loading is not None:
+            print(
+                f"tokasm check: error: target {self.loading!r}: loading it hung: {hang}",
+                file=sys.stderr,
+            )
+            return EXIT_USAGE
+        current = self.subjects[len(self.runs)]
+        if self.fuzzing:
+            self.finish_target(current, tuple(self.results), (f"fuzz phase: {hang}",))
+        else:
+            done = len(self.results)
+            self.results.append(CaseResult.of(self.cases[done], "errored", hang))
+            self.results.extend(
+                CaseResult.of(case, "skipped", "not run: an earlier case hung")
+                for case in self.cases[done + 1 :]
+            )
+            self.finish_target(current, tuple(self.results))
+        for subject in self.subjects[len(self.runs) :]:
+            self.finish_target(subject, (), ("not run: an earlier target hung",))
+        return _conclude(self.args, self.runs, len(self.cases))
 
 
 def _write_reports(args: argparse.Namespace, runs: Sequence[TargetRun]) -> None:
@@ -216,28 +317,38 @@ def _write_reports(args: argparse.Namespace, runs: Sequence[TargetRun]) -> None:
             write(path, runs)
 
 
-def run(args: argparse.Namespace) -> int:
-    corpus = load_corpus()
-    cases = _select(corpus, args.case)
-    xfail: XfailList | None = load_xfail(args.xfail) if args.xfail else None
-    subjects = _subjects(args)
-    print(version_line())
-    profiles = DEFAULT_PROFILES | set(args.profile)
-    runs: list[TargetRun] = []
-    for subject in subjects:
-        run_ = _run_target(
-            subject, cases, profiles, corpus, args.quiet, fuzz_examples=args.fuzz_examples
-        )
-        if xfail is not None:
-            run_ = apply_xfail(run_, xfail, corpus)
-        runs.append(run_)
-        details = render_failures(run_)
-        if details:
-            print(details)
+def _conclude(args: argparse.Namespace, runs: Sequence[TargetRun], case_count: int) -> int:
+    """Print the card, write the reports and print the verdict: the exit code."""
     print(render_card(runs))
     try:
         _write_reports(args, runs)
     except OSError as error:
         raise ReportError(f"cannot write report: {error}") from error
-    print(render_verdict(runs, len(cases)))
+    print(render_verdict(runs, case_count))
     return 0 if all(run_.conforms for run_ in runs) else 1
+
+
+def _exit_despite_threads(code: int) -> int:
+    """``code``, after ending the process at once if a target left a non-daemon thread
+    running: the interpreter would wait for it forever at exit."""
+    main = threading.main_thread()
+    if any(t is not main and not t.daemon and t.is_alive() for t in threading.enumerate()):
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    return code
+
+
+def run(args: argparse.Namespace) -> int:
+    corpus = load_corpus()
+    cases = _select(corpus, args.case)
+    xfail: XfailList | None = load_xfail(args.xfail) if args.xfail else None
+    session = _Session(args, corpus, cases, xfail)
+    quiet_stray_errors()
+    with session.watchdog:
+        session.start()
+        print(version_line())
+        profiles = DEFAULT_PROFILES | set(args.profile)
+        for subject in session.subjects:
+            session.run_target(subject, profiles)
+    return _exit_despite_threads(_conclude(args, session.runs, len(cases)))
