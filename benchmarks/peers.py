@@ -35,6 +35,7 @@ from tokasm.bench import (
 )
 from tokasm.bench.scenarios import SCENARIOS
 from tokasm.cli.options import positive_seconds, size_list
+from tokasm.errors import TargetError
 from tokasm.implementations import DEFAULT_BACKEND
 
 if TYPE_CHECKING:
@@ -197,7 +198,7 @@ def _peer_contenders() -> list[Contender]:
     for name, factory in PEERS.items():
         try:
             contenders.append(python_contender(name, factory))
-        except ImportError as error:
+        except TargetError as error:  # its library is not installed
             print(f"peers: skipping {name}: {error} (nox -s peers installs it)", file=sys.stderr)
     return contenders
 

@@ -81,10 +81,15 @@ SLOW = "slow_assemblers:RebuildsTextEachDelta"
 SLOW_ALONE = (SLOW, "--only", "--quick", "--repeats", "1", "--scenario", "stream_then_finalize")
 
 
+# Exits the process on the 50th event: it is that series' error, not tokasm's exit status.
+EXITS = FLAKY.replace('raise RuntimeError("fiftieth event")', "raise SystemExit(3)")
+
+
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     (tmp_path / "mine.py").write_text(QUADRATIC, encoding="utf-8")
     (tmp_path / "flaky.py").write_text(FLAKY, encoding="utf-8")
+    (tmp_path / "exits.py").write_text(EXITS, encoding="utf-8")
     shutil.copy(Path(__file__).with_name("slow_assemblers.py"), tmp_path)
     return tmp_path
 
@@ -213,8 +218,18 @@ def test_a_target_that_raises_costs_its_series_and_exits_1(project: Path) -> Non
         project, "bench", "flaky:Impl", *TINY, "--no-memory", "--scenario", "stream_then_finalize"
     )
     assert ran.code == 1
-    assert "flaky:Impl raised: RuntimeError: fiftieth event" in ran.out
+    assert "flaky:Impl raised: RuntimeError('fiftieth event')" in ran.out
     assert "list-join" in ran.out  # the others were still measured
+    assert "Traceback" not in ran.err
+
+
+def test_a_target_that_exits_costs_its_series_not_the_run(project: Path) -> None:
+    ran = tokasm_cmd(
+        project, "bench", "exits:Impl", *TINY, "--no-memory", "--scenario", "stream_then_finalize"
+    )
+    assert ran.code == 1
+    assert "exits:Impl raised: SystemExit(3)" in ran.out
+    assert "list-join" in ran.out
     assert "Traceback" not in ran.err
 
 
@@ -309,9 +324,9 @@ def test_off_a_terminal_each_finished_cell_is_one_line_on_stderr(project: Path) 
 
 
 def test_a_quadratic_class_cannot_stretch_the_sweep_past_max_time(project: Path) -> None:
-    """With no budget to speak of, only --max-time stops the climb to 4M deltas.
+    """With a budget of a day, only --max-time stops the climb to 64k deltas.
 
-    The probes between 40 and 4M deltas predict each next run; the first one
+    The probes between 40 and 64k deltas predict each next run; the first one
     predicted to end past the bound is not started, and everything above it is
     reported as such. The tables and reports are still written, and it exits 0.
     """
@@ -322,9 +337,9 @@ def test_a_quadratic_class_cannot_stretch_the_sweep_past_max_time(project: Path)
         "--scenario",
         "get_after_final",
         "--sizes",
-        "40,4M",
+        "40,64k",
         "--budget",
-        "1e12",
+        "86400",
         "--max-time",
         "1",
         "--json",
@@ -336,11 +351,11 @@ def test_a_quadratic_class_cannot_stretch_the_sweep_past_max_time(project: Path)
     report = _report(project)
     assert report["max_time_reached"] is True
     assert report["settings"]["max_time_seconds"] == 1
-    assert report["settings"]["probe_sizes"] == [3_906, 15_625, 62_500, 250_000, 1_000_000]
+    assert report["settings"]["probe_sizes"] == [1_000, 4_000, 16_000]
     assert len(report["results"]) == 2
     for result in report["results"]:
-        assert 4_000_000 not in [point["size"] for point in result["points"]]
-        [skip] = [s for s in result["skips"] if s["size"] == 4_000_000]
+        assert 64_000 not in [point["size"] for point in result["points"]]
+        [skip] = [s for s in result["skips"] if s["size"] == 64_000]
         assert skip["phase"] == "time"
         assert skip["limit"] == "max-time"
         assert skip["reason"].startswith("over --max-time: predicted ")

@@ -23,6 +23,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
+from ..conformance._display import error_text
+from ..conformance._guard import reraise_unless_target, watch_interrupts
 from ._fit import predict_seconds, scaling_exponent, verdict
 from ._measure import MemoryPeak, peak_memory, time_action
 from ._units import format_seconds, format_size
@@ -360,19 +362,26 @@ class _Sweep:
         self.log(f"{name}: {outcome}")
 
 
-def _failure(error: Exception) -> str:
-    return f"{type(error).__name__}: {error}"
+@contextmanager
+def _recording(series: Series) -> Iterator[None]:
+    """Whatever the implementation raises in the body (``SystemExit`` too) becomes the
+    series' error instead of ending the sweep; a real Ctrl-C and ``Overrun`` go through."""
+    try:
+        yield
+    except Overrun:
+        raise
+    except BaseException as error:
+        reraise_unless_target(error)
+        series.error = error_text(error)
 
 
 def _guarded(series: Series, action: Action) -> Action:
-    """``action``, but an exception is recorded on the series instead of ending the sweep."""
+    """``action``, but what it raises is recorded on the series (``_recording``)."""
 
     def run() -> list[str]:
         if series.error is None:
-            try:
+            with _recording(series):
                 return action()
-            except Exception as error:
-                series.error = _failure(error)
         return []
 
     return run
@@ -392,10 +401,9 @@ def _time_once(sweep: _Sweep, series: Series, workload: Workload, reported: bool
     size = workload.size
     with sweep.watched(series, TIME, size, reported):
         start = time.perf_counter()
-        try:
+        with _recording(series):
             action = _guarded(series, series.scenario.prepare(series.contender.factory, workload))
-        except Exception as error:
-            series.error = _failure(error)
+        if series.error:
             return None
         setup = time.perf_counter() - start
         seconds = time_action(action, sweep.settings.batch)
@@ -443,14 +451,8 @@ def _prepare_rounds(
                 > sweep.left()
             ):
                 continue
-            with sweep.watched(series, TIME, size, reported=True):
-                try:
-                    prepared = series.scenario.prepare(
-                        series.contender.factory, make_workload(size)
-                    )
-                except Exception as error:
-                    series.error = _failure(error)
-                    continue
+            with sweep.watched(series, TIME, size, reported=True), _recording(series):
+                prepared = series.scenario.prepare(series.contender.factory, make_workload(size))
                 cells.append((series, point, _guarded(series, prepared)))
     return cells
 
@@ -495,13 +497,10 @@ def _trace_memory(sweep: _Sweep, cells: Sequence[_Cell], size: int, reported: bo
         sweep.starting(
             f"{series.scenario.name}: memory of {series.contender.name} at {format_size(size)}"
         )
-        with sweep.watched(series, MEMORY, size, reported):
-            try:
-                cell.point.memory = peak_memory(
-                    series.scenario, series.contender.factory, cell.workload
-                )
-            except Exception as error:
-                series.error = _failure(error)
+        with sweep.watched(series, MEMORY, size, reported), _recording(series):
+            cell.point.memory = peak_memory(
+                series.scenario, series.contender.factory, cell.workload
+            )
 
 
 def _log_cells(sweep: _Sweep, cells: Sequence[_Cell], size: int, reported: bool) -> None:
@@ -557,6 +556,7 @@ def run_sweep(
         )
         for scenario in scenarios
     ]
+    watch_interrupts()  # so that a target's own KeyboardInterrupt is its error, not a Ctrl-C
     sweep = _Sweep(settings, progress, [series for _, row in grid for series in row])
     probes = probe_sizes(settings.sizes)
     for size in sorted({*probes, *settings.sizes}):
