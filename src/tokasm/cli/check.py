@@ -30,13 +30,14 @@ from ..conformance._reports import (
 )
 from ..conformance._watchdog import Watchdog
 from ..conformance._xfail import XfailList, apply_xfail, load_xfail, write_xfail
-from ..conformance.corpus import PROFILES, load_corpus
+from ..conformance.corpus import PROFILES
 from ..conformance.results import CaseResult, TargetRun
 from ..conformance.runner import DEFAULT_PROFILES, run_cases
 from ..conformance.subjects import PythonSubject, Subject, resolve_target
 from ..conformance.testee import python_testee_command
 from ..errors import EXIT_FAILED, EXIT_USAGE, CorpusError, ReportError, TargetError
 from ..implementations import BACKENDS
+from ._cases import add_case_options, chosen_cases
 from .options import TARGET_HELP, exit_codes, non_negative, positive_seconds, subcommand
 
 if TYPE_CHECKING:
@@ -104,6 +105,7 @@ def add_parser(commands: Commands) -> None:
         metavar="GLOB",
         help="run only cases whose id matches this glob (repeatable)",
     )
+    add_case_options(parser)
     testees = parser.add_argument_group("protocol testees (spec/PROTOCOL.md)")
     testees.add_argument(
         "--cmd",
@@ -174,10 +176,10 @@ def add_parser(commands: Commands) -> None:
     parser.set_defaults(run=run)
 
 
-def _select(corpus: Corpus, patterns: list[str]) -> list[Case]:
+def _select(cases: list[Case], patterns: list[str]) -> list[Case]:
     if not patterns:
-        return list(corpus)
-    chosen = [c for c in corpus if any(fnmatch.fnmatchcase(c.id, p) for p in patterns)]
+        return cases
+    chosen = [c for c in cases if any(fnmatch.fnmatchcase(c.id, p) for p in patterns)]
     if not chosen:
         raise CorpusError(f"no case id matches {patterns}")
     return chosen
@@ -340,8 +342,8 @@ def _exit_despite_threads(code: int) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    corpus = load_corpus()
-    cases = _select(corpus, args.case)
+    corpus, cases = chosen_cases(args)
+    cases = _select(cases, args.case)
     xfail: XfailList | None = load_xfail(args.xfail) if args.xfail else None
     session = _Session(args, corpus, cases, xfail)
     quiet_stray_errors()

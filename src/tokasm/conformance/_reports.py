@@ -54,7 +54,9 @@ def render_card(runs: Sequence[TargetRun]) -> str:
 def render_failures(run: TargetRun) -> str:
     """Every non-passing, non-skipped case of one run, with its message."""
     blocks = [
-        f"{result.outcome.upper()} {run.target}::{result.case_id} - {result.description}\n"
+        f"{result.outcome.upper()} {run.target}::{result.case_id} - {result.description}"
+        + (f" [from {result.source}]" if result.source else "")
+        + "\n"
         + "\n".join(f"  {line}" for line in result.message.splitlines())
         for result in run.results
         if result.outcome not in ("passed", "skipped", "xfailed")
@@ -101,6 +103,7 @@ def _case_json(result: CaseResult) -> dict[str, Any]:
         "outcome": result.outcome,
         "message": result.message,
         "requirements": list(result.requirements),
+        "source": result.source or "bundled",
     }
 
 

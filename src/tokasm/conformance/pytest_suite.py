@@ -62,6 +62,8 @@ def suite(
     profiles: Iterable[str] = (),
     xfail: str | Path | None = None,
     name: str | None = None,
+    cases: Iterable[str | Path] = (),
+    bundled: bool = True,
 ) -> Callable[[Case], None]:
     """A parametrized pytest test running every corpus case against ``factory``.
 
@@ -75,14 +77,15 @@ def suite(
     label = name or f"{factory.__module__}:{getattr(factory, '__qualname__', repr(factory))}"
     subject = PythonSubject(factory, label)
     selected = DEFAULT_PROFILES | set(profiles)
-    corpus = load_corpus()
+    corpus = load_corpus(user_cases=[Path(folder) for folder in cases])
+    chosen = [case for case in corpus if bundled or not case.bundled]
     listed = None if xfail is None else load_xfail(Path(xfail))
     stale = [] if listed is None else listed.stale(corpus)
     if stale:
         raise XfailError("; ".join(stale))
 
     @pytest.mark.parametrize(
-        "case", [pytest.param(case, id=case.id, marks=xfail_marks(case, listed)) for case in corpus]
+        "case", [pytest.param(case, id=case.id, marks=xfail_marks(case, listed)) for case in chosen]
     )
     def test_case(case: Case) -> None:
         check_case(subject, case, selected)
