@@ -45,8 +45,8 @@ CONSTANTS: dict[str, float] = {
     )
     for name in names
 }
-#: The "Reports and inputs" section, kept in its own file until it joins guarantees.md.
-REPORTS_SECTION = DOCS / "guarantees-reports.md"
+#: The "Reports and inputs" section of guarantees.md.
+REPORTS_SECTION = DOCS / "guarantees.md"
 REPORT_LIMITS: dict[str, float] = {
     name: getattr(module, name)
     for module, names in (
