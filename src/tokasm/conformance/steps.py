@@ -158,12 +158,24 @@ class Apply(Step):
 
 
 @dataclass(frozen=True)
-class Get(Step):
+class _AboutMessage(Step):
+    """A step that names its message by a string id."""
+
+    id: str
+
+    @property
+    def message_id(self) -> object:
+        return self.id
+
+    def with_message_id(self, message_id: str) -> Step:
+        return dataclasses.replace(self, id=message_id)
+
+
+@dataclass(frozen=True)
+class Get(_AboutMessage):
     """``get(message_id)``."""
 
     op: ClassVar[str] = "get"
-
-    id: str
 
     def perform(self, assembler: _Assembler) -> str | None:
         return assembler.get(self.id)
@@ -178,29 +190,21 @@ class Get(Step):
     def from_request(cls, request: Mapping[str, object]) -> Step:
         return cls(string_field(request, "instance"), None, string_field(request, "id"))
 
-    @property
-    def message_id(self) -> object:
-        return self.id
-
-    def with_message_id(self, message_id: str) -> Step:
-        return dataclasses.replace(self, id=message_id)
-
     def document(self) -> dict[str, object]:
         return {"get": self.id}
 
 
 @dataclass(frozen=True)
-class ReadSince(Step):
+class ReadSince(_AboutMessage):
     """``read_since(message_id, offset)`` of the incremental profile.
 
     In a fuzzer program ``from_end`` counts ``offset`` back from the text's
-    current end, which only the oracle knows; ``resolved`` makes it absolute.
+    current end, which only the oracle knows; the fuzzer's trace makes it absolute.
     """
 
     op: ClassVar[str] = "read_since"
     feature: ClassVar[str | None] = READ_SINCE
 
-    id: str
     offset: int
     from_end: bool = False
 
@@ -220,13 +224,6 @@ class ReadSince(Step):
         if type(offset) is not int or offset < 0:
             raise ProtocolError(f"request needs a non-negative integer 'offset', got {offset!r}")
         return cls(string_field(request, "instance"), None, string_field(request, "id"), offset)
-
-    @property
-    def message_id(self) -> object:
-        return self.id
-
-    def with_message_id(self, message_id: str) -> Step:
-        return dataclasses.replace(self, id=message_id)
 
     def document(self) -> dict[str, object]:
         return {"read_since": {"id": self.id, "offset": self.offset}}
