@@ -30,6 +30,7 @@ from .steps import Apply, Get
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from ..bench.scenarios import Action
     from .results import Outcome
     from .subjects import Subject
 
@@ -103,9 +104,7 @@ class Verdict:
         return min(self.timings, key=lambda timing: timing.ratio)
 
 
-def judge(
-    measure: Callable[[], Timing], limit: float = LIMIT, attempts: int = ATTEMPTS
-) -> Verdict:
+def judge(measure: Callable[[], Timing], limit: float = LIMIT, attempts: int = ATTEMPTS) -> Verdict:
     """Measure until one ratio is within ``limit`` (pass) or ``attempts`` all exceed it (fail)."""
     timings: list[Timing] = []
     while len(timings) < attempts:
@@ -154,13 +153,14 @@ def _build(subject: Subject, parts: int) -> str:
     return text
 
 
-def _measure(subject: Subject, rounds: int = ROUNDS) -> Timing:
-    short, long = Get(_INSTANCE, None, _SHORT), Get(_INSTANCE, None, _LONG)
-    best = interleaved_min(
-        {_SHORT: lambda: subject.perform(short), _LONG: lambda: subject.perform(long)},
-        rounds,
-        BATCH,
-    )
+def _read(subject: Subject, message_id: str) -> Action:
+    step = Get(_INSTANCE, None, message_id)
+    return lambda: [subject.perform(step) or ""]
+
+
+def _measure(subject: Subject) -> Timing:
+    reads = {message_id: _read(subject, message_id) for message_id in (_SHORT, _LONG)}
+    best = interleaved_min(reads, ROUNDS, BATCH)
     return Timing(best[_SHORT], best[_LONG])
 
 
