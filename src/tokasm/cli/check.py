@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import argparse
 import fnmatch
 import sys
+from collections.abc import Generator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .._versions import version_line
+from ..conformance._blame import render_blame
+from ..conformance._cost import PROBE_ID, probe_cache_final
 from ..conformance._fuzz import CHECK_EXAMPLES, fuzz_phase
 from ..conformance._progress import Progress, progress_wanted
 from ..conformance._protocol_client import (
@@ -24,21 +29,28 @@ from ..conformance._reports import (
     write_junit,
     write_markdown,
 )
-from ..conformance._xfail import XfailList, apply_xfail, load_xfail, write_xfail
+from ..conformance._xfail import XfailList, apply_xfail, load_xfail, parse_xfail, write_xfail
 from ..conformance.corpus import PROFILES, load_corpus
-from ..conformance.results import TargetRun
+from ..conformance.results import FAILING, TargetRun
 from ..conformance.runner import DEFAULT_PROFILES, run_cases
 from ..conformance.subjects import PythonSubject, Subject, resolve_target
 from ..conformance.testee import python_testee_command
 from ..errors import CorpusError, ReportError, TargetError
-from ..implementations import BACKENDS
-from .options import TARGET_HELP, exit_codes, non_negative, positive_seconds, subcommand
+from ..implementations import BACKENDS, EXPECTED_FAILURES
+from .options import (
+    TARGET_HELP,
+    at_least_one,
+    exit_codes,
+    non_negative,
+    positive_seconds,
+    subcommand,
+)
 
 if TYPE_CHECKING:
-    import argparse
-    from collections.abc import Callable, Sequence, Set
+    from collections.abc import Callable, Iterator, Sequence, Set
 
     from ..conformance.corpus import Case, Corpus
+    from ..conformance.results import CaseResult
     from .options import Commands
 
 __all__ = ["add_parser", "run"]
@@ -144,6 +156,20 @@ def add_parser(commands: Commands) -> None:
         "-q", "--quiet", action="store_true", help="no progress line (it is off in CI anyway)"
     )
     parser.add_argument(
+        "--maxfail",
+        type=at_least_one,
+        metavar="N",
+        help="stop after N unexpected failures, counted across targets (expected failures "
+        "do not count); the output says what was not run",
+    )
+    parser.add_argument(
+        "--cost-probe",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help=f"measure CACHE-FINAL on each target as the check {PROBE_ID} (default on; "
+        "about 0.1 s in process, 2 s over the protocol; docs/cost.md)",
+    )
+    parser.add_argument(
         "--fuzz-examples",
         type=non_negative,
         default=CHECK_EXAMPLES,
@@ -155,13 +181,19 @@ def add_parser(commands: Commands) -> None:
     parser.set_defaults(run=run)
 
 
-def _select(corpus: Corpus, patterns: list[str]) -> list[Case]:
+def _select(corpus: Corpus, patterns: list[str]) -> tuple[list[Case], bool]:
+    """The cases ``-k`` selects, and whether it selects the cost probe too."""
     if not patterns:
-        return list(corpus)
-    chosen = [c for c in corpus if any(fnmatch.fnmatchcase(c.id, p) for p in patterns)]
-    if not chosen:
+        return list(corpus), True
+
+    def chosen(case_id: str) -> bool:
+        return any(fnmatch.fnmatchcase(case_id, pattern) for pattern in patterns)
+
+    cases = [case for case in corpus if chosen(case.id)]
+    probe = chosen(PROBE_ID)
+    if not cases and not probe:
         raise CorpusError(f"no case id matches {patterns}")
-    return chosen
+    return cases, probe
 
 
 def _subject(target: str, args: argparse.Namespace) -> Subject:
@@ -184,24 +216,89 @@ def _subjects(args: argparse.Namespace) -> list[Subject]:
     return subjects
 
 
+@dataclass
+class _Selection:
+    """What runs on every target: the cases, their profiles, and whether the cost probe does."""
+
+    corpus: Corpus
+    cases: list[Case]
+    profiles: Set[str]
+    probe: bool
+    quiet: bool
+    fuzz_examples: int
+
+    @property
+    def size(self) -> int:
+        return len(self.cases) + self.probe
+
+
+@dataclass
+class _FailureLimit:
+    """``--maxfail``: unexpected failures counted across targets (no limit when None)."""
+
+    limit: int | None
+    count: int = 0
+
+    @property
+    def reached(self) -> bool:
+        return self.limit is not None and self.count >= self.limit
+
+
+def _checks(subject: Subject, selection: _Selection) -> Iterator[CaseResult]:
+    yield from run_cases(subject, selection.cases, selection.profiles)
+    if selection.probe:
+        yield probe_cache_final(subject)
+
+
+def _expected_failures(target: str, user: XfailList | None) -> list[XfailList]:
+    """The lists judging ``target``: a bundled backend's own gaps, then the user's --xfail."""
+    lists = []
+    if target in EXPECTED_FAILURES:
+        source = f"tokasm.implementations.EXPECTED_FAILURES[{target!r}]"
+        lists.append(parse_xfail(EXPECTED_FAILURES[target], source))
+    if user is not None:
+        lists.append(user)
+    return lists
+
+
 def _run_target(
-    subject: Subject,
-    cases: list[Case],
-    profiles: Set[str],
-    corpus: Corpus,
-    quiet: bool,
-    *,
-    fuzz_examples: int,
-) -> TargetRun:
-    results = run_cases(subject, cases, profiles)
-    if progress_wanted(sys.stderr, quiet):
-        results = Progress(subject.name, len(cases)).track(results)
+    subject: Subject, selection: _Selection, lists: list[XfailList], limit: _FailureLimit
+) -> tuple[TargetRun, int]:
+    """Run the selection, then the fuzz phase; the run and how many checks did not run."""
+    results = _checks(subject, selection)
+    if progress_wanted(sys.stderr, selection.quiet):
+        results = Progress(subject.name, selection.size).track(results)
+    finished: list[CaseResult] = []
+    problems: tuple[str, ...] = ()
     try:
-        finished = tuple(results)
-        problems = fuzz_phase(subject, finished, fuzz_examples)
+        for result in results:
+            finished.append(result)
+            listed = any(xfail.entry_for(result.case_id) for xfail in lists)
+            limit.count += result.outcome in FAILING and not listed
+            if limit.reached:
+                break
+        if not limit.reached:
+            corpus_results = [r for r in finished if r.case_id != PROBE_ID]
+            problems = fuzz_phase(subject, corpus_results, selection.fuzz_examples)
+            limit.count += len(problems)
     finally:
+        if isinstance(results, Generator):
+            results.close()
         subject.close()
-    return TargetRun(subject.name, subject.name, finished, corpus.version, problems)
+    corpus = selection.corpus
+    run = TargetRun(subject.name, subject.name, tuple(finished), corpus.version, problems)
+    for xfail in lists:
+        run = apply_xfail(run, xfail, corpus)
+    return run, selection.size - len(finished)
+
+
+def _not_run(limit: _FailureLimit, stopped: str, left: int, unstarted: list[str]) -> str:
+    parts = [f"{left} checks of {stopped} and its fuzz phase"] if left else []
+    if unstarted:
+        parts.append(f"targets {', '.join(unstarted)}")
+    return f"stopped after {limit.count} unexpected failures (--maxfail {limit.limit}); " + (
+        f"not run: {'; '.join(parts)}" if parts else "everything selected had run"
+    )
 
 
 def _write_reports(args: argparse.Namespace, runs: Sequence[TargetRun]) -> None:
@@ -218,26 +315,38 @@ def _write_reports(args: argparse.Namespace, runs: Sequence[TargetRun]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     corpus = load_corpus()
-    cases = _select(corpus, args.case)
-    xfail: XfailList | None = load_xfail(args.xfail) if args.xfail else None
+    cases, probe = _select(corpus, args.case)
+    user_xfail = load_xfail(args.xfail) if args.xfail else None
     subjects = _subjects(args)
     print(version_line())
-    profiles = DEFAULT_PROFILES | set(args.profile)
+    selection = _Selection(
+        corpus,
+        cases,
+        DEFAULT_PROFILES | set(args.profile),
+        probe and args.cost_probe,
+        args.quiet,
+        args.fuzz_examples,
+    )
+    limit = _FailureLimit(args.maxfail)
     runs: list[TargetRun] = []
-    for subject in subjects:
-        run_ = _run_target(
-            subject, cases, profiles, corpus, args.quiet, fuzz_examples=args.fuzz_examples
-        )
-        if xfail is not None:
-            run_ = apply_xfail(run_, xfail, corpus)
+    by_id = corpus.by_id()
+    for index, subject in enumerate(subjects):
+        lists = _expected_failures(subject.name, user_xfail)
+        run_, left = _run_target(subject, selection, lists, limit)
         runs.append(run_)
-        details = render_failures(run_)
+        details = "\n".join(filter(None, [render_failures(run_), render_blame(run_, by_id)]))
         if details:
             print(details)
+        if limit.reached:
+            unstarted = subjects[index + 1 :]
+            for other in unstarted:
+                other.close()
+            print(_not_run(limit, run_.target, left, [other.name for other in unstarted]))
+            break
     print(render_card(runs))
     try:
         _write_reports(args, runs)
     except OSError as error:
         raise ReportError(f"cannot write report: {error}") from error
-    print(render_verdict(runs, len(cases)))
+    print(render_verdict(runs, selection.size))
     return 0 if all(run_.conforms for run_ in runs) else 1

@@ -19,7 +19,6 @@ measures how often a one-bug mutant's own rule comes first.
 from __future__ import annotations
 
 import ast
-import os
 import re
 import unicodedata
 from collections import defaultdict
@@ -89,17 +88,13 @@ _LONG_ID = 32
 _MANY_OPEN = 100
 
 
-def _id_key(message_id: str) -> str:
-    return unicodedata.normalize("NFKC", message_id).casefold().strip()
-
-
-def _alike(one: str, other: str) -> bool:
-    """Distinct ids a careless implementation could merge (EVT-ID-ANY)."""
-    if one == other:
-        return False
-    if _id_key(one) == _id_key(other):
-        return True
-    return len(os.path.commonprefix([one, other])) >= _LONG_ID  # noqa: RUF071 - ids, not paths
+def _id_keys(message_id: str) -> tuple[str, ...]:
+    """What a careless implementation might key a message by (EVT-ID-ANY): distinct ids
+    sharing one of these are ids it could merge."""
+    folded = "folded:" + unicodedata.normalize("NFKC", message_id).casefold().strip()
+    if len(message_id) < _LONG_ID:
+        return (folded,)
+    return (folded, "prefix:" + message_id[:_LONG_ID])
 
 
 @dataclass
@@ -123,6 +118,7 @@ class _Replay:
 
     instances: dict[str, dict[str, _Message]] = field(default_factory=dict)
     refused: set[str] = field(default_factory=set)
+    keys: dict[tuple[str, str], set[str]] = field(default_factory=dict)  # (instance, key): ids
 
     def situation(self, step: Step, answer: tuple[str, str] | None) -> str | None:
         """A step's situation; ``answer`` is (expected, actual) as shown, at the failing step."""
@@ -152,7 +148,7 @@ class _Replay:
         if isinstance(step, Apply):
             assert isinstance(step.event, dict)
             found = self._apply(step.event, messages.get(message_id), actual)
-            self._record(step.event, messages)
+            self._record(step.instance, step.event, messages)
             return shared or found
         return shared or self._read(step, messages, actual)
 
@@ -171,7 +167,8 @@ class _Replay:
     def _shared(self, instance: str, message_id: str, messages: dict[str, _Message]) -> str | None:
         if message_id == "":
             return "the empty id"
-        if any(_alike(message_id, other) for other in messages):
+        keys = (self.keys.get((instance, key), set()) for key in _id_keys(message_id))
+        if any(ids - {message_id} for ids in keys):
             return "an id like another but for case, spaces, normalization or length"
         elsewhere = (ids for name, ids in self.instances.items() if name != instance)
         if message_id not in messages and any(message_id in ids for ids in elsewhere):
@@ -195,9 +192,13 @@ class _Replay:
             )
         return "non-final apply with 'final: false'" if "final" in event else "non-final apply"
 
-    @staticmethod
-    def _record(event: dict[str, object], messages: dict[str, _Message]) -> None:
-        message = messages.setdefault(str(event["id"]), _Message())
+    def _record(
+        self, instance: str, event: dict[str, object], messages: dict[str, _Message]
+    ) -> None:
+        message_id = str(event["id"])
+        for key in _id_keys(message_id):
+            self.keys.setdefault((instance, key), set()).add(message_id)
+        message = messages.setdefault(message_id, _Message())
         delta = event.get("delta")
         message.extra_keys |= bool(set(event) - _EVENT_KEYS)
         if message.final:
@@ -313,6 +314,8 @@ def blame(results: Sequence[CaseResult], cases: Mapping[str, Case]) -> list[Blam
     ``cases`` maps case ids to cases (``Corpus.by_id``); a result without its
     case (a probe, a user case not given) is judged by its listed rules only.
     """
+    if not any(result.outcome in _BROKEN for result in results):
+        return []
     failing_weight: dict[str, float] = defaultdict(float)
     ran_weight: dict[str, float] = defaultdict(float)
     candidates: list[tuple[CaseResult, dict[str, float]]] = []

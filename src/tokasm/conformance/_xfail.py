@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from ..errors import XfailError
+from ._cost import PROBE_IDS
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
@@ -29,6 +30,7 @@ __all__ = [
     "XfailList",
     "apply_xfail",
     "load_xfail",
+    "parse_xfail",
     "render_xfail",
     "write_xfail",
 ]
@@ -66,8 +68,8 @@ class XfailList:
         return f"{where} ({entry.reason})" if entry.reason else where
 
     def stale(self, corpus: Corpus) -> list[str]:
-        """A problem for each line that matches no case id of the whole corpus."""
-        ids = [case.id for case in corpus]
+        """A problem for each line that matches no case id of the whole corpus (or probe)."""
+        ids = [case.id for case in corpus] + list(PROBE_IDS)
         return [
             f"{self.source}:{entry.line}: {entry.pattern!r} matches no case of corpus "
             f"{corpus.version}; remove the line"
@@ -84,14 +86,19 @@ def _parse_line(raw: str, number: int) -> XfailEntry | None:
     return XfailEntry(pattern, number, comment.strip())
 
 
+def parse_xfail(text: str, source: str) -> XfailList:
+    """Parse the text of an expected-failure list; ``source`` names it in messages."""
+    entries = (_parse_line(raw, number) for number, raw in enumerate(text.splitlines(), 1))
+    return XfailList(source, tuple(entry for entry in entries if entry is not None))
+
+
 def load_xfail(path: Path) -> XfailList:
     """Parse an expected-failure file; XfailError names the file if it cannot be read."""
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
         raise XfailError(f"expected-failure file {str(path)!r}: cannot read: {error}") from None
-    entries = (_parse_line(raw, number) for number, raw in enumerate(text.splitlines(), 1))
-    return XfailList(str(path), tuple(entry for entry in entries if entry is not None))
+    return parse_xfail(text, str(path))
 
 
 def _judge(result: CaseResult, listed: str) -> CaseResult:
