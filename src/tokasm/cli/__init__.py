@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from .._versions import version_line
 from ..errors import EXIT_FAILED, EXIT_USAGE, UsageError
-from . import bench, check, fuzz
+from . import bench, cases, check, fuzz
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -30,7 +30,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=version_line())
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for module in (check, bench, fuzz):
+    for module in (check, bench, fuzz, cases):
         module.add_parser(commands)
     return parser
 

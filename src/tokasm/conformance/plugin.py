@@ -15,9 +15,10 @@ from typing import TYPE_CHECKING
 import pytest
 
 from ..errors import TargetError
+from ._fuzz import CHECK_EXAMPLES
 from ._xfail import XfailError, XfailList, load_xfail
 from .corpus import PROFILES, load_corpus
-from .pytest_suite import xfail_marks
+from .pytest_suite import CHECKS, check_id, expected_failures, xfail_marks
 from .runner import DEFAULT_PROFILES
 from .subjects import PythonSubject, Subject, resolve_target
 
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
 
 
 __all__ = [
+    "fuzz_examples",
     "pytest_addoption",
     "pytest_configure",
     "pytest_generate_tests",
@@ -57,6 +59,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=[],
         choices=PROFILES,
         help="also run this optional profile of the corpus (repeatable), e.g. strict",
+    )
+    group.addoption(
+        "--tokasm-fuzz-examples",
+        type=int,
+        default=CHECK_EXAMPLES,
+        metavar="N",
+        help=f"examples of the fuzz item, one per target (default {CHECK_EXAMPLES}, as tokasm "
+        "check; 0 skips it)",
     )
     group.addoption(
         "--tokasm-xfail",
@@ -98,8 +108,15 @@ def selected_profiles(config: pytest.Config) -> Set[str]:
     return DEFAULT_PROFILES | set(config.getoption("tokasm_profile"))
 
 
+def fuzz_examples(config: pytest.Config) -> int:
+    """Examples of each target's fuzz item (``--tokasm-fuzz-examples``)."""
+    examples: int = config.getoption("tokasm_fuzz_examples")
+    return examples
+
+
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    """One item per (target, case), named by the case id (``target/case`` for several)."""
+    """One item per (target, case), named by the case id (``target/case`` for several),
+    then the cost probe and the fuzz phase per target (``CHECKS``), as ``tokasm check``."""
     if not {"tokasm_subject", "tokasm_case"} <= set(metafunc.fixturenames):
         return
     subjects = metafunc.config.stash.get(_SUBJECTS, {})
@@ -115,11 +132,11 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         [
             pytest.param(
                 subject,
-                case,
-                id=f"{target}/{case.id}" if several else case.id,
-                marks=xfail_marks(case, listed),
+                check,
+                id=f"{target}/{check_id(check)}" if several else check_id(check),
+                marks=xfail_marks(check, *expected_failures(target, listed)),
             )
             for target, subject in subjects.items()
-            for case in corpus
+            for check in [*corpus, *CHECKS]
         ],
     )
