@@ -90,7 +90,7 @@ def main() -> int:
                 expected = "failed" if uncached else "passed"
                 ok = result.outcome == expected
                 wrong += not ok
-                said = " | ".join(result.message.splitlines()[:2])
+                said = " | ".join(result.message.splitlines()[:2])  # empty for a pass
                 print(
                     f"run {run} {'ok ' if ok else 'BAD'} {label:42} {result.outcome:7} "
                     f"{seconds:5.2f} s  {said}",

@@ -48,6 +48,10 @@ def _count(profiles: Collection[str]) -> int:
     return sum(case.profile in profiles for case in load_corpus())
 
 
+#: Items per target besides the cases: the cost probe and the fuzz phase.
+CHECKS = 2
+
+
 @pytest.fixture
 def project(pytester: pytest.Pytester) -> pytest.Pytester:
     pytester.makepyfile(good=GOOD, broken=BROKEN, strictimpl=STRICT)
@@ -64,7 +68,9 @@ def test_correct_target_passes_with_case_ids_in_item_names(project: pytest.Pytes
     result = _conformance(project, "--assembler", "good:Impl", "-v")
     assert result.ret == pytest.ExitCode.OK
     # ListJoinAssembler has read_since, so the incremental profile runs too.
-    result.assert_outcomes(passed=_count({"required", "incremental"}), skipped=_count({"strict"}))
+    result.assert_outcomes(
+        passed=_count({"required", "incremental"}) + CHECKS, skipped=_count({"strict"})
+    )
     result.stdout.fnmatch_lines(["*test_conformance.py::test_case[[]seed.example[]] PASSED*"])
 
 
@@ -74,7 +80,8 @@ def test_broken_target_fails_alike_serially_and_under_xdist(project: pytest.Pyte
     serial.stdout.fnmatch_lines(
         [
             "*_ test_case[[]seed.example[]] _*",
-            "seed.example - The seed spec's example holds exactly as written [[]failed[]]",
+            "seed.example [[]NONFINAL-NONE, *[]] - The seed spec's example holds exactly as "
+            "written [[]failed[]]",
             "step 3 on 'a': apply({'id': 'm', 'delta': 'ignored', 'final': True})",
             "  expected: 'hello'",
             "  actual:   None",
@@ -109,7 +116,9 @@ def test_strict_profile_on_request(project: pytest.Pytester) -> None:
     result = _conformance(project, "--assembler", "strictimpl:make", "--tokasm-profile", "strict")
     assert result.ret == pytest.ExitCode.OK
     # StrictAssembler has no read_since: the incremental profile is skipped.
-    result.assert_outcomes(passed=_count({"required", "strict"}), skipped=_count({"incremental"}))
+    result.assert_outcomes(
+        passed=_count({"required", "strict"}) + CHECKS, skipped=_count({"incremental"})
+    )
 
 
 def test_without_assembler_one_clear_skip(project: pytest.Pytester) -> None:
@@ -205,4 +214,7 @@ def test_pytest_route_and_check_agree(project: pytest.Pytester) -> None:
         if case.find("failure") is not None or case.find("error") is not None:
             target, case_id = case.get("name", "")[len("test_case[") : -1].split("/")
             by_pytest[target].add(case_id)
-    assert by_pytest == by_check
+    # The documented difference (pytest_suite's docstring): check fuzzes only a target that
+    # passed every case; the fuzz item runs anyway and finds the same bug again.
+    assert all("fuzz" in failed for failed in by_pytest.values()), by_pytest
+    assert {target: failed - {"fuzz"} for target, failed in by_pytest.items()} == by_check

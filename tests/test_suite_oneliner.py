@@ -49,7 +49,11 @@ def test_one_test_per_case_named_by_id(pytester: pytest.Pytester) -> None:
     result = _project(pytester, "good").runpytest_subprocess("-v", "-p", "no:cacheprovider")
     assert result.ret == pytest.ExitCode.OK
     strict = sum(case.profile == "strict" for case in corpus)
-    result.assert_outcomes(passed=len(corpus) - strict, skipped=strict)
+    # Every case, then the cost probe and the fuzz phase, as tokasm check runs them.
+    result.assert_outcomes(passed=len(corpus) - strict + 2, skipped=strict)
+    result.stdout.fnmatch_lines_random(
+        ["*test_tokasm[[]cost.cache-final[]] PASSED*", "*test_tokasm[[]fuzz[]] PASSED*"]
+    )
     result.stdout.fnmatch_lines(["*test_mine.py::test_tokasm[[]seed.example[]] PASSED*"])
 
 
@@ -60,7 +64,8 @@ def test_broken_implementation_fails_its_cases(pytester: pytest.Pytester) -> Non
     result.stdout.fnmatch_lines(
         [
             "*_ test_tokasm[[]seed.example[]] _*",
-            "seed.example - The seed spec's example holds exactly as written [[]failed[]]",
+            "seed.example [[]NONFINAL-NONE, *[]] - The seed spec's example holds exactly as "
+            "written [[]failed[]]",
             "*expected: 'hello'",
             "*actual:   None",
         ]
@@ -72,7 +77,7 @@ def test_profiles_argument_adds_strict(pytester: pytest.Pytester) -> None:
     result = project.runpytest_subprocess("-p", "no:cacheprovider", "-rf")
     outcomes = result.parseoutcomes()
     assert "skipped" not in outcomes  # StringIOAssembler has read_since: nothing left out
-    assert outcomes["passed"] + outcomes["failed"] == len(load_corpus())
+    assert outcomes["passed"] + outcomes["failed"] == len(load_corpus()) + 2  # cost, fuzz
     # It does not validate events, so what fails now is strict cases only.
     failed = [line for line in result.outlines if line.startswith("FAILED")]
     assert len(failed) == outcomes["failed"] > 0
