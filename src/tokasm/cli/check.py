@@ -63,10 +63,19 @@ where ATTR is a class or a zero-argument factory returning a fresh assembler
 (the current folder is importable), or the name of a bundled backend.
 
 Output: a header with the tokasm, corpus and protocol versions; each case
-that did not pass, with its id, description, failing step, the event sent and
-the expected and actual values (by repr); a report card (target x outcome);
-and a closing CONFORMANCE PASSED/FAILED line with the counts. Progress goes
-to stderr on a terminal only (never when CI is set, or with --quiet).
+that did not pass, with its id, the rules (SPEC.md ids) it lists, its
+description, failing step, the event sent and the expected and actual values
+(by repr); for a target with failures, the rules most likely broken, worst
+first ("breaks AFTER-REFINAL: 10 cases, first: ..."); a report card (target x
+outcome); and a closing CONFORMANCE PASSED/FAILED line with the counts.
+Progress goes to stderr on a terminal only (never when CI is set, or with
+--quiet). tokasm list and tokasm show CASE print the cases themselves.
+
+Besides the corpus, each target gets the cost probe cost.cache-final
+(CACHE-FINAL, docs/cost.md): reads after final must not grow with the number
+of parts. It is reported, selected (-k) and listed (--xfail) like a case;
+about 0.1 s in process and 2 s over the protocol (--no-cost-probe skips it).
+The bundled naive-join breaks it by design: an expected failure.
 
 For CI: --junit and --json for machines, --markdown for a pull request.
 An implementation with known gaps keeps an --xfail list (one case id or glob
@@ -75,7 +84,8 @@ a listed case that passes, or a line matching no case, fails the run, so the
 list cannot go stale. --write-xfail writes today's failures as such a list.
 One --xfail file applies to every target of the run.
 
-The same corpus from pytest, one test per case (works with pytest-xdist):
+The same checks from pytest, one test per case, then cost.cache-final and
+fuzz items (works with pytest-xdist):
   python -m pytest --pyargs tokasm.conformance --assembler MODULE:ATTR
 """
 
