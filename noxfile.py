@@ -1,5 +1,5 @@
 # /// script
-# dependencies = ["nox>=2024.3.2"]
+# dependencies = ["nox>=2025.2.9"]
 # ///
 """Sessions for tokasm: tests on every installed Python, lint, types, conformance, benchmarks."""
 
@@ -12,11 +12,13 @@ from pathlib import Path
 
 import nox
 
-nox.needs_version = ">=2024.3.2"
+nox.needs_version = ">=2025.2.9"
 nox.options.default_venv_backend = "uv|virtualenv"
 nox.options.sessions = ["tests", "lint", "typecheck", "conformance"]
 
-PYTHONS = nox.project.python_versions(nox.project.load_toml("pyproject.toml"))
+PYPROJECT = nox.project.load_toml("pyproject.toml")
+PYTHONS = nox.project.python_versions(PYPROJECT)
+DEV = nox.project.dependency_groups(PYPROJECT, "dev")
 
 
 def _expose_pyenv_pythons(versions: list[str]) -> None:
@@ -50,14 +52,14 @@ def tests(session: nox.Session) -> None:
 @nox.session
 def lint(session: nox.Session) -> None:
     """Lint with ruff."""
-    session.install("ruff>=0.5")
+    session.install(*DEV)
     session.run("ruff", "check", ".")
 
 
 @nox.session
 def typecheck(session: nox.Session) -> None:
     """Type-check everything with mypy --strict."""
-    session.install("-e", ".[test,plot]")
+    session.install("-e", ".[test,plot]", *DEV)
     session.run("mypy")
 
 
@@ -67,6 +69,13 @@ def conformance(session: nox.Session) -> None:
     session.install(".")
     session.chdir(session.create_tmp())
     session.run("tokasm", "check")
+
+
+@nox.session(default=False)
+def docs(session: nox.Session) -> None:
+    """Regenerate every console transcript in README.md, docs/ and spec/ (`-- --check`: compare)."""
+    session.install("-e", ".")
+    session.run("python", "docs/transcripts.py", *session.posargs)
 
 
 @nox.session(default=False)

@@ -14,7 +14,7 @@ from tokasm.conformance._paths import spec_dir
 if TYPE_CHECKING:
     from pathlib import Path
 
-__all__ = ["Ran", "copy_spec", "tokasm_cmd"]
+__all__ = ["Ran", "copy_spec", "example_session", "tokasm_cmd"]
 
 
 @dataclass(frozen=True)
@@ -47,3 +47,15 @@ def copy_spec(folder: Path) -> Path:
     for name in ("case.schema.json", "SPEC.md", "VERSION"):
         shutil.copy(spec_dir() / name, root / name)
     return root
+
+
+def example_session() -> list[tuple[str, str]]:
+    """(request, response) pairs of the ``text`` block under "Example session"."""
+    text = (spec_dir() / "PROTOCOL.md").read_text(encoding="utf-8")
+    block = text.split("## Example session", 1)[1].split("```text\n", 1)[1].split("```", 1)[0]
+    lines = block.splitlines()
+    assert all(line[:2] in ("> ", "< ") for line in lines), "every line is a request or response"
+    requests, responses = lines[0::2], lines[1::2]
+    assert all(r.startswith("> ") for r in requests)
+    assert all(r.startswith("< ") for r in responses)
+    return [(q[2:], r[2:]) for q, r in zip(requests, responses, strict=True)]

@@ -879,6 +879,117 @@ class StrictRejectsEmptyDelta(_Strict):
         return super()._prepare(event)
 
 
+# Caller habits (EVENT-OWNED) ---------------------------------------------------------
+# Ordinary Python callers reuse one dict and refill it, re-send the same object, edit
+# it after ``apply`` returned and let it be freed. These assemblers are correct as long
+# as every event is a fresh object that lives forever and that nobody looks at again.
+
+
+@_breaks("EVENT-OWNED")
+class KeepsEvents(_Correct):
+    """Breaks EVENT-OWNED: keeps every event dict and joins their deltas when read."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._events: dict[str, list[Event]] = {}
+
+    def apply(self, event: Event) -> str | None:
+        key = event["id"]
+        if key in self._done:
+            return self._done[key] if event.get("final", False) else None
+        self._events.setdefault(key, []).append(event)
+        if not event.get("final", False):
+            return None
+        text = self._done[key] = self._joined(key)
+        return text
+
+    def _joined(self, key: str) -> str:
+        return "".join(e.get("delta", "") for e in self._events[key])
+
+    def get(self, message_id: str) -> str | None:
+        if message_id in self._done:
+            return self._done[message_id]
+        return self._joined(message_id) if message_id in self._events else None
+
+
+@_breaks("EVENT-OWNED")
+class KeepsPendingEvent(_Correct):
+    """Breaks EVENT-OWNED: holds each message's latest event and appends its delta late."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._pending: dict[str, Event] = {}
+
+    def _flush(self, key: str) -> None:
+        pending = self._pending.pop(key, None)
+        if pending is not None:
+            super().apply({"id": key, "delta": pending.get("delta", "")})
+
+    def apply(self, event: Event) -> str | None:
+        key = event["id"]
+        self._flush(key)
+        if event.get("final", False) or key in self._done:
+            return super().apply(event)
+        self._pending[key] = event
+        return None
+
+    def get(self, message_id: str) -> str | None:
+        self._flush(message_id)
+        return super().get(message_id)
+
+
+@_breaks("EVENT-OWNED")
+class PopsDelta(_Correct):
+    """Breaks EVENT-OWNED: takes the delta out of the event with ``event.pop("delta")``."""
+
+    def apply(self, event: Event) -> str | None:
+        fields = cast("dict[str, Any]", event)
+        if "delta" not in fields:
+            return super().apply(event)
+        delta = fields.pop("delta")
+        return super().apply(cast("Event", {**fields, "delta": delta}))
+
+
+@_breaks("EVENT-OWNED")
+class NormalizesEventInPlace(_Correct):
+    """Breaks EVENT-OWNED: fills in the defaults (``final``, ``delta``) in the caller's dict."""
+
+    def apply(self, event: Event) -> str | None:
+        fields = cast("dict[str, Any]", event)
+        fields.setdefault("final", False)
+        fields.setdefault("delta", "")
+        return super().apply(event)
+
+
+@_breaks("EVENT-OWNED")
+class DedupesByObjectId(_Correct):
+    """Breaks EVENT-OWNED: drops an event whose ``id(event)`` equals the previous one's,
+    taking a reused (or freed and reallocated) dict for a duplicate delivery."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._previous: int | None = None
+
+    def apply(self, event: Event) -> str | None:
+        previous, self._previous = self._previous, id(event)
+        if previous == id(event) and not event.get("final", False):
+            return None
+        return super().apply(event)
+
+
+@_breaks("EVENT-OWNED")
+class MemoizesByObjectId(_Correct):
+    """Breaks EVENT-OWNED: caches each event's parsed fields by ``id(event)``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._parsed: dict[int, Event] = {}
+
+    def apply(self, event: Event) -> str | None:
+        parsed = self._parsed.setdefault(id(event), cast("Event", dict(event)))
+        return super().apply(parsed)
+
+
 # Cost (CACHE-FINAL) ---------------------------------------------------------------------
 # Not in MUTANTS: no corpus case can see a cost. The cost probe (``tokasm check``'s
 # ``cost.cache-final``, tokasm.conformance._cost) must flag the first and pass the second,

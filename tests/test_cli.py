@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -14,50 +15,44 @@ import jsonschema
 import pytest
 
 import tokasm
-from helpers import tokasm_cmd
+from helpers import Ran, tokasm_cmd
 from tokasm.conformance._paths import SPEC_DIR_ENV, spec_dir
 from tokasm.conformance.corpus import load_corpus
 
 REPO = Path(__file__).resolve().parent.parent
+MUTANTS = Path(__file__).with_name("mutants.py")
 
 GOOD = """\
 from tokasm.implementations import ListJoinAssembler as Impl
 """
 
 # Breaks AFTER-REFINAL only: a second final appends its delta before answering.
-REFINAL_APPENDS = """\
-class Impl:
-    def __init__(self):
-        self.texts = {}
-        self.done = set()
+BROKEN = "mutants:RefinalAppendsDelta"
 
-    def apply(self, event):
-        key = event["id"]
-        text = self.texts.get(key, "")
-        if key in self.done and not event.get("final"):
-            return None
-        text += event.get("delta", "")
-        self.texts[key] = text
-        if event.get("final"):
-            self.done.add(key)
-            return text
-        return None
-
-    def get(self, key):
-        return self.texts.get(key)
-"""
+#: The corpus is what these tests exercise; fuzzing has its own (tests/test_fuzz.py).
+NO_FUZZ = ("--fuzz-examples", "0")
 
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     """An otherwise empty folder holding a good and a broken implementation."""
     (tmp_path / "good.py").write_text(GOOD, encoding="utf-8")
-    (tmp_path / "broken.py").write_text(REFINAL_APPENDS, encoding="utf-8")
+    shutil.copy(MUTANTS, tmp_path)
     return tmp_path
 
 
+@pytest.fixture(scope="module")
+def failing_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Ran]:
+    """One run of a broken and a good target writing every report, shared by the tests."""
+    folder = tmp_path_factory.mktemp("failing")
+    (folder / "good.py").write_text(GOOD, encoding="utf-8")
+    shutil.copy(MUTANTS, folder)
+    reports = ("--json", "report.json", "--junit", "junit.xml", "--markdown", "card.md")
+    return folder, tokasm_cmd(folder, "check", BROKEN, "good:Impl", *NO_FUZZ, *reports)
+
+
 def test_correct_implementation_exits_0(project: Path) -> None:
-    ran = tokasm_cmd(project, "check", "good:Impl")
+    ran = tokasm_cmd(project, "check", "good:Impl", *NO_FUZZ)
     assert ran.code == 0, ran.out + ran.err
     lines = ran.out.splitlines()
     assert lines[0] == f"tokasm {tokasm.__version__} (corpus {load_corpus().version}, protocol 1)"
@@ -65,12 +60,12 @@ def test_correct_implementation_exits_0(project: Path) -> None:
     assert lines[-1].endswith("0 expected failures, 0 unexpected failures")
 
 
-def test_broken_implementation_exits_1_and_explains(project: Path) -> None:
-    ran = tokasm_cmd(project, "check", "broken:Impl", "good:Impl")
+def test_broken_implementation_exits_1_and_explains(failing_run: tuple[Path, Ran]) -> None:
+    _, ran = failing_run
     assert ran.code == 1
     # id and description, the failing step, the event sent, expected and actual by repr
     assert (
-        "FAILED broken:Impl::seed.example [NONFINAL-NONE, FINAL-RETURN, AFTER-REFINAL, "
+        f"FAILED {BROKEN}::seed.example [NONFINAL-NONE, FINAL-RETURN, AFTER-REFINAL, "
         "FINAL-UNSEEN, GET-TEXT, GET-UNKNOWN] - The seed spec's example holds"
     ) in ran.out
     assert "step 3 on 'a': apply({'id': 'm', 'delta': 'ignored', 'final': True})" in ran.out
@@ -78,7 +73,7 @@ def test_broken_implementation_exits_1_and_explains(project: Path) -> None:
     assert "actual:   'helloignored'" in ran.out
     assert "good:Impl::" not in ran.out
     assert ran.out.splitlines()[-1].startswith(
-        "CONFORMANCE FAILED: 1 of 2 targets nonconforming (broken:Impl)"
+        f"CONFORMANCE FAILED: 1 of 2 targets nonconforming ({BROKEN})"
     )
 
 
@@ -116,62 +111,51 @@ def test_bad_target_exits_2_without_traceback(project: Path, target: str, reason
     assert "CONFORMANCE" not in ran.out  # nothing ran: targets are loaded before any case
 
 
-def test_reports_are_written_and_valid(project: Path) -> None:
-    ran = tokasm_cmd(
-        project,
-        "check",
-        "good:Impl",
-        "broken:Impl",
-        "--json",
-        "report.json",
-        "--junit",
-        "junit.xml",
-        "--markdown",
-        "card.md",
-    )
+def test_reports_are_written_and_valid(failing_run: tuple[Path, Ran]) -> None:
+    project, ran = failing_run
     assert ran.code == 1
     report = json.loads((project / "report.json").read_text(encoding="utf-8"))
     schema = json.loads((spec_dir() / "report.schema.json").read_text(encoding="utf-8"))
     jsonschema.validate(report, schema)
     assert report["conforms"] is False
-    assert [run["target"] for run in report["runs"]] == ["good:Impl", "broken:Impl"]
-    broken = report["runs"][1]
+    assert [run["target"] for run in report["runs"]] == [BROKEN, "good:Impl"]
+    broken = report["runs"][0]
     failed = {case["id"] for case in broken["cases"] if case["outcome"] == "failed"}
     assert "seed.example" in failed
     assert broken["summary"]["failed"] == len(failed)
 
     suites = ET.parse(project / "junit.xml").getroot()
-    assert [suite.get("name") for suite in suites] == ["good:Impl", "broken:Impl"]
-    failures = [case.get("name") for case in suites[1] if case.find("failure") is not None]
+    assert [suite.get("name") for suite in suites] == [BROKEN, "good:Impl"]
+    failures = [case.get("name") for case in suites[0] if case.find("failure") is not None]
     assert set(failures) == failed
 
     card = (project / "card.md").read_text(encoding="utf-8")
     assert card.startswith("### tokasm conformance: FAILED")
-    assert "| `broken:Impl` |" in card
+    assert f"| `{BROKEN}` |" in card
     assert "`seed.example`" in card
 
 
 def test_xfail_list_round_trip(project: Path) -> None:
-    first = tokasm_cmd(project, "check", "broken:Impl", "--write-xfail", "known.txt")
+    first = tokasm_cmd(project, "check", BROKEN, "--write-xfail", "known.txt")
     assert first.code == 1
     listed = (project / "known.txt").read_text(encoding="utf-8")
     assert "\nseed.example  # failed: step 3 on 'a'" in listed
 
-    again = tokasm_cmd(project, "check", "broken:Impl", "--xfail", "known.txt")
+    again = tokasm_cmd(project, "check", BROKEN, "--xfail", "known.txt", *NO_FUZZ)
     assert again.code == 0, again.out
     assert "CONFORMANCE PASSED" in again.out
     assert " 0 unexpected failures" in again.out
     assert " 0 expected failures" not in again.out
 
     # The fixed implementation passes the listed cases: the list is now wrong.
-    fixed = tokasm_cmd(project, "check", "good:Impl", "--xfail", "known.txt")
+    fixed = tokasm_cmd(project, "check", "good:Impl", "--xfail", "known.txt", *NO_FUZZ)
     assert fixed.code == 1
     assert "XPASSED good:Impl::seed.example" in fixed.out
 
 
 def test_stale_xfail_line_fails_the_run(project: Path) -> None:
     (project / "known.txt").write_text("no.such.case.*  # fixed long ago\n", encoding="utf-8")
-    ran = tokasm_cmd(project, "check", "good:Impl", "--xfail", "known.txt")
+    ran = tokasm_cmd(project, "check", "good:Impl", "--xfail", "known.txt", *NO_FUZZ)
     assert ran.code == 1
     assert "known.txt:1: 'no.such.case.*' matches no case" in ran.out
 
@@ -228,7 +212,7 @@ def test_wheel_carries_corpus_and_runs_from_anywhere(tmp_path: Path) -> None:
     )
     assert Path(where.stdout.strip()) == installed / "tokasm" / "_spec"
     probe = subprocess.run(
-        [sys.executable, "-m", "tokasm", "check", "good:Impl"],
+        [sys.executable, "-m", "tokasm", "check", "good:Impl", *NO_FUZZ],
         cwd=empty,
         env=env,
         capture_output=True,

@@ -47,16 +47,7 @@ FOUND_WITHIN = 300
 SHRINK_SECONDS = 3.0  # shorter than the default: tests need the case, not the nicest one
 
 # Breaks APPEND-EMPTY only: an empty non-final delta neither appends nor creates.
-DROPS_EMPTY = """\
-from tokasm.implementations import ListJoinAssembler
-
-
-class Impl(ListJoinAssembler):
-    def apply(self, event):
-        if event.get("delta") == "" and not event.get("final"):
-            return None
-        return super().apply(event)
-"""
+BROKEN = "mutants:DropsEmptyDelta"
 
 GOOD = "from tokasm.implementations import ListJoinAssembler as Impl\n"
 
@@ -248,23 +239,23 @@ def project(tmp_path: Path) -> Path:
     folder = tmp_path / "project"
     folder.mkdir()
     (folder / "good.py").write_text(GOOD, encoding="utf-8")
-    (folder / "broken.py").write_text(DROPS_EMPTY, encoding="utf-8")
+    shutil.copy(Path(__file__).with_name("mutants.py"), folder)
     return folder
 
 
 def test_cli_prints_a_case_that_reproduces_the_failure(
     project: Path, corpus_root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    ran = tokasm_cmd(project, "fuzz", "broken:Impl", "--seed", "4", "--save", "found.yaml")
+    ran = tokasm_cmd(project, "fuzz", BROKEN, "--seed", "4", "--save", "found.yaml")
     assert ran.code == 1, ran.err
     assert "disagrees with the model" in ran.out
     assert "Traceback" not in ran.err
     shutil.copy(project / "found.yaml", corpus_root / "cases" / "found.yaml")
     (case,) = load_corpus(corpus_root)
     assert "APPEND-EMPTY" in case.requirements
-    monkeypatch.chdir(project)  # the testee imports broken.py from the current folder
+    monkeypatch.chdir(project)  # the testee imports mutants.py from the current folder
     subjects: list[Subject] = [
-        CommandSubject(python_testee_command("broken:Impl")),
+        CommandSubject(python_testee_command(BROKEN)),
         PythonSubject(BACKENDS["list-join"], "list-join"),
     ]
     try:
@@ -294,7 +285,7 @@ def test_cli_fuzzes_a_protocol_testee(project: Path) -> None:
         project, "fuzz", "--cmd", f"{testee} list-join", "--examples", "30", "--seed", "0"
     )
     assert clean.code == 0, clean.out + clean.err
-    broken = tokasm_cmd(project, "fuzz", "--cmd", f"{testee} broken:Impl", "--seed", "4")
+    broken = tokasm_cmd(project, "fuzz", "--cmd", f"{testee} {BROKEN}", "--seed", "4")
     assert broken.code == 1, broken.out + broken.err
     assert 'delta: ""' in broken.out
 
@@ -305,8 +296,8 @@ def test_check_reports_what_only_the_fuzzer_finds(
     # The seed example alone misses a dropped empty delta; the fuzz phase does not.
     shutil.copy(spec_dir() / "cases" / "seed-example.yaml", corpus_root / "cases")
     monkeypatch.setenv(SPEC_DIR_ENV, str(corpus_root))
-    found = tokasm_cmd(project, "check", "broken:Impl", "--fuzz-examples", "300")
+    found = tokasm_cmd(project, "check", BROKEN, "--fuzz-examples", "300")
     assert found.code == 1, found.out + found.err
-    assert "PROBLEM broken:Impl: fuzz disagrees with the model" in found.out
-    off = tokasm_cmd(project, "check", "broken:Impl", "--fuzz-examples", "0")
+    assert f"PROBLEM {BROKEN}: fuzz disagrees with the model" in found.out
+    off = tokasm_cmd(project, "check", BROKEN, "--fuzz-examples", "0")
     assert off.code == 0, off.out + off.err

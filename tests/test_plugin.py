@@ -1,7 +1,10 @@
-"""The pytest route: ``python -m pytest --pyargs tokasm.conformance --assembler MODULE:ATTR``.
+"""The pytest route: ``pytest --pyargs tokasm.conformance --tokasm-assembler MODULE:ATTR``.
 
-Every run is a real pytest subprocess in an empty folder holding the user's
-module, as in a user's project; the verdicts must match ``tokasm check``.
+Runs are in-process pytester sessions in an empty folder holding the user's
+module, as in a user's project; one real subprocess proves the installed
+entry point and pytest-xdist, and its verdicts must match ``tokasm check``.
+The plugin is loaded in every pytest session where tokasm is installed, so
+it must also leave other projects alone.
 """
 
 from __future__ import annotations
@@ -10,12 +13,14 @@ import json
 import shutil
 import subprocess
 import sys
+import textwrap
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 
+from tokasm.cli import main as tokasm_main
 from tokasm.conformance.corpus import load_corpus
 
 if TYPE_CHECKING:
@@ -23,18 +28,9 @@ if TYPE_CHECKING:
 
 pytest_plugins = ["pytester"]
 
+MUTANTS = Path(__file__).with_name("mutants.py")
+
 GOOD = "from tokasm.implementations import ListJoinAssembler as Impl\n"
-
-# Breaks AFTER-REFINAL only: a second final answers None instead of the text.
-BROKEN = """\
-from tokasm.implementations import ListJoinAssembler
-
-class Impl(ListJoinAssembler):
-    def apply(self, event):
-        if event.get("final") and self._completed(event["id"]) is not None:
-            return None
-        return super().apply(event)
-"""
 
 STRICT = """\
 from tokasm.implementations import ListJoinAssembler, StrictAssembler
@@ -42,6 +38,9 @@ from tokasm.implementations import ListJoinAssembler, StrictAssembler
 def make():
     return StrictAssembler(ListJoinAssembler())
 """
+
+# Breaks AFTER-REFINAL only: a second final answers None instead of the text.
+BROKEN = "mutants:RefinalReturnsNone"
 
 
 def _count(profiles: Collection[str]) -> int:
@@ -54,18 +53,19 @@ CHECKS = 2
 
 @pytest.fixture
 def project(pytester: pytest.Pytester) -> pytest.Pytester:
-    pytester.makepyfile(good=GOOD, broken=BROKEN, strictimpl=STRICT)
+    pytester.makepyfile(good=GOOD, strictimpl=STRICT)
+    shutil.copy(MUTANTS, pytester.path)
     return pytester
 
 
 def _conformance(project: pytest.Pytester, *args: str) -> pytest.RunResult:
-    return project.runpytest_subprocess(
+    return project.runpytest_inprocess(
         "--pyargs", "tokasm.conformance", "-p", "no:cacheprovider", *args
     )
 
 
 def test_correct_target_passes_with_case_ids_in_item_names(project: pytest.Pytester) -> None:
-    result = _conformance(project, "--assembler", "good:Impl", "-v")
+    result = _conformance(project, "--tokasm-assembler", "good:Impl", "-v")
     assert result.ret == pytest.ExitCode.OK
     # ListJoinAssembler has read_since, so the incremental profile runs too.
     result.assert_outcomes(
@@ -74,10 +74,10 @@ def test_correct_target_passes_with_case_ids_in_item_names(project: pytest.Pytes
     result.stdout.fnmatch_lines(["*test_conformance.py::test_case[[]seed.example[]] PASSED*"])
 
 
-def test_broken_target_fails_alike_serially_and_under_xdist(project: pytest.Pytester) -> None:
-    serial = _conformance(project, "--assembler", "broken:Impl", "-rf")
-    assert serial.ret == pytest.ExitCode.TESTS_FAILED
-    serial.stdout.fnmatch_lines(
+def test_broken_target_fails_with_the_runner_message(project: pytest.Pytester) -> None:
+    result = _conformance(project, "--tokasm-assembler", BROKEN, "-rf")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(
         [
             "*_ test_case[[]seed.example[]] _*",
             "seed.example [[]NONFINAL-NONE, *[]] - The seed spec's example holds exactly as "
@@ -87,33 +87,27 @@ def test_broken_target_fails_alike_serially_and_under_xdist(project: pytest.Pyte
             "  actual:   None",
         ]
     )
-    assert "Traceback" not in serial.stdout.str()
-    assert "suite.py" not in serial.stdout.str()  # pytrace=False: no frames into tokasm
-
-    parallel = _conformance(project, "--assembler", "broken:Impl", "-rf", "-n", "2")
-    assert parallel.ret == serial.ret
-    assert parallel.parseoutcomes() == serial.parseoutcomes()
-
-    def failed(run: pytest.RunResult) -> list[str]:
-        return sorted(line.split(" - ")[0] for line in run.outlines if line.startswith("FAILED"))
-
-    assert failed(parallel) == failed(serial)
-    assert "FAILED test_conformance.py::test_case[seed.example]" in failed(serial)
+    assert "Traceback" not in result.stdout.str()
+    assert "suite.py" not in result.stdout.str()  # pytrace=False: no frames into tokasm
 
 
 def test_several_targets_get_one_item_per_case_each(project: pytest.Pytester) -> None:
-    result = _conformance(project, "--assembler", "good:Impl", "--assembler", "broken:Impl", "-v")
+    result = _conformance(
+        project, "--tokasm-assembler", "good:Impl", "--tokasm-assembler", BROKEN, "-v"
+    )
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines_random(
         [
             "*test_case[[]good:Impl/seed.example[]] PASSED*",
-            "*test_case[[]broken:Impl/seed.example[]] FAILED*",
+            f"*test_case[[]{BROKEN}/seed.example[]] FAILED*",
         ]
     )
 
 
 def test_strict_profile_on_request(project: pytest.Pytester) -> None:
-    result = _conformance(project, "--assembler", "strictimpl:make", "--tokasm-profile", "strict")
+    result = _conformance(
+        project, "--tokasm-assembler", "strictimpl:make", "--tokasm-profile", "strict"
+    )
     assert result.ret == pytest.ExitCode.OK
     # StrictAssembler has no read_since: the incremental profile is skipped.
     result.assert_outcomes(
@@ -121,11 +115,17 @@ def test_strict_profile_on_request(project: pytest.Pytester) -> None:
     )
 
 
+def test_unknown_profile_is_a_usage_error(project: pytest.Pytester) -> None:
+    result = _conformance(project, "--tokasm-assembler", "good:Impl", "--tokasm-profile", "lax")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["ERROR: --tokasm-profile: unknown 'lax' (choose from required*"])
+
+
 def test_without_assembler_one_clear_skip(project: pytest.Pytester) -> None:
     result = _conformance(project, "-rs")
     assert result.ret == pytest.ExitCode.OK
     result.assert_outcomes(skipped=1)
-    result.stdout.fnmatch_lines(["*no --assembler given: run `python -m pytest --pyargs*"])
+    result.stdout.fnmatch_lines(["*no --tokasm-assembler given: run `python -m pytest --pyargs*"])
 
 
 def test_xfail_list_makes_strict_expected_failures(project: pytest.Pytester) -> None:
@@ -133,14 +133,14 @@ def test_xfail_list_makes_strict_expected_failures(project: pytest.Pytester) -> 
     known.write_text("seed.ex*  # re-final is not idempotent yet\n", encoding="utf-8")
     result = _conformance(
         project,
-        *("--assembler", "broken:Impl", "--assembler", "good:Impl"),
+        *("--tokasm-assembler", BROKEN, "--tokasm-assembler", "good:Impl"),
         *("--tokasm-xfail", str(known), "-k", "seed and example", "-rxXf"),
     )
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.assert_outcomes(xfailed=1, failed=1)  # broken fails as listed; good passes: XPASS
     result.stdout.fnmatch_lines_random(
         [
-            "XFAIL *test_case[[]broken:Impl/seed.example[]] - *known.txt:1 (re-final*",
+            f"XFAIL *test_case[[]{BROKEN}/seed.example[]] - *known.txt:1 (re-final*",
             "FAILED *test_case[[]good:Impl/seed.example[]]*",
         ]
     )
@@ -149,7 +149,7 @@ def test_xfail_list_makes_strict_expected_failures(project: pytest.Pytester) -> 
 def test_stale_xfail_line_is_a_usage_error(project: pytest.Pytester) -> None:
     known = project.path / "known.txt"
     known.write_text("seed.example\nno.such-case\n", encoding="utf-8")
-    result = _conformance(project, "--assembler", "good:Impl", "--tokasm-xfail", str(known))
+    result = _conformance(project, "--tokasm-assembler", "good:Impl", "--tokasm-xfail", str(known))
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(
         ["ERROR: --tokasm-xfail: *known.txt:2: 'no.such-case' matches no case*"]
@@ -164,19 +164,74 @@ def test_stale_xfail_line_is_a_usage_error(project: pytest.Pytester) -> None:
     ],
 )
 def test_bad_assembler_is_a_usage_error(project: pytest.Pytester, target: str, reason: str) -> None:
-    result = _conformance(project, "--assembler", target)
+    result = _conformance(project, "--tokasm-assembler", target)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines([f"ERROR: --assembler: target {target!r}: *{reason}*"])
+    result.stderr.fnmatch_lines([f"ERROR: --tokasm-assembler: target {target!r}: *{reason}*"])
     assert "Traceback" not in result.stderr.str()
 
 
-def test_plugin_is_inert_in_other_projects(pytester: pytest.Pytester) -> None:
-    pytester.makepyfile(test_theirs="def test_theirs():\n    assert True\n")
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+def test_every_option_is_prefixed(pytester: pytest.Pytester) -> None:
+    help_text = pytester.runpytest_inprocess("--help").stdout.str()
+    group = help_text.split("tokasm conformance:\n", 1)[1].split("\n\n", 1)[0]
+    options = [line.split()[0] for line in group.splitlines() if line.lstrip().startswith("--")]
+    assert "--tokasm-assembler=MODULE:ATTR" in options
+    assert all(option.startswith("--tokasm-") for option in options), options
+
+
+def test_other_projects_own_options_and_tests_are_unaffected(pytester: pytest.Pytester) -> None:
+    """A conftest defining ``--assembler`` (or ``--profile``) runs as it would without tokasm."""
+    pytester.makeconftest(
+        textwrap.dedent(
+            """\
+            def pytest_addoption(parser):
+                parser.addoption("--assembler", default="theirs")
+                parser.addoption("--profile", default="dev")
+            """
+        )
+    )
+    pytester.makepyfile(
+        test_theirs=textwrap.dedent(
+            """\
+            def test_theirs(pytestconfig):
+                assert pytestconfig.getoption("assembler") == "mine"
+                assert pytestconfig.getoption("profile") == "dev"
+            """
+        )
+    )
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "--assembler", "mine")
     assert result.ret == pytest.ExitCode.OK
     result.assert_outcomes(passed=1)
-    help_text = pytester.runpytest_subprocess("--help").stdout.str()
-    assert "--assembler=MODULE:ATTR" in help_text
+
+
+def test_import_tokasm_and_a_pytest_start_stay_light(pytester: pytest.Pytester) -> None:
+    """``import tokasm`` loads no test tooling; tokasm's plugin adds nothing to a pytest start.
+
+    Hypothesis's own plugin (installed with tokasm, which depends on hypothesis)
+    is switched off here: it imports hypothesis at the end of every session.
+    """
+    probe = textwrap.dedent(
+        """\
+        import sys
+        HEAVY = ("pytest", "_pytest", "hypothesis", "yaml", "jsonschema")
+        def loaded():
+            return sorted({m.split(".")[0] for m in sys.modules} & set(HEAVY))
+        import tokasm
+        print("after import tokasm:", loaded())
+        import pytest
+        pytest.main(["--co", "-q", "-p", "no:cacheprovider", "-p", "no:hypothesispytest"])
+        print("after pytest start:", loaded())
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        cwd=pytester.path,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert "after import tokasm: []" in done.stdout, done.stdout + done.stderr
+    assert "after pytest start: ['_pytest', 'pytest']" in done.stdout, done.stdout
 
 
 SUBTLE_MUTANTS = [
@@ -185,19 +240,34 @@ SUBTLE_MUTANTS = [
     "mutants:TruncatesLongDelta",
     "mutants:CrlfToLf",
     "mutants:EvictsPast256Open",
+    BROKEN,
 ]
 
 
-def test_pytest_route_and_check_agree(project: pytest.Pytester) -> None:
-    """Same failing cases per target from ``tokasm check`` and from pytest under xdist."""
-    shutil.copy(Path(__file__).with_name("mutants.py"), project.path)
+def _failures(junit: Path) -> dict[str, set[str]]:
+    """Target -> ids of its failed or errored cases, from a JUnit file of the pytest route."""
+    found: dict[str, set[str]] = {target: set() for target in SUBTLE_MUTANTS}
+    for case in ET.parse(junit).iter("testcase"):
+        if case.find("failure") is not None or case.find("error") is not None:
+            target, case_id = case.get("name", "")[len("test_case[") : -1].split("/")
+            found[target].add(case_id)
+    # The documented difference (pytest_suite's docstring): check fuzzes only a target that
+    # passed every case; the fuzz item runs anyway and may find the same bug again.
+    return {target: failed - {"fuzz"} for target, failed in found.items()}
+
+
+def test_pytest_route_and_check_agree_serially_and_under_xdist(
+    project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Same failing cases per target from ``tokasm check``, pytest in-process and pytest -n 2.
+
+    The one subprocess run of the module: the installed ``pytest11`` entry point
+    and xdist workers, as a user's ``python -m pytest`` sees them.
+    """
     targets = [*SUBTLE_MUTANTS, "good:Impl"]
-    subprocess.run(
-        [sys.executable, "-m", "tokasm", "check", *targets, "--json", "check.json"],
-        cwd=project.path,
-        capture_output=True,
-        check=False,
-    )
+    monkeypatch.syspath_prepend(project.path)
+    code = tokasm_main(["check", *targets, "--fuzz-examples", "0", "--json", "check.json"])
+    assert code == 1
     report = json.loads((project.path / "check.json").read_text(encoding="utf-8"))
     by_check = {
         run["target"]: {c["id"] for c in run["cases"] if c["outcome"] in ("failed", "errored")}
@@ -206,14 +276,13 @@ def test_pytest_route_and_check_agree(project: pytest.Pytester) -> None:
     assert by_check.pop("good:Impl") == set()
     assert all(by_check.values()), by_check  # every mutant is caught
 
-    args = [arg for target in targets for arg in ("--assembler", target)]
-    result = _conformance(project, *args, "-n", "2", "--junitxml=pytest.xml")
-    assert result.ret == pytest.ExitCode.TESTS_FAILED
-    by_pytest: dict[str, set[str]] = {target: set() for target in SUBTLE_MUTANTS}
-    for case in ET.parse(project.path / "pytest.xml").iter("testcase"):
-        if case.find("failure") is not None or case.find("error") is not None:
-            target, case_id = case.get("name", "")[len("test_case[") : -1].split("/")
-            by_pytest[target].add(case_id)
-    # The documented difference (pytest_suite's docstring): check fuzzes only a target that
-    # passed every case; the fuzz item runs anyway and may find the same bug again.
-    assert {target: failed - {"fuzz"} for target, failed in by_pytest.items()} == by_check
+    args = ["--pyargs", "tokasm.conformance", "-p", "no:cacheprovider"]
+    args += [arg for target in targets for arg in ("--tokasm-assembler", target)]
+    serial = project.runpytest_inprocess(*args, "--junitxml=serial.xml")
+    assert serial.ret == pytest.ExitCode.TESTS_FAILED
+    assert _failures(project.path / "serial.xml") == by_check
+
+    parallel = project.runpytest_subprocess(*args, "-n", "2", "--junitxml=parallel.xml")
+    assert parallel.ret == pytest.ExitCode.TESTS_FAILED
+    assert parallel.parseoutcomes() == serial.parseoutcomes()
+    assert _failures(project.path / "parallel.xml") == by_check

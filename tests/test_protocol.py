@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from helpers import example_session
 from tokasm.cli import main
-from tokasm.conformance._paths import spec_dir
 from tokasm.conformance._protocol import (
     ProtocolError,
     decode,
@@ -37,18 +37,6 @@ NODE_TESTEE = REPO / "testees" / "node" / "tokasm-testee.js"
 PYTHON_STRICT = [*python_testee_command("list-join"), "--strict"]
 
 node = pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
-
-
-def example_session() -> list[tuple[str, str]]:
-    """(request, response) pairs of the ``text`` block under "Example session"."""
-    text = (spec_dir() / "PROTOCOL.md").read_text(encoding="utf-8")
-    block = text.split("## Example session", 1)[1].split("```text\n", 1)[1].split("```", 1)[0]
-    lines = block.splitlines()
-    assert all(line[:2] in ("> ", "< ") for line in lines), "every line is a request or response"
-    requests, responses = lines[0::2], lines[1::2]
-    assert all(r.startswith("> ") for r in requests)
-    assert all(r.startswith("< ") for r in responses)
-    return [(q[2:], r[2:]) for q, r in zip(requests, responses, strict=True)]
 
 
 def comparable(response: dict[str, object]) -> dict[str, object]:
@@ -82,7 +70,8 @@ def test_node_testee_follows_the_documented_session() -> None:
 
 
 def check(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(["check", "-q", *argv])
+    """``tokasm check`` in process, corpus only (fuzzing a testee is tests/test_fuzz.py's)."""
+    code = main(["check", "-q", "--fuzz-examples", "0", *argv])
     out, err = capsys.readouterr()
     return code, out, err
 

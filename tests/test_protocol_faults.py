@@ -126,7 +126,7 @@ def test_a_malformed_command_line_exits_2(capsys: pytest.CaptureFixture[str], co
     assert "command" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("seconds", ["0", "-1", "nan", "inf", "soon"])
+@pytest.mark.parametrize("seconds", ["0", "-1", "nan", "inf", "soon", "86401"])
 def test_timeout_must_be_a_positive_number(
     capsys: pytest.CaptureFixture[str], seconds: str
 ) -> None:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import shutil
+from pathlib import Path
 
 import pytest
 
@@ -11,42 +12,29 @@ from tokasm.conformance._xfail import XfailError
 from tokasm.conformance.corpus import load_corpus
 from tokasm.implementations import StringIOAssembler
 
-if TYPE_CHECKING:
-    from pathlib import Path
-
 pytest_plugins = ["pytester"]
 
 TEST_FILE = """\
 from tokasm.conformance import suite
-from {module} import Impl
+{import_impl}
 
 test_tokasm = suite(Impl{extra})
 """
 
-IMPLS = {
-    "good": "from tokasm.implementations import StringIOAssembler as Impl\n",
-    # Breaks AFTER-REFINAL: a second final answers None instead of the text.
-    "forgets_refinal": """\
-from tokasm.implementations import StringIOAssembler
-
-class Impl(StringIOAssembler):
-    def apply(self, event):
-        if event.get("final") and self._completed(event["id"]) is not None:
-            return None
-        return super().apply(event)
-""",
-}
+GOOD = "from tokasm.implementations import StringIOAssembler as Impl"
+# Breaks AFTER-REFINAL: a second final answers None instead of the text.
+FORGETS_REFINAL = "from mutants import RefinalReturnsNone as Impl"
 
 
-def _project(pytester: pytest.Pytester, module: str, extra: str = "") -> pytest.Pytester:
-    pytester.makepyfile(**{module: IMPLS[module]})
-    pytester.makepyfile(test_mine=TEST_FILE.format(module=module, extra=extra))
+def _project(pytester: pytest.Pytester, import_impl: str, extra: str = "") -> pytest.Pytester:
+    shutil.copy(Path(__file__).with_name("mutants.py"), pytester.path)
+    pytester.makepyfile(test_mine=TEST_FILE.format(import_impl=import_impl, extra=extra))
     return pytester
 
 
 def test_one_test_per_case_named_by_id(pytester: pytest.Pytester) -> None:
     corpus = load_corpus()
-    result = _project(pytester, "good").runpytest_subprocess("-v", "-p", "no:cacheprovider")
+    result = _project(pytester, GOOD).runpytest_inprocess("-v", "-p", "no:cacheprovider")
     assert result.ret == pytest.ExitCode.OK
     strict = sum(case.profile == "strict" for case in corpus)
     # Every case, then the cost probe and the fuzz phase, as tokasm check runs them.
@@ -58,8 +46,8 @@ def test_one_test_per_case_named_by_id(pytester: pytest.Pytester) -> None:
 
 
 def test_broken_implementation_fails_its_cases(pytester: pytest.Pytester) -> None:
-    project = _project(pytester, "forgets_refinal")
-    result = project.runpytest_subprocess("-p", "no:cacheprovider")
+    project = _project(pytester, FORGETS_REFINAL)
+    result = project.runpytest_inprocess("-p", "no:cacheprovider")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines(
         [
@@ -73,8 +61,8 @@ def test_broken_implementation_fails_its_cases(pytester: pytest.Pytester) -> Non
 
 
 def test_profiles_argument_adds_strict(pytester: pytest.Pytester) -> None:
-    project = _project(pytester, "good", extra=', profiles=["strict"]')
-    result = project.runpytest_subprocess("-p", "no:cacheprovider", "-rf")
+    project = _project(pytester, GOOD, extra=', profiles=["strict"]')
+    result = project.runpytest_inprocess("-p", "no:cacheprovider", "-rf")
     outcomes = result.parseoutcomes()
     assert "skipped" not in outcomes  # StringIOAssembler has read_since: nothing left out
     assert outcomes["passed"] + outcomes["failed"] == len(load_corpus()) + 2  # cost, fuzz
@@ -86,8 +74,8 @@ def test_profiles_argument_adds_strict(pytester: pytest.Pytester) -> None:
 
 def test_xfail_file_makes_listed_cases_expected_failures(pytester: pytest.Pytester) -> None:
     (pytester.path / "known.txt").write_text("seed.example  # not idempotent yet\n", "utf-8")
-    project = _project(pytester, "forgets_refinal", extra=', xfail="known.txt"')
-    result = project.runpytest_subprocess("-p", "no:cacheprovider", "-k", "seed and example", "-rx")
+    project = _project(pytester, FORGETS_REFINAL, extra=', xfail="known.txt"')
+    result = project.runpytest_inprocess("-p", "no:cacheprovider", "-k", "seed and example", "-rx")
     assert result.ret == pytest.ExitCode.OK
     result.assert_outcomes(xfailed=1)
     result.stdout.fnmatch_lines(["XFAIL *test_tokasm[[]seed.example[]] - *(not idempotent yet)"])

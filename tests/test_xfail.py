@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from mutants import RefinalReturnsNone
 from tokasm.conformance._xfail import XfailError, apply_xfail, load_xfail, write_xfail
 from tokasm.conformance.corpus import load_corpus
 from tokasm.conformance.results import TargetRun
@@ -17,16 +18,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from tokasm.conformance.corpus import Corpus
-    from tokasm.implementations import Event
-
-
-class ForgetsRefinal(ListJoinAssembler):
-    """Breaks AFTER-REFINAL: a second final answers None instead of the text."""
-
-    def apply(self, event: Event) -> str | None:
-        if event.get("final") and self._completed(event["id"]) is not None:
-            return None
-        return super().apply(event)
+    from tokasm.implementations import AssemblerFactory
 
 
 @pytest.fixture(scope="module")
@@ -34,7 +26,7 @@ def corpus() -> Corpus:
     return load_corpus()
 
 
-def _run(corpus: Corpus, factory: type[ListJoinAssembler], name: str) -> TargetRun:
+def _run(corpus: Corpus, factory: AssemblerFactory, name: str) -> TargetRun:
     results = tuple(run_cases(PythonSubject(factory, name), corpus))
     return TargetRun(name, name, results, corpus.version)
 
@@ -60,7 +52,7 @@ def test_unreadable_file_names_it(tmp_path: Path) -> None:
 
 
 def test_listed_failure_is_xfailed_and_run_conforms(corpus: Corpus, tmp_path: Path) -> None:
-    broken = _run(corpus, ForgetsRefinal, "forgets")
+    broken = _run(corpus, RefinalReturnsNone, "forgets")
     failing = {r.case_id for r in broken.results if r.outcome == "failed"}
     assert "seed.example" in failing
     assert not broken.conforms
@@ -88,7 +80,7 @@ def test_listed_pass_is_xpassed_and_fails(corpus: Corpus, tmp_path: Path) -> Non
 def test_line_matching_no_case_is_a_problem(corpus: Corpus, tmp_path: Path) -> None:
     path = tmp_path / "known.txt"
     path.write_text("seed.example\nrenamed.case-*  # gone\n", encoding="utf-8")
-    judged = apply_xfail(_run(corpus, ForgetsRefinal, "forgets"), load_xfail(path), corpus)
+    judged = apply_xfail(_run(corpus, RefinalReturnsNone, "forgets"), load_xfail(path), corpus)
     assert judged.problems == (
         f"{path}:2: 'renamed.case-*' matches no case of corpus {corpus.version}; remove the line",
     )
@@ -98,7 +90,7 @@ def test_line_matching_no_case_is_a_problem(corpus: Corpus, tmp_path: Path) -> N
 def test_written_list_reloads_and_covers_exactly_todays_failures(
     corpus: Corpus, tmp_path: Path
 ) -> None:
-    broken = _run(corpus, ForgetsRefinal, "forgets")
+    broken = _run(corpus, RefinalReturnsNone, "forgets")
     path = tmp_path / "known.txt"
     write_xfail(path, [broken])
     lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line[:1] != "#"]
@@ -110,7 +102,7 @@ def test_written_list_reloads_and_covers_exactly_todays_failures(
 
 
 def test_written_list_of_several_targets_names_them(corpus: Corpus, tmp_path: Path) -> None:
-    runs = [_run(corpus, ForgetsRefinal, "one"), _run(corpus, ForgetsRefinal, "two")]
+    runs = [_run(corpus, RefinalReturnsNone, "one"), _run(corpus, RefinalReturnsNone, "two")]
     path = tmp_path / "known.txt"
     write_xfail(path, runs)
     (line,) = [ln for ln in path.read_text(encoding="utf-8").splitlines() if "seed.example" in ln]

@@ -2,12 +2,32 @@
 
 ``TokenAssembler`` is the recommended backend; ``tokasm.implementations``
 holds the others, ``tokasm.conformance`` the corpus loader, oracle and runners.
+
+Names are imported lazily (PEP 562): the pytest plugin lives in this package
+and is loaded by every pytest session where tokasm is installed, so importing
+the package must cost next to nothing.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ._versions import __version__
-from .implementations import Assembler, Event
-from .implementations.chunked import ChunkedAssembler as TokenAssembler
+
+if TYPE_CHECKING:
+    from .implementations import Assembler, Event
+    from .implementations.chunked import ChunkedAssembler as TokenAssembler
 
 __all__ = ["Assembler", "Event", "TokenAssembler", "__version__"]
+
+
+def __getattr__(name: str) -> object:
+    if name == "TokenAssembler":
+        from .implementations.chunked import ChunkedAssembler
+
+        return ChunkedAssembler
+    if name in ("Assembler", "Event"):
+        from . import implementations
+
+        return getattr(implementations, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

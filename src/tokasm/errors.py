@@ -14,9 +14,12 @@ from __future__ import annotations
 
 __all__ = [
     "EXIT_FAILED",
+    "EXIT_INTERRUPTED",
     "EXIT_OK",
+    "EXIT_TERMINATED",
     "EXIT_USAGE",
     "CorpusError",
+    "EventNotOwned",
     "ImplementationError",
     "ProtocolError",
     "ReportError",
@@ -32,6 +35,10 @@ __all__ = [
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
+#: Stopped by SIGINT (Ctrl-C) or SIGTERM (a CI cancel): 128 + the signal's number, as a shell
+#: reports it. Every testee process group is killed first.
+EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143
 
 
 class TokasmError(Exception):
@@ -73,6 +80,13 @@ class ImplementationError(TargetFault):
         super().__init__(f"{kind}: {message}" if kind else message)
         self.kind = kind
         self.message = message
+
+
+class EventNotOwned(ImplementationError):
+    """The implementation modified the event it was given (EVENT-OWNED in spec/SPEC.md)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__("EVENT-OWNED", message)
 
 
 class ProtocolError(TokasmError):

@@ -13,7 +13,8 @@ import sys
 from typing import TYPE_CHECKING
 
 from .._versions import version_line
-from ..errors import EXIT_FAILED, EXIT_USAGE, UsageError
+from ..conformance._protocol_client import testees_end_with_the_run
+from ..errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, UsageError
 from . import bench, cases, check, fuzz
 
 if TYPE_CHECKING:
@@ -39,7 +40,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        code: int = args.run(args)
+        with testees_end_with_the_run():
+            code: int = args.run(args)
         sys.stdout.flush()
     except UsageError as error:
         if args.debug:
@@ -52,5 +54,5 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_FAILED
     except KeyboardInterrupt:
         print("tokasm: interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
     return code

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import fnmatch
+import os
 import sys
+import threading
 from collections.abc import Generator
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,11 +14,13 @@ from typing import TYPE_CHECKING
 
 from .._versions import version_line
 from ..conformance._blame import render_blame
-from ..conformance._cost import PROBE_ID, probe_cache_final
+from ..conformance._cost import PROBE_ID, probe_cache_final, probe_result
+from ..conformance._frames import quiet_stray_errors
 from ..conformance._fuzz import CHECK_EXAMPLES, fuzz_phase
 from ..conformance._progress import Progress, progress_wanted
 from ..conformance._protocol_client import (
     DEFAULT_TIMEOUT,
+    PIPELINE_WINDOW,
     START_TIMEOUT,
     CommandSubject,
     split_command,
@@ -29,13 +33,14 @@ from ..conformance._reports import (
     write_junit,
     write_markdown,
 )
+from ..conformance._watchdog import Watchdog
 from ..conformance._xfail import XfailList, apply_xfail, load_xfail, parse_xfail, write_xfail
 from ..conformance.corpus import PROFILES, load_corpus
-from ..conformance.results import FAILING, TargetRun
+from ..conformance.results import FAILING, CaseResult, TargetRun
 from ..conformance.runner import DEFAULT_PROFILES, run_cases
 from ..conformance.subjects import PythonSubject, Subject, resolve_target
 from ..conformance.testee import python_testee_command
-from ..errors import CorpusError, ReportError, TargetError
+from ..errors import EXIT_FAILED, EXIT_USAGE, CorpusError, ReportError, TargetError
 from ..implementations import BACKENDS, EXPECTED_FAILURES
 from .options import (
     TARGET_HELP,
@@ -50,7 +55,6 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence, Set
 
     from ..conformance.corpus import Case, Corpus
-    from ..conformance.results import CaseResult
     from .options import Commands
 
 __all__ = ["add_parser", "run"]
@@ -86,14 +90,17 @@ One --xfail file applies to every target of the run.
 
 The same checks from pytest, one test per case, then cost.cache-final and
 fuzz items (works with pytest-xdist):
-  python -m pytest --pyargs tokasm.conformance --assembler MODULE:ATTR
+  python -m pytest --pyargs tokasm.conformance --tokasm-assembler MODULE:ATTR
 """
 
 
 EXIT_CODES = exit_codes(
     "every target conforms",
     "a case failed or errored, an expected failure passed or went stale,\n"
-    "     or the fuzz phase found a counterexample",
+    "     or the fuzz phase found a counterexample; also when an in-process\n"
+    "     target hung for --timeout seconds: its case errors with the hung\n"
+    "     code's stack, the reports are written, and the run ends there (a\n"
+    "     thread cannot be stopped; --isolate runs a target in its own process)",
 )
 
 
@@ -132,9 +139,17 @@ def add_parser(commands: Commands) -> None:
         type=positive_seconds,
         default=DEFAULT_TIMEOUT,
         metavar="SECONDS",
-        help=f"per-request timeout for testees (default {DEFAULT_TIMEOUT:g}; starting and "
-        f"hello get at least {START_TIMEOUT:g}); a request that times out errors its case "
-        "and the testee is restarted",
+        help=f"per-request timeout (default {DEFAULT_TIMEOUT:g}). For testees (starting and "
+        f"hello get at least {START_TIMEOUT:g}) a request that times out errors its case and "
+        "the testee is restarted. In process, a call into the target (or its import) that runs "
+        "this long (loading it: twice as long) is reported with its stack, as that case's "
+        "error (exit 1; exit 2 while loading), and the run ends after writing the reports",
+    )
+    testees.add_argument(
+        "--no-pipeline",
+        action="store_true",
+        help="send testees one request at a time, waiting for each response (by default a "
+        f"case's requests are written up to {PIPELINE_WINDOW} ahead; spec/PROTOCOL.md)",
     )
     testees.add_argument(
         "--isolate",
@@ -144,7 +159,10 @@ def add_parser(commands: Commands) -> None:
     )
     reports = parser.add_argument_group("reports and expected failures")
     reports.add_argument(
-        "--json", type=Path, metavar="PATH", help="write a JSON report (schema: spec/REPORTS.md)"
+        "--json",
+        type=Path,
+        metavar="PATH",
+        help="write a JSON report (schema: spec/report.schema.json)",
     )
     reports.add_argument("--junit", type=Path, metavar="PATH", help="write JUnit XML")
     reports.add_argument(
@@ -206,40 +224,9 @@ def _select(corpus: Corpus, patterns: list[str]) -> tuple[list[Case], bool]:
     return cases, probe
 
 
-def _subject(target: str, args: argparse.Namespace) -> Subject:
-    if args.isolate:
-        return CommandSubject(python_testee_command(target), args.timeout)
-    return PythonSubject(resolve_target(target), target)
-
-
-def _subjects(args: argparse.Namespace) -> list[Subject]:
-    """Start every target up front, so a bad one exits 2 before any case runs."""
-    names: list[str] = args.targets or ([] if args.cmd else list(BACKENDS))
-    subjects: list[Subject] = []
-    try:
-        subjects.extend(_subject(name, args) for name in names)
-        subjects.extend(CommandSubject(split_command(line), args.timeout) for line in args.cmd)
-    except TargetError:
-        for subject in subjects:
-            subject.close()
-        raise
-    return subjects
-
-
-@dataclass
-class _Selection:
-    """What runs on every target: the cases, their profiles, and whether the cost probe does."""
-
-    corpus: Corpus
-    cases: list[Case]
-    profiles: Set[str]
-    probe: bool
-    quiet: bool
-    fuzz_examples: int
-
-    @property
-    def size(self) -> int:
-        return len(self.cases) + self.probe
+def _command(argv: list[str], args: argparse.Namespace) -> CommandSubject:
+    window = 1 if args.no_pipeline else PIPELINE_WINDOW
+    return CommandSubject(argv, args.timeout, window=window)
 
 
 @dataclass
@@ -254,12 +241,6 @@ class _FailureLimit:
         return self.limit is not None and self.count >= self.limit
 
 
-def _checks(subject: Subject, selection: _Selection) -> Iterator[CaseResult]:
-    yield from run_cases(subject, selection.cases, selection.profiles)
-    if selection.probe:
-        yield probe_cache_final(subject)
-
-
 def _expected_failures(target: str, user: XfailList | None) -> list[XfailList]:
     """The lists judging ``target``: a bundled backend's own gaps, then the user's --xfail."""
     lists = []
@@ -271,37 +252,6 @@ def _expected_failures(target: str, user: XfailList | None) -> list[XfailList]:
     return lists
 
 
-def _run_target(
-    subject: Subject, selection: _Selection, lists: list[XfailList], limit: _FailureLimit
-) -> tuple[TargetRun, int]:
-    """Run the selection, then the fuzz phase; the run and how many checks did not run."""
-    results = _checks(subject, selection)
-    if progress_wanted(sys.stderr, selection.quiet):
-        results = Progress(subject.name, selection.size).track(results)
-    finished: list[CaseResult] = []
-    problems: tuple[str, ...] = ()
-    try:
-        for result in results:
-            finished.append(result)
-            listed = any(xfail.entry_for(result.case_id) for xfail in lists)
-            limit.count += result.outcome in FAILING and not listed
-            if limit.reached:
-                break
-        if not limit.reached:
-            corpus_results = [r for r in finished if r.case_id != PROBE_ID]
-            problems = fuzz_phase(subject, corpus_results, selection.fuzz_examples)
-            limit.count += len(problems)
-    finally:
-        if isinstance(results, Generator):
-            results.close()
-        subject.close()
-    corpus = selection.corpus
-    run = TargetRun(subject.name, subject.name, tuple(finished), corpus.version, problems)
-    for xfail in lists:
-        run = apply_xfail(run, xfail, corpus)
-    return run, selection.size - len(finished)
-
-
 def _not_run(limit: _FailureLimit, stopped: str, left: int, unstarted: list[str]) -> str:
     parts = [f"{left} checks of {stopped} and its fuzz phase"] if left else []
     if unstarted:
@@ -309,6 +259,160 @@ def _not_run(limit: _FailureLimit, stopped: str, left: int, unstarted: list[str]
     return f"stopped after {limit.count} unexpected failures (--maxfail {limit.limit}); " + (
         f"not run: {'; '.join(parts)}" if parts else "everything selected had run"
     )
+
+
+class _Session:
+    """One ``check`` run, kept up to date so a hung target can still be reported in full.
+
+    The watchdog calls ``hung`` on its own thread while the main thread is stuck
+    in target code; it reports what is known, writes the reports and ends the
+    process (see ``tokasm.conformance._watchdog``).
+    """
+
+    def __init__(
+        self,
+        args: argparse.Namespace,
+        corpus: Corpus,
+        cases: list[Case],
+        probe: bool,
+        xfail: XfailList | None,
+    ) -> None:
+        self.args = args
+        self.corpus = corpus
+        self.cases = cases
+        self.probe = probe  # the cost probe runs after the cases
+        self.xfail = xfail
+        self.limit = _FailureLimit(args.maxfail)
+        self.left = 0  # checks of the current target not run (--maxfail)
+        self.watchdog = Watchdog(args.timeout, self.hung)
+        self.subjects: list[Subject] = []
+        self.runs: list[TargetRun] = []
+        self.results: list[CaseResult] = []  # the current target's results so far
+        self.loading: str | None = None  # the in-process target being imported
+        self.fuzzing = False
+
+    def _subject(self, target: str) -> Subject:
+        if self.args.isolate:
+            return _command(python_testee_command(target), self.args)
+        self.loading = target
+        self.watchdog.arm(2 * self.args.timeout)  # imports may be slow
+        try:
+            return PythonSubject(resolve_target(target), target, watchdog=self.watchdog)
+        finally:
+            self.watchdog.disarm()
+            self.loading = None
+
+    def start(self) -> None:
+        """Start every target up front, so a bad one exits 2 before any case runs."""
+        args = self.args
+        names: list[str] = args.targets or ([] if args.cmd else list(BACKENDS))
+        try:
+            self.subjects.extend(self._subject(name) for name in names)
+            self.subjects.extend(_command(split_command(line), args) for line in args.cmd)
+        except TargetError:
+            self.close()
+            raise
+
+    def close(self) -> None:
+        for subject in self.subjects:
+            subject.close()
+
+    @property
+    def size(self) -> int:
+        """Checks per target: the selected cases and the cost probe."""
+        return len(self.cases) + self.probe
+
+    def _checks(self, subject: Subject, profiles: Set[str]) -> Iterator[CaseResult]:
+        yield from run_cases(subject, self.cases, profiles, debug=self.args.debug)
+        if self.probe:
+            yield probe_cache_final(subject)
+
+    def run_target(self, subject: Subject, profiles: Set[str]) -> TargetRun:
+        args = self.args
+        self.results, self.fuzzing = [], False
+        lists = _expected_failures(subject.name, self.xfail)
+        results = self._checks(subject, profiles)
+        if progress_wanted(sys.stderr, args.quiet):
+            results = Progress(subject.name, self.size).track(results)
+        problems: tuple[str, ...] = ()
+        try:
+            for result in results:
+                self.results.append(result)  # one at a time: hung() reads them
+                listed = any(xfail.entry_for(result.case_id) for xfail in lists)
+                self.limit.count += result.outcome in FAILING and not listed
+                if self.limit.reached:
+                    break
+            if not self.limit.reached:
+                self.fuzzing = True
+                corpus_results = tuple(r for r in self.results if r.case_id != PROBE_ID)
+                problems = fuzz_phase(subject, corpus_results, args.fuzz_examples)
+                self.limit.count += len(problems)
+        finally:
+            if isinstance(results, Generator):
+                results.close()
+            subject.close()
+        self.left = self.size - len(self.results)
+        if isinstance(subject, CommandSubject):  # e.g. a testee that restarted as another
+            problems = (*subject.problems, *problems)
+        return self.finish_target(subject, tuple(self.results), problems)
+
+    def finish_target(
+        self, subject: Subject, results: tuple[CaseResult, ...], problems: tuple[str, ...] = ()
+    ) -> TargetRun:
+        run_ = TargetRun(subject.name, subject.name, results, self.corpus.version, problems)
+        for xfail in _expected_failures(subject.name, self.xfail):
+            run_ = apply_xfail(run_, xfail, self.corpus)
+        self.runs.append(run_)
+        details = "\n".join(
+            filter(None, [render_failures(run_), render_blame(run_, self.corpus.by_id())])
+        )
+        if details:
+            print(details)
+        return run_
+
+    def hung(self, seconds: float, stack: str) -> None:
+        """The watchdog's report of a target call that ran ``seconds``: report, then exit."""
+        try:
+            code = self._report_hang(seconds, stack)
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except BaseException:  # the process must end whatever happens here
+            code = EXIT_FAILED
+        finally:
+            self.close()
+        os._exit(code)
+
+    def _report_hang(self, seconds: float, stack: str) -> int:
+        where = f"\nthe hung code's stack (innermost last):\n{stack.rstrip()}" if stack else ""
+        hang = (
+            f"no answer after {seconds:.1f} s (--timeout {self.args.timeout:g}); a thread "
+            f"cannot be stopped, so the run ended here{where}"
+        )
+        if self.loading is not None:
+            print(
+                f"tokasm check: error: target {self.loading!r}: loading it hung: {hang}",
+                file=sys.stderr,
+            )
+            return EXIT_USAGE
+        current = self.subjects[len(self.runs)]
+        if self.fuzzing:
+            self.finish_target(current, tuple(self.results), (f"fuzz phase: {hang}",))
+        else:
+            done = len(self.results)
+            if done < len(self.cases):
+                self.results.append(CaseResult.of(self.cases[done], "errored", hang))
+                self.results.extend(
+                    CaseResult.of(case, "skipped", "not run: an earlier case hung")
+                    for case in self.cases[done + 1 :]
+                )
+                if self.probe:
+                    self.results.append(probe_result("skipped", "not run: an earlier case hung"))
+            else:
+                self.results.append(probe_result("errored", hang))
+            self.finish_target(current, tuple(self.results))
+        for subject in self.subjects[len(self.runs) :]:
+            self.finish_target(subject, (), ("not run: an earlier target hung",))
+        return _conclude(self.args, self.runs, self.size)
 
 
 def _write_reports(args: argparse.Namespace, runs: Sequence[TargetRun]) -> None:
@@ -323,40 +427,45 @@ def _write_reports(args: argparse.Namespace, runs: Sequence[TargetRun]) -> None:
             write(path, runs)
 
 
-def run(args: argparse.Namespace) -> int:
-    corpus = load_corpus()
-    cases, probe = _select(corpus, args.case)
-    user_xfail = load_xfail(args.xfail) if args.xfail else None
-    subjects = _subjects(args)
-    print(version_line())
-    selection = _Selection(
-        corpus,
-        cases,
-        DEFAULT_PROFILES | set(args.profile),
-        probe and args.cost_probe,
-        args.quiet,
-        args.fuzz_examples,
-    )
-    limit = _FailureLimit(args.maxfail)
-    runs: list[TargetRun] = []
-    by_id = corpus.by_id()
-    for index, subject in enumerate(subjects):
-        lists = _expected_failures(subject.name, user_xfail)
-        run_, left = _run_target(subject, selection, lists, limit)
-        runs.append(run_)
-        details = "\n".join(filter(None, [render_failures(run_), render_blame(run_, by_id)]))
-        if details:
-            print(details)
-        if limit.reached:
-            unstarted = subjects[index + 1 :]
-            for other in unstarted:
-                other.close()
-            print(_not_run(limit, run_.target, left, [other.name for other in unstarted]))
-            break
+def _conclude(args: argparse.Namespace, runs: Sequence[TargetRun], case_count: int) -> int:
+    """Print the card, write the reports and print the verdict: the exit code."""
     print(render_card(runs))
     try:
         _write_reports(args, runs)
     except OSError as error:
         raise ReportError(f"cannot write report: {error}") from error
-    print(render_verdict(runs, selection.size))
+    print(render_verdict(runs, case_count))
     return 0 if all(run_.conforms for run_ in runs) else 1
+
+
+def _exit_despite_threads(code: int) -> int:
+    """``code``, after ending the process at once if a target left a non-daemon thread
+    running: the interpreter would wait for it forever at exit."""
+    main = threading.main_thread()
+    if any(t is not main and not t.daemon and t.is_alive() for t in threading.enumerate()):
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    return code
+
+
+def run(args: argparse.Namespace) -> int:
+    corpus = load_corpus()
+    cases, probe = _select(corpus, args.case)
+    xfail: XfailList | None = load_xfail(args.xfail) if args.xfail else None
+    session = _Session(args, corpus, cases, probe and args.cost_probe, xfail)
+    quiet_stray_errors()
+    with session.watchdog:
+        session.start()
+        print(version_line())
+        profiles = DEFAULT_PROFILES | set(args.profile)
+        for index, subject in enumerate(session.subjects):
+            run_ = session.run_target(subject, profiles)
+            if session.limit.reached:
+                unstarted = session.subjects[index + 1 :]
+                for other in unstarted:
+                    other.close()
+                names = [other.name for other in unstarted]
+                print(_not_run(session.limit, run_.target, session.left, names))
+                break
+    return _exit_despite_threads(_conclude(args, session.runs, session.size))

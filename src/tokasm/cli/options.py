@@ -9,6 +9,7 @@ from typing import TypeAlias
 from ..bench.report import parse_size
 
 __all__ = [
+    "MAX_SECONDS",
     "TARGET_HELP",
     "Commands",
     "at_least_one",
@@ -52,14 +53,21 @@ def subcommand(
     return parser
 
 
+#: The longest timeout or budget an option takes: a day, which every wait of every
+#: operating system accepts (poll and epoll overflow at about 24 days).
+MAX_SECONDS = 86_400
+
+
 def positive_seconds(text: str) -> float:
-    """A finite number of seconds above 0 (timeouts, budgets)."""
+    """A number of seconds above 0 and at most MAX_SECONDS (timeouts, budgets)."""
     try:
         seconds = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
     if not (seconds > 0 and math.isfinite(seconds)):
         raise argparse.ArgumentTypeError(f"must be a finite number above 0, got {text!r}")
+    if seconds > MAX_SECONDS:
+        raise argparse.ArgumentTypeError(f"must be at most {MAX_SECONDS} (a day), got {text!r}")
     return seconds
 
 

@@ -45,6 +45,7 @@ __all__ = [
     "Verdict",
     "judge",
     "probe_cache_final",
+    "probe_result",
 ]
 
 #: The probe's case id (what --xfail, -k, JUnit and JSON name it by) and its rule.
@@ -194,11 +195,13 @@ def _message(verdict: Verdict, parts: int) -> str:
     )
 
 
+def probe_result(outcome: Outcome, message: str) -> CaseResult:
+    """The probe's result, named and described as a case (for a hang, too)."""
+    return CaseResult(PROBE_ID, _DESCRIPTION, outcome, message, (CACHE_FINAL,))
+
+
 def probe_cache_final(subject: Subject, parts: int = PARTS) -> CaseResult:
     """Run the probe on ``subject``: a case-like result for CACHE-FINAL."""
-
-    def result(outcome: Outcome, message: str) -> CaseResult:
-        return CaseResult(PROBE_ID, _DESCRIPTION, outcome, message, (CACHE_FINAL,))
 
     try:
         text = _build(subject, parts)
@@ -207,11 +210,11 @@ def probe_cache_final(subject: Subject, parts: int = PARTS) -> CaseResult:
         _expect(subject, Get(_INSTANCE, None, _SHORT), text)
         verdict = judge(lambda: _measure(subject))
     except _NotMeasurable as unmeasurable:
-        return result(unmeasurable.outcome, unmeasurable.message)
+        return probe_result(unmeasurable.outcome, unmeasurable.message)
     except SubjectFault as fault:
-        return result("errored", f"testee fault during the cost probe: {fault}")
+        return probe_result("errored", f"testee fault during the cost probe: {fault}")
     except ImplementationError as error:
-        return result("errored", f"raised during the cost probe: {error}")
+        return probe_result("errored", f"raised during the cost probe: {error}")
     if not verdict.grows:
-        return result("passed", "")  # a passed case has no message (spec/report.schema.json)
-    return result("failed", _message(verdict, parts))
+        return probe_result("passed", "")  # a passed case has no message (spec/report.schema.json)
+    return probe_result("failed", _message(verdict, parts))

@@ -1,34 +1,189 @@
-"""How values from a target are shown to a person: by ``repr``, abbreviated when long."""
+"""How anything from a target is shown to a person: escaped, length-capped, and never raising.
+
+A target's values and texts are hostile: a ``__repr__`` or ``__str__`` may
+raise or lie, a ``str`` subclass may override every method, a text may hold
+newlines, ANSI escapes or lone surrogates, or be 20 MB long. Everything shown
+in the terminal or written to a report goes through ``show`` (values, by
+``repr``) or ``safe_text`` (names and messages), so one target cannot garble
+the output, crash ``print`` or fill the disk. The reports use them too.
+"""
 
 from __future__ import annotations
 
-__all__ = ["abbreviated", "first_difference", "show"]
+import itertools
+import reprlib
 
-_SHOW_LIMIT = 120  # characters of repr before a long value is abbreviated
+from ._guard import reraise_unless_target
+
+__all__ = [
+    "SHOW_LIMIT",
+    "TEXT_LIMIT",
+    "abbreviated",
+    "error_text",
+    "first_difference",
+    "safe_text",
+    "show",
+    "type_name",
+]
+
+#: Characters of ``repr`` shown of one value before it is abbreviated in the middle.
+SHOW_LIMIT = 120
+#: Characters of a target's message (an error, a name) kept before it is abbreviated.
+TEXT_LIMIT = 2000
 _CONTEXT = 24  # characters either side of the first difference
+
+_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+class _Repr(reprlib.Repr):
+    """reprlib's bounded repr, but a dict keeps its key order (an event reads as it was sent)."""
+
+    def repr_dict(self, x: dict[object, object], level: int) -> str:
+        if not x:
+            return "{}"
+        if level <= 0:
+            return "{...}"
+        pieces = [
+            f"{self.repr1(key, level - 1)}: {self.repr1(value, level - 1)}"
+            for key, value in itertools.islice(x.items(), self.maxdict)
+        ]
+        return "{" + ", ".join(pieces + ["..."] * (len(x) > self.maxdict)) + "}"
+
+
+# Containers are shown a few items deep, whatever their size, and any other object's
+# ``repr`` is called inside reprlib's guard (it catches what ``__repr__`` raises).
+_REPR = _Repr()
+_REPR.maxlevel = 3
+_REPR.maxdict = _REPR.maxlist = _REPR.maxtuple = _REPR.maxset = 8
+_REPR.maxstring = _REPR.maxother = SHOW_LIMIT
+
+
+def _escape(char: str) -> str:
+    if char in _ESCAPES:
+        return _ESCAPES[char]
+    code = ord(char)
+    return (
+        f"\\x{code:02x}"
+        if code < 0x100
+        else f"\\u{code:04x}"
+        if code < 0x10000
+        else f"\\U{code:08x}"
+    )
+
+
+def _printable(text: str) -> str:
+    """``text`` with every non-printable character (controls, ANSI escapes, newlines, lone
+    surrogates, bidi overrides) written as its Python escape."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else _escape(c) for c in text)
+
+
+def _base_text(value: str) -> str:
+    """The characters of a ``str`` (or subclass) by ``str``'s own methods, whatever it overrides."""
+    return value if type(value) is str else str.__str__(value)
+
+
+def _cut(text: str, limit: int) -> str:
+    """``text`` escaped and, when longer than ``limit``, abbreviated in the middle."""
+    if len(text) <= limit:
+        return _printable(text)
+    half = limit // 2
+    omitted = len(text) - 2 * half
+    return f"{_printable(text[:half])}...[{omitted} characters]...{_printable(text[-half:])}"
+
+
+def _plain_str(value: object) -> str:
+    """``str(value)``, or a stand-in naming the type when its ``__str__`` raises or lies."""
+    if issubclass(type(value), str):
+        return _base_text(value)  # type: ignore[arg-type]
+    try:
+        text = str(value)
+        return _base_text(text) if issubclass(type(text), str) else f"<{type_name(value)}>"
+    except BaseException as error:  # anything the target raises is shown
+        reraise_unless_target(error)
+        return f"<{type_name(value)}: str() raised {type(error).__name__}>"
+
+
+def safe_text(value: object, limit: int = TEXT_LIMIT) -> str:
+    """A target's text (a name, an error message) fit to print on one line of a report:
+    escaped, at most about ``limit`` characters, never raising."""
+    return _cut(_plain_str(value), limit)
+
+
+def type_name(value: object) -> str:
+    """``module.Qualname`` of ``value``'s type, escaped (both are settable to anything)."""
+    cls = type(value)
+    module = cls.__dict__.get("__module__", "")
+    qualname = cls.__dict__.get("__qualname__", cls.__name__)
+    module_text = module if type(module) is str else ""
+    qualname_text = qualname if type(qualname) is str else cls.__name__
+    name = (
+        f"{module_text}.{qualname_text}" if module_text not in ("", "builtins") else qualname_text
+    )
+    return _cut(name, SHOW_LIMIT)
+
+
+def _repr(value: object) -> str:
+    try:
+        text = _REPR.repr(value)
+        return text if type(text) is str else f"<{type_name(value)}>"
+    except BaseException as error:  # a broken __repr__ is shown, not raised
+        reraise_unless_target(error)
+        return f"<{type_name(value)}: repr() raised {type(error).__name__}>"
 
 
 def show(value: object) -> str:
-    """``repr`` of a value, abbreviated in the middle when long, with its length."""
-    text = repr(value)
-    if len(text) <= _SHOW_LIMIT:
-        return text
-    half = _SHOW_LIMIT // 2
-    length = f" (len {len(value)})" if isinstance(value, str) else ""
-    return f"{text[:half]}...{text[-half:]}{length}"
+    """``repr`` of a value, escaped, abbreviated in the middle when long (with a text's length)."""
+    if not issubclass(type(value), str):
+        return _cut(_repr(value), SHOW_LIMIT)
+    text = _base_text(value)  # type: ignore[arg-type]
+    if not abbreviated(text):
+        return repr(text)
+    half = SHOW_LIMIT // 2
+    head, tail = repr(text[:half])[:-1][:half], repr(text[-half:])[1:][-half:]
+    return f"{head}...{tail} (len {len(text)})"
 
 
 def abbreviated(*values: str) -> bool:
-    """Whether ``show`` cut any of these, so the difference itself may be hidden."""
-    return any(len(repr(value)) > _SHOW_LIMIT for value in values)
+    """Whether ``show`` cut any of these texts, so the difference itself may be hidden."""
+    return any(
+        len(text) > SHOW_LIMIT or len(repr(text)) > SHOW_LIMIT for text in map(_base_text, values)
+    )
+
+
+def error_text(error: BaseException) -> str:
+    """What a target's exception says, as ``Kind('message')``, escaped and capped."""
+    kind = _cut(type(error).__name__, SHOW_LIMIT)
+    try:
+        arguments = error.args
+        shown = (
+            ", ".join(show(argument) for argument in arguments[:3])
+            if type(arguments) is tuple
+            else ""
+        )
+    except BaseException as raised:  # a hostile exception is still shown
+        reraise_unless_target(raised)
+        shown = ""
+    return _cut(f"{kind}({shown})", TEXT_LIMIT)
+
+
+def _common_prefix(first: str, second: str) -> int:
+    """Length of the common prefix, by halving (fast on texts of megabytes)."""
+    low, high = 0, min(len(first), len(second))
+    while low < high:
+        middle = (low + high + 1) // 2
+        if first[low:middle] == second[low:middle]:
+            low = middle
+        else:
+            high = middle - 1
+    return low
 
 
 def first_difference(expected: str, actual: str) -> str:
     """Where two texts first differ, with context either side."""
-    index = next(
-        (i for i, (e, a) in enumerate(zip(expected, actual, strict=False)) if e != a),
-        min(len(expected), len(actual)),
-    )
+    expected, actual = _base_text(expected), _base_text(actual)
+    index = _common_prefix(expected, actual)
     start = max(0, index - _CONTEXT)
     return (
         f"\n  first difference at index {index} "

@@ -1,10 +1,19 @@
-"""pytest plugin (entry point ``pytest11``): ``--assembler MODULE:ATTR`` selects a target.
+"""pytest plugin (entry point ``pytest11``): ``--tokasm-assembler MODULE:ATTR`` selects a target.
 
-Loaded in every pytest session where tokasm is installed, so it stays inert
-unless asked: without ``--assembler`` it resolves nothing and parametrizes
-only tests that ask for ``tokasm_subject`` and ``tokasm_case`` (those of
-``tokasm.conformance.test_conformance``). Collection depends only on the
-options and the corpus, so pytest-xdist workers all collect the same items.
+Loaded in every pytest session where tokasm is installed, so it is a good
+citizen there: every option it adds starts with ``--tokasm-``, and it imports
+nothing but pytest until a target is given (the corpus loader's YAML and
+jsonschema would cost every unrelated run a tenth of a second). Without a
+target it parametrizes only the tests that ask for ``tokasm_subject`` and
+``tokasm_case`` (those of ``tokasm.conformance.test_conformance``), as one
+skip saying what to pass. Collection depends only on the options and the
+corpus, so pytest-xdist workers all collect the same items.
+
+In process a target is guarded as in ``tokasm check`` (what it raises is its
+case's error, each event is its own copy, lent with a caller's habits); but
+pytest has no watchdog of ours, so a target that may hang should run with
+``--tokasm-isolate``: in its own testee process, with ``--tokasm-timeout``
+per request, as ``tokasm check --isolate`` does.
 """
 
 from __future__ import annotations
@@ -14,16 +23,13 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from ..errors import TargetError
-from ._fuzz import CHECK_EXAMPLES
-from ._xfail import XfailError, XfailList, load_xfail
-from .corpus import PROFILES, load_corpus
-from .pytest_suite import CHECKS, check_id, expected_failures, xfail_marks
-from .runner import DEFAULT_PROFILES
-from .subjects import PythonSubject, Subject, resolve_target
+from ._protocol_client import DEFAULT_TIMEOUT
 
 if TYPE_CHECKING:
     from collections.abc import Set
+
+    from ._xfail import XfailList
+    from .subjects import Subject
 
 
 __all__ = [
@@ -31,22 +37,23 @@ __all__ = [
     "pytest_addoption",
     "pytest_configure",
     "pytest_generate_tests",
+    "pytest_unconfigure",
     "selected_profiles",
 ]
 
-_SUBJECTS = pytest.StashKey[dict[str, Subject]]()
+_SUBJECTS = pytest.StashKey[dict[str, "Subject"]]()
 _XFAIL = pytest.StashKey["XfailList | None"]()
 
 _NO_TARGET = (
-    "no --assembler given: run `python -m pytest --pyargs tokasm.conformance "
-    "--assembler MODULE:ATTR` to check an implementation"
+    "no --tokasm-assembler given: run `python -m pytest --pyargs tokasm.conformance "
+    "--tokasm-assembler MODULE:ATTR` to check an implementation"
 )
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("tokasm", "tokasm conformance")
     group.addoption(
-        "--assembler",
+        "--tokasm-assembler",
         action="append",
         default=[],
         metavar="MODULE:ATTR",
@@ -57,16 +64,29 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--tokasm-profile",
         action="append",
         default=[],
-        choices=PROFILES,
+        metavar="PROFILE",
         help="also run this optional profile of the corpus (repeatable), e.g. strict",
     )
     group.addoption(
         "--tokasm-fuzz-examples",
         type=int,
-        default=CHECK_EXAMPLES,
+        default=None,
         metavar="N",
-        help=f"examples of the fuzz item, one per target (default {CHECK_EXAMPLES}, as tokasm "
-        "check; 0 skips it)",
+        help="examples of the fuzz item, one per target (default: as many as tokasm check "
+        "uses; 0 skips it)",
+    )
+    group.addoption(
+        "--tokasm-isolate",
+        action="store_true",
+        help="run each --tokasm-assembler in its own testee process (python -m "
+        "tokasm.conformance.testee), so one that hangs, exits or crashes costs one case",
+    )
+    group.addoption(
+        "--tokasm-timeout",
+        type=float,
+        default=DEFAULT_TIMEOUT,
+        metavar="SECONDS",
+        help=f"with --tokasm-isolate, the per-request timeout (default {DEFAULT_TIMEOUT:g})",
     )
     group.addoption(
         "--tokasm-xfail",
@@ -78,6 +98,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def _xfail_list(config: pytest.Config) -> XfailList | None:
+    from ._xfail import XfailError, load_xfail
+    from .corpus import load_corpus
+
     path: Path | None = config.getoption("tokasm_xfail")
     if path is None:
         return None
@@ -91,27 +114,68 @@ def _xfail_list(config: pytest.Config) -> XfailList | None:
     return listed
 
 
+def _check_profiles(config: pytest.Config) -> None:
+    from .corpus import PROFILES
+
+    unknown = sorted(set(config.getoption("tokasm_profile")) - set(PROFILES))
+    if unknown:
+        raise pytest.UsageError(
+            f"--tokasm-profile: unknown {', '.join(map(repr, unknown))} "
+            f"(choose from {', '.join(PROFILES)})"
+        )
+
+
 def pytest_configure(config: pytest.Config) -> None:
-    """Resolve every ``--assembler`` up front: a bad one is a usage error naming it."""
+    """Resolve every ``--tokasm-assembler`` up front: a bad one is a usage error naming it.
+
+    The harness is imported only here, and only when a target is given.
+    """
+    targets: list[str] = config.getoption("tokasm_assembler")
     subjects: dict[str, Subject] = {}
-    for target in config.getoption("assembler"):
-        try:
-            subjects[target] = PythonSubject(resolve_target(target), target)
-        except TargetError as error:
-            raise pytest.UsageError(f"--assembler: {error}") from None
     config.stash[_SUBJECTS] = subjects
+    if targets:
+        from ..errors import TargetError
+
+        _check_profiles(config)
+        for target in targets:
+            try:
+                subjects[target] = _subject(config, target)
+            except TargetError as error:
+                pytest_unconfigure(config)
+                raise pytest.UsageError(f"--tokasm-assembler: {error}") from None
     config.stash[_XFAIL] = _xfail_list(config) if subjects else None
+
+
+def _subject(config: pytest.Config, target: str) -> Subject:
+    from ._protocol_client import CommandSubject
+    from .subjects import PythonSubject, resolve_target
+    from .testee import python_testee_command
+
+    if config.getoption("tokasm_isolate"):
+        timeout: float = config.getoption("tokasm_timeout")
+        return CommandSubject(python_testee_command(target), timeout)
+    return PythonSubject(resolve_target(target), target)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Stop the testee processes of ``--tokasm-isolate``: none outlives the session."""
+    for subject in config.stash.get(_SUBJECTS, {}).values():
+        subject.close()
 
 
 def selected_profiles(config: pytest.Config) -> Set[str]:
     """The corpus profiles this session runs: the defaults plus ``--tokasm-profile``."""
+    from .runner import DEFAULT_PROFILES
+
     return DEFAULT_PROFILES | set(config.getoption("tokasm_profile"))
 
 
 def fuzz_examples(config: pytest.Config) -> int:
     """Examples of each target's fuzz item (``--tokasm-fuzz-examples``)."""
-    examples: int = config.getoption("tokasm_fuzz_examples")
-    return examples
+    from ._fuzz import CHECK_EXAMPLES
+
+    examples: int | None = config.getoption("tokasm_fuzz_examples")
+    return CHECK_EXAMPLES if examples is None else examples
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -124,6 +188,9 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         skipped = pytest.param(None, None, id="no-assembler", marks=pytest.mark.skip(_NO_TARGET))
         metafunc.parametrize(("tokasm_subject", "tokasm_case"), [skipped])
         return
+    from .corpus import load_corpus
+    from .pytest_suite import CHECKS, check_id, expected_failures, xfail_marks
+
     listed = metafunc.config.stash.get(_XFAIL, None)
     several = len(subjects) > 1
     corpus = load_corpus()

@@ -2,34 +2,52 @@
 
 A failure message names the step, the request sent, the expected and the
 actual value (by ``repr``, so whitespace shows), and for long texts where they
-first differ. A testee fault (``SubjectFault``) errors that case only.
+first differ; for an exception from the target, the user's own frames. A
+testee fault (``SubjectFault``) errors that case only. Everything shown of a
+target's values goes through ``_display``, so no value can raise out of here.
+
+In process, every case runs with an ordinary caller's habits (``_caller``); a
+case that fails only because of them is reported as breaking EVENT-OWNED.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import contextlib
+import dataclasses
+from typing import TYPE_CHECKING, cast
 
-from ..errors import ImplementationError, SubjectFault
-from ._display import abbreviated, first_difference, show
-from .results import CaseResult
+from ..errors import EventNotOwned, ImplementationError, SubjectFault
+from ._display import abbreviated, first_difference, safe_text, show, type_name
+from ._frames import user_frames
+from .results import FAILING, CaseResult
 from .steps import Raises
+from .subjects import PythonSubject
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Iterable, Iterator
 
     from .corpus import Case
     from .steps import Step
-    from .subjects import Subject
+    from .subjects import StepOutcome, Subject
 
-__all__ = ["DEFAULT_PROFILES", "run_case", "run_cases", "skip_reason"]
+__all__ = ["DEFAULT_PROFILES", "EVENT_OWNED", "run_case", "run_cases", "skip_reason"]
 
 #: Profiles run unless the user asks otherwise; ``incremental`` runs where the target has it.
 DEFAULT_PROFILES: frozenset[str] = frozenset({"required", "incremental"})
 
 
+#: The rule a target breaks when it modifies an event or depends on it after apply returned.
+EVENT_OWNED = "EVENT-OWNED"
+
+
+def _is_text(value: object) -> bool:
+    """A ``str`` instance, by its real type (``isinstance`` believes a faked ``__class__``)."""
+    return issubclass(type(value), str)
+
+
 def _same_text(actual: object, expected: str | None) -> bool:
     """Equal as text, compared by ``str``'s own equality so an odd ``__eq__`` cannot lie."""
-    return isinstance(actual, str) and isinstance(expected, str) and str.__eq__(actual, expected)
+    return _is_text(actual) and expected is not None and str.__eq__(cast("str", actual), expected)
 
 
 def _matches(actual: object, expected: str | None) -> bool:
@@ -37,47 +55,75 @@ def _matches(actual: object, expected: str | None) -> bool:
     return actual is None if expected is None else _same_text(actual, expected)
 
 
-def _check_step(subject: Subject, step: Step, case: Case) -> CaseResult | None:
+def _raised(error: ImplementationError, debug: bool) -> str:
+    """``raised Kind(...)``, then where in the user's code (all of its traceback with debug)."""
+    cause = error.__cause__
+    frames, full = user_frames(cause.__traceback__) if cause is not None else ([], "")
+    text = f"raised {safe_text(error)}"  # a testee's kind and message are its own text
+    if debug and full:
+        return f"{text}\n  traceback of your code (innermost last):\n{full.rstrip()}"
+    return text + "".join(f"\n    at {frame}" for frame in frames)
+
+
+_OWNED = f"breaks {EVENT_OWNED}: "
+_FAULT_LINES = 60  # lines of a testee fault's message kept (it may quote the testee's stderr)
+
+
+def _owned(case: Case, message: str) -> CaseResult:
+    """A failure of EVENT-OWNED, listed first, beside the rules the case was written for."""
+    result = CaseResult.of(case, "failed", _OWNED + message)
+    others = tuple(rid for rid in case.requirements if rid != EVENT_OWNED)
+    return dataclasses.replace(result, requirements=(EVENT_OWNED, *others))
+
+
+def _where(step: Step) -> str:
+    return f"step {step.where} on {step.instance!r}: {step.describe()}"
+
+
+def _on_raise(step: Step, case: Case, error: ImplementationError, debug: bool) -> CaseResult | None:
+    """None if the step was to raise an error of this kind, else the case's failing result."""
+    expect = step.expect
+    if isinstance(error, EventNotOwned):
+        return _owned(case, f"{_where(step)}\n  {error.message}")
+    raised = _raised(error, debug)
+    if not isinstance(expect, Raises):
+        assert expect is not None  # a corpus case always says what a step must do
+        expected = show(expect.value)
+        return CaseResult.of(
+            case, "errored", f"{_where(step)}\n  expected: {expected}\n  actual:   {raised}"
+        )
+    if error.kind in (None, expect.kind):
+        return None
+    return CaseResult.of(
+        case, "failed", f"{_where(step)}\n  expected: raises {expect.kind}\n  actual:   {raised}"
+    )
+
+
+def _check_step(step: Step, outcome: StepOutcome, case: Case, debug: bool) -> CaseResult | None:
     """None if the step behaved as expected, else the case's failing result."""
-    where = f"step {step.where} on {step.instance!r}: {step.describe()}"
     expect = step.expect
     assert expect is not None  # a corpus case always says what a step must do
-    try:
-        actual = subject.perform(step)
-    except ImplementationError as error:
-        if isinstance(expect, Raises):
-            if error.kind in (None, expect.kind):
-                return None
-            return CaseResult.of(
-                case,
-                "failed",
-                f"{where}\n  expected: raises {expect.kind}\n  actual:   raised {error}",
-            )
-        return CaseResult.of(
-            case,
-            "errored",
-            f"{where}\n  expected: {show(expect.value)}\n  actual:   raised {error}",
-        )
+    if isinstance(outcome, ImplementationError):
+        return _on_raise(step, case, outcome, debug)
+    actual = outcome
     if isinstance(expect, Raises):
         return CaseResult.of(
             case,
             "failed",
-            f"{where}\n  expected: raises {expect.kind}\n  actual:   returned {show(actual)}",
+            f"{_where(step)}\n  expected: raises {expect.kind}\n"
+            f"  actual:   returned {show(actual)}",
         )
     if _matches(actual, expect.value):
         return None
-    message = f"{where}\n  expected: {show(expect.value)}\n  actual:   {show(actual)}"
+    message = f"{_where(step)}\n  expected: {show(expect.value)}\n  actual:   {show(actual)}"
     if show(actual) == show(expect.value):  # only the type differs: name both
         message += (
-            f"\n  types:    expected {type(expect.value).__name__}, "
-            f"actual {type(actual).__module__}.{type(actual).__qualname__}"
+            f"\n  types:    expected {type(expect.value).__name__}, actual {type_name(actual)}"
         )
-    if (
-        isinstance(actual, str)
-        and isinstance(expect.value, str)
-        and abbreviated(expect.value, actual)
-    ):
-        message += first_difference(expect.value, actual)
+    if _is_text(actual) and expect.value is not None:
+        text = cast("str", actual)
+        if abbreviated(expect.value, text):
+            message += first_difference(expect.value, text)
     return CaseResult.of(case, "failed", message)
 
 
@@ -91,30 +137,64 @@ def skip_reason(case: Case, profiles: Collection[str], features: Collection[str]
     return None
 
 
-def run_case(subject: Subject, case: Case) -> CaseResult:
-    """Run one case on fresh instances; a testee fault errors this case only."""
+def _run_steps(subject: Subject, case: Case, debug: bool) -> CaseResult:
     doing = "creating the case's instances"
     try:
         for instance in case.instances:
             subject.new(instance)
-        for step in case.steps:
-            doing = f"step {step.where} on {step.instance!r}"
-            failure = _check_step(subject, step, case)
-            if failure is not None:
-                return failure
+        with contextlib.closing(subject.perform_steps(case.steps)) as outcomes:
+            for step in case.steps:
+                doing = f"step {step.where} on {step.instance!r}"
+                failure = _check_step(step, next(outcomes), case, debug)
+                if failure is not None:
+                    return failure
+            doing = "the end of the case"
+            next(outcomes, None)  # lets the subject finish, e.g. check for unasked output
     except SubjectFault as fault:
-        return CaseResult.of(case, "errored", f"testee fault at {doing}: {fault}")
+        said = "\n".join(safe_text(line) for line in str(fault).splitlines()[:_FAULT_LINES])
+        return CaseResult.of(case, "errored", f"testee fault at {doing}: {said}")
     except ImplementationError as error:  # raised by new(): the factory itself failed
-        return CaseResult.of(case, "errored", f"creating an instance failed: {error}")
+        return CaseResult.of(
+            case, "errored", f"creating an instance failed: {_raised(error, debug)}"
+        )
     return CaseResult.of(case, "passed")
+
+
+def run_case(subject: Subject, case: Case, *, debug: bool = False) -> CaseResult:
+    """Run one case on fresh instances; a testee fault errors this case only.
+
+    In process, a case that fails with a caller's habits but passes when every
+    event is a fresh object kept alive is reported as breaking EVENT-OWNED.
+    """
+    result = _run_steps(subject, case, debug)
+    if (
+        result.outcome in FAILING
+        and not result.message.startswith(_OWNED)
+        and isinstance(subject, PythonSubject)
+        and _run_steps(subject.with_fresh_events(), case, debug).outcome == "passed"
+    ):
+        return _owned(
+            case,
+            "this case passes when every event is a new dict kept alive, but fails when the "
+            "caller reuses one dict, refilling it for each event and overwriting it after "
+            "apply() returned, as ordinary Python loops do: the implementation keeps or "
+            "identifies events by object. With the caller's habits:\n" + result.message,
+        )
+    return result
 
 
 def run_cases(
     subject: Subject,
     cases: Iterable[Case],
     profiles: Collection[str] = DEFAULT_PROFILES,
+    *,
+    debug: bool = False,
 ) -> Iterator[CaseResult]:
     """Run or skip each case in order, yielding each result as it lands."""
     for case in cases:
         reason = skip_reason(case, profiles, subject.features)
-        yield CaseResult.of(case, "skipped", reason) if reason else run_case(subject, case)
+        yield (
+            CaseResult.of(case, "skipped", reason)
+            if reason
+            else run_case(subject, case, debug=debug)
+        )

@@ -7,20 +7,32 @@ every case, report and expected-failure list works the same for either.
 
 from __future__ import annotations
 
+import copy
 import importlib
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, cast
+from typing import TYPE_CHECKING, Protocol, TypeAlias, TypeVar, cast
 
 from ..errors import ImplementationError, TargetError
 from ..implementations import BACKENDS
-from .steps import features_of
+from ._caller import CallerHabits
+from ._display import error_text, safe_text, type_name
+from ._frames import user_frames
+from ._guard import reraise_unless_target, watch_interrupts
+from .steps import Apply, features_of
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Generator, Sequence
+
     from ..implementations import Assembler, AssemblerFactory
     from .steps import Step
 
-__all__ = ["PythonSubject", "Subject", "resolve_target"]
+_T = TypeVar("_T")
+
+__all__ = ["PythonSubject", "StepOutcome", "Subject", "resolve_target"]
+
+#: What performing a step gives: its result, or the error the implementation raised.
+StepOutcome: TypeAlias = "str | ImplementationError | None"
 
 
 class Subject(Protocol):
@@ -39,35 +51,75 @@ class Subject(Protocol):
         """Perform ``step`` on its instance: its result, or ImplementationError if it raised,
         or SubjectFault if the testee itself failed."""
 
+    def perform_steps(self, steps: Sequence[Step]) -> Generator[StepOutcome, None, None]:
+        """Perform ``steps`` in order, yielding each one's outcome; a SubjectFault ends it.
+        A subject may send them ahead of their results (the protocol client pipelines)."""
+
     def close(self) -> None: ...
 
 
-def _error_kind(error: Exception) -> str:
+def _error_kind(error: BaseException) -> str:
     """Name the error by the strict profile's kinds where it is one of them."""
     for kind in (TypeError, ValueError):
         if isinstance(error, kind):
             return kind.__name__
-    return type(error).__name__
+    return safe_text(type(error).__name__, 80)
+
+
+def _apply(assembler: Assembler, event: object) -> str | None:
+    """``assembler.apply(event)``, the method looked up inside the guard (it may raise too)."""
+    return assembler.apply(event)  # type: ignore[arg-type]
+
+
+class _Watch(Protocol):
+    """What a subject tells a watchdog: target code starts running, and it returned."""
+
+    def arm(self) -> None: ...
+
+    def disarm(self) -> None: ...
 
 
 class PythonSubject:
-    """Runs cases in this process against a zero-argument factory."""
+    """Runs cases in this process against a zero-argument factory.
 
-    def __init__(self, factory: AssemblerFactory, name: str) -> None:
+    Every call into the target is guarded: whatever it raises (``BaseException``
+    included, except the user's own Ctrl-C) becomes an ``ImplementationError``.
+    Each event reaches the target as the caller's own object (``_events``),
+    never the corpus's, so no target can change what another one is sent.
+    """
+
+    def __init__(
+        self,
+        factory: AssemblerFactory,
+        name: str,
+        *,
+        watchdog: _Watch | None = None,
+        caller: CallerHabits | None = None,
+    ) -> None:
+        watch_interrupts()
         self._factory = factory
         self._name = name
+        self._watchdog: _Watch | None = None  # loading is watched as a whole by the caller
+        self._caller = CallerHabits() if caller is None else caller
         self._instances: dict[str, Assembler] = {}
+        shown = repr(safe_text(name, 200))
         try:
-            probe = factory()
-        except Exception as error:
-            raise TargetError(f"target {name!r}: calling it raised {error!r}") from error
-        for method in ("apply", "get"):
-            if not callable(getattr(probe, method, None)):
-                raise TargetError(
-                    f"target {name!r}: it made a {type(probe).__name__}, "
-                    f"which has no {method}() method"
-                )
-        self._features = features_of(probe)
+            probe = self._call(factory)
+        except ImplementationError as error:
+            raise TargetError(f"target {shown}: calling it raised {error.message}") from error
+        try:
+            missing = [m for m in ("apply", "get") if not callable(getattr(probe, m, None))]
+            self._features = features_of(probe)
+        except BaseException as error:  # a hostile __getattr__ is a load error
+            reraise_unless_target(error)
+            raise TargetError(
+                f"target {shown}: looking up its methods raised {error_text(error)}"
+            ) from error
+        if missing:
+            raise TargetError(
+                f"target {shown}: it made a {type_name(probe)}, which has no {missing[0]}() method"
+            )
+        self._watchdog = watchdog
 
     @property
     def name(self) -> str:
@@ -77,23 +129,65 @@ class PythonSubject:
     def features(self) -> frozenset[str]:
         return self._features
 
-    def _make(self) -> Assembler:
+    def with_fresh_events(self) -> PythonSubject:
+        """The same target, sent a new event object per apply, each kept alive and untouched:
+        the gentlest caller, to tell a caller-habit failure (EVENT-OWNED) from any other."""
+        twin = copy.copy(self)
+        twin._caller = CallerHabits(gentle=True)
+        twin._instances = {}
+        return twin
+
+    def _call(self, call: Callable[..., _T], *arguments: object) -> _T:
+        """Call target code; what it raises becomes ImplementationError (the cause kept)."""
+        watchdog = self._watchdog
+        if watchdog is not None:
+            watchdog.arm()
         try:
-            return self._factory()
-        except Exception as error:
-            raise ImplementationError(_error_kind(error), f"factory raised {error!r}") from error
+            return call(*arguments)
+        except BaseException as error:  # see the module doc of _guard
+            reraise_unless_target(error)
+            raise ImplementationError(_error_kind(error), error_text(error)) from error
+        finally:
+            if watchdog is not None:
+                watchdog.disarm()
 
     def new(self, instance: str) -> None:
-        self._instances[instance] = self._make()
+        self._caller.forget()  # a case creates its instances first: the last case's events go
+        try:
+            self._instances[instance] = self._call(self._factory)
+        except ImplementationError as error:
+            raise ImplementationError(error.kind, f"factory raised {error.message}") from (
+                error.__cause__
+            )
 
     def perform(self, step: Step) -> str | None:
+        assembler = self._instances.get(step.instance)
+        if assembler is None:
+            raise ImplementationError("KeyError", f"no instance {step.instance!r} was created")
+        if not isinstance(step, Apply):
+            return self._call(step.perform, assembler)
+        event = self._caller.lend(step.event)
         try:
-            return step.perform(self._instances[step.instance])
-        except Exception as error:
-            raise ImplementationError(_error_kind(error), repr(error)) from error
+            return self._call(_apply, assembler, event)
+        finally:
+            self._caller.take_back(event, step.event)
+
+    def perform_steps(self, steps: Sequence[Step]) -> Generator[StepOutcome, None, None]:
+        for step in steps:
+            try:
+                yield self.perform(step)
+            except ImplementationError as error:
+                yield error
 
     def close(self) -> None:
-        self._instances.clear()
+        self._call(self._instances.clear)  # finalizers of the target's objects run here
+        self._caller.forget()
+
+
+def _raised_at(error: BaseException) -> str:
+    """`` at file:line`` of the innermost user frame that raised ``error``, if any."""
+    frames, _ = user_frames(error.__traceback__)
+    return f" (at {frames[-1]})" if frames else ""
 
 
 def resolve_target(target: str) -> AssemblerFactory:
@@ -116,10 +210,12 @@ def resolve_target(target: str) -> AssemblerFactory:
         sys.path.insert(0, cwd)
     try:
         obj: object = importlib.import_module(module_name)
-    except Exception as error:
+    except BaseException as error:  # even sys.exit() at import is a load error
+        reraise_unless_target(error)
         raise TargetError(
             f"target {target!r}: cannot import module {module_name!r}: "
-            f"{type(error).__name__}: {error}"
+            f"{safe_text(type(error).__name__, 80)}: {safe_text(error)}"
+            f"{_raised_at(error)}"
         ) from error
     for part in attr_path.split("."):
         try:
@@ -128,6 +224,11 @@ def resolve_target(target: str) -> AssemblerFactory:
             raise TargetError(
                 f"target {target!r}: module {module_name!r} has no attribute {attr_path!r}"
             ) from None
+        except BaseException as error:  # a module __getattr__ may raise anything
+            reraise_unless_target(error)
+            raise TargetError(
+                f"target {target!r}: looking up {attr_path!r} raised {error_text(error)}"
+            ) from error
     if not callable(obj):
         raise TargetError(
             f"target {target!r}: {attr_path!r} is a {type(obj).__name__}, "

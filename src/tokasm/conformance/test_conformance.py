@@ -1,8 +1,8 @@
 """The corpus as pytest items, for ``python -m pytest --pyargs tokasm.conformance``.
 
 Parametrized by the plugin (``tokasm.conformance.plugin``) from
-``--assembler MODULE:ATTR`` (repeatable) and ``--tokasm-profile``; without
-``--assembler`` the one item is skipped with a reason saying what to pass.
+``--tokasm-assembler MODULE:ATTR`` (repeatable) and ``--tokasm-profile``; without
+``--tokasm-assembler`` the one item is skipped with a reason saying what to pass.
 """
 
 from __future__ import annotations

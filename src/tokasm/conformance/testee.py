@@ -5,11 +5,18 @@ This proves the subprocess path without a second language, and lets
 that hangs costs one case. Requests are dispatched to a ``PythonSubject``;
 what the implementation raises becomes an ``ok: false`` response whose
 ``kind`` names the error class (STRICT-* compare it).
+
+The protocol channel is private: before the target is imported, the testee
+keeps its own copies of stdin and stdout, then points file descriptor 0 at
+/dev/null and 1 at stderr. A target's debug ``print()``, a C library writing
+to fd 1, or code reading stdin cannot touch the protocol, so ``--isolate``
+gives the verdict the in-process run gives.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import IO, TYPE_CHECKING
 
@@ -75,6 +82,19 @@ def serve(subject: PythonSubject, requests: IO[bytes], responses: IO[bytes]) -> 
             responses.flush()
 
 
+def _private_channel() -> tuple[IO[bytes], IO[bytes]]:
+    """The protocol's own (requests, responses) streams; fd 0 then reads /dev/null and fd 1
+    (and ``sys.stdout``) writes to stderr, for whatever the target does."""
+    requests = os.fdopen(os.dup(0), "rb")
+    responses = os.fdopen(os.dup(1), "wb")
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    return requests, responses
+
+
 def _strict(factory: AssemblerFactory) -> AssemblerFactory:
     return lambda: strict(factory())
 
@@ -93,6 +113,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     target: str = args.target
+    requests, responses = _private_channel()  # before the target's module runs any code
     try:
         factory = resolve_target(target)
         if args.strict:
@@ -102,7 +123,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except TargetError as error:
         print(f"tokasm testee: error: {error}", file=sys.stderr)
         return 2
-    serve(subject, sys.stdin.buffer, sys.stdout.buffer)
+    serve(subject, requests, responses)
     return 0
 
 

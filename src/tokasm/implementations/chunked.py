@@ -1,29 +1,12 @@
 """``chunked``: the recommended backend (``tokasm.TokenAssembler``).
 
 Each open message keeps a short list of pending parts and one *compacted*
-string. Every ``COMPACT_EVERY`` deltas, and on every read, the pending parts
-are joined and appended to the compacted string with ``text += chunk``.
-
-Why that is fast relies on one CPython behaviour (3.10 to 3.13 alike):
-``s += t`` on a local variable whose string nothing else references
-(reference count 1, not interned, hash never computed, and ``t`` fits its
-character width) resizes ``s`` in place with ``realloc`` instead of copying
-it, so growing a string this way is amortized linear. The code makes sure it
-holds the only reference: ``_compact`` takes the string out of the dict
-(``texts[id] = ""``) before the ``+=`` and puts it back afterwards. A string
-that ``get`` handed to a caller is shared while the caller keeps it; the next
-compaction then copies it once, which is the unavoidable cost of a snapshot
-the caller holds. On other interpreters (PyPy, GraalPy), or when a condition
-fails (a hashed string, the first wider character), ``+=`` copies: the
-results are the same, only the cost changes.
-
-What it buys, against ``list-join`` (see ``benchmarks/``):
-- memory about 1x the text instead of 12-15x for a list of distinct small strs;
-- an unchanged re-read while streaming is O(1): after a read the pending list
-  is empty and the compacted string *is* the text;
-- a read after every delta that the caller drops is O(delta), not O(text);
-- ``read_since`` slices only the new text (INC-LINEAR);
-- the completed text is cached at finalization (CACHE-FINAL).
+string, grown with ``text += chunk`` every ``COMPACT_EVERY`` deltas and on
+every read. That is amortized linear only because CPython resizes a string
+in place when the code holds its only reference, so ``_compact`` takes the
+string out of the dict before the ``+=``. Why that works, when it does not
+(other interpreters, a snapshot a caller still holds) and what it buys
+against ``list-join``: docs/backends.md, "How chunked works".
 
 The hot path is inlined (no base class) because ``apply`` is measured per
 event against ``list-join``.

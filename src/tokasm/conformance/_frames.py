@@ -1,0 +1,101 @@
+"""Where in the user's code something happened: the frames of the code under test.
+
+A failure names the user's own frames (``file:line in function``), not
+tokasm's: the frames after tokasm's last one in a traceback or a stack. The
+bundled backends count as the user's code when they are the target.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import traceback
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ._display import error_text, safe_text
+
+if TYPE_CHECKING:
+    from types import FrameType, TracebackType
+
+__all__ = ["quiet_stray_errors", "user_frames", "user_stack"]
+
+_TOKASM = Path(__file__).resolve().parent.parent
+#: The bundled backends are the code under test when they are the target.
+_BUNDLED = _TOKASM / "implementations"
+#: How many of the innermost user frames a failure message names.
+SHORT_FRAMES = 3
+
+
+def _is_users(filename: str) -> bool:
+    """A frame of the code under test: anything outside tokasm (and the import machinery),
+    or a bundled backend."""
+    if filename.startswith("<frozen "):
+        return False
+    try:
+        path = Path(filename).resolve()
+    except (OSError, ValueError, RuntimeError):
+        return True
+    return not path.is_relative_to(_TOKASM) or path.is_relative_to(_BUNDLED)
+
+
+def _users(frames: traceback.StackSummary) -> list[traceback.FrameSummary]:
+    """The frames after tokasm's last one: the user's code that tokasm called (the launcher
+    script and anything else above tokasm is not the user's implementation)."""
+    mine = [i for i, frame in enumerate(frames) if not _is_users(frame.filename)]
+    return list(frames[mine[-1] + 1 :] if mine else frames)
+
+
+def _format(frames: list[traceback.FrameSummary]) -> list[str]:
+    return [safe_text(f"{frame.filename}:{frame.lineno} in {frame.name}") for frame in frames]
+
+
+def _escaped(lines: list[str]) -> str:
+    """Formatted frames (a file name or source line may hold anything), each line escaped."""
+    return "".join(safe_text(line) + "\n" for chunk in lines for line in chunk.splitlines())
+
+
+def user_frames(tb: TracebackType | None) -> tuple[list[str], str]:
+    """The user's frames of a traceback: the innermost few as ``file:line in function``, and
+    the whole traceback of the user's code (for ``--debug``)."""
+    try:
+        frames = _users(traceback.extract_tb(tb))
+        full = _escaped(traceback.StackSummary.from_list(frames).format())
+    except Exception:  # a frame that cannot be read is left out
+        return [], ""
+    return _format(frames[-SHORT_FRAMES:]), full
+
+
+def user_stack(frame: FrameType | None) -> str:
+    """The user's frames of a running thread's stack, innermost last (a hang's location)."""
+    try:
+        frames = _users(traceback.extract_stack(frame))
+        return _escaped(traceback.StackSummary.from_list(frames).format())
+    except Exception:  # a frame that cannot be read is left out
+        return ""
+
+
+def _stray(where: str, error: BaseException | None, tb: TracebackType | None) -> None:
+    frames, _ = user_frames(tb)
+    at = f" at {frames[-1]}" if frames else ""
+    shown = "an error" if error is None else error_text(error)
+    try:
+        print(f"tokasm: ignored {shown} raised in {where}{at}", file=sys.stderr)
+    except Exception:  # stderr is gone: nothing to tell
+        return
+
+
+def _unraisable(info: sys.UnraisableHookArgs) -> None:
+    _stray("a finalizer or callback", info.exc_value, info.exc_traceback)
+
+
+def _thread_error(info: threading.ExceptHookArgs) -> None:
+    name = "a thread" if info.thread is None else f"thread {safe_text(info.thread.name, 80)!r}"
+    _stray(name, info.exc_value, info.exc_traceback)
+
+
+def quiet_stray_errors() -> None:
+    """An error the target raises where no one can catch it (a ``__del__``, a thread it
+    started) prints one escaped line naming the user's frame, not a traceback."""
+    sys.unraisablehook = _unraisable
+    threading.excepthook = _thread_error

@@ -1,0 +1,53 @@
+"""Which exceptions belong to the target, and which the user's (a real Ctrl-C).
+
+Target code runs in tokasm's process, so whatever it raises, ``SystemExit``,
+``GeneratorExit`` and custom ``BaseException`` subclasses included, is that
+case's error: nothing a target raises may decide tokasm's exit status.
+
+The one exception that may be the user's is ``KeyboardInterrupt``: a Ctrl-C
+must still stop the run. ``watch_interrupts`` replaces Python's default
+SIGINT handler with one that behaves the same (it raises KeyboardInterrupt)
+but first notes that a signal really arrived. A ``KeyboardInterrupt`` is the
+user's if such a signal arrived, or if tokasm could not install its handler
+(another handler was set, or not on the main thread): then it stops the run,
+as it always did. Otherwise the target raised it itself, and it is an error.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from types import FrameType
+
+__all__ = ["reraise_unless_target", "watch_interrupts"]
+
+
+class _Interrupts:
+    """Whether tokasm's SIGINT handler is in place, and whether a signal came through it."""
+
+    watching = False
+    received = False
+
+
+def _note_and_interrupt(signum: int, frame: FrameType | None) -> None:
+    _Interrupts.received = True
+    signal.default_int_handler(signum, frame)
+
+
+def watch_interrupts() -> None:
+    """Tell a real Ctrl-C from a target's own KeyboardInterrupt from now on (main thread only;
+    leaves a handler someone else installed alone). Idempotent."""
+    if _Interrupts.watching or threading.current_thread() is not threading.main_thread():
+        return
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, _note_and_interrupt)
+        _Interrupts.watching = True
+
+
+def reraise_unless_target(error: BaseException) -> None:
+    """Re-raise ``error`` if it is the user's Ctrl-C; return if it is the target's to answer for."""
+    if isinstance(error, KeyboardInterrupt) and (_Interrupts.received or not _Interrupts.watching):
+        raise error

@@ -1,0 +1,339 @@
+"""The run survives any testee (issue 10; docs/guarantees.md): hostile testees, a class each.
+
+Every test runs the kit as a user would, in a subprocess, against a real
+hostile testee (tests/testees/hostile.py), and checks the exit code, that no
+traceback was printed, the JSON report against its schema, that no process
+of the testee's group is left, and the kit's peak memory where the attack is
+on memory. Timeouts are short; nothing sleeps: a test waits for an event (a
+FIFO read, a process exit), never for time to pass.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from tokasm.cli.options import MAX_SECONDS
+from tokasm.conformance._paths import spec_dir
+from tokasm.conformance._protocol import MAX_DEPTH, MAX_LINE_BYTES, MAX_VALUES
+from tokasm.conformance._protocol_client import BREAKER_FAULTS
+from tokasm.conformance.corpus import load_corpus
+from tokasm.conformance.testee import python_testee_command
+from tokasm.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED, EXIT_USAGE
+
+HOSTILE = Path(__file__).resolve().parent / "testees" / "hostile.py"
+MEMORY_LIMIT = 500 * 1024 * 1024  # bytes the kit may peak at while attacked
+TIMEOUT = "0.5"  # seconds per request: far above a normal answer, so only hangs pay it
+KIT_DEADLINE = 180  # seconds before a stuck kit is killed and its test fails
+
+
+@dataclass(frozen=True)
+class Ran:
+    code: int
+    out: str
+    err: str
+    peak_bytes: int  # the kit's peak resident memory (its children's included)
+    report: Any  # the --json report, validated against its schema, or None
+
+
+@pytest.fixture(scope="module")
+def few() -> list[str]:
+    """``-k`` options for the first ten required cases (the strike at request 4 is in one)."""
+    ids = [case.id for case in load_corpus() if case.profile == "required"][:10]
+    return [arg for case_id in ids for arg in ("-k", case_id)]
+
+
+def hostile(mode: str, tmp_path: Path, *options: str) -> str:
+    """The command line of a hostile testee that reports its process groups to ``pgids``."""
+    argv = [sys.executable, str(HOSTILE), mode, "--pgid", str(tmp_path / "pgids")]
+    return shlex.join([*argv, "--marker", str(tmp_path / "struck"), *options])
+
+
+def start_kit(tmp_path: Path, *args: str, cwd: Path | None = None) -> subprocess.Popen[bytes]:
+    with (tmp_path / "out").open("wb") as out, (tmp_path / "err").open("wb") as err:
+        return subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "tokasm",
+                "check",
+                "-q",
+                "--json",
+                str(tmp_path / "r.json"),
+                *args,
+            ],
+            stdout=out,
+            stderr=err,
+            cwd=cwd,
+        )
+
+
+def finish_kit(kit: subprocess.Popen[bytes], tmp_path: Path) -> Ran:
+    """Wait for the kit (killing it after KIT_DEADLINE) and collect what it left."""
+    watchdog = threading.Timer(KIT_DEADLINE, kit.kill)
+    watchdog.start()
+    try:
+        _pid, status, usage = os.wait4(kit.pid, 0)
+    finally:
+        watchdog.cancel()
+    kit.returncode = os.waitstatus_to_exitcode(status)
+    scale = 1 if sys.platform == "darwin" else 1024  # ru_maxrss is in KiB on Linux
+    path = tmp_path / "r.json"
+    report = json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
+    if report is not None:
+        schema = json.loads((spec_dir() / "report.schema.json").read_text(encoding="utf-8"))
+        jsonschema.validate(report, schema)
+    return Ran(
+        kit.returncode,
+        (tmp_path / "out").read_text(encoding="utf-8"),
+        (tmp_path / "err").read_text(encoding="utf-8"),
+        usage.ru_maxrss * scale,
+        report,
+    )
+
+
+def kit(tmp_path: Path, *args: str, cwd: Path | None = None) -> Ran:
+    return finish_kit(start_kit(tmp_path, *args, cwd=cwd), tmp_path)
+
+
+def assert_no_process_left(pgids: list[int]) -> None:
+    assert pgids, "the testee reported its process group"
+    for pgid in pgids:
+        with pytest.raises(ProcessLookupError):
+            os.killpg(pgid, 0)
+
+
+def reported_pgids(tmp_path: Path) -> list[int]:
+    return [int(line) for line in (tmp_path / "pgids").read_text(encoding="ascii").split()]
+
+
+def assert_clean(ran: Ran, code: int) -> None:
+    assert ran.code == code, ran.out + ran.err
+    assert "Traceback" not in ran.out + ran.err
+
+
+def outcomes(ran: Ran) -> list[tuple[str, str]]:
+    assert ran.report is not None
+    [target] = ran.report["runs"]
+    return [(case["outcome"], case["message"]) for case in target["cases"]]
+
+
+# Item 1: unbounded memory.
+
+
+def test_an_endless_line_on_stdout_is_a_fault_at_the_line_limit_with_bounded_memory(
+    tmp_path: Path, few: list[str]
+) -> None:
+    ran = kit(tmp_path, "--timeout", TIMEOUT, "--cmd", hostile("endless-stdout", tmp_path), *few)
+    assert_clean(ran, EXIT_FAILED)
+    results = outcomes(ran)
+    assert {outcome for outcome, _ in results} == {"errored"}
+    assert f"longer than the limit of {MAX_LINE_BYTES} bytes" in results[0][1]
+    assert ran.peak_bytes < MEMORY_LIMIT
+    assert_no_process_left(reported_pgids(tmp_path))
+
+
+def test_endless_stderr_without_a_line_feed_neither_grows_the_kit_nor_stops_the_run(
+    tmp_path: Path, few: list[str]
+) -> None:
+    ran = kit(tmp_path, "--cmd", hostile("endless-stderr", tmp_path), *few)
+    assert_clean(ran, EXIT_OK)
+    assert {outcome for outcome, _ in outcomes(ran)} == {"passed"}
+    assert ran.peak_bytes < MEMORY_LIMIT
+    assert_no_process_left(reported_pgids(tmp_path))
+
+
+# Item 2: one valid JSON line must not kill the run.
+
+
+def test_a_deeply_nested_hello_exits_2_with_the_reason(tmp_path: Path) -> None:
+    ran = kit(tmp_path, "--cmd", hostile("deep-hello", tmp_path))
+    assert_clean(ran, EXIT_USAGE)
+    assert f"nested deeper than the limit of {MAX_DEPTH}" in ran.err
+    assert_no_process_left(reported_pgids(tmp_path))
+
+
+@pytest.mark.parametrize(
+    ("mode", "reason"),
+    [
+        ("deep-response", f"nested deeper than the limit of {MAX_DEPTH}"),
+        ("many-values", f"more JSON values than the limit of {MAX_VALUES}"),
+    ],
+)
+def test_a_response_over_a_json_limit_costs_its_case_only(
+    tmp_path: Path, few: list[str], mode: str, reason: str
+) -> None:
+    ran = kit(tmp_path, "--cmd", hostile(mode, tmp_path), *few)
+    assert_clean(ran, EXIT_FAILED)
+    results = outcomes(ran)
+    errored = [message for outcome, message in results if outcome == "errored"]
+    assert len(errored) == 1, results
+    assert reason in errored[0]
+    assert [outcome for outcome, _ in results].count("passed") == len(results) - 1
+    assert_no_process_left(reported_pgids(tmp_path))
+
+
+# Items 3 and 6: leaked processes, and a testee that hangs on everything.
+
+
+def test_a_wrapper_that_does_not_exec_leaves_no_process_and_the_breaker_bounds_the_run(
+    tmp_path: Path, few: list[str]
+) -> None:
+    wrapped = shlex.join(["sh", "-c", hostile("hang-all", tmp_path) + "; :"])
+    ran = kit(tmp_path, "--timeout", TIMEOUT, "--cmd", wrapped, *few)
+    assert_clean(ran, EXIT_FAILED)
+    results = outcomes(ran)
+    assert {outcome for outcome, _ in results} == {"errored"}
+    hangs, rest = results[:BREAKER_FAULTS], results[BREAKER_FAULTS:]
+    assert all(f"no response within {float(TIMEOUT):g} s" in message for _, message in hangs)
+    assert all("circuit breaker" not in message for _, message in hangs)
+    assert all("circuit breaker" in message for _, message in rest)  # at once: no more waits
+    assert len(reported_pgids(tmp_path)) == BREAKER_FAULTS  # started once, restarted K - 1
+    assert_no_process_left(reported_pgids(tmp_path))
+
+
+def test_restarts_that_hang_count_as_faults(tmp_path: Path, few: list[str]) -> None:
+    ran = kit(tmp_path, "--timeout", TIMEOUT, "--cmd", hostile("hang-restart", tmp_path), *few)
+    assert_clean(ran, EXIT_FAILED)
+    messages = [message for outcome, message in outcomes(ran) if outcome == "errored"]
+    faults = [message for message in messages if "circuit breaker" not in message]
+    assert len(faults) == BREAKER_FAULTS  # the hang, then restarts that hang
+    assert all("restarting the testee failed" in message for message in faults[1:])
+    assert len(messages) > len(faults), "the rest errored at once"
+    assert_no_process_left(reported_pgids(tmp_path))
+
+
+def test_a_crash_is_seen_when_the_process_exits_though_a_grandchild_holds_the_pipes(
+    tmp_path: Path, few: list[str]
+) -> None:
+    # A long timeout: the crash must be found by the exit, never by waiting it out.
+    ran = kit(tmp_path, "--timeout", "60", "--cmd", hostile("grandchild-crash", tmp_path), *few)
+    assert_clean(ran, EXIT_FAILED)
+    errored = [message for outcome, message in outcomes(ran) if outcome == "errored"]
+    assert len(errored) == 1
+    assert "exited with code 3" in errored[0]
+    assert_no_process_left(reported_pgids(tmp_path))
+
+
+def stop_mid_run(tmp_path: Path, signum: int, testees: int) -> Ran:
+    """Start the kit on ``testees`` testees that hang, signal it once all have started."""
+    fifo = tmp_path / "pgids"
+    os.mkfifo(fifo)
+    commands = [arg for _ in range(testees) for arg in ("--cmd", hostile("hang-all", tmp_path))]
+    started = start_kit(tmp_path, "--timeout", "60", *commands)
+    pgids: list[int] = []
+    while len(pgids) < testees:  # each open ends when its writer has written and closed
+        with fifo.open(encoding="ascii") as reader:
+            pgids.extend(int(line) for line in reader.read().split())
+    started.send_signal(signum)
+    ran = finish_kit(started, tmp_path)
+    assert_no_process_left(pgids)
+    return ran
+
+
+def test_sigterm_to_the_kit_kills_the_testee_and_exits_143(tmp_path: Path) -> None:
+    ran = stop_mid_run(tmp_path, signal.SIGTERM, 1)
+    assert_clean(ran, EXIT_TERMINATED)
+    assert "terminated" in ran.err
+
+
+def test_sigint_to_the_kit_alone_kills_the_testees_of_every_cmd(tmp_path: Path) -> None:
+    ran = stop_mid_run(tmp_path, signal.SIGINT, 2)
+    assert_clean(ran, EXIT_INTERRUPTED)
+
+
+def test_a_timeout_too_long_for_the_os_is_refused_at_parse_time(tmp_path: Path) -> None:
+    ran = kit(tmp_path, "--timeout", "3000000", "list-join")
+    assert_clean(ran, EXIT_USAGE)
+    assert f"at most {MAX_SECONDS}" in ran.err
+
+
+def test_the_longest_timeout_taken_works(tmp_path: Path, few: list[str]) -> None:
+    testee = shlex.join(python_testee_command("list-join"))
+    ran = kit(tmp_path, "--timeout", str(MAX_SECONDS), "--cmd", testee, *few)
+    assert_clean(ran, EXIT_OK)
+
+
+# Item 4: --isolate keeps the protocol channel private.
+
+NOISY_TARGET = """\
+import os
+import sys
+
+from tokasm.implementations import ListJoinAssembler
+
+print("importing noisy")  # at import time, before any request
+
+
+class Noisy(ListJoinAssembler):
+    def apply(self, event):
+        print("debug:", event)
+        os.write(1, b"a C library writing to fd 1\\n")
+        sys.stdin.read()  # reads nothing: the protocol's requests are not on fd 0
+        return super().apply(event)
+"""
+
+
+def test_isolate_gives_a_printing_target_the_in_process_verdict(
+    tmp_path: Path, few: list[str]
+) -> None:
+    (tmp_path / "noisy.py").write_text(NOISY_TARGET, encoding="utf-8")
+    ran = kit(tmp_path, "--isolate", "noisy:Noisy", *few, cwd=tmp_path)
+    assert_clean(ran, EXIT_OK)
+    assert {outcome for outcome, _ in outcomes(ran)} == {"passed"}
+
+
+# Item 5: a stray line is a fault of the case it follows, never the next answer.
+
+
+@pytest.mark.parametrize("pipelining", [[], ["--no-pipeline"]], ids=["pipelined", "one-by-one"])
+def test_a_stray_line_is_a_protocol_fault_never_a_failure(
+    tmp_path: Path, few: list[str], pipelining: list[str]
+) -> None:
+    ran = kit(tmp_path, *pipelining, "--cmd", hostile("stray-line", tmp_path), *few)
+    assert_clean(ran, EXIT_FAILED)
+    results = outcomes(ran)
+    assert [outcome for outcome, _ in results].count("failed") == 0, results
+    errored = [message for outcome, message in results if outcome == "errored"]
+    assert len(errored) == 1, results
+    assert "nobody asked for" in errored[0] or "out of step" in errored[0]
+
+
+# Item 9: identity changes across restarts.
+
+
+def test_a_testee_that_restarts_as_another_is_a_run_level_problem(
+    tmp_path: Path, few: list[str]
+) -> None:
+    ran = kit(tmp_path, "--cmd", hostile("identity", tmp_path), *few)
+    assert_clean(ran, EXIT_FAILED)
+    assert ran.report is not None
+    [target] = ran.report["runs"]
+    assert target["implementation"] == "hostile"  # the first hello's name, kept
+    [problem] = target["problems"]
+    assert "hostile, restarted" in problem
+    assert_no_process_left(reported_pgids(tmp_path))
+
+
+# Pipelining (issue 12): a testee that drops the requests it read ahead.
+
+
+def test_a_testee_that_cannot_take_pipelined_requests_is_told_to_use_no_pipeline(
+    tmp_path: Path, few: list[str]
+) -> None:
+    ran = kit(tmp_path, "--timeout", TIMEOUT, "--cmd", hostile("no-stream-reading", tmp_path), *few)
+    assert_clean(ran, EXIT_FAILED)
+    assert "--no-pipeline" in ran.out
+    fallback = kit(tmp_path, "--no-pipeline", "--cmd", hostile("no-stream-reading", tmp_path), *few)
+    assert_clean(fallback, EXIT_OK)

@@ -1,0 +1,525 @@
+"""Hostile in-process targets: nothing one does decides tokasm's exit status or loses a report.
+
+Each test runs ``tokasm check`` (or pytest) in a real subprocess on small
+hostile modules written to a temporary folder, and asserts the exit code, that
+no traceback reached the output and, where reports were asked for, that they
+are valid (JSON Schema, parseable JUnit).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import jsonschema
+import pytest
+
+from helpers import Ran, tokasm_cmd
+from tokasm.conformance._paths import spec_dir
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+pytest_plugins = ["pytester"]
+
+FAST = ("--fuzz-examples", "0", "-k", "append.basic", "-k", "seed.example")
+
+RAISERS = """\
+import sys
+from tokasm.implementations import ListJoinAssembler
+
+class Custom(BaseException):
+    pass
+
+def deep_helper(error):
+    raise error
+
+def make(error):
+    class Raiser(ListJoinAssembler):
+        def get(self, message_id):
+            deep_helper(error)
+    return Raiser
+
+Exits = make(SystemExit(3))
+ExitsZero = make(SystemExit(0))
+Interrupts = make(KeyboardInterrupt())
+GeneratorExits = make(GeneratorExit())
+CustomBase = make(Custom("\\x1b[31mred\\nnew line\\ud83d"))
+
+def factory_exits():
+    sys.exit(0)
+
+class ApplyExits(ListJoinAssembler):
+    def apply(self, event):
+        sys.exit(0)
+"""
+
+VALUES = """\
+from tokasm.implementations import ListJoinAssembler
+
+class Nasty:
+    def __eq__(self, other): raise RuntimeError("eq")
+    def __ne__(self, other): raise RuntimeError("ne")
+    def __hash__(self): raise RuntimeError("hash")
+    def __repr__(self): raise SystemExit(9)
+    def __str__(self): raise KeyboardInterrupt
+    def __len__(self): raise RuntimeError("len")
+    def __bool__(self): raise RuntimeError("bool")
+
+class Liar:
+    __class__ = property(lambda self: str)
+    def __repr__(self): return "'The '"
+
+class OddStr(str):
+    def __eq__(self, other): raise RuntimeError("eq")
+    def __ne__(self, other): raise RuntimeError("ne")
+    __hash__ = str.__hash__
+    def __repr__(self): return "\\x1b[2Jgotcha\\n\\ud83d"
+    def __str__(self): raise RuntimeError("str")
+    def __len__(self): raise RuntimeError("len")
+    def __iter__(self): raise RuntimeError("iter")
+    def __getitem__(self, index): raise RuntimeError("getitem")
+
+class Loud:
+    def __repr__(self): return "\\x1b[31m" + "x" * 1_000_000 + "\\n\\ud83d"
+
+def make(value):
+    class Returns(ListJoinAssembler):
+        def get(self, message_id):
+            return value()
+    return Returns
+
+NastyValue = make(Nasty)
+LyingClass = make(Liar)
+OddStrWrong = make(lambda: OddStr("wrong"))
+HugeText = make(lambda: "\\x1b[31m\\ud83d\\n" * 2_000_000)
+LoudRepr = make(Loud)
+HugeList = make(lambda: ["x"] * 1_000_000)
+Bytes = make(lambda: b"The " * 100_000)
+
+class RightOddStr(ListJoinAssembler):
+    def get(self, message_id):
+        text = super().get(message_id)
+        return None if text is None else OddStr(text)
+
+    def apply(self, event):
+        text = super().apply(event)
+        return None if text is None else OddStr(text)
+"""
+
+HANGS = """\
+import sys
+import threading
+import time
+from tokasm.implementations import ListJoinAssembler
+
+class Sleeps(ListJoinAssembler):
+    def get(self, message_id):
+        print("hanging", file=sys.stderr, flush=True)
+        time.sleep(3600)
+
+class Spins(ListJoinAssembler):
+    def get(self, message_id):
+        while True:
+            pass
+
+class Waits(ListJoinAssembler):
+    def get(self, message_id):
+        threading.Event().wait()
+
+class LeavesThread(ListJoinAssembler):
+    def __init__(self):
+        super().__init__()
+        threading.Thread(target=threading.Event().wait).start()
+"""
+
+NOISY = """\
+import threading
+from tokasm.implementations import ListJoinAssembler
+
+def fails():
+    raise RuntimeError("in thread")
+
+class A(ListJoinAssembler):
+    def __init__(self):
+        super().__init__()
+        thread = threading.Thread(target=fails)
+        thread.start()
+        thread.join()
+
+    def __del__(self):
+        raise ValueError("in del")
+"""
+
+HANGS_AT_IMPORT = """\
+import threading
+threading.Event().wait()
+A = object
+"""
+
+EXIT_AT_IMPORT = "import sys\nsys.exit(0)\n"
+BASE_AT_IMPORT = "class Boom(BaseException):\n    pass\nraise Boom('at import')\n"
+
+# A correct implementation with an unusual but allowed relation to its events.
+COPIES = """\
+from tokasm.implementations import ListJoinAssembler
+
+class SnapshotsEvents(ListJoinAssembler):
+    \"\"\"Keeps a tuple snapshot of every event: its own copy, never the caller's object.\"\"\"
+
+    def __init__(self):
+        super().__init__()
+        self.log = []
+
+    def apply(self, event):
+        self.log.append(tuple(event.items()))
+        return super().apply(event)
+"""
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    for name, source in {
+        "raisers": RAISERS,
+        "values": VALUES,
+        "hangs": HANGS,
+        "hangs_at_import": HANGS_AT_IMPORT,
+        "exits_at_import": EXIT_AT_IMPORT,
+        "base_at_import": BASE_AT_IMPORT,
+        "copies": COPIES,
+    }.items():
+        (tmp_path / f"{name}.py").write_text(source, encoding="utf-8")
+    mutants = Path(__file__).with_name("mutants.py")
+    (tmp_path / "mutants.py").write_text(mutants.read_text(encoding="utf-8"), encoding="utf-8")
+    return tmp_path
+
+
+def _no_traceback(ran: Ran) -> None:
+    assert "Traceback" not in ran.out + ran.err
+
+
+def _check_reports(folder: Path) -> dict[str, object]:
+    schema = json.loads((spec_dir() / "report.schema.json").read_text(encoding="utf-8"))
+    report: dict[str, object] = json.loads((folder / "r.json").read_text(encoding="utf-8"))
+    jsonschema.validate(report, schema)
+    ET.parse(folder / "r.xml")
+    return report
+
+
+def _cases(report: dict[str, object], target: str) -> list[dict[str, Any]]:
+    runs = report["runs"]
+    assert isinstance(runs, list)
+    (run,) = [run for run in runs if run["target"] == target]
+    cases: list[dict[str, Any]] = run["cases"]
+    return cases
+
+
+def _outcomes(report: dict[str, object], target: str) -> dict[str, str]:
+    return {case["id"]: case["outcome"] for case in _cases(report, target)}
+
+
+REPORTS = ("--json", "r.json", "--junit", "r.xml")
+
+
+# 1. Nothing a target does decides the exit status --------------------------------------
+
+
+RAISING = ["Exits", "ExitsZero", "Interrupts", "GeneratorExits", "CustomBase", "ApplyExits"]
+
+
+def test_base_exception_from_an_operation_errors_that_case(project: Path) -> None:
+    targets = [f"raisers:{name}" for name in RAISING]
+    ran = tokasm_cmd(project, "check", *targets, "chunked", *FAST, *REPORTS)
+    assert ran.code == 1
+    _no_traceback(ran)
+    assert "CONFORMANCE FAILED" in ran.out
+    report = _check_reports(project)
+    assert set(_outcomes(report, "chunked").values()) == {"passed"}
+    for target in targets:
+        assert f"ERRORED {target}::" in ran.out
+        assert "errored" in _outcomes(report, target).values()
+    assert "\x1b" not in ran.out
+
+
+@pytest.mark.parametrize(
+    ("target", "said"),
+    [
+        ("exits_at_import:A", "SystemExit"),
+        ("base_at_import:A", "Boom"),
+        ("raisers:factory_exits", "SystemExit"),
+    ],
+)
+def test_base_exception_while_loading_is_a_load_error(
+    project: Path, target: str, said: str
+) -> None:
+    ran = tokasm_cmd(project, "check", target, *FAST, *REPORTS)
+    assert ran.code == 2
+    _no_traceback(ran)
+    (line,) = ran.err.splitlines()
+    assert target in line
+    assert said in line
+
+
+def test_the_pytest_route_errors_the_case_not_the_session(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(raisers=RAISERS, exits_at_import=EXIT_AT_IMPORT)
+    targets = [arg for name in RAISING for arg in ("--tokasm-assembler", f"raisers:{name}")]
+    result = _conformance(
+        pytester, *targets, "--tokasm-assembler", "list-join", "-k", "append.basic"
+    )
+    assert result.ret == 1
+    outcomes = result.parseoutcomes()
+    assert (outcomes["failed"], outcomes["passed"]) == (len(RAISING), 1)
+    assert "Traceback" not in result.stdout.str()
+    loading = _conformance(pytester, "--tokasm-assembler", "exits_at_import:A")
+    assert loading.ret == pytest.ExitCode.USAGE_ERROR
+    loading.stderr.fnmatch_lines(["*--tokasm-assembler: target 'exits_at_import:A'*SystemExit*"])
+
+
+def test_a_targets_own_keyboard_interrupt_is_not_a_ctrl_c(project: Path) -> None:
+    ran = tokasm_cmd(project, "check", "raisers:Interrupts", *FAST)
+    assert ran.code == 1
+    assert "interrupted" not in ran.err
+    assert "raised KeyboardInterrupt" in ran.out
+
+
+def _start(folder: Path, *args: str) -> subprocess.Popen[str]:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    return subprocess.Popen(
+        [sys.executable, "-m", "tokasm", *args],
+        cwd=folder,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def test_a_real_ctrl_c_still_stops_the_run(project: Path) -> None:
+    process = _start(project, "check", "hangs:Sleeps", "--timeout", "600", *FAST)
+    try:
+        assert process.stderr is not None
+        assert process.stderr.readline() == "hanging\n"  # the target is in its call now
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=60)
+    finally:
+        process.kill()
+    assert process.returncode == 130
+    assert "interrupted" in err
+
+
+SHOWN = {
+    "NastyValue": "<values.Nasty: repr() raised SystemExit>",
+    "LyingClass": "actual values.Liar",
+    "OddStrWrong": "'wrong'",
+    "HugeText": "(len 14000000)",
+    "LoudRepr": "\\x1b[31mxxx",
+    "HugeList": "['x', 'x', 'x'",
+    "Bytes": "b'The The ",
+}
+
+
+def test_hostile_returned_values_are_shown_escaped_and_capped(project: Path) -> None:
+    ran = tokasm_cmd(project, "check", *(f"values:{name}" for name in SHOWN), *FAST, *REPORTS)
+    assert ran.code == 1
+    _no_traceback(ran)
+    for target, shown in SHOWN.items():
+        block = ran.out.split(f"FAILED values:{target}::append.basic", 1)[1]
+        assert shown in block.split("FAILED", 1)[0]
+    assert "\x1b" not in ran.out
+    assert len(ran.out) < 10_000 * len(SHOWN)
+    report = _check_reports(project)
+    assert "\x1b" not in json.dumps(report)  # what reports say of a target goes through _display
+    assert os.path.getsize(project / "r.json") < 100_000
+
+
+def test_a_str_subclass_with_the_right_text_passes_whatever_it_overrides(project: Path) -> None:
+    ran = tokasm_cmd(project, "check", "values:RightOddStr", *FAST)
+    assert ran.code == 0, ran.out
+    _no_traceback(ran)
+
+
+def test_escaping_covers_controls_newlines_and_lone_surrogates(project: Path) -> None:
+    ran = tokasm_cmd(project, "check", "raisers:CustomBase", *FAST)
+    assert "Custom('\\x1b[31mred\\nnew line\\ud83d')" in ran.out
+    assert "\x1b" not in ran.out
+
+
+# 2. Each target gets its own copy of each event; caller habits (EVENT-OWNED) -------------
+
+HABITS = [
+    "KeepsEvents",
+    "KeepsPendingEvent",
+    "PopsDelta",
+    "NormalizesEventInPlace",
+    "DedupesByObjectId",
+    "MemoizesByObjectId",
+]
+
+
+def test_caller_habit_mutants_break_event_owned_and_no_one_else_is_blamed(project: Path) -> None:
+    mutants = [f"mutants:{name}" for name in HABITS]
+    ran = tokasm_cmd(
+        project, "check", "chunked", *mutants, "list-join", "--fuzz-examples", "0", *REPORTS
+    )
+    assert ran.code == 1
+    _no_traceback(ran)
+    report = _check_reports(project)
+    for mutant in mutants:
+        failed = [c for c in _cases(report, mutant) if c["outcome"] == "failed"]
+        assert failed, mutant
+        assert all(c["requirements"][0] == "EVENT-OWNED" for c in failed), mutant
+        assert all(c["message"].startswith("breaks EVENT-OWNED") for c in failed), mutant
+    for correct in ("chunked", "list-join"):
+        assert "failed" not in _outcomes(report, correct).values()
+
+
+def test_an_implementation_keeping_its_own_copies_conforms(project: Path) -> None:
+    ran = tokasm_cmd(project, "check", "copies:SnapshotsEvents", "--fuzz-examples", "0")
+    assert ran.code == 0, ran.out
+
+
+def _conformance(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+    return pytester.runpytest_subprocess(
+        "--pyargs", "tokasm.conformance", "-p", "no:cacheprovider", *args
+    )
+
+
+def test_the_pytest_route_gives_each_target_its_own_events(pytester: pytest.Pytester) -> None:
+    mutants = Path(__file__).with_name("mutants.py").read_text(encoding="utf-8")
+    pytester.makepyfile(mutants=mutants)
+    result = _conformance(
+        pytester,
+        "--tokasm-assembler",
+        "mutants:PopsDelta",
+        "--tokasm-assembler",
+        "list-join",
+        "-k",
+        "caller",
+    )
+    assert result.ret == 1
+    outcomes = result.parseoutcomes()
+    assert outcomes["failed"] == outcomes["passed"] == 3
+    result.stdout.fnmatch_lines(["*breaks EVENT-OWNED*"])
+    assert "FAILED*list-join/" not in result.stdout.str()
+    assert all("list-join" not in line for line in result.stdout.lines if "FAILED" in line)
+
+
+def test_the_one_liner_suite_plays_the_caller_habits_too(pytester: pytest.Pytester) -> None:
+    mutants = Path(__file__).with_name("mutants.py").read_text(encoding="utf-8")
+    pytester.makepyfile(
+        mutants=mutants,
+        test_mine="from tokasm.conformance import suite\n"
+        "from mutants import KeepsEvents\n"
+        "test_tokasm = suite(KeepsEvents)\n",
+    )
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-k", "caller")
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(["*breaks EVENT-OWNED*"])
+
+
+# 3. The user's own frames -----------------------------------------------------------------
+
+
+def test_an_exception_names_the_users_frames_not_tokasms(project: Path) -> None:
+    ran = tokasm_cmd(project, "check", "raisers:Exits", *FAST)
+    _no_traceback(ran)
+    raisers = str(project / "raisers.py")
+    assert f"at {raisers}:13 in get" in ran.out
+    assert f"at {raisers}:8 in deep_helper" in ran.out
+    assert "runner.py" not in ran.out
+    assert "subjects.py" not in ran.out
+
+
+def test_debug_shows_the_full_traceback_of_the_users_code(project: Path) -> None:
+    ran = tokasm_cmd(project, "check", "raisers:CustomBase", *FAST, "--debug")
+    assert ran.code == 1
+    assert f'File "{project / "raisers.py"}", line 8, in deep_helper' in ran.out
+    assert "raise error" in ran.out
+    assert "deep_helper(error)" in ran.out
+    assert "subjects.py" not in ran.out
+
+
+# 4. The in-process watchdog ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("target", ["Sleeps", "Spins", "Waits"])
+def test_a_hung_call_is_reported_with_its_stack_and_the_reports_written(
+    project: Path, target: str
+) -> None:
+    ran = tokasm_cmd(
+        project, "check", f"hangs:{target}", "chunked", "--timeout", "0.5", *FAST, *REPORTS
+    )
+    assert ran.code == 1
+    _no_traceback(ran)
+    assert f"ERRORED hangs:{target}::append.basic" in ran.out
+    assert "no answer after" in ran.out
+    assert f'File "{project / "hangs.py"}"' in ran.out  # the hung code's stack
+    assert "PROBLEM chunked: not run: an earlier target hung" in ran.out
+    report = _check_reports(project)
+    assert _outcomes(report, f"hangs:{target}") == {
+        "append.basic": "errored",
+        "seed.example": "skipped",
+    }
+
+
+def test_a_hang_at_import_is_a_load_error(project: Path) -> None:
+    ran = tokasm_cmd(project, "check", "hangs_at_import:A", "--timeout", "0.5", *FAST)
+    assert ran.code == 2
+    _no_traceback(ran)
+    assert "'hangs_at_import:A': loading it hung" in ran.err
+    assert "hangs_at_import.py" in ran.err
+
+
+def test_errors_no_one_can_catch_print_one_line_each(project: Path) -> None:
+    (project / "noisy.py").write_text(NOISY, encoding="utf-8")
+    ran = tokasm_cmd(project, "check", "noisy:A", *FAST)
+    assert ran.code == 0
+    _no_traceback(ran)
+    noisy = project / "noisy.py"
+    assert (
+        f"tokasm: ignored ValueError('in del') raised in a finalizer or callback at {noisy}:"
+        in (ran.err)
+    )
+    assert "tokasm: ignored RuntimeError('in thread') raised in thread" in ran.err
+
+
+def test_a_thread_left_running_by_the_target_does_not_keep_check_alive(project: Path) -> None:
+    ran = tokasm_cmd(project, "check", "hangs:LeavesThread", "--fuzz-examples", "0")
+    assert ran.code == 0
+    assert "CONFORMANCE PASSED" in ran.out
+
+
+def _testees(folder: Path) -> Iterator[str]:
+    """Command lines of running processes that serve a target from ``folder``."""
+    for proc in Path("/proc").iterdir():
+        try:
+            cwd = os.readlink(proc / "cwd")
+            cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if cwd == str(folder) and "tokasm.conformance.testee" in cmdline:
+            yield cmdline
+
+
+def test_the_pytest_route_isolates_a_hanging_target(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(hangs=HANGS)
+    result = _conformance(
+        pytester,
+        "--tokasm-assembler",
+        "hangs:Spins",
+        "--tokasm-isolate",
+        "--tokasm-timeout",
+        "0.5",
+        "-k",
+        "append.basic or seed.example",
+    )
+    assert result.ret == 1
+    assert result.parseoutcomes()["failed"] == 2
+    result.stdout.fnmatch_lines(["*no response within 0.5 s*"])
+    assert list(_testees(pytester.path)) == []
