@@ -12,7 +12,7 @@ import difflib
 import fnmatch
 from typing import TYPE_CHECKING
 
-from ..conformance._cost import CACHE_FINAL, PARTS, PROBE_ID, TEXT_EVERY
+from ..conformance._cost import ATTEMPTS, CACHE_FINAL, LIMIT, PARTS, PROBE_ID, TEXT_EVERY
 from ..conformance._display import show
 from ..conformance.corpus import load_corpus
 from ..conformance.steps import Raises, Returns
@@ -42,7 +42,8 @@ _PROBE_STEPS = (
     "  2  apply one delta with the same text to message 'short', final\n"
     "  3  get('long') and get('short') once each: both must return that text\n"
     "  4  time batches of get('short') and get('long'), interleaved, min of several rounds;\n"
-    "     fails if a long read costs over 1.4x a short one in 3 measurements out of 3"
+    f"     fails if a long read costs over {LIMIT:g}x a short one in {ATTEMPTS} measurements "
+    f"out of {ATTEMPTS}"
 )
 
 
