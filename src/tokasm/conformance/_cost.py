@@ -55,9 +55,9 @@ CACHE_FINAL = "CACHE-FINAL"
 #: Every check of ``tokasm check`` that is not a corpus case.
 PROBE_IDS: tuple[str, ...] = (PROBE_ID,)
 
-#: Deltas of the long message. Over the protocol each is one request (about
-#: 60 us, under 2 s in all), and an uncached read of 30k parts costs about as
-#: much again as a round trip (ratio 1.8 for Python, 4 for Node, measured
+#: Deltas of the long message, sent pipelined over the protocol (well under a
+#: second); an uncached read of 30k parts costs two or more times a cached
+#: one even over the protocol (ratio 3 for Python, 5 for Node, measured
 #: under load); in process it costs a few hundred times a cached read.
 PARTS = 30_000
 #: One delta in this many carries a character, the others are empty: the
