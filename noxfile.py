@@ -71,6 +71,33 @@ def conformance(session: nox.Session) -> None:
     session.run("tokasm", "check")
 
 
+@nox.session
+def javascript(session: nox.Session) -> None:
+    """Export the corpus, then check the reference JS assembler with node --test alone."""
+    session.install(".")
+    export = Path(session.create_tmp()) / "corpus"
+    session.run("tokasm", "export", str(export))
+    session.run(
+        "node",
+        "--test",
+        "testees/node/conformance.test.js",
+        external=True,
+        env={"TOKASM_EXPORT": str(export), "TOKASM_PROFILES": "strict"},
+    )
+
+
+@nox.session(default=False)
+def mutation(session: nox.Session) -> None:
+    """Mutation-test the bundled backends with the corpus as the test (mutmut; slow, not in CI).
+
+    Every surviving mutant is either equivalent or a gap in the corpus; the
+    survivors are listed at the end (`mutmut show NAME` prints one).
+    """
+    session.install("-e", ".[test]", "mutmut>=3.8,<4")
+    session.run("mutmut", "run", *session.posargs)
+    session.run("mutmut", "results")
+
+
 @nox.session(default=False)
 def docs(session: nox.Session) -> None:
     """Regenerate every console transcript in README.md, docs/ and spec/ (`-- --check`: compare)."""

@@ -14,7 +14,7 @@ from tokasm.conformance._paths import spec_dir
 if TYPE_CHECKING:
     from pathlib import Path
 
-__all__ = ["Ran", "copy_spec", "example_session", "tokasm_cmd"]
+__all__ = ["USER_CASES", "Ran", "copy_spec", "example_session", "tokasm_cmd", "user_case_folder"]
 
 
 @dataclass(frozen=True)
@@ -59,3 +59,33 @@ def example_session() -> list[tuple[str, str]]:
     assert all(r.startswith("> ") for r in requests)
     assert all(r.startswith("< ") for r in responses)
     return [(q[2:], r[2:]) for q, r in zip(requests, responses, strict=True)]
+
+
+#: A user's case file (``--cases DIR``): ``mine.spaces`` fails an assembler that trims,
+#: ``mine.greeting`` does not.
+USER_CASES = """\
+description: Regressions of my assembler
+cases:
+  - id: mine.greeting
+    description: A greeting in two deltas
+    requirements: [APPEND, GET-TEXT]
+    steps:
+      - apply: {id: m, delta: "Hello, "}
+        returns: null
+      - apply: {id: m, delta: "world", final: true}
+        returns: "Hello, world"
+  - id: mine.spaces
+    description: Trailing spaces are kept
+    requirements: [APPEND-EXACT]
+    steps:
+      - apply: {id: s, delta: "x  ", final: true}
+        returns: "x  "
+"""
+
+
+def user_case_folder(parent: Path) -> Path:
+    """``parent/my-cases`` holding ``USER_CASES`` as ``regressions.yaml``."""
+    folder = parent / "my-cases"
+    folder.mkdir()
+    (folder / "regressions.yaml").write_text(USER_CASES, encoding="utf-8")
+    return folder

@@ -3,8 +3,14 @@
 A kit that passes a buggy implementation is worse than none. Every class here
 is a correct assembler except for one mistake that real implementations make;
 its docstring names the requirement id it breaks. ``MUTANTS`` maps a short
-name to the class, that id and the profile whose cases must catch it
-(``tests/test_mutants.py`` proves each one is caught). Every class takes no
+name to the class, that id, the profile whose cases must catch it and its
+family (``tests/test_mutants.py`` proves each one is caught).
+
+Families: ``slip`` mutants are local code slips (a wrong operator, a missing
+branch). The design families are whole-design bugs, each written before the
+case that catches it, and each passed corpus 1.0.0 (see ``DESIGN_FAMILIES``):
+``scale`` bugs show only past a size, ``data`` bugs on special-looking ids or
+texts, ``timing`` bugs with a particular order of reads. Every class takes no
 argument, so ``tokasm check mutants:DropsEmptyDelta`` works with this folder
 importable; strict mutants need ``--profile strict``.
 
@@ -15,15 +21,18 @@ anywhere.
 from __future__ import annotations
 
 import json
+import posixpath
+import re
 import unicodedata
-from collections import OrderedDict
+import zlib
+from collections import OrderedDict, UserString, deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar, cast
 
 from tokasm.implementations import Event, ListJoinAssembler, StrictAssembler, validate_event
 
-__all__ = ["MUTANTS", "Mutant"]
+__all__ = ["DESIGN_FAMILIES", "MUTANTS", "Mutant"]
 
 
 @dataclass(frozen=True)
@@ -33,10 +42,14 @@ class Mutant:
     factory: type[Any]
     requirement: str
     profile: str
+    family: str
 
 
 #: Mutant name (kebab case of the class name) -> the mutant.
 MUTANTS: dict[str, Mutant] = {}
+
+#: The families of whole-design bugs (issue 8), as opposed to ``slip``.
+DESIGN_FAMILIES = ("scale", "data", "timing")
 
 _Class = TypeVar("_Class", bound=type[Any])
 
@@ -49,7 +62,8 @@ def _breaks(requirement: str) -> Callable[[_Class], _Class]:
     """Register the decorated class as the mutant that breaks ``requirement``."""
 
     def register(cls: _Class) -> _Class:
-        MUTANTS[_kebab(cls.__name__)] = Mutant(cls, requirement, cls.PROFILE)
+        family = getattr(cls, "FAMILY", "slip")
+        MUTANTS[_kebab(cls.__name__)] = Mutant(cls, requirement, cls.PROFILE, family)
         return cls
 
     return register
@@ -534,6 +548,14 @@ class GetCreatesState(_Correct):
         return text
 
 
+@_breaks("RETURN-TYPE")
+class ReturnsUserString(_Correct):
+    """Breaks RETURN-TYPE: texts are ``collections.UserString`` objects, not ``str`` instances."""
+
+    def _finish(self, text: str) -> str:
+        return cast("str", UserString(text))
+
+
 @_breaks("AFTER-DELTA-IGNORED")
 class AppendsAfterFinal(_Correct):
     """Breaks AFTER-DELTA-IGNORED: a non-final delta after final is appended to the text."""
@@ -587,6 +609,358 @@ class NonfinalAfterFinalReturnsText(_Correct):
         if key in self._done:
             return self._done[key]
         return super().apply(event)
+
+
+# --- required profile: design bugs (scale, special-looking data, read timing) -----------
+
+
+class _Scale(_Correct):
+    """A correct assembler but for a limit that only a large case reaches."""
+
+    FAMILY: ClassVar[str] = "scale"
+
+
+class _Data(_Correct):
+    """A correct assembler but for special-looking ids or texts it treats as something else."""
+
+    FAMILY: ClassVar[str] = "data"
+
+
+class _Timing(_Correct):
+    """A correct assembler but for a read cache that goes stale with some order of reads."""
+
+    FAMILY: ClassVar[str] = "timing"
+
+
+@_breaks("APPEND-LONG")
+class PartsDequeMaxlen(_Scale):
+    """Breaks APPEND-LONG: parts live in ``deque(maxlen=16384)``, which drops the oldest ones."""
+
+    def _open(self, key: str) -> list[str]:
+        if key not in self._parts:
+            self._parts[key] = cast("list[str]", deque(maxlen=1 << 14))
+        return self._parts[key]
+
+
+@_breaks("APPEND-LONG")
+class PagedBufferOffByOne(_Scale):
+    """Breaks APPEND-LONG: 64 KiB pages; a delta spilling into the next page loses a character.
+
+    Deltas longer than a page get a page of their own, so only a text grown
+    past 65536 characters by ordinary deltas shows the bug.
+    """
+
+    PAGE: ClassVar[int] = 1 << 16
+
+    def _open(self, key: str) -> list[str]:
+        return self._parts.setdefault(key, [""])
+
+    def _append(self, pages: list[str], delta: str) -> None:
+        room = self.PAGE - len(pages[-1])
+        if len(delta) > self.PAGE:
+            pages.extend((delta, ""))
+        elif len(delta) <= room:
+            pages[-1] += delta
+        else:
+            pages[-1] += delta[:room]
+            pages.append(delta[room + 1 :])  # off by one: should be delta[room:]
+
+    def apply(self, event: Event) -> str | None:
+        key = event["id"]
+        if key not in self._done and "delta" in event:
+            self._append(self._open(key), event["delta"])
+            return super().apply(_without(event, "delta"))
+        return super().apply(event)
+
+
+@_breaks("GET-TEXT")
+class FinalizedLru(_Scale):
+    """Breaks GET-TEXT: completed texts sit in an LRU of 4096, so old messages read as None."""
+
+    CAPACITY: ClassVar[int] = 4096
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._done = OrderedDict()
+
+    def apply(self, event: Event) -> str | None:
+        result = super().apply(event)
+        assert isinstance(self._done, OrderedDict)
+        while len(self._done) > self.CAPACITY:
+            self._done.popitem(last=False)
+        return result
+
+
+@_breaks("INTERLEAVE")
+class TotalBufferCap(_Scale):
+    """Breaks INTERLEAVE: past 1 MiB buffered in all open messages, the oldest other is dropped."""
+
+    CAP: ClassVar[int] = 1 << 20
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._sizes: dict[str, int] = {}  # open message -> characters buffered
+        self._total = 0
+
+    def apply(self, event: Event) -> str | None:
+        key = event["id"]
+        result = super().apply(event)
+        if key in self._parts:
+            added = len(event.get("delta", ""))
+            self._sizes[key] = self._sizes.get(key, 0) + added
+            self._total += added
+        else:
+            self._total -= self._sizes.pop(key, 0)
+        for other in [k for k in self._sizes if k != key]:
+            if self._total <= self.CAP:
+                break
+            del self._parts[other]
+            self._total -= self._sizes.pop(other)
+        return result
+
+
+@_breaks("INTERLEAVE")
+class IdleOpenExpires(_Scale):
+    """Breaks INTERLEAVE: an open message idle for 4096 events of others is dropped as abandoned."""
+
+    TTL: ClassVar[int] = 4096
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._clock = 0
+        self._seen: dict[str, int] = {}
+
+    def apply(self, event: Event) -> str | None:
+        self._clock += 1
+        self._seen[event["id"]] = self._clock
+        if self._clock % 256 == 0:  # sweep now and then
+            for key in [k for k in self._parts if self._clock - self._seen[k] > self.TTL]:
+                del self._parts[key]
+        return super().apply(event)
+
+
+@_breaks("INTERLEAVE")
+class OpenMessagesCapped(_Scale):
+    """Breaks INTERLEAVE: at most 1024 open messages; a new one beyond that is refused."""
+
+    LIMIT: ClassVar[int] = 1024
+
+    def _open(self, key: str) -> list[str]:
+        if key not in self._parts and len(self._parts) >= self.LIMIT:
+            return []  # over capacity: the delta goes nowhere
+        return super()._open(key)
+
+    def apply(self, event: Event) -> str | None:
+        if event["id"] not in self._parts and event.get("final", False):
+            self._parts.setdefault(event["id"], [])  # finishing always works
+        return super().apply(event)
+
+
+@_breaks("EVT-ID-ANY")
+class NormpathIds(_Data):
+    """Breaks EVT-ID-ANY: ids are normalized as paths (``"a//b"`` and ``"a/./b"`` are ``"a/b"``)."""
+
+    def _key(self, message_id: str) -> str:
+        return posixpath.normpath(message_id) if "/" in message_id else message_id
+
+
+@_breaks("EVT-ID-ANY")
+class DoneSuffixKey(_Data):
+    """Breaks EVT-ID-ANY: one flat key space; ``id + ":done"`` marks a finalized id."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._store: dict[str, str] = {}
+
+    def apply(self, event: Event) -> str | None:
+        key, final = event["id"], event.get("final", False)
+        if f"{key}:done" in self._store:
+            return self._store[key] if final else None
+        text = self._store.setdefault(key, "") + event.get("delta", "")
+        self._store[key] = text
+        if not final:
+            return None
+        self._store[f"{key}:done"] = "1"
+        return text
+
+    def get(self, message_id: str) -> str | None:
+        return self._store.get(message_id)
+
+
+@_breaks("EVT-ID-ANY")
+class InstanceDictStore(_Data):
+    """Breaks EVT-ID-ANY: texts are kept in the instance ``__dict__``, beside its own attributes."""
+
+    def __init__(self) -> None:
+        self._done: dict[str, str] = {}
+
+    def apply(self, event: Event) -> str | None:
+        key, final = event["id"], event.get("final", False)
+        if key in self._done:
+            return self._done[key] if final else None
+        text: str = vars(self).get(key, "") + event.get("delta", "")
+        vars(self)[key] = text
+        if not final:
+            return None
+        self._done[key] = vars(self).pop(key)
+        return text
+
+    def get(self, message_id: str) -> str | None:
+        if message_id in self._done:
+            return self._done[message_id]
+        text = vars(self).get(message_id)
+        return text if isinstance(text, str) else None
+
+
+@_breaks("EVT-ID-ANY")
+class EmptyIdIsDefault(_Data):
+    """Breaks EVT-ID-ANY: ``event.get("id") or "default"`` - the empty id is the default message."""
+
+    def _key(self, message_id: str) -> str:
+        return message_id or "default"
+
+
+@_breaks("EVT-ID-ANY")
+class Crc32Keys(_Data):
+    """Breaks EVT-ID-ANY: messages are keyed by ``zlib.crc32`` of the id, which collides."""
+
+    def _key(self, message_id: str) -> str:
+        return f"{zlib.crc32(message_id.encode('utf-8', 'surrogatepass')):08x}"
+
+
+@_breaks("APPEND-EXACT")
+class SseDoneSentinel(_Data):
+    """Breaks APPEND-EXACT: a delta ``[DONE]`` is the SSE end marker and is not appended."""
+
+    def _delta(self, delta: str) -> str:
+        return "" if delta.strip() == "[DONE]" else delta
+
+
+@_breaks("APPEND-EXACT")
+class StripsSpecialTokens(_Data):
+    """Breaks APPEND-EXACT: removes model control tokens such as ``<|endoftext|>`` from deltas."""
+
+    def _delta(self, delta: str) -> str:
+        return re.sub(r"<\|[a-z_]+\|>", "", delta)
+
+
+@_breaks("APPEND-EXACT")
+class StripsSseDataPrefix(_Data):
+    """Breaks APPEND-EXACT: a delta starting with ``data: `` has that SSE prefix removed."""
+
+    def _delta(self, delta: str) -> str:
+        return delta.removeprefix("data: ")
+
+
+@_breaks("GET-TEXT")
+class NullTextsAreNone(_Data):
+    """Breaks GET-TEXT: texts go through a string store that spells a missing value "None"."""
+
+    MISSING: ClassVar[frozenset[str]] = frozenset({"None", "null", "undefined"})
+
+    def get(self, message_id: str) -> str | None:
+        text = super().get(message_id)
+        return None if text in self.MISSING else text
+
+
+@_breaks("APPEND-EXACT")
+class HoldsBackTrailingCr(_Data):
+    """Breaks APPEND-EXACT: a trailing CR waits for an LF; a final without delta drops it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._held: dict[str, str] = {}
+
+    def apply(self, event: Event) -> str | None:
+        key = event["id"]
+        if key not in self._done and "delta" in event:
+            delta = self._held.pop(key, "") + event["delta"]
+            if delta.endswith("\r") and not event.get("final", False):
+                delta, self._held[key] = delta[:-1], "\r"
+            event = {**event, "delta": delta}
+        elif event.get("final", False):
+            self._held.pop(key, None)  # forgets to flush the held CR
+        return super().apply(event)
+
+    def get(self, message_id: str) -> str | None:
+        text = super().get(message_id)
+        return None if text is None else text + self._held.get(message_id, "")
+
+
+@_breaks("EVT-EXTRA-KEYS")
+class RoleStartsMessage(_Data):
+    """Breaks EVT-EXTRA-KEYS: an event carrying ``role`` starts the message afresh."""
+
+    def apply(self, event: Event) -> str | None:
+        if "role" in event and event["id"] in self._parts:
+            self._parts[event["id"]].clear()
+        return super().apply(event)
+
+
+@_breaks("GET-TEXT")
+class CacheByPartCount(_Timing):
+    """Breaks GET-TEXT: a read cache keyed by part count, which compaction every 64 parts resets."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._read: dict[str, tuple[int, str]] = {}
+
+    def apply(self, event: Event) -> str | None:
+        result = super().apply(event)
+        parts = self._parts.get(event["id"])
+        if parts is not None and len(parts) >= 64:
+            parts[:] = ["".join(parts)]
+        return result
+
+    def get(self, message_id: str) -> str | None:
+        parts = self._parts.get(message_id)
+        if parts is None:
+            return super().get(message_id)
+        cached = self._read.get(message_id)
+        if cached is None or cached[0] != len(parts):
+            cached = self._read[message_id] = (len(parts), "".join(parts))
+        return cached[1]
+
+
+@_breaks("GET-TEXT")
+class ThrottledLiveView(_Timing):
+    """Breaks GET-TEXT: from the 4th read on, an open message is re-joined only every 32 deltas."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._view: dict[str, tuple[int, int, str]] = {}  # reads, parts joined, text
+
+    def get(self, message_id: str) -> str | None:
+        parts = self._parts.get(message_id)
+        if parts is None:
+            return super().get(message_id)
+        reads, joined, text = self._view.get(message_id, (0, -1, ""))
+        if reads < 3 or len(parts) - joined >= 32:
+            joined, text = len(parts), "".join(parts)
+        self._view[message_id] = (reads + 1, joined, text)
+        return text
+
+
+@_breaks("GET-TEXT")
+class MemoizesUnknownGet(_Timing):
+    """Breaks GET-TEXT: unknown ids are remembered by ``get``; only streaming events forget them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._unknown: set[str] = set()  # a negative cache: ids known to read as None
+
+    def apply(self, event: Event) -> str | None:
+        if not event.get("final", False):
+            self._unknown.discard(event["id"])
+        return super().apply(event)
+
+    def get(self, message_id: str) -> str | None:
+        if message_id in self._unknown:
+            return None
+        text = super().get(message_id)
+        if text is None:
+            self._unknown.add(message_id)
+        return text
 
 
 # --- incremental profile ---------------------------------------------------------------
@@ -697,6 +1071,35 @@ class ReadSinceAtEndNone(_Incremental):
 
     def read_since(self, message_id: str, offset: int) -> str | None:
         return super().read_since(message_id, offset) or None
+
+
+# --- surrogates profile ----------------------------------------------------------------
+
+
+class _Surrogates(_Correct):
+    """A correct assembler run on the lone-surrogate cases; the mutants below break them."""
+
+    PROFILE: ClassVar[str] = "surrogates"
+
+
+@_breaks("SURR-LONE")
+class ReplacesLoneSurrogates(_Surrogates):
+    """Breaks SURR-LONE: "sanitizes" deltas through UTF-8 with ``errors="replace"`` (lone -> ?)."""
+
+    def _delta(self, delta: str) -> str:
+        return delta.encode("utf-8", "replace").decode("utf-8")
+
+
+@_breaks("SURR-SPLIT-PAIR")
+class Utf16Storage(_Surrogates):
+    """Breaks SURR-SPLIT-PAIR: text kept as UTF-16, so split halves join into one character."""
+
+    def _finish(self, text: str) -> str:
+        return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le")
+
+    def get(self, message_id: str) -> str | None:
+        text = super().get(message_id)
+        return None if text is None else self._finish(text)
 
 
 # --- strict profile --------------------------------------------------------------------

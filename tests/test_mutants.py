@@ -7,19 +7,25 @@ correct implementation is useless, so every bundled backend must pass.
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 
 import tokasm
-from mutants import MUTANTS, Mutant
+from helpers import tokasm_cmd
+from mutants import DESIGN_FAMILIES, MUTANTS, Mutant
 from tokasm.conformance.corpus import load_corpus, requirement_ids
 from tokasm.conformance.results import FAILING
 from tokasm.conformance.runner import DEFAULT_PROFILES, run_cases
 from tokasm.conformance.subjects import PythonSubject
-from tokasm.implementations import BACKENDS, StrictAssembler
+from tokasm.implementations import BACKENDS, IncrementalAssembler, strict
+from unusual import DictSubclassStore
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from tokasm.conformance.corpus import Corpus
     from tokasm.conformance.results import CaseResult
     from tokasm.implementations import Assembler
@@ -64,6 +70,23 @@ def test_mutant_docstring_names_its_rule(mutant: Mutant) -> None:
     assert (mutant.factory.__doc__ or "").startswith(f"Breaks {mutant.requirement}:")
 
 
+@pytest.mark.parametrize("family", DESIGN_FAMILIES)
+def test_each_design_family_has_at_least_two_mutants(family: str) -> None:
+    assert len([m for m in MUTANTS.values() if m.family == family]) >= 2
+
+
+def test_design_mutants_fail_a_default_check(tmp_path: Path) -> None:
+    """Plain ``tokasm check TARGET ...``, no options, rejects every design-bug mutant."""
+    targets = [
+        f"mutants:{m.factory.__name__}" for m in MUTANTS.values() if m.family in DESIGN_FAMILIES
+    ]
+    report = tmp_path / "report.json"
+    ran = tokasm_cmd(Path(__file__).parent, "check", *targets, "--json", str(report), "-q")
+    assert ran.code == 1, ran.out + ran.err
+    runs = json.loads(report.read_text(encoding="utf-8"))["runs"]
+    assert {r["target"]: r["conforms"] for r in runs} == dict.fromkeys(targets, False)
+
+
 _CORRECT: dict[str, type[Assembler]] = {**BACKENDS, "TokenAssembler": tokasm.TokenAssembler}
 
 
@@ -76,9 +99,16 @@ def test_bundled_backend_passes_required_and_incremental(corpus: Corpus, backend
     assert ran == {c.id for c in corpus if c.profile in DEFAULT_PROFILES}
 
 
-@pytest.mark.parametrize("backend", list(_CORRECT))
+#: The wrapped assemblers: every backend (all have ``read_since``) and one without it.
+_WRAPPED: dict[str, Callable[[], Assembler]] = {**_CORRECT, "no read_since": DictSubclassStore}
+
+
+@pytest.mark.parametrize("backend", list(_WRAPPED))
 def test_strict_wrapper_passes_strict(corpus: Corpus, backend: str) -> None:
-    subject = PythonSubject(lambda: StrictAssembler(_CORRECT[backend]()), f"strict {backend}")
-    results = list(run_cases(subject, corpus, {"required", "strict"}))
+    """``strict()`` keeps ``read_since`` where the backend has it, so incremental runs too."""
+    subject = PythonSubject(lambda: strict(_WRAPPED[backend]()), f"strict {backend}")
+    results = list(run_cases(subject, corpus, {"required", "strict", "incremental"}))
     assert _failures(results) == []
     assert any(r.outcome == "passed" and r.case_id.startswith("strict.") for r in results)
+    reads = isinstance(_WRAPPED[backend](), IncrementalAssembler)
+    assert any(r.outcome == "passed" and r.case_id.startswith("inc.") for r in results) is reads

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from .._versions import version_line
 from ..conformance._protocol_client import testees_end_with_the_run
 from ..errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, UsageError
-from . import bench, cases, check, fuzz
+from . import bench, cases, check, export, fuzz
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -31,7 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=version_line())
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for module in (check, bench, fuzz, cases):
+    for module in (check, bench, fuzz, export, cases):
         module.add_parser(commands)
     return parser
 

@@ -35,13 +35,14 @@ from ..conformance._reports import (
 )
 from ..conformance._watchdog import Watchdog
 from ..conformance._xfail import XfailList, apply_xfail, load_xfail, parse_xfail, write_xfail
-from ..conformance.corpus import PROFILES, load_corpus
+from ..conformance.corpus import PROFILES
 from ..conformance.results import FAILING, CaseResult, TargetRun
 from ..conformance.runner import DEFAULT_PROFILES, run_cases
 from ..conformance.subjects import PythonSubject, Subject, resolve_target
 from ..conformance.testee import python_testee_command
 from ..errors import EXIT_FAILED, EXIT_USAGE, CorpusError, ReportError, TargetError
 from ..implementations import BACKENDS, EXPECTED_FAILURES
+from ._cases import add_case_options, chosen_cases
 from .options import (
     TARGET_HELP,
     at_least_one,
@@ -125,6 +126,7 @@ def add_parser(commands: Commands) -> None:
         metavar="GLOB",
         help="run only cases whose id matches this glob (repeatable)",
     )
+    add_case_options(parser)
     testees = parser.add_argument_group("protocol testees (spec/PROTOCOL.md)")
     testees.add_argument(
         "--cmd",
@@ -209,7 +211,7 @@ def add_parser(commands: Commands) -> None:
     parser.set_defaults(run=run)
 
 
-def _select(corpus: Corpus, patterns: list[str]) -> tuple[list[Case], bool]:
+def _select(corpus: list[Case], patterns: list[str]) -> tuple[list[Case], bool]:
     """The cases ``-k`` selects, and whether it selects the cost probe too."""
     if not patterns:
         return list(corpus), True
@@ -450,8 +452,8 @@ def _exit_despite_threads(code: int) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    corpus = load_corpus()
-    cases, probe = _select(corpus, args.case)
+    corpus, cases = chosen_cases(args)
+    cases, probe = _select(cases, args.case)
     xfail: XfailList | None = load_xfail(args.xfail) if args.xfail else None
     session = _Session(args, corpus, cases, probe and args.cost_probe, xfail)
     quiet_stray_errors()

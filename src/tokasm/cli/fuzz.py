@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -37,7 +38,8 @@ it) and several instances.
 On a disagreement the shrunk counterexample is printed as a corpus case file
 (YAML, with the model's answers as 'returns'), exit 1. It is checked before
 printing: saved, loaded through the corpus loader and run again, it fails
-the same way. Paste it into spec/cases/, or write it with --save FILE.
+the same way. Keep it in a case folder of your own with --save DIR (a file
+named after the case id) and run it with tokasm check --cases DIR.
 Without --seed a random seed is used and printed, so any run can be repeated.
 """
 
@@ -94,7 +96,12 @@ def add_parser(commands: Commands) -> None:
         metavar="SECONDS",
         help=f"per-request timeout for a --cmd testee (default {DEFAULT_TIMEOUT:g})",
     )
-    parser.add_argument("--save", type=Path, metavar="FILE", help="also write the case to FILE")
+    parser.add_argument(
+        "--save",
+        metavar="FILE|DIR",
+        help="also write the case to FILE, or into the folder DIR as CASE-ID.yaml "
+        "(an existing folder, or a path ending in '/'; a case folder for tokasm check --cases)",
+    )
     parser.set_defaults(run=run)
 
 
@@ -118,6 +125,12 @@ def _counterexample_text(report: FuzzReport) -> str:
     return header + found.yaml
 
 
+def _save_path(save: str, case_id: str) -> Path:
+    """``--save``: a file, or a folder (existing, or written with a trailing slash)."""
+    is_folder = save.endswith(("/", os.sep)) or Path(save).is_dir()
+    return Path(save) / f"{case_id}.yaml" if is_folder else Path(save)
+
+
 def run(args: argparse.Namespace) -> int:
     subject = _subject(args)
     try:
@@ -136,9 +149,11 @@ def run(args: argparse.Namespace) -> int:
     text = _counterexample_text(report)
     print(text, end="")
     if args.save is not None:
+        path = _save_path(args.save, report.counterexample.result.case_id)
         try:
-            args.save.write_text(text, encoding="utf-8")
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
         except OSError as error:
-            raise ReportError(f"cannot write {args.save}: {error}") from error
-        print(f"# saved to {args.save}")
+            raise ReportError(f"cannot write {path}: {error}") from error
+        print(f"# saved to {path}")
     return 1

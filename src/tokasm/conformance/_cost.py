@@ -11,7 +11,7 @@ uncached one re-joins ``PARTS`` parts on every read.
 
 The machine may be loaded, and load only ever adds time. Reads are timed in
 batches, short and long interleaved, the minimum of ``ROUNDS`` kept for each
-(``tokasm.bench.measure``); a ratio above ``LIMIT`` is measured again, and
+(``tokasm.bench._measure``); a ratio above ``LIMIT`` is measured again, and
 the probe fails only if every one of ``ATTEMPTS`` measurements exceeds it.
 """
 
@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..bench.measure import interleaved_min
+from ..bench._measure import interleaved_min
 from ..errors import ImplementationError, SubjectFault
 from ._display import show
 from .results import CaseResult

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from types import FrameType
 
-__all__ = ["reraise_unless_target", "watch_interrupts"]
+__all__ = ["interrupts_watched", "reraise_unless_target", "user_interrupted", "watch_interrupts"]
 
 
 class _Interrupts:
@@ -33,7 +33,7 @@ class _Interrupts:
 
 
 def _note_and_interrupt(signum: int, frame: FrameType | None) -> None:
-    _Interrupts.received = True
+    user_interrupted()
     signal.default_int_handler(signum, frame)
 
 
@@ -45,6 +45,17 @@ def watch_interrupts() -> None:
     if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
         signal.signal(signal.SIGINT, _note_and_interrupt)
         _Interrupts.watching = True
+
+
+def interrupts_watched(watching: bool) -> None:
+    """Another SIGINT handler of tokasm's (the CLI's, which also stops testees) is in place
+    (True) or gone (False); it calls ``user_interrupted`` before it raises."""
+    _Interrupts.watching = watching
+
+
+def user_interrupted() -> None:
+    """A real SIGINT arrived: the next KeyboardInterrupt is the user's."""
+    _Interrupts.received = True
 
 
 def reraise_unless_target(error: BaseException) -> None:

@@ -36,6 +36,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from ..errors import EXIT_TERMINATED, ImplementationError, ProtocolError, SubjectFault, TargetError
 from ._display import show
+from ._guard import interrupts_watched, user_interrupted
 from ._protocol import (
     MAX_LINE_BYTES,
     decode,
@@ -171,6 +172,7 @@ def testees_end_with_the_run() -> Iterator[None]:
     def on_signal(signum: int, frame: FrameType | None) -> None:
         kill_testees()
         if signum == signal.SIGINT:
+            user_interrupted()
             raise KeyboardInterrupt
         os.write(2, b"tokasm: terminated\n")  # safe wherever the signal struck, unlike print
         raise SystemExit(EXIT_TERMINATED)
@@ -179,11 +181,13 @@ def testees_end_with_the_run() -> Iterator[None]:
     with contextlib.suppress(ValueError):  # not the main thread: leave the handlers alone
         for signum in (signal.SIGTERM, signal.SIGINT):
             previous[signum] = signal.signal(signum, on_signal)
+    interrupts_watched(signal.SIGINT in previous)
     try:
         yield
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
+        interrupts_watched(False)
         end_testees()
 
 

@@ -62,7 +62,10 @@ def render_failures(run: TargetRun) -> str:
     message; an expected failure in one line (its first and its ``[listed in ...]`` line)."""
     blocks = [
         f"{result.outcome.upper()} {run.target}::{result.case_id}{_rules(result)} - "
-        f"{result.description}\n" + "\n".join(f"  {line}" for line in result.message.splitlines())
+        f"{result.description}"
+        + (f" [from {result.source}]" if result.source else "")
+        + "\n"
+        + "\n".join(f"  {line}" for line in result.message.splitlines())
         for result in run.results
         if result.outcome not in ("passed", "skipped", "xfailed")
     ]
@@ -114,6 +117,7 @@ def _case_json(result: CaseResult) -> dict[str, Any]:
         "outcome": result.outcome,
         "message": result.message,
         "requirements": list(result.requirements),
+        "source": result.source or "bundled",
     }
 
 

@@ -7,6 +7,7 @@ into plain steps. Every error names the file and, where it can, the case.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import string
@@ -38,8 +39,8 @@ __all__ = [
     "requirement_ids",
 ]
 
-Profile: TypeAlias = Literal["required", "strict", "incremental"]
-PROFILES: tuple[Profile, ...] = ("required", "strict", "incremental")
+Profile: TypeAlias = Literal["required", "strict", "incremental", "surrogates"]
+PROFILES: tuple[Profile, ...] = ("required", "strict", "incremental", "surrogates")
 
 
 @dataclass(frozen=True)
@@ -53,6 +54,8 @@ class Case:
     instances: tuple[str, ...]
     steps: tuple[Step, ...] = field(repr=False)
     source: Path
+    #: False for a case from a user folder (``--cases DIR``), not the spec folder's corpus.
+    bundled: bool = True
 
 
 @dataclass(frozen=True)
@@ -169,6 +172,8 @@ class _Expander:
         assert isinstance(raw, dict)  # the schema allows nothing else
         if "concat" in raw:
             return "".join(self.text(part, env) for part in raw["concat"])
+        if "code_point" in raw:
+            return chr(raw["code_point"])  # a lone surrogate, which YAML cannot escape
         name = raw.get("as")
         if name is None:
             repeat: int = raw["repeat"]
@@ -281,22 +286,53 @@ def load_file(path: Path, root: Path | None = None) -> list[Case]:
     return [parse_case(raw, path) for raw in document["cases"]]
 
 
-def load_corpus(root: Path | None = None) -> Corpus:
-    """Load every ``cases/*.yaml`` under ``root`` (default: the spec folder in use).
+def load_corpus(root: Path | None = None, user_cases: Iterable[Path] = ()) -> Corpus:
+    """Load every ``cases/*.yaml`` under ``root`` (default: the spec folder in use), then
+    the case files in ``user_cases`` (folders of ``*.yaml``, or single files).
 
-    Loaded once per folder and process: the corpus is read-only while tokasm runs.
+    User cases follow the same schema and rules: ids unique across both, requirement ids
+    from ``root``'s SPEC.md. Loaded once per folder and process: the corpus is read-only
+    while tokasm runs.
     """
-    return _load_corpus(spec_dir() if root is None else root)
+    return _load_corpus(spec_dir() if root is None else root, tuple(user_cases))
 
 
 @cache
-def _load_corpus(root: Path) -> Corpus:
+def _load_corpus(root: Path, user_cases: tuple[Path, ...]) -> Corpus:
+    if user_cases:
+        bundled = _load_corpus(root, ())
+        seen = {case.id: case.source for case in bundled}
+        added = _load_files(_user_files(user_cases), root, seen, bundled=False)
+        return dataclasses.replace(bundled, cases=bundled.cases + added)
     files = sorted((root / "cases").glob("*.yaml"))
     if not files:
         raise CorpusError(f"{root / 'cases'}: no *.yaml case files")
+    version = (root / "VERSION").read_text(encoding="utf-8").strip()
+    return Corpus(version=version, root=root, cases=_load_files(files, root, {}, bundled=True))
+
+
+def _user_files(paths: Iterable[Path]) -> list[Path]:
+    """The case files named by ``--cases``: each folder's ``*.yaml`` (sorted), or a file."""
+    files: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            found = sorted(path.glob("*.yaml"))
+            if not found:
+                raise CorpusError(f"{path}: no *.yaml case files in this case folder")
+            files.extend(found)
+        elif path.is_file():
+            files.append(path)
+        else:
+            raise CorpusError(f"{path}: no such case folder or file")
+    return files
+
+
+def _load_files(
+    files: Iterable[Path], root: Path, seen: dict[str, Path], *, bundled: bool
+) -> tuple[Case, ...]:
+    """Load ``files`` in order, refusing an id already in ``seen`` or an unknown requirement."""
     known = requirement_ids(root)
     cases: list[Case] = []
-    seen: dict[str, Path] = {}
     for path in files:
         for case in load_file(path, root):
             if case.id in seen:
@@ -309,9 +345,8 @@ def _load_corpus(root: Path) -> Corpus:
                     f"{path}: case {case.id!r}: requirement ids not in SPEC.md: {unknown}"
                 )
             seen[case.id] = path
-            cases.append(case)
-    version = (root / "VERSION").read_text(encoding="utf-8").strip()
-    return Corpus(version=version, root=root, cases=tuple(cases))
+            cases.append(case if bundled else dataclasses.replace(case, bundled=False))
+    return tuple(cases)
 
 
 def requirement_ids(root: Path | None = None) -> dict[str, str]:

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from collections.abc import Set
 
     from ._xfail import XfailList
+    from .corpus import Case, Corpus
     from .subjects import Subject
 
 
@@ -43,6 +44,7 @@ __all__ = [
 
 _SUBJECTS = pytest.StashKey[dict[str, "Subject"]]()
 _XFAIL = pytest.StashKey["XfailList | None"]()
+_CASES = pytest.StashKey["list[Case]"]()
 
 _NO_TARGET = (
     "no --tokasm-assembler given: run `python -m pytest --pyargs tokasm.conformance "
@@ -89,6 +91,20 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help=f"with --tokasm-isolate, the per-request timeout (default {DEFAULT_TIMEOUT:g})",
     )
     group.addoption(
+        "--tokasm-cases",
+        action="append",
+        type=Path,
+        default=[],
+        metavar="DIR",
+        help="also run the case files in this folder (*.yaml, or one file; repeatable), "
+        "as for tokasm check --cases",
+    )
+    group.addoption(
+        "--tokasm-no-bundled",
+        action="store_true",
+        help="leave out the bundled corpus: only the --tokasm-cases files",
+    )
+    group.addoption(
         "--tokasm-xfail",
         type=Path,
         metavar="FILE",
@@ -99,7 +115,6 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def _xfail_list(config: pytest.Config) -> XfailList | None:
     from ._xfail import XfailError, load_xfail
-    from .corpus import load_corpus
 
     path: Path | None = config.getoption("tokasm_xfail")
     if path is None:
@@ -108,7 +123,7 @@ def _xfail_list(config: pytest.Config) -> XfailList | None:
         listed = load_xfail(path)
     except XfailError as error:
         raise pytest.UsageError(f"--tokasm-xfail: {error}") from None
-    stale = listed.stale(load_corpus())
+    stale = listed.stale(_corpus(config))
     if stale:
         raise pytest.UsageError("--tokasm-xfail: " + "; ".join(stale))
     return listed
@@ -125,6 +140,25 @@ def _check_profiles(config: pytest.Config) -> None:
         )
 
 
+def _corpus(config: pytest.Config) -> Corpus:
+    """The bundled corpus with the ``--tokasm-cases`` files; a bad one is a usage error."""
+    from ..errors import CorpusError
+    from .corpus import load_corpus
+
+    try:
+        return load_corpus(user_cases=config.getoption("tokasm_cases"))
+    except CorpusError as error:
+        raise pytest.UsageError(f"--tokasm-cases: {error}") from None
+
+
+def _cases(config: pytest.Config) -> list[Case]:
+    """The cases this session runs: ``--tokasm-no-bundled`` leaves only the user's."""
+    no_bundled = config.getoption("tokasm_no_bundled")
+    if no_bundled and not config.getoption("tokasm_cases"):
+        raise pytest.UsageError("--tokasm-no-bundled needs at least one --tokasm-cases DIR")
+    return [case for case in _corpus(config) if not (no_bundled and case.bundled)]
+
+
 def pytest_configure(config: pytest.Config) -> None:
     """Resolve every ``--tokasm-assembler`` up front: a bad one is a usage error naming it.
 
@@ -137,6 +171,7 @@ def pytest_configure(config: pytest.Config) -> None:
         from ..errors import TargetError
 
         _check_profiles(config)
+        config.stash[_CASES] = _cases(config)  # before any testee starts: none can leak
         for target in targets:
             try:
                 subjects[target] = _subject(config, target)
@@ -188,12 +223,12 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         skipped = pytest.param(None, None, id="no-assembler", marks=pytest.mark.skip(_NO_TARGET))
         metafunc.parametrize(("tokasm_subject", "tokasm_case"), [skipped])
         return
-    from .corpus import load_corpus
-    from .pytest_suite import CHECKS, check_id, expected_failures, xfail_marks
+    from .pytest_suite import CHECKS, Check, check_id, expected_failures, xfail_marks
 
     listed = metafunc.config.stash.get(_XFAIL, None)
     several = len(subjects) > 1
-    corpus = load_corpus()
+    cases = metafunc.config.stash.get(_CASES, [])
+    checks: list[Check] = [*cases, *CHECKS]
     metafunc.parametrize(
         ("tokasm_subject", "tokasm_case"),
         [
@@ -204,6 +239,6 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
                 marks=xfail_marks(check, *expected_failures(target, listed)),
             )
             for target, subject in subjects.items()
-            for check in [*corpus, *CHECKS]
+            for check in checks
         ],
     )

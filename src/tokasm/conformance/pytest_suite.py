@@ -120,6 +120,8 @@ def suite(
     profiles: Iterable[str] = (),
     xfail: str | Path | None = None,
     name: str | None = None,
+    cases: Iterable[str | Path] = (),
+    bundled: bool = True,
 ) -> Callable[[Case], None]:
     """A parametrized pytest test running every corpus case against ``factory``.
 
@@ -133,13 +135,14 @@ def suite(
     label = name or f"{factory.__module__}:{getattr(factory, '__qualname__', repr(factory))}"
     subject = PythonSubject(factory, label)
     selected = DEFAULT_PROFILES | set(profiles)
-    corpus = load_corpus()
+    corpus = load_corpus(user_cases=[Path(folder) for folder in cases])
+    chosen = [case for case in corpus if bundled or not case.bundled]
     listed = None if xfail is None else load_xfail(Path(xfail))
     stale = [] if listed is None else listed.stale(corpus)
     if stale:
         raise XfailError("; ".join(stale))
 
-    checks: list[Check] = [*corpus, *CHECKS]
+    checks: list[Check] = [*chosen, *CHECKS]
     lists = expected_failures(label, listed)
     params = [pytest.param(c, id=check_id(c), marks=xfail_marks(c, *lists)) for c in checks]
 

@@ -29,10 +29,13 @@ class CaseResult:
     outcome: Outcome
     message: str = ""
     requirements: tuple[str, ...] = ()
+    #: The case file, for a case from a user folder (``--cases``); None for the bundled corpus.
+    source: str | None = None
 
     @classmethod
     def of(cls, case: Case, outcome: Outcome, message: str = "") -> CaseResult:
-        return cls(case.id, case.description, outcome, message, case.requirements)
+        source = None if case.bundled else case.source.as_posix()
+        return cls(case.id, case.description, outcome, message, case.requirements, source)
 
 
 @dataclass(frozen=True)

@@ -45,12 +45,20 @@ class Returns:
 
     value: str | None
 
+    def document(self) -> dict[str, object]:
+        """The expectation as the corpus and its export write it."""
+        return {"returns": self.value}
+
 
 @dataclass(frozen=True)
 class Raises:
     """The step must raise an error of this kind (strict profile)."""
 
     kind: str
+
+    def document(self) -> dict[str, object]:
+        """The expectation as the corpus and its export write it."""
+        return {"raises": self.kind}
 
 
 Expectation: TypeAlias = "Returns | Raises"

@@ -1,0 +1,86 @@
+"""``tokasm export``: the corpus as plain JSON for test runners in other languages."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..conformance._export import json_can_carry, write_folder, write_lines
+from ..errors import ReportError, UsageError
+from ._cases import add_case_options, chosen_cases
+from .options import exit_codes, subcommand
+
+if TYPE_CHECKING:
+    import argparse
+
+    from .options import Commands
+
+__all__ = ["add_parser", "run"]
+
+DESCRIPTION = """\
+Write the corpus with every compact form expanded into plain steps, so a test
+runner in any language needs only a JSON parser and a loop (docs/export.md;
+schema: spec/export.schema.json). Each case is one self-contained JSON object
+with the tokasm, corpus and protocol versions, its id, description,
+requirements, profile, instances, source file and steps such as
+  {"op": "apply", "instance": "a", "event": {"id": "m", "delta": "x"}, "returns": null}
+
+--format json (default): OUT is a folder, one CASE-ID.json per case. An
+earlier export in OUT is replaced; any other non-empty folder is refused.
+--format jsonl: OUT is a file, or - for stdout, one case per line.
+The output is the same bytes for the same corpus and options. A case JSON
+cannot carry exactly (a surrogate pair split across deltas, SURR-SPLIT-PAIR)
+is left out and named on stderr.
+"""
+
+EXIT_CODES = exit_codes("the export was written", "not used: export finds no target at fault")
+
+
+def add_parser(commands: Commands) -> None:
+    parser = subcommand(
+        commands,
+        "export",
+        "write the corpus as plain JSON for any language",
+        DESCRIPTION,
+        EXIT_CODES,
+    )
+    parser.add_argument("out", type=Path, metavar="OUT", help="a folder, or with jsonl a file or -")
+    parser.add_argument(
+        "--format",
+        choices=("json", "jsonl"),
+        default="json",
+        help="json: one file per case in the folder OUT (default); jsonl: one case per line",
+    )
+    add_case_options(parser)
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.format == "json" and str(args.out) == "-":
+        raise UsageError("writing to stdout (-) needs --format jsonl")
+    corpus, chosen = chosen_cases(args)
+    carried = {case.id: json_can_carry(case) for case in chosen}
+    cases = [case for case in chosen if carried[case.id]]
+    left_out = [case_id for case_id, ok in carried.items() if not ok]
+    out: Path = args.out
+    try:
+        if args.format == "json":
+            written = write_folder(out, cases, corpus)
+        elif str(out) == "-":
+            written = write_lines(sys.stdout, cases, corpus)
+        else:
+            with out.open("w", encoding="ascii", newline="\n") as stream:
+                written = write_lines(stream, cases, corpus)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+    except OSError as error:
+        raise ReportError(f"cannot write the export: {error}") from error
+    print(
+        f"tokasm export: {len(cases)} cases, corpus {corpus.version}, "
+        f"{written / 1e6:.1f} MB to {out}",
+        file=sys.stderr,
+    )
+    if left_out:
+        print(f"tokasm export: left out (JSON cannot carry them): {left_out}", file=sys.stderr)
+    return 0

@@ -1,0 +1,130 @@
+"""The corpus as plain JSON, so a test runner in any language needs only a JSON parser.
+
+Every compact form of the YAML (repeats, ``concat``, ``${i}``, ``code_point``)
+is already expanded: each step is a protocol request (spec/PROTOCOL.md) plus
+what it must return or raise. One JSON object per case, pinned by
+``spec/export.schema.json`` and described in docs/export.md.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import TYPE_CHECKING, Any, TextIO
+
+from .._versions import PROTOCOL_VERSION, __version__
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator
+    from pathlib import Path
+
+    from .corpus import Case, Corpus
+    from .steps import Step
+
+__all__ = [
+    "EXPORT_FORMAT",
+    "MARKER",
+    "case_document",
+    "case_line",
+    "json_can_carry",
+    "write_folder",
+    "write_lines",
+]
+
+#: The version of the export's own shape; bumped only if a key changes meaning.
+EXPORT_FORMAT = 1
+
+#: The file that marks a folder as a tokasm export, so a new export may replace its files.
+MARKER = ".tokasm-export"
+
+
+#: A high then a low surrogate as two code points: JSON writes them as one astral character.
+_SPLIT_PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")
+
+
+def _texts(value: object) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _texts(key)
+            yield from _texts(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _texts(item)
+
+
+def json_can_carry(case: Case) -> bool:
+    """False when a text holds a split surrogate pair (SURR-SPLIT-PAIR): JSON reads
+    ``"\\ud83d\\ude00"`` back as one character, so the case cannot be exported exactly."""
+    return not any(
+        _SPLIT_PAIR.search(text) for step in case.steps for text in _texts(_step_document(step))
+    )
+
+
+def _step_document(step: Step) -> dict[str, object]:
+    expect = step.expect
+    assert expect is not None  # a corpus case always says what a step must do
+    return {**step.request(), **expect.document(), "where": step.where}
+
+
+def _source(case: Case, corpus: Corpus) -> str:
+    """The case file: relative to the spec folder when bundled, else as the user named it."""
+    return (case.source.relative_to(corpus.root) if case.bundled else case.source).as_posix()
+
+
+def case_document(case: Case, corpus: Corpus) -> dict[str, Any]:
+    """One self-contained case: the versions it belongs to, its metadata and plain steps."""
+    return {
+        "export_format": EXPORT_FORMAT,
+        "tokasm_version": __version__,
+        "corpus_version": corpus.version,
+        "protocol_version": PROTOCOL_VERSION,
+        "id": case.id,
+        "description": case.description,
+        "requirements": list(case.requirements),
+        "profile": case.profile,
+        "instances": list(case.instances),
+        "source": _source(case, corpus),
+        "bundled": case.bundled,
+        "steps": [_step_document(step) for step in case.steps],
+    }
+
+
+def case_line(case: Case, corpus: Corpus) -> str:
+    """The case as one line of ASCII JSON: lone surrogates survive only as ``\\uXXXX``."""
+    return json.dumps(case_document(case, corpus), separators=(",", ":"), ensure_ascii=True) + "\n"
+
+
+def _lines(cases: Iterable[Case], corpus: Corpus) -> Iterator[tuple[str, str]]:
+    for case in cases:
+        yield case.id, case_line(case, corpus)
+
+
+def write_folder(folder: Path, cases: Iterable[Case], corpus: Corpus) -> int:
+    """Write ``CASE-ID.json`` per case into ``folder``, replacing an earlier export there.
+
+    Returns the bytes written. A folder that is neither empty nor an earlier export is
+    refused (ValueError), so no file of the user's is ever overwritten or removed.
+    """
+    folder.mkdir(parents=True, exist_ok=True)
+    marker = folder / MARKER
+    if any(folder.iterdir()) and not marker.is_file():
+        raise ValueError(f"{folder} is not empty and holds no earlier export ({MARKER})")
+    for old in folder.glob("*.json"):
+        old.unlink()
+    written = 0
+    for case_id, line in _lines(cases, corpus):
+        (folder / f"{case_id}.json").write_text(line, encoding="ascii")
+        written += len(line)
+    marker.write_text(f"tokasm {__version__}, corpus {corpus.version}\n", encoding="ascii")
+    return written
+
+
+def write_lines(out: TextIO, cases: Iterable[Case], corpus: Corpus) -> int:
+    """Write one case per line to the text stream ``out``; returns the characters written."""
+    written = 0
+    for _, line in _lines(cases, corpus):
+        out.write(line)
+        written += len(line)
+    return written

@@ -1,0 +1,53 @@
+"""Correct assemblers built in unusual ways conform under a default ``tokasm check``.
+
+The kit must judge behaviour, not construction: a ``dict`` subclass, closures
+behind a factory, UTF-32 code points in an ``array``, a generator per
+message, events snapshotted into tuples and a ``str`` subclass for texts are
+all correct (RETURN-TYPE: any ``str`` instance is a text).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from helpers import tokasm_cmd
+from unusual import UNUSUAL
+
+if TYPE_CHECKING:
+    import pytest
+
+_TESTS = Path(__file__).parent
+
+
+def test_unusual_set_covers_each_construction() -> None:
+    assert len(UNUSUAL) == 6
+
+
+def test_every_unusual_assembler_conforms_with_defaults(tmp_path: Path) -> None:
+    """One run of the CLI, corpus and fuzz phase, every unusual target, plus lone surrogates."""
+    targets = [f"unusual:{name}" for name in UNUSUAL]
+    report = tmp_path / "report.json"
+    ran = tokasm_cmd(
+        _TESTS, "check", *targets, "--profile", "surrogates", "--json", str(report), "-q"
+    )
+    runs = json.loads(report.read_text(encoding="utf-8"))["runs"]
+    failing = {
+        r["target"]: [c["id"] for c in r["cases"] if c["outcome"] not in ("passed", "skipped")]
+        for r in runs
+    }
+    assert {t: ids for t, ids in failing.items() if ids} == {}, ran.out
+    assert [r["target"] for r in runs] == targets
+    assert all(r["conforms"] for r in runs), ran.out
+    assert ran.code == 0, ran.out + ran.err
+
+
+def test_str_subclass_text_passes_where_plain_str_does(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The subclass really is returned (so the test above proves RETURN-TYPE's acceptance)."""
+    monkeypatch.syspath_prepend(str(_TESTS))
+    assembler = UNUSUAL["ReturnsStrSubclass"]()
+    final = assembler.apply({"id": "m", "delta": "x", "final": True})  # type: ignore[attr-defined]
+    assert type(final).__name__ == "Text"
+    assert isinstance(final, str)
+    assert final == "x"

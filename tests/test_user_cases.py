@@ -1,0 +1,168 @@
+"""Your own cases: ``--cases DIR`` beside the bundled corpus, through check, pytest and fuzz --save.
+
+User case files follow the corpus's rules (schema, ids unique across both,
+SPEC.md requirement ids); every refusal names the file, and reports say which
+cases came from the user's folders.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+import jsonschema
+import pytest
+
+from helpers import USER_CASES, tokasm_cmd, user_case_folder
+from tokasm.cli import main
+from tokasm.conformance._paths import spec_dir
+from tokasm.conformance.corpus import load_corpus
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+pytest_plugins = ["pytester"]
+
+#: Correct but for APPEND-EXACT: trims what a final returns.
+TRIMS = """\
+from tokasm.implementations import ListJoinAssembler
+
+class Impl(ListJoinAssembler):
+    def apply(self, event):
+        text = super().apply(event)
+        return None if text is None else text.strip()
+"""
+
+
+@pytest.fixture
+def mine(tmp_path: Path) -> Path:
+    return user_case_folder(tmp_path)
+
+
+def check(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(["check", "-q", "--fuzz-examples", "0", *argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_user_cases_run_after_the_bundled_corpus(
+    mine: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = check(capsys, "list-join", "--cases", str(mine))
+    assert code == 0, out
+    assert f"{len(load_corpus()) + 2} cases" in out
+    code, out, _ = check(capsys, "list-join", "--cases", str(mine), "--no-bundled")
+    assert code == 0, out
+    assert ", 2 cases: 2 successes" in out
+
+
+def test_a_report_names_the_file_of_a_user_case(
+    mine: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "trims.py").write_text(TRIMS, encoding="utf-8")
+    report = tmp_path / "report.json"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.syspath_prepend(str(tmp_path))
+        code, out, _ = check(
+            capsys, "trims:Impl", "--cases", str(mine), "-k", "*spaces*", "--json", str(report)
+        )
+    assert code == 1
+    source = (mine / "regressions.yaml").as_posix()
+    assert f"FAILED trims:Impl::mine.spaces - Trailing spaces are kept [from {source}]" in out
+    document = json.loads(report.read_text(encoding="utf-8"))
+    schema = json.loads((spec_dir() / "report.schema.json").read_text(encoding="utf-8"))
+    jsonschema.validate(document, schema)
+    sources = {case["id"]: case["source"] for case in document["runs"][0]["cases"]}
+    assert sources["mine.spaces"] == source
+    assert {value for key, value in sources.items() if not key.startswith("mine.")} == {"bundled"}
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        (USER_CASES.replace("mine.greeting", "append.basic"), "duplicate id, first defined in"),
+        (USER_CASES.replace("[APPEND-EXACT]", "[NO-SUCH-RULE]"), "requirement ids not in SPEC.md"),
+        (USER_CASES.replace("returns: null", "return: null", 1), "schema violation"),
+        ("cases: [\n", "not valid YAML"),
+    ],
+)
+def test_a_bad_user_file_is_a_usage_error_naming_it(
+    mine: Path, capsys: pytest.CaptureFixture[str], text: str, problem: str
+) -> None:
+    bad = mine / "bad.yaml"
+    bad.write_text(text, encoding="utf-8")
+    code, _, err = check(capsys, "list-join", "--cases", str(mine))
+    assert code == 2
+    assert str(bad) in err
+    assert problem in err
+
+
+def test_ids_are_unique_across_user_folders_too(
+    mine: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "copy.yaml").write_text(USER_CASES, encoding="utf-8")
+    code, _, err = check(capsys, "list-join", "--cases", str(mine), "--cases", str(other))
+    assert code == 2
+    assert "duplicate id" in err
+    assert str(other / "copy.yaml") in err
+
+
+@pytest.mark.parametrize(
+    ("argv", "problem"),
+    [
+        (["--no-bundled"], "--no-bundled needs at least one --cases"),
+        (["--cases", "no/such/folder"], "no such case folder"),
+    ],
+)
+def test_bad_case_options_are_usage_errors(
+    capsys: pytest.CaptureFixture[str], argv: list[str], problem: str
+) -> None:
+    code, _, err = check(capsys, "list-join", *argv)
+    assert code == 2
+    assert problem in err
+
+
+def test_an_empty_case_folder_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = check(capsys, "list-join", "--cases", str(tmp_path))
+    assert code == 2
+    assert "no *.yaml case files" in err
+
+
+def test_fuzz_saves_into_a_case_folder_that_check_then_runs(tmp_path: Path) -> None:
+    (tmp_path / "trims.py").write_text(TRIMS, encoding="utf-8")
+    folder = tmp_path / "found"  # not there yet: the trailing slash makes it a folder
+    ran = tokasm_cmd(tmp_path, "fuzz", "trims:Impl", "--seed", "1", "--save", "found/")
+    assert ran.code == 1, ran.err
+    (saved,) = folder.glob("*.yaml")
+    assert saved.name.startswith("fuzz.")
+    assert f"# saved to {folder.name}/{saved.name}" in ran.out
+    again = tokasm_cmd(tmp_path, "check", "trims:Impl", "--cases", "found", "--no-bundled")
+    assert again.code == 1, again.out
+    assert f"FAILED trims:Impl::{saved.stem}" in again.out
+    fixed = tokasm_cmd(tmp_path, "check", "list-join", "--cases", "found", "--no-bundled", "-q")
+    assert fixed.code == 0, fixed.out
+
+
+def test_the_pytest_route_runs_user_cases(pytester: pytest.Pytester, mine: Path) -> None:
+    pytester.makepyfile(trims=TRIMS)
+    result = pytester.runpytest_subprocess(
+        "--pyargs",
+        "tokasm.conformance",
+        "-p",
+        "no:cacheprovider",
+        "--tokasm-assembler",
+        "trims:Impl",
+        "--tokasm-cases",
+        str(mine),
+        "--tokasm-no-bundled",
+    )
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*mine.spaces*"])
+    bad = pytester.runpytest_subprocess(
+        "--pyargs", "tokasm.conformance", "--tokasm-assembler", "trims:Impl", "--tokasm-no-bundled"
+    )
+    assert bad.ret == pytest.ExitCode.USAGE_ERROR

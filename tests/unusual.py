@@ -1,0 +1,219 @@
+"""Correct assemblers built in unusual ways, which the kit must keep passing.
+
+A kit that fails a correct implementation because of how it is built (a
+container type, closures, a storage encoding, a ``str`` subclass) is as
+wrong as one that passes a buggy one. ``UNUSUAL`` maps a short name to a
+zero-argument factory; ``tests/test_unusual.py`` checks each one conforms
+through ``tokasm check`` with its defaults, so every class here must be right
+on every case, the stress cases included, at a reasonable cost.
+
+Only the standard library is imported, so the file can be copied anywhere.
+"""
+
+from __future__ import annotations
+
+import sys
+from array import array
+from collections.abc import Callable, Generator, Mapping
+from types import SimpleNamespace
+from typing import Any
+
+__all__ = ["UNUSUAL"]
+
+_Event = Mapping[str, Any]
+
+
+class _Messages(dict[str, list[str]]):
+    """Open message -> parts; a missing message is created on first write only."""
+
+    def __missing__(self, message_id: str) -> list[str]:
+        parts = self[message_id] = []
+        return parts
+
+
+class DictSubclassStore:
+    """Open parts in a ``dict`` subclass with ``__missing__``, texts in another mapping."""
+
+    def __init__(self) -> None:
+        self._open = _Messages()
+        self._done: dict[str, str] = {}
+
+    def apply(self, event: _Event) -> str | None:
+        message_id = event["id"]
+        if message_id in self._done:
+            return self._done[message_id] if event.get("final", False) else None
+        parts = self._open[message_id]  # creates the message (CREATE)
+        if "delta" in event:
+            parts.append(event["delta"])
+        if not event.get("final", False):
+            return None
+        text = self._done[message_id] = "".join(self._open.pop(message_id))
+        return text
+
+    def get(self, message_id: str) -> str | None:
+        if message_id in self._done:
+            return self._done[message_id]
+        parts = self._open.get(message_id)  # .get, never [], so reading creates nothing
+        return None if parts is None else "".join(parts)
+
+
+def closure_assembler() -> SimpleNamespace:
+    """No class at all: ``apply`` and ``get`` are closures over two local dicts."""
+    parts: dict[str, list[str]] = {}
+    done: dict[str, str] = {}
+
+    def apply(event: _Event) -> str | None:
+        message_id = event["id"]
+        if message_id in done:
+            return done[message_id] if event.get("final", False) else None
+        pending = parts.setdefault(message_id, [])
+        if "delta" in event:
+            pending.append(event["delta"])
+        if not event.get("final", False):
+            return None
+        done[message_id] = "".join(parts.pop(message_id))
+        return done[message_id]
+
+    def get(message_id: str) -> str | None:
+        if message_id in done:
+            return done[message_id]
+        pending = parts.get(message_id)
+        return None if pending is None else "".join(pending)
+
+    return SimpleNamespace(apply=apply, get=get)
+
+
+_UTF32 = "utf-32-le" if sys.byteorder == "little" else "utf-32-be"
+
+
+class Utf32ArrayStore:
+    """Each open message is an ``array('I')`` of code points (UTF-32), decoded on read.
+
+    ``surrogatepass`` keeps lone surrogates, so even the surrogates profile passes.
+    """
+
+    def __init__(self) -> None:
+        self._open: dict[str, array[int]] = {}
+        self._done: dict[str, str] = {}
+
+    def apply(self, event: _Event) -> str | None:
+        message_id = event["id"]
+        if message_id in self._done:
+            return self._done[message_id] if event.get("final", False) else None
+        units = self._open.setdefault(message_id, array("I"))
+        if "delta" in event:
+            units.frombytes(event["delta"].encode(_UTF32, "surrogatepass"))
+        if not event.get("final", False):
+            return None
+        text = self._done[message_id] = self._decode(self._open.pop(message_id))
+        return text
+
+    @staticmethod
+    def _decode(units: array[int]) -> str:
+        return units.tobytes().decode(_UTF32, "surrogatepass")
+
+    def get(self, message_id: str) -> str | None:
+        if message_id in self._done:
+            return self._done[message_id]
+        units = self._open.get(message_id)
+        return None if units is None else self._decode(units)
+
+
+def _message() -> Generator[str, str | None, None]:
+    """One open message as a coroutine: send a delta to append, send None to read."""
+    parts: list[str] = []
+    text = ""
+    while True:
+        delta = yield text
+        if delta is None:
+            text = "".join(parts)
+        else:
+            parts.append(delta)
+
+
+class GeneratorPerMessage:
+    """Every open message is a running generator; finalizing reads it and closes it."""
+
+    def __init__(self) -> None:
+        self._open: dict[str, Generator[str, str | None, None]] = {}
+        self._done: dict[str, str] = {}
+
+    def apply(self, event: _Event) -> str | None:
+        message_id = event["id"]
+        if message_id in self._done:
+            return self._done[message_id] if event.get("final", False) else None
+        message = self._open.get(message_id)
+        if message is None:
+            message = self._open[message_id] = _message()
+            next(message)  # run to the first yield
+        if "delta" in event:
+            message.send(event["delta"])
+        if not event.get("final", False):
+            return None
+        text = self._done[message_id] = message.send(None)
+        self._open.pop(message_id).close()
+        return text
+
+    def get(self, message_id: str) -> str | None:
+        if message_id in self._done:
+            return self._done[message_id]
+        message = self._open.get(message_id)
+        return None if message is None else message.send(None)
+
+
+class TupleSnapshots:
+    """Keeps a log of every event as an immutable ``(id, delta, final)`` tuple; reads replay it."""
+
+    def __init__(self) -> None:
+        self._log: dict[str, list[tuple[str, str | None, bool]]] = {}
+        self._done: dict[str, str] = {}
+
+    def apply(self, event: _Event) -> str | None:
+        snapshot = (event["id"], event.get("delta"), bool(event.get("final", False)))
+        message_id, _, final = snapshot
+        if message_id in self._done:
+            return self._done[message_id] if final else None
+        self._log.setdefault(message_id, []).append(snapshot)
+        if not final:
+            return None
+        text = self._done[message_id] = self._replay(self._log.pop(message_id))
+        return text
+
+    @staticmethod
+    def _replay(log: list[tuple[str, str | None, bool]]) -> str:
+        return "".join(delta for _, delta, _ in log if delta is not None)
+
+    def get(self, message_id: str) -> str | None:
+        if message_id in self._done:
+            return self._done[message_id]
+        log = self._log.get(message_id)
+        return None if log is None else self._replay(log)
+
+
+class Text(str):
+    """A ``str`` subclass, as a rich-text or tracing library might return."""
+
+    __slots__ = ()
+
+
+class ReturnsStrSubclass(DictSubclassStore):
+    """Answers every text as a ``Text`` (a ``str`` subclass); None stays None."""
+
+    def apply(self, event: _Event) -> str | None:
+        text = super().apply(event)
+        return None if text is None else Text(text)
+
+    def get(self, message_id: str) -> str | None:
+        text = super().get(message_id)
+        return None if text is None else Text(text)
+
+
+#: Name -> zero-argument factory of a correct, unusually built assembler.
+UNUSUAL: dict[str, Callable[[], object]] = {
+    "DictSubclassStore": DictSubclassStore,
+    "closure_assembler": closure_assembler,
+    "Utf32ArrayStore": Utf32ArrayStore,
+    "GeneratorPerMessage": GeneratorPerMessage,
+    "TupleSnapshots": TupleSnapshots,
+    "ReturnsStrSubclass": ReturnsStrSubclass,
+}
