@@ -1391,3 +1391,52 @@ class MemoizesByObjectId(_Correct):
     def apply(self, event: Event) -> str | None:
         parsed = self._parsed.setdefault(id(event), cast("Event", dict(event)))
         return super().apply(parsed)
+
+
+# Cost (CACHE-FINAL) ---------------------------------------------------------------------
+# Not in MUTANTS: no corpus case can see a cost. The cost probe (``tokasm check``'s
+# ``cost.cache-final``, tokasm.conformance._cost) must flag the first and pass the second,
+# which differ only in the cache: in process, and served over the protocol with
+# ``python -m tokasm.conformance.testee mutants:RejoinsAfterFinal`` (tests/test_cost.py).
+
+
+class RejoinsAfterFinal:
+    """Breaks CACHE-FINAL: keeps the parts after final and joins them on every read."""
+
+    def __init__(self) -> None:
+        self._parts: dict[str, list[str]] = {}
+        self._finalized: set[str] = set()
+
+    def _text(self, key: str) -> str:
+        return "".join(self._parts[key])
+
+    def apply(self, event: Event) -> str | None:
+        key = event["id"]
+        final = event.get("final", False)
+        if key in self._finalized:
+            return self._text(key) if final else None
+        parts = self._parts.setdefault(key, [])
+        if "delta" in event:
+            parts.append(event["delta"])
+        if not final:
+            return None
+        self._finalized.add(key)
+        return self._text(key)
+
+    def get(self, message_id: str) -> str | None:
+        return self._text(message_id) if message_id in self._parts else None
+
+
+class JoinsOnceAtFinal(RejoinsAfterFinal):
+    """The same assembler with the cache CACHE-FINAL asks for: joined once, at final."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._done: dict[str, str] = {}
+
+    def _text(self, key: str) -> str:
+        if key not in self._finalized:
+            return super()._text(key)
+        if key not in self._done:
+            self._done[key] = super()._text(key)
+        return self._done[key]

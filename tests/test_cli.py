@@ -64,7 +64,10 @@ def test_broken_implementation_exits_1_and_explains(failing_run: tuple[Path, Ran
     _, ran = failing_run
     assert ran.code == 1
     # id and description, the failing step, the event sent, expected and actual by repr
-    assert f"FAILED {BROKEN}::seed.example - The seed spec's example holds" in ran.out
+    assert (
+        f"FAILED {BROKEN}::seed.example [NONFINAL-NONE, FINAL-RETURN, AFTER-REFINAL, "
+        "FINAL-UNSEEN, GET-TEXT, GET-UNKNOWN] - The seed spec's example holds"
+    ) in ran.out
     assert "step 3 on 'a': apply({'id': 'm', 'delta': 'ignored', 'final': True})" in ran.out
     assert "expected: 'hello'" in ran.out
     assert "actual:   'helloignored'" in ran.out

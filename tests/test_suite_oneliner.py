@@ -37,7 +37,11 @@ def test_one_test_per_case_named_by_id(pytester: pytest.Pytester) -> None:
     result = _project(pytester, GOOD).runpytest_inprocess("-v", "-p", "no:cacheprovider")
     assert result.ret == pytest.ExitCode.OK
     optional = sum(case.profile in {"strict", "surrogates"} for case in corpus)
-    result.assert_outcomes(passed=len(corpus) - optional, skipped=optional)
+    # Every case, then the cost probe and the fuzz phase, as tokasm check runs them.
+    result.assert_outcomes(passed=len(corpus) - optional + 2, skipped=optional)
+    result.stdout.fnmatch_lines_random(
+        ["*test_tokasm[[]cost.cache-final[]] PASSED*", "*test_tokasm[[]fuzz[]] PASSED*"]
+    )
     result.stdout.fnmatch_lines(["*test_mine.py::test_tokasm[[]seed.example[]] PASSED*"])
 
 
@@ -48,7 +52,8 @@ def test_broken_implementation_fails_its_cases(pytester: pytest.Pytester) -> Non
     result.stdout.fnmatch_lines(
         [
             "*_ test_tokasm[[]seed.example[]] _*",
-            "seed.example - The seed spec's example holds exactly as written [[]failed[]]",
+            "seed.example [[]NONFINAL-NONE, *[]] - The seed spec's example holds exactly as "
+            "written [[]failed[]]",
             "*expected: 'hello'",
             "*actual:   None",
         ]
@@ -62,7 +67,8 @@ def test_profiles_argument_adds_strict(pytester: pytest.Pytester) -> None:
     # StringIOAssembler has read_since: only the surrogates profile is left out.
     surrogates = sum(case.profile == "surrogates" for case in load_corpus())
     assert outcomes.get("skipped", 0) == surrogates
-    assert outcomes["passed"] + outcomes["failed"] == len(load_corpus()) - surrogates
+    # Every case run, then the cost probe and the fuzz phase.
+    assert outcomes["passed"] + outcomes["failed"] == len(load_corpus()) - surrogates + 2
     # It does not validate events, so what fails now is strict cases only.
     failed = [line for line in result.outlines if line.startswith("FAILED")]
     assert len(failed) == outcomes["failed"] > 0

@@ -50,10 +50,10 @@ def test_user_cases_run_after_the_bundled_corpus(
 ) -> None:
     code, out, _ = check(capsys, "list-join", "--cases", str(mine))
     assert code == 0, out
-    assert f"{len(load_corpus()) + 2} cases" in out
+    assert f"{len(load_corpus()) + 2 + 1} cases" in out  # and the cost probe
     code, out, _ = check(capsys, "list-join", "--cases", str(mine), "--no-bundled")
     assert code == 0, out
-    assert ", 2 cases: 2 successes" in out
+    assert ", 3 cases: 3 successes" in out  # the two cases and the cost probe
 
 
 def test_a_report_names_the_file_of_a_user_case(
@@ -68,7 +68,9 @@ def test_a_report_names_the_file_of_a_user_case(
         )
     assert code == 1
     source = (mine / "regressions.yaml").as_posix()
-    assert f"FAILED trims:Impl::mine.spaces - Trailing spaces are kept [from {source}]" in out
+    assert (
+        f"FAILED trims:Impl::mine.spaces [APPEND-EXACT] - Trailing spaces are kept [from {source}]"
+    ) in out
     document = json.loads(report.read_text(encoding="utf-8"))
     schema = json.loads((spec_dir() / "report.schema.json").read_text(encoding="utf-8"))
     jsonschema.validate(document, schema)
@@ -160,7 +162,8 @@ def test_the_pytest_route_runs_user_cases(pytester: pytest.Pytester, mine: Path)
         str(mine),
         "--tokasm-no-bundled",
     )
-    result.assert_outcomes(passed=1, failed=1)
+    # The two cases, then the cost probe (passes) and the fuzz phase (finds the trimming).
+    result.assert_outcomes(passed=2, failed=2)
     result.stdout.fnmatch_lines(["*mine.spaces*"])
     bad = pytester.runpytest_subprocess(
         "--pyargs", "tokasm.conformance", "--tokasm-assembler", "trims:Impl", "--tokasm-no-bundled"

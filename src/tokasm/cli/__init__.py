@@ -15,7 +15,7 @@ from .._versions import version_line
 from ..conformance._display import safe_block
 from ..conformance._protocol_client import testees_end_with_the_run
 from ..errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, UsageError
-from . import bench, check, export, fuzz
+from . import bench, cases, check, export, fuzz
 from ._console import Console, silence_stdout
 
 if TYPE_CHECKING:
@@ -32,7 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=version_line())
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for module in (check, bench, fuzz, export):
+    for module in (check, bench, fuzz, export, cases):
         module.add_parser(commands)
     return parser
 

@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import fnmatch
 import os
 import sys
 import threading
 import time
+from collections.abc import Generator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .._versions import version_line
+from ..conformance._blame import render_blame
+from ..conformance._cost import PROBE_ID, probe_cache_final, probe_result
 from ..conformance._display import safe_text
 from ..conformance._frames import quiet_stray_errors
 from ..conformance._fuzz import CHECK_EXAMPLES, fuzz_phase
@@ -34,9 +39,15 @@ from ..conformance._reports import (
     render_verdict,
 )
 from ..conformance._watchdog import Watchdog
-from ..conformance._xfail import XfailList, apply_xfail, load_xfail, render_xfail
+from ..conformance._xfail import (
+    XfailList,
+    apply_xfail,
+    load_xfail,
+    parse_xfail,
+    render_xfail,
+)
 from ..conformance.corpus import PROFILES, profile_gap
-from ..conformance.results import CaseResult, TargetRun, timed
+from ..conformance.results import FAILING, CaseResult, TargetRun, timed
 from ..conformance.runner import DEFAULT_PROFILES, run_cases
 from ..conformance.subjects import PythonSubject, Subject, resolve_target
 from ..conformance.testee import python_testee_command
@@ -49,14 +60,20 @@ from ..errors import (
     UsageError,
     XfailError,
 )
-from ..implementations import BACKENDS
+from ..implementations import BACKENDS, EXPECTED_FAILURES
 from ._cases import add_case_options, chosen_cases
 from ._console import Console, guarded_run
-from .options import TARGET_HELP, exit_codes, non_negative, positive_seconds, subcommand
+from .options import (
+    TARGET_HELP,
+    at_least_one,
+    exit_codes,
+    non_negative,
+    positive_seconds,
+    subcommand,
+)
 
 if TYPE_CHECKING:
-    import argparse
-    from collections.abc import Sequence, Set
+    from collections.abc import Iterator, Sequence, Set
 
     from ..conformance.corpus import Case, Corpus
     from .options import Commands
@@ -71,10 +88,19 @@ where ATTR is a class or a zero-argument factory returning a fresh assembler
 (the current folder is importable), or the name of a bundled backend.
 
 Output: a header with the tokasm, corpus and protocol versions; each case
-that did not pass, with its id, description, failing step, the event sent and
-the expected and actual values (by repr); a report card (target x outcome);
-and a closing CONFORMANCE PASSED/FAILED line with the counts. Progress goes
-to stderr on a terminal only (never when CI is set, or with --quiet).
+that did not pass, with its id, the rules (SPEC.md ids) it lists, its
+description, failing step, the event sent and the expected and actual values
+(by repr); for a target with failures, the rules most likely broken, worst
+first ("breaks AFTER-REFINAL: 10 cases, first: ..."); a report card (target x
+outcome); and a closing CONFORMANCE PASSED/FAILED line with the counts.
+Progress goes to stderr on a terminal only (never when CI is set, or with
+--quiet). tokasm list and tokasm show CASE print the cases themselves.
+
+Besides the corpus, each target gets the cost probe cost.cache-final
+(CACHE-FINAL, docs/cost.md): reads after final must not grow with the number
+of parts. It is reported, selected (-k) and listed (--xfail) like a case;
+about 0.2 s in process, 1 to 3 s over the protocol (--no-cost-probe skips it).
+The bundled naive-join breaks it by design: an expected failure.
 
 For CI: --junit and --json for machines, --markdown for a pull request.
 Report paths are checked before any case runs; an old report at a --json,
@@ -88,7 +114,8 @@ a listed case that passes, or a line matching no case, fails the run, so the
 list cannot go stale. --write-xfail writes today's failures as such a list.
 One --xfail file applies to every target of the run.
 
-The same corpus from pytest, one test per case (works with pytest-xdist):
+The same checks from pytest, one test per case, then cost.cache-final and
+fuzz items (works with pytest-xdist):
   python -m pytest --pyargs tokasm.conformance --tokasm-assembler MODULE:ATTR
 """
 
@@ -190,6 +217,20 @@ def add_parser(commands: Commands) -> None:
         "-q", "--quiet", action="store_true", help="no progress line (it is off in CI anyway)"
     )
     parser.add_argument(
+        "--maxfail",
+        type=at_least_one,
+        metavar="N",
+        help="stop after N unexpected failures, counted across targets (expected failures "
+        "do not count); the output says what was not run",
+    )
+    parser.add_argument(
+        "--cost-probe",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help=f"measure CACHE-FINAL on each target as the check {PROBE_ID} (default on; "
+        "about 0.2 s in process, 1 to 3 s over the protocol; docs/cost.md)",
+    )
+    parser.add_argument(
         "--fuzz-examples",
         type=non_negative,
         default=CHECK_EXAMPLES,
@@ -201,18 +242,56 @@ def add_parser(commands: Commands) -> None:
     parser.set_defaults(run=run)
 
 
-def _select(cases: list[Case], patterns: list[str]) -> list[Case]:
+def _select(corpus: list[Case], patterns: list[str]) -> tuple[list[Case], bool]:
+    """The cases ``-k`` selects, and whether it selects the cost probe too."""
     if not patterns:
-        return cases
-    chosen = [c for c in cases if any(fnmatch.fnmatchcase(c.id, p) for p in patterns)]
-    if not chosen:
+        return list(corpus), True
+
+    def chosen(case_id: str) -> bool:
+        return any(fnmatch.fnmatchcase(case_id, pattern) for pattern in patterns)
+
+    cases = [case for case in corpus if chosen(case.id)]
+    probe = chosen(PROBE_ID)
+    if not cases and not probe:
         raise CorpusError(f"no case id matches {patterns}")
-    return chosen
+    return cases, probe
 
 
 def _command(argv: list[str], args: argparse.Namespace) -> CommandSubject:
     window = 1 if args.no_pipeline else PIPELINE_WINDOW
     return CommandSubject(argv, args.timeout, window=window)
+
+
+@dataclass
+class _FailureLimit:
+    """``--maxfail``: unexpected failures counted across targets (no limit when None)."""
+
+    limit: int | None
+    count: int = 0
+
+    @property
+    def reached(self) -> bool:
+        return self.limit is not None and self.count >= self.limit
+
+
+def _expected_failures(target: str, user: XfailList | None) -> list[XfailList]:
+    """The lists judging ``target``: a bundled backend's own gaps, then the user's --xfail."""
+    lists = []
+    if target in EXPECTED_FAILURES:
+        source = f"tokasm.implementations.EXPECTED_FAILURES[{target!r}]"
+        lists.append(parse_xfail(EXPECTED_FAILURES[target], source))
+    if user is not None:
+        lists.append(user)
+    return lists
+
+
+def _not_run(limit: _FailureLimit, stopped: str, left: int, unstarted: list[str]) -> str:
+    parts = [f"{left} checks of {stopped} and its fuzz phase"] if left else []
+    if unstarted:
+        parts.append(f"targets {', '.join(unstarted)}")
+    return f"stopped after {limit.count} unexpected failures (--maxfail {limit.limit}); " + (
+        f"not run: {'; '.join(parts)}" if parts else "everything selected had run"
+    )
 
 
 class _Session:
@@ -230,11 +309,16 @@ class _Session:
         cases: list[Case],
         xfail: XfailList | None,
         reports: ReportPlan,
+        *,
+        probe: bool,
     ) -> None:
         self.args = args
         self.corpus = corpus
         self.cases = cases
+        self.probe = probe  # the cost probe runs after the cases
         self.xfail = xfail
+        self.limit = _FailureLimit(args.maxfail)
+        self.left = 0  # checks of the current target not run (--maxfail)
         self.reports = reports
         # Printing that a closed pipe or a target closing sys.stdout cannot stop;
         # with a report on stdout ('-'), everything else goes to stderr.
@@ -274,20 +358,42 @@ class _Session:
         for subject in self.subjects:
             subject.close()
 
+    @property
+    def size(self) -> int:
+        """Checks per target: the selected cases and the cost probe."""
+        return len(self.cases) + self.probe
+
+    def _checks(self, subject: Subject, profiles: Set[str]) -> Iterator[CaseResult]:
+        yield from run_cases(subject, self.cases, profiles, debug=self.args.debug)
+        if self.probe:
+            yield probe_cache_final(subject)
+
     def run_target(self, subject: Subject, profiles: Set[str]) -> TargetRun:
         args = self.args
         self.results, self.fuzzing = [], False
         self.started = time.perf_counter()
-        results = timed(run_cases(subject, self.cases, profiles, debug=args.debug))
+        lists = _expected_failures(subject.name, self.xfail)
+        results = timed(self._checks(subject, profiles))
         if progress_wanted(sys.stderr, args.quiet):
-            results = Progress(safe_text(subject.name, NAME_LIMIT), len(self.cases)).track(results)
+            results = Progress(safe_text(subject.name, NAME_LIMIT), self.size).track(results)
+        problems: tuple[str, ...] = ()
         try:
             for result in results:
                 self.results.append(result)  # one at a time: hung() reads them
-            self.fuzzing = True
-            problems = fuzz_phase(subject, tuple(self.results), args.fuzz_examples)
+                listed = any(xfail.entry_for(result.case_id) for xfail in lists)
+                self.limit.count += result.outcome in FAILING and not listed
+                if self.limit.reached:
+                    break
+            if not self.limit.reached:
+                self.fuzzing = True
+                corpus_results = tuple(r for r in self.results if r.case_id != PROBE_ID)
+                problems = fuzz_phase(subject, corpus_results, args.fuzz_examples)
+                self.limit.count += len(problems)
         finally:
+            if isinstance(results, Generator):
+                results.close()
             subject.close()
+        self.left = self.size - len(self.results)
         if isinstance(subject, CommandSubject):  # e.g. a testee that restarted as another
             problems = (*subject.problems, *problems)
         return self.finish_target(subject, tuple(self.results), problems)
@@ -299,10 +405,12 @@ class _Session:
         run_ = TargetRun(
             subject.name, subject.name, results, self.corpus.version, problems, duration
         )
-        if self.xfail is not None:
-            run_ = apply_xfail(run_, self.xfail, self.corpus)
+        for xfail in _expected_failures(subject.name, self.xfail):
+            run_ = apply_xfail(run_, xfail, self.corpus)
         self.runs.append(run_)
-        details = render_failures(run_)
+        details = "\n".join(
+            filter(None, [render_failures(run_), render_blame(run_, self.corpus.by_id())])
+        )
         if details:
             self.console.print(details)
         return run_
@@ -335,11 +443,16 @@ class _Session:
             self.finish_target(current, tuple(self.results), (f"fuzz phase: {hang}",))
         else:
             done = len(self.results)
-            self.results.append(CaseResult.of(self.cases[done], "errored", hang))
-            self.results.extend(
-                CaseResult.of(case, "skipped", "not run: an earlier case hung")
-                for case in self.cases[done + 1 :]
-            )
+            if done < len(self.cases):
+                self.results.append(CaseResult.of(self.cases[done], "errored", hang))
+                self.results.extend(
+                    CaseResult.of(case, "skipped", "not run: an earlier case hung")
+                    for case in self.cases[done + 1 :]
+                )
+                if self.probe:
+                    self.results.append(probe_result("skipped", "not run: an earlier case hung"))
+            else:
+                self.results.append(probe_result("errored", hang))
             self.finish_target(current, tuple(self.results))
         for subject in self.subjects[len(self.runs) :]:
             self.finish_target(subject, (), ("not run: an earlier target hung",))
@@ -354,7 +467,7 @@ class _Session:
         stdout could stop), then print the card and verdict: the exit code."""
         failures = self.reports.write(self.runs, self.stdout.print)
         self.console.print(render_card(self.runs))
-        self.console.print(render_verdict(self.runs, len(self.cases)))
+        self.console.print(render_verdict(self.runs, self.size))
         if failures:
             raise ReportError("cannot write report: " + "; ".join(failures))
         return 0 if all(run_.conforms for run_ in self.runs) else 1
@@ -416,10 +529,10 @@ def run(args: argparse.Namespace) -> int:
 
 def _check(args: argparse.Namespace) -> int:
     corpus, chosen = chosen_cases(args)
-    cases = _select(chosen, args.case)
+    cases, probe = _select(chosen, args.case)
     reports = _report_plan(args)
     xfail: XfailList | None = load_xfail(args.xfail, corpus) if args.xfail else None
-    session = _Session(args, corpus, cases, xfail, reports)
+    session = _Session(args, corpus, cases, xfail, reports, probe=probe and args.cost_probe)
     quiet_stray_errors()
     with session.watchdog:
         session.start()
@@ -428,8 +541,15 @@ def _check(args: argparse.Namespace) -> int:
             reports.remove_stale()
             session.console.print(version_line())
             profiles = DEFAULT_PROFILES | set(args.profile)
-            for subject in session.subjects:
-                session.run_target(subject, profiles)
+            for index, subject in enumerate(session.subjects):
+                run_ = session.run_target(subject, profiles)
+                if session.limit.reached:
+                    unstarted = session.subjects[index + 1 :]
+                    for other in unstarted:
+                        other.close()
+                    names = [other.name for other in unstarted]
+                    session.console.print(_not_run(session.limit, run_.target, session.left, names))
+                    break
         finally:
             session.close()
     return _exit_despite_threads(session.conclude())

@@ -110,7 +110,9 @@ def render_card(runs: Sequence[TargetRun]) -> str:
     rows = [header, "-" * len(header)]
     for run in runs:
         counts = run.summary
-        verdict = "conforms" if run.conforms else "NONCONFORMING"
+        verdict = "NONCONFORMING" if not run.conforms else "conforms"
+        if run.conforms and counts["xfailed"]:
+            verdict = "expected failures only"
         rows.append(
             f"{run.target:<{width}}  "
             + " ".join(f"{counts[o]:>7}" for o in OUTCOMES)
@@ -119,17 +121,29 @@ def render_card(runs: Sequence[TargetRun]) -> str:
     return "\n".join(rows)
 
 
+def _rules(result: CaseResult) -> str:
+    return f" [{', '.join(result.requirements)}]" if result.requirements else ""
+
+
 def render_failures(run: TargetRun) -> str:
-    """Every non-passing, non-skipped case of one run, with its message."""
+    """Every non-passing, non-skipped case of one run, with the rules it lists and its
+    message; an expected failure in one line (its first and its ``[listed in ...]`` line)."""
     run = sanitized(run)
     blocks = [
-        f"{result.outcome.upper()} {run.target}::{result.case_id} - {result.description}"
+        f"{result.outcome.upper()} {run.target}::{result.case_id}{_rules(result)} - "
+        f"{result.description}"
         + (f" [from {result.source}]" if result.source else "")
         + "\n"
         + "\n".join(f"  {line}" for line in result.message.splitlines())
         for result in run.results
         if result.outcome not in ("passed", "skipped", "xfailed")
     ]
+    blocks.extend(
+        f"XFAIL {run.target}::{result.case_id}{_rules(result)} - "
+        f"{result.message.splitlines()[0]} {result.message.splitlines()[-1]}"
+        for result in run.results
+        if result.outcome == "xfailed"
+    )
     blocks.extend(f"PROBLEM {run.target}: {problem}" for problem in run.problems)
     return "\n".join(blocks)
 

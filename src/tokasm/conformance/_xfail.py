@@ -23,6 +23,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from ..errors import XfailError
+from ._cost import PROBE_IDS
 from ._display import safe_text
 from ._reports import NAME_LIMIT, write_text_atomically
 from .corpus import read_bounded
@@ -41,6 +42,7 @@ __all__ = [
     "XfailList",
     "apply_xfail",
     "load_xfail",
+    "parse_xfail",
     "render_xfail",
     "write_xfail",
 ]
@@ -132,15 +134,15 @@ class XfailList:
         where = f"listed in {self.source}:{entry.line}"
         return f"{where} ({entry.reason})" if entry.reason else where
 
-    def _glob_counts(self, corpus: Corpus) -> dict[str, int]:
-        """Glob pattern -> how many case ids of ``corpus`` it matches."""
-        ids = sorted(case.id for case in corpus)
-        return {glob.entry.pattern: glob.count_in(ids) for glob in self._globs}
+    def _glob_counts(self, ids: Iterable[str]) -> dict[str, int]:
+        """Glob pattern -> how many of ``ids`` it matches."""
+        ordered = sorted(ids)
+        return {glob.entry.pattern: glob.count_in(ordered) for glob in self._globs}
 
     def stale(self, corpus: Corpus) -> list[str]:
-        """A problem for each line that matches no case id of the whole corpus."""
-        ids = {case.id for case in corpus}
-        counts = self._glob_counts(corpus)
+        """A problem for each line that matches no case id of the whole corpus (or probe)."""
+        ids = {case.id for case in corpus} | set(PROBE_IDS)
+        counts = self._glob_counts(ids)
         return [
             f"{self.source}:{entry.line}: '{_shown(entry)}' matches no case of corpus "
             f"{corpus.version}; remove the line"
@@ -150,7 +152,7 @@ class XfailList:
 
     def refuse_match_all(self, corpus: Corpus) -> None:
         """XfailError for a glob matching every case: it would excuse any implementation."""
-        counts = self._glob_counts(corpus)
+        counts = self._glob_counts(case.id for case in corpus)
         for glob in self._globs:
             if len(corpus) > 1 and counts[glob.entry.pattern] == len(corpus):
                 raise XfailError(
@@ -168,6 +170,12 @@ def _parse_line(raw: str, number: int) -> XfailEntry | None:
     return XfailEntry(pattern, number, comment.strip())
 
 
+def parse_xfail(text: str, source: str) -> XfailList:
+    """Parse the text of an expected-failure list; ``source`` names it in messages."""
+    entries = (_parse_line(raw, number) for number, raw in enumerate(text.splitlines(), 1))
+    return XfailList(source, tuple(entry for entry in entries if entry is not None))
+
+
 def load_xfail(path: Path, corpus: Corpus | None = None) -> XfailList:
     """Parse an expected-failure file; XfailError names the file if it cannot be read,
     is larger than ``MAX_XFAIL_BYTES``, or (given ``corpus``) has a match-everything glob."""
@@ -175,8 +183,7 @@ def load_xfail(path: Path, corpus: Corpus | None = None) -> XfailList:
         text = read_bounded(path, MAX_XFAIL_BYTES, "the file").decode("utf-8-sig")
     except (OSError, ValueError) as error:  # UnicodeDecodeError is a ValueError
         raise XfailError(f"expected-failure file {str(path)!r}: cannot read: {error}") from None
-    entries = (_parse_line(raw, number) for number, raw in enumerate(text.splitlines(), 1))
-    listed = XfailList(str(path), tuple(entry for entry in entries if entry is not None))
+    listed = parse_xfail(text, str(path))
     if corpus is not None:
         listed.refuse_match_all(corpus)
     return listed

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 
 
 __all__ = [
+    "fuzz_examples",
     "pytest_addoption",
     "pytest_collection_finish",
     "pytest_configure",
@@ -71,6 +72,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=[],
         metavar="PROFILE",
         help="also run this optional profile of the corpus (repeatable), e.g. strict",
+    )
+    group.addoption(
+        "--tokasm-fuzz-examples",
+        type=int,
+        default=None,
+        metavar="N",
+        help="examples of the fuzz item, one per target (default: as many as tokasm check "
+        "uses; 0 skips it)",
     )
     group.addoption(
         "--tokasm-isolate",
@@ -214,8 +223,17 @@ def selected_profiles(config: pytest.Config) -> Set[str]:
     return DEFAULT_PROFILES | set(config.getoption("tokasm_profile"))
 
 
+def fuzz_examples(config: pytest.Config) -> int:
+    """Examples of each target's fuzz item (``--tokasm-fuzz-examples``)."""
+    from ._fuzz import CHECK_EXAMPLES
+
+    examples: int | None = config.getoption("tokasm_fuzz_examples")
+    return CHECK_EXAMPLES if examples is None else examples
+
+
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    """One item per (target, case), named by the case id (``target/case`` for several)."""
+    """One item per (target, case), named by the case id (``target/case`` for several),
+    then the cost probe and the fuzz phase per target (``CHECKS``), as ``tokasm check``."""
     if not {"tokasm_subject", "tokasm_case"} <= set(metafunc.fixturenames):
         return
     subjects = metafunc.config.stash.get(_SUBJECTS, {})
@@ -224,22 +242,23 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
             ("tokasm_subject", "tokasm_case"), [pytest.param(None, None, id=_NO_TARGET_ID)]
         )
         return
-    from .pytest_suite import xfail_marks
+    from .pytest_suite import CHECKS, Check, check_id, expected_failures, xfail_marks
 
     listed = metafunc.config.stash.get(_XFAIL, None)
     several = len(subjects) > 1
     cases = metafunc.config.stash.get(_CASES, [])
+    checks: list[Check] = [*cases, *CHECKS]
     metafunc.parametrize(
         ("tokasm_subject", "tokasm_case"),
         [
             pytest.param(
                 subject,
-                case,
-                id=f"{target}/{case.id}" if several else case.id,
-                marks=xfail_marks(case, listed),
+                check,
+                id=f"{target}/{check_id(check)}" if several else check_id(check),
+                marks=xfail_marks(check, *expected_failures(target, listed)),
             )
             for target, subject in subjects.items()
-            for case in cases
+            for check in checks
         ],
     )
 

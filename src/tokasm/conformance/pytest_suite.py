@@ -7,21 +7,30 @@ The one-liner, for a project that keeps its own tests (``tests/test_tokasm.py``)
 
     test_tokasm = suite(MyAssembler)
 
-``pytest`` then runs ``test_tokasm[<case id>]`` once per corpus case; a
-nonconforming case fails with the runner's message (step, event sent,
-expected and actual by repr), without a traceback into tokasm.
+``pytest`` then runs ``test_tokasm[<case id>]`` once per corpus case, then
+``test_tokasm[cost.cache-final]`` (the cost probe, docs/cost.md) and
+``test_tokasm[fuzz]`` (the fuzz phase of ``tokasm check``): the same checks
+as ``tokasm check``. A nonconforming case fails with the runner's message
+(step, event sent, expected and actual by repr), without a traceback into
+tokasm. One difference: ``tokasm check`` fuzzes only a target that passed
+every case, while the fuzz item runs anyway (items are independent, and may
+run on different pytest-xdist workers), so it may report a failing case's
+bug again, shrunk.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeAlias
 
 import pytest
 
 from ..errors import TargetError
-from ._xfail import XfailError, load_xfail
-from .corpus import load_corpus, profile_gap
+from ..implementations import EXPECTED_FAILURES
+from ._cost import PROBE_ID, probe_cache_final
+from ._fuzz import CHECK_EXAMPLES, fuzz_phase
+from ._xfail import XfailError, load_xfail, parse_xfail
+from .corpus import Case, load_corpus, profile_gap
 from .runner import DEFAULT_PROFILES, run_case, skip_reason
 from .subjects import PythonSubject
 
@@ -30,31 +39,80 @@ if TYPE_CHECKING:
 
     from ..implementations import AssemblerFactory
     from ._xfail import XfailList
-    from .corpus import Case
     from .subjects import Subject
 
-__all__ = ["check_case", "suite", "xfail_marks"]
+__all__ = [
+    "CHECKS",
+    "FUZZ_ID",
+    "Check",
+    "check_case",
+    "check_id",
+    "expected_failures",
+    "suite",
+    "xfail_marks",
+]
+
+#: The item id of the fuzz phase.
+FUZZ_ID = "fuzz"
+#: The checks run after the corpus cases, in ``tokasm check``'s order.
+CHECKS: tuple[str, ...] = (PROBE_ID, FUZZ_ID)
+
+#: What one item checks: a corpus case, or one of ``CHECKS`` by its id.
+Check: TypeAlias = "Case | str"
 
 
-def check_case(subject: Subject, case: Case, profiles: Collection[str]) -> None:
-    """Run one case as a pytest test: skip it, pass, or fail with the runner's message."""
-    reason = skip_reason(case, profiles, subject.features)
-    if reason:
-        pytest.skip(reason)
-    result = run_case(subject, case)
+def check_id(check: Check) -> str:
+    return check.id if isinstance(check, Case) else check
+
+
+def check_case(
+    subject: Subject,
+    case: Check,
+    profiles: Collection[str],
+    fuzz_examples: int = CHECK_EXAMPLES,
+) -> None:
+    """Run one case (or the cost probe, or the fuzz phase) as a pytest test: skip it,
+    pass, or fail with the runner's message."""
+    if case == FUZZ_ID:
+        if fuzz_examples <= 0:
+            pytest.skip("fuzzing turned off (0 examples)")
+        for problem in fuzz_phase(subject, (), fuzz_examples):
+            pytest.fail(problem, pytrace=False)
+        return
+    if isinstance(case, Case):
+        reason = skip_reason(case, profiles, subject.features)
+        if reason:
+            pytest.skip(reason)
+        result = run_case(subject, case)
+    else:
+        result = probe_cache_final(subject)
+    rules = ", ".join(result.requirements)
+    if result.outcome == "skipped":
+        pytest.skip(result.message)
     if result.outcome != "passed":
         pytest.fail(
-            f"{case.id} - {case.description} [{result.outcome}]\n{result.message}",
+            f"{result.case_id} [{rules}] - {result.description} [{result.outcome}]\n"
+            f"{result.message}",
             pytrace=False,
         )
 
 
-def xfail_marks(case: Case, listed: XfailList | None) -> list[pytest.MarkDecorator]:
-    """A strict xfail mark (a pass fails the run) if the expected-failure list names ``case``."""
-    entry = None if listed is None else listed.entry_for(case.id)
-    if listed is None or entry is None:
-        return []
-    return [pytest.mark.xfail(strict=True, reason=listed.why(entry))]
+def expected_failures(target: str, listed: XfailList | None) -> list[XfailList]:
+    """A bundled backend's own gaps (``EXPECTED_FAILURES``), then the user's list."""
+    lists = []
+    if target in EXPECTED_FAILURES:
+        source = f"tokasm.implementations.EXPECTED_FAILURES[{target!r}]"
+        lists.append(parse_xfail(EXPECTED_FAILURES[target], source))
+    return lists if listed is None else [*lists, listed]
+
+
+def xfail_marks(case: Check, *lists: XfailList | None) -> list[pytest.MarkDecorator]:
+    """A strict xfail mark (a pass fails the run) if an expected-failure list names ``case``."""
+    for listed in lists:
+        entry = None if listed is None else listed.entry_for(check_id(case))
+        if listed is not None and entry is not None:
+            return [pytest.mark.xfail(strict=True, reason=listed.why(entry))]
+    return []
 
 
 def suite(
@@ -91,10 +149,12 @@ def suite(
     if stale:
         raise XfailError("; ".join(stale))
 
-    @pytest.mark.parametrize(
-        "case", [pytest.param(case, id=case.id, marks=xfail_marks(case, listed)) for case in chosen]
-    )
-    def test_case(case: Case) -> None:
+    checks: list[Check] = [*chosen, *CHECKS]
+    lists = expected_failures(label, listed)
+    params = [pytest.param(c, id=check_id(c), marks=xfail_marks(c, *lists)) for c in checks]
+
+    @pytest.mark.parametrize("case", params)
+    def test_case(case: Check) -> None:
         check_case(subject, case, selected)
 
     test_case.__doc__ = f"tokasm corpus {corpus.version} against {label}"

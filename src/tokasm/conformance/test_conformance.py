@@ -9,18 +9,20 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .plugin import selected_profiles
+from .plugin import fuzz_examples, selected_profiles
 from .pytest_suite import check_case
 
 if TYPE_CHECKING:
     import pytest
 
-    from .corpus import Case
+    from .pytest_suite import Check
     from .subjects import Subject
 
 __all__ = ["test_case"]
 
 
-def test_case(tokasm_subject: Subject, tokasm_case: Case, pytestconfig: pytest.Config) -> None:
-    """One corpus case against one target."""
-    check_case(tokasm_subject, tokasm_case, selected_profiles(pytestconfig))
+def test_case(tokasm_subject: Subject, tokasm_case: Check, pytestconfig: pytest.Config) -> None:
+    """One corpus case, the cost probe or the fuzz phase against one target."""
+    check_case(
+        tokasm_subject, tokasm_case, selected_profiles(pytestconfig), fuzz_examples(pytestconfig)
+    )

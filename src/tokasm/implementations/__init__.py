@@ -18,6 +18,7 @@ from .stringio import StringIOAssembler
 __all__ = [
     "BACKENDS",
     "DEFAULT_BACKEND",
+    "EXPECTED_FAILURES",
     "Assembler",
     "AssemblerFactory",
     "CachedReadAssembler",
@@ -42,6 +43,14 @@ BACKENDS: dict[str, type[Assembler]] = {
     "naive-join": NaiveJoinAssembler,
     "str-concat": StrConcatAssembler,
     "cached-read": CachedReadAssembler,
+}
+
+#: Gaps a bundled backend has on purpose, as ``--xfail`` lines: ``tokasm check``
+#: reports them as expected failures. ``naive-join`` is the uncached baseline
+#: the benchmarks measure the others against (SPEC.md CACHE-FINAL).
+EXPECTED_FAILURES: dict[str, str] = {
+    "naive-join": "cost.cache-final  # by design: the uncached baseline re-joins its parts "
+    "on every read",
 }
 
 #: The backend ``tokasm.TokenAssembler`` points at.

@@ -1,0 +1,159 @@
+"""``tokasm list`` and ``tokasm show``: what the corpus checks, before running anything.
+
+``list`` prints one line per case (id, profile, step count, the rules it
+lists); ``show`` expands a case: its rules, where it lives, and every step as
+the runner describes it, with what the step must return. Both include the
+cost probe, which ``-k`` and ``--xfail`` name like a case.
+"""
+
+from __future__ import annotations
+
+import difflib
+import fnmatch
+from typing import TYPE_CHECKING
+
+from ..conformance._cost import ATTEMPTS, CACHE_FINAL, LIMIT, PARTS, PROBE_ID, TEXT_EVERY
+from ..conformance._display import show
+from ..conformance.corpus import load_corpus
+from ..conformance.steps import Raises, Returns
+from ..errors import CorpusError
+from ..implementations import DEFAULT_BACKEND
+from .options import exit_codes, non_negative, subcommand
+
+if TYPE_CHECKING:
+    import argparse
+
+    from ..conformance.corpus import Case, Corpus
+    from ..conformance.steps import Step
+    from .options import Commands
+
+__all__ = ["add_parser"]
+
+EXIT_CODES = exit_codes("listed or shown", "not used (nothing is checked)")
+
+#: Steps ``show`` prints at each end of a long case unless ``--steps`` says otherwise.
+HEAD_STEPS = 20
+TAIL_STEPS = 5
+
+_PROBE_STEPS = (
+    f"cost probe (not a corpus case; docs/cost.md), rule {CACHE_FINAL}, profile required:\n"
+    f"  1  apply {PARTS} deltas to message 'long' (one 'x' in every {TEXT_EVERY}, the others "
+    "empty), then final\n"
+    "  2  apply one delta with the same text to message 'short', final\n"
+    "  3  get('long') and get('short') once each: both must return that text\n"
+    "  4  time batches of get('short') and get('long'), interleaved, min of several rounds;\n"
+    f"     fails if a long read costs over {LIMIT:g}x a short one in {ATTEMPTS} measurements "
+    f"out of {ATTEMPTS}"
+)
+
+
+def _matching(corpus: Corpus, patterns: list[str]) -> list[Case]:
+    if not patterns:
+        return list(corpus)
+    return [c for c in corpus if any(fnmatch.fnmatchcase(c.id, p) for p in patterns)]
+
+
+def _probe_selected(patterns: list[str]) -> bool:
+    return not patterns or any(fnmatch.fnmatchcase(PROBE_ID, p) for p in patterns)
+
+
+def run_list(args: argparse.Namespace) -> int:
+    corpus = load_corpus()
+    cases = _matching(corpus, args.globs)
+    probe = _probe_selected(args.globs)
+    if not cases and not probe:
+        raise CorpusError(f"no case id matches {args.globs}")
+    rows = [(c.id, c.profile, str(len(c.steps)), ", ".join(c.requirements)) for c in cases]
+    if probe:
+        rows.append((PROBE_ID, "required", "probe", CACHE_FINAL))
+    header = ("id", "profile", "steps", "requirements")
+    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(3)]
+    for row in [header, *rows]:
+        print(f"{row[0]:<{widths[0]}}  {row[1]:<{widths[1]}}  {row[2]:>{widths[2]}}  {row[3]}")
+    count = len(cases) + probe
+    print(f"{count} of {len(corpus) + 1} checks (corpus {corpus.version} and the cost probe)")
+    return 0
+
+
+def _step_line(step: Step) -> str:
+    expect = step.expect
+    if isinstance(expect, Raises):
+        wanted = f"  -> raises {expect.kind}"
+    elif isinstance(expect, Returns):
+        wanted = f"  -> {show(expect.value)}"
+    else:
+        wanted = ""
+    return f"  step {step.where} on {step.instance!r}: {step.describe()}{wanted}"
+
+
+def _render_case(case: Case, limit: int) -> str:
+    steps = case.steps
+    lines = [
+        f"{case.id} - {case.description}",
+        f"  requirements: {', '.join(case.requirements) or '(none)'}",
+        f"  profile: {case.profile}",
+        f"  source: {case.source}",
+        f"  instances: {', '.join(repr(name) for name in case.instances)}",
+        f"  steps ({len(steps)}; each must return what follows '->'):",
+    ]
+    if limit and len(steps) > limit + TAIL_STEPS:
+        hidden = len(steps) - limit - TAIL_STEPS
+        lines += [_step_line(step) for step in steps[:limit]]
+        lines.append(f"  ... {hidden} more steps (--steps 0 shows all) ...")
+        lines += [_step_line(step) for step in steps[-TAIL_STEPS:]]
+    else:
+        lines += [_step_line(step) for step in steps]
+    return "\n".join(lines)
+
+
+def run_show(args: argparse.Namespace) -> int:
+    corpus = load_corpus()
+    patterns: list[str] = args.cases
+    cases = _matching(corpus, patterns)
+    probe = _probe_selected(patterns)
+    if not cases and not probe:
+        ids = [case.id for case in corpus] + [PROBE_ID]
+        close = difflib.get_close_matches(patterns[0], ids, n=3)
+        hint = f"; did you mean {', '.join(close)}?" if close else "; see tokasm list"
+        raise CorpusError(f"no case id matches {patterns}{hint}")
+    blocks = [_render_case(case, args.steps) for case in cases]
+    if probe:
+        blocks.append(f"{PROBE_ID} - reads after final must not re-join the parts\n{_PROBE_STEPS}")
+    print("\n\n".join(blocks))
+    return 0
+
+
+def add_parser(commands: Commands) -> None:
+    listing = subcommand(
+        commands,
+        "list",
+        "list the corpus cases: id, profile, steps, requirements",
+        "List the conformance checks: every corpus case, and the cost probe.\n\n"
+        "Each line: case id, profile, number of steps (after expanding repeats),\n"
+        "and the requirement ids (spec/SPEC.md) it checks. GLOB selects as\n"
+        f"tokasm check -k does, e.g. 'after.*'. Try: tokasm check {DEFAULT_BACKEND} -k 'after.*'",
+        EXIT_CODES,
+    )
+    listing.add_argument(
+        "globs", nargs="*", metavar="GLOB", help="only case ids matching this glob (repeatable)"
+    )
+    listing.set_defaults(run=run_list)
+    showing = subcommand(
+        commands,
+        "show",
+        "print a case expanded: requirements, source, every step",
+        "Print a case as the runner runs it: its requirements, the file it comes\n"
+        "from, its instances and each step with what it must return (by repr).\n"
+        "CASE is a case id or a glob; several matches are shown one after another.",
+        EXIT_CODES,
+    )
+    showing.add_argument("cases", nargs="+", metavar="CASE", help="case id or glob")
+    showing.add_argument(
+        "--steps",
+        type=non_negative,
+        default=HEAD_STEPS,
+        metavar="N",
+        help=f"for a long case, the first N steps and the last {TAIL_STEPS} "
+        f"(default {HEAD_STEPS}; 0 shows all)",
+    )
+    showing.set_defaults(run=run_show)

@@ -1,0 +1,358 @@
+"""Group a target's failures by the rule most likely broken, worst first.
+
+One root-cause bug fails many cases, and a case lists every rule it touches
+(sometimes not the one a bug breaks), so grouping by the listed requirements
+would blame APPEND-EXACT for everything. Two kinds of evidence are weighed:
+
+- the *situation* of the failing step, replayed on a model of the case: a
+  final on a finalized id is AFTER-REFINAL, a non-final apply NONFINAL-NONE,
+  a get of an unknown id GET-UNKNOWN (``SITUATIONS``); it weighs 1;
+- each rule the failing case lists, weighing 1 / the number it lists.
+
+A rule's score is its failing weight times the share of its weight, over
+every case that ran, that failed: a situation or rule met in many passing
+cases (every case finalizes) is likely not the broken one. Each failing case
+is blamed on the highest-scoring of its candidates. ``tests/test_blame.py``
+measures how often a one-bug mutant's own rule comes first.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import unicodedata
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from .steps import Apply, Raises, ReadSince
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
+    from .corpus import Case
+    from .results import CaseResult, TargetRun
+    from .steps import Step
+
+__all__ = ["SITUATIONS", "WEAK", "Blame", "blame", "render_blame"]
+
+#: The rule a failing step's situation points at, by situation.
+SITUATIONS: dict[str, str] = {
+    "raised on a well-formed event": "EVT-WELLFORMED",
+    "after a refused event": "STRICT-STATE-UNCHANGED",
+    "same id known to another instance": "ASM-STATE",
+    "the empty id": "EVT-ID-ANY",
+    "an id like another but for case, spaces, normalization or length": "EVT-ID-ANY",
+    "event with extra keys": "EVT-EXTRA-KEYS",
+    "message sent extra keys": "EVT-EXTRA-KEYS",
+    "message of thousands of deltas or a long one": "APPEND-LONG",
+    "one of hundreds of open messages": "INTERLEAVE",
+    "text with the right characters in another order": "ORDER",
+    "text missing its earlier deltas": "APPEND",
+    "final answered without its own delta": "FINAL-RETURN",
+    "final on a finalized id": "AFTER-REFINAL",
+    "non-final apply on a finalized id": "AFTER-NONFINAL",
+    "final on an unseen id": "FINAL-UNSEEN",
+    "final on an open id answered None": "FINAL-RETURN",
+    "final on an open id": "FINAL-RETURN",
+    "non-final apply with 'final: false'": "EVT-SHAPE",
+    "non-final apply": "NONFINAL-NONE",
+    "get of an unknown id": "GET-UNKNOWN",
+    "get after deltas sent past final": "AFTER-DELTA-IGNORED",
+    "get of a message created without a delta, answered None": "CREATE",
+    "get of a message of empty deltas only, answered None": "APPEND-EMPTY",
+    "get of a message answered None": "GET-TEXT",
+    "get of a message": "GET-TEXT",
+    "read_since of an unknown id": "INC-UNKNOWN",
+    "read_since of a finalized message": "INC-READ-SINCE",
+    "read_since at or past the end": "INC-OFFSET-END",
+    "read_since within the text": "INC-READ-SINCE",
+}
+#: Situations every case meets, where a wrong text shows whatever broke it: weak evidence.
+WEAK = frozenset({"final on an open id", "get of a message"})
+#: Situations where the answer itself (an exception, a reordered text) says more.
+_ORDINARY = WEAK | {"final on an unseen id", "non-final apply", "get after deltas sent past final"}
+_WEAK_WEIGHT = 0.2
+
+_BROKEN = ("failed", "errored")
+_RAN = ("passed", "failed", "errored", "xfailed")
+_UNLISTED = "(no rule listed)"
+_SHOWN = 5  # groups shown per target
+_FAILING_STEP = re.compile(r"^(?:testee fault at )?step (\S+) on ")
+_EXPECTED = re.compile(r"^  expected: (.*)$", re.M)
+_ACTUAL = re.compile(r"^  actual:   (.*)$", re.M)
+_EVENT_KEYS = frozenset({"id", "delta", "final"})
+_LONG_PARTS = 1000
+_LONG_TEXT = 10_000
+_LONG_ID = 32
+_MANY_OPEN = 100
+
+
+def _id_keys(message_id: str) -> tuple[str, ...]:
+    """What a careless implementation might key a message by (EVT-ID-ANY): distinct ids
+    sharing one of these are ids it could merge."""
+    folded = "folded:" + unicodedata.normalize("NFKC", message_id).casefold().strip()
+    if len(message_id) < _LONG_ID:
+        return (folded,)
+    return (folded, "prefix:" + message_id[:_LONG_ID])
+
+
+@dataclass
+class _Message:
+    length: int = 0
+    parts: int = 0
+    final: bool = False
+    had_delta: bool = False
+    extra_keys: bool = False
+    last_delta: str | None = None
+    touched_after_final: bool = False
+
+    @property
+    def long(self) -> bool:
+        return self.parts >= _LONG_PARTS or self.length >= _LONG_TEXT
+
+
+@dataclass
+class _Replay:
+    """What the model knows before each step: per instance, each message's state."""
+
+    instances: dict[str, dict[str, _Message]] = field(default_factory=dict)
+    refused: set[str] = field(default_factory=set)
+    keys: dict[tuple[str, str], set[str]] = field(default_factory=dict)  # (instance, key): ids
+
+    def situation(self, step: Step, answer: tuple[str, str] | None) -> str | None:
+        """A step's situation; ``answer`` is (expected, actual) as shown, at the failing step."""
+        found = self._situation(step, answer[1] if answer else None)
+        if answer is None or found not in _ORDINARY:
+            return found
+        expected, actual = answer
+        if actual.startswith("raised "):
+            return "raised on a well-formed event"
+        if found == "final on an unseen id":
+            return found
+        message = self.instances[step.instance].get(str(step.message_id))
+        last = message.last_delta if message else None
+        return _wrong_text(step, _text(expected), _text(actual), last) or found
+
+    def _situation(self, step: Step, actual: str | None) -> str | None:
+        if isinstance(step.expect, Raises):
+            self.refused.add(step.instance)
+            return None
+        if step.instance in self.refused:
+            return "after a refused event"
+        message_id = step.message_id
+        if not isinstance(message_id, str):
+            return None
+        messages = self.instances.setdefault(step.instance, {})
+        shared = self._shared(step.instance, message_id, messages)
+        if isinstance(step, Apply):
+            assert isinstance(step.event, dict)
+            found = self._apply(step.event, messages.get(message_id), actual)
+            self._record(step.instance, step.event, messages)
+            return shared or found
+        return shared or self._read(step, messages, actual)
+
+    def _read(self, step: Step, messages: dict[str, _Message], actual: str | None) -> str:
+        message = messages.get(str(step.message_id))
+        if message is not None and message.extra_keys:
+            return "message sent extra keys"
+        if message is not None and message.long:
+            return "message of thousands of deltas or a long one"
+        if sum(not other.final for other in messages.values()) >= _MANY_OPEN:
+            return "one of hundreds of open messages"
+        if isinstance(step, ReadSince):
+            return self._read_since(step, message)
+        return self._get(message, actual)
+
+    def _shared(self, instance: str, message_id: str, messages: dict[str, _Message]) -> str | None:
+        if message_id == "":
+            return "the empty id"
+        keys = (self.keys.get((instance, key), set()) for key in _id_keys(message_id))
+        if any(ids - {message_id} for ids in keys):
+            return "an id like another but for case, spaces, normalization or length"
+        elsewhere = (ids for name, ids in self.instances.items() if name != instance)
+        if message_id not in messages and any(message_id in ids for ids in elsewhere):
+            return "same id known to another instance"
+        return None
+
+    @staticmethod
+    def _apply(event: dict[str, object], message: _Message | None, actual: str | None) -> str:
+        final = event.get("final") is True
+        if set(event) - _EVENT_KEYS:
+            return "event with extra keys"
+        if message is not None and message.final:
+            return "final on a finalized id" if final else "non-final apply on a finalized id"
+        if final:
+            if message is None:
+                return "final on an unseen id"
+            if message.long:
+                return "message of thousands of deltas or a long one"
+            return (
+                "final on an open id answered None" if actual == "None" else "final on an open id"
+            )
+        return "non-final apply with 'final: false'" if "final" in event else "non-final apply"
+
+    def _record(
+        self, instance: str, event: dict[str, object], messages: dict[str, _Message]
+    ) -> None:
+        message_id = str(event["id"])
+        for key in _id_keys(message_id):
+            self.keys.setdefault((instance, key), set()).add(message_id)
+        message = messages.setdefault(message_id, _Message())
+        delta = event.get("delta")
+        message.extra_keys |= bool(set(event) - _EVENT_KEYS)
+        if message.final:
+            message.touched_after_final |= "delta" in event
+        elif isinstance(delta, str):
+            message.had_delta = True
+            message.last_delta = delta
+            message.parts += 1
+            message.length += len(delta)
+        message.final |= event.get("final") is True
+
+    @staticmethod
+    def _read_since(step: ReadSince, message: _Message | None) -> str:
+        if message is None:
+            return "read_since of an unknown id"
+        if message.final:
+            return "read_since of a finalized message"
+        at_end = step.offset >= message.length
+        return "read_since at or past the end" if at_end else "read_since within the text"
+
+    @staticmethod
+    def _get(message: _Message | None, actual: str | None) -> str:
+        if message is None:
+            return "get of an unknown id"
+        if message.touched_after_final and actual != "None":
+            return "get after deltas sent past final"
+        if actual == "None":
+            if not message.had_delta:
+                return "get of a message created without a delta, answered None"
+            if not message.length:
+                return "get of a message of empty deltas only, answered None"
+            return "get of a message answered None"
+        return "get of a message"
+
+
+def _text(shown: str) -> str | None:
+    """A text the runner showed by ``repr``; None if it was not a str or was cut."""
+    try:
+        value = ast.literal_eval(shown)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return None
+    return value if isinstance(value, str) else None
+
+
+def _wrong_text(
+    step: Step, expected: str | None, actual: str | None, last_delta: str | None
+) -> str | None:
+    """What a wrong text says about the bug, when the text was shown in full."""
+    if expected is None or actual is None or actual == expected:
+        return None
+    if sorted(actual) == sorted(expected):
+        return "text with the right characters in another order"
+    delta = (
+        step.event.get("delta")
+        if isinstance(step, Apply) and isinstance(step.event, dict)
+        else None
+    )
+    if isinstance(delta, str) and delta and expected == actual + delta:
+        return "final answered without its own delta"
+    if actual == last_delta and len(actual) < len(expected):
+        return "text missing its earlier deltas"
+    return None
+
+
+def _failing_step(result: CaseResult) -> tuple[str | None, tuple[str, str] | None]:
+    """The ``where`` of the step that failed and (expected, actual) there, from the message."""
+    where = _FAILING_STEP.match(result.message)
+    expected = _EXPECTED.search(result.message)
+    actual = _ACTUAL.search(result.message)
+    answer = (expected.group(1), actual.group(1)) if expected and actual else None
+    return (where.group(1) if where else None), answer
+
+
+def _weight(found: str) -> float:
+    return _WEAK_WEIGHT if found in WEAK else 1.0
+
+
+def _evidence(result: CaseResult, case: Case | None) -> tuple[dict[str, float], dict[str, float]]:
+    """(failing, ran) weight per rule that this result gives."""
+    broken = result.outcome in _BROKEN
+    listed = dict.fromkeys(result.requirements, 1.0 / max(1, len(result.requirements)))
+    failing: dict[str, float] = dict(listed) if broken else {}
+    ran = dict(listed)
+    if case is None:
+        return failing, ran
+    where, answer = _failing_step(result) if broken else (None, None)
+    replay = _Replay()
+    for step in case.steps:
+        failed_here = step.where == where
+        found = replay.situation(step, answer if failed_here else None)
+        if found is not None:
+            rule, weight = SITUATIONS[found], _weight(found)
+            ran[rule] = max(ran.get(rule, 0.0), weight)
+            if failed_here:
+                failing[rule] = max(failing.get(rule, 0.0), weight)
+        if failed_here:
+            break
+    return failing, ran
+
+
+@dataclass(frozen=True)
+class Blame:
+    """The failing cases blamed on one rule, and how strongly the evidence points at it."""
+
+    requirement: str
+    score: float
+    results: tuple[CaseResult, ...]
+
+
+def blame(results: Sequence[CaseResult], cases: Mapping[str, Case]) -> list[Blame]:
+    """The failed and errored cases grouped by their likeliest rule, strongest evidence first.
+
+    ``cases`` maps case ids to cases (``Corpus.by_id``); a result without its
+    case (a probe, a user case not given) is judged by its listed rules only.
+    """
+    if not any(result.outcome in _BROKEN for result in results):
+        return []
+    failing_weight: dict[str, float] = defaultdict(float)
+    ran_weight: dict[str, float] = defaultdict(float)
+    candidates: list[tuple[CaseResult, dict[str, float]]] = []
+    for result in results:
+        if result.outcome not in _RAN:
+            continue
+        failing, ran = _evidence(result, cases.get(result.case_id))
+        for rule, weight in ran.items():
+            ran_weight[rule] += weight
+        for rule, weight in failing.items():
+            failing_weight[rule] += weight
+        if result.outcome in _BROKEN:
+            candidates.append((result, failing))
+    scores = {rule: weight * weight / ran_weight[rule] for rule, weight in failing_weight.items()}
+    groups: dict[str, list[CaseResult]] = defaultdict(list)
+    for result, failing in candidates:
+        rule = max(failing, key=lambda rid: scores[rid], default=_UNLISTED)
+        groups[rule].append(result)
+    ranked = [Blame(rid, scores.get(rid, 0.0), tuple(found)) for rid, found in groups.items()]
+    return sorted(ranked, key=lambda group: (-group.score, -len(group.results)))
+
+
+def render_blame(run: TargetRun, cases: Mapping[str, Case]) -> str:
+    """``breaks AFTER-REFINAL: 10 cases, first: after.refinal-... - ...``, worst first."""
+    groups = blame(run.results, cases)
+    if not groups:
+        return ""
+    lines = [f"likely broken rules of {run.target}, worst first:"]
+    for group in groups[:_SHOWN]:
+        count = len(group.results)
+        first = group.results[0]
+        lines.append(
+            f"  breaks {group.requirement}: {count} case{'' if count == 1 else 's'}, "
+            f"first: {first.case_id} - {first.description}"
+        )
+    hidden = groups[_SHOWN:]
+    if hidden:
+        rest = sum(len(group.results) for group in hidden)
+        lines.append(f"  and {rest} more cases under {len(hidden)} other rules")
+    return "\n".join(lines)

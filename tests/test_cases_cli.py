@@ -1,0 +1,143 @@
+"""``tokasm list`` and ``show``, and check's --maxfail and failure summary, as a user runs them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from helpers import tokasm_cmd
+from tokasm.conformance.corpus import load_corpus
+
+# Breaks AFTER-REFINAL only: a second final appends its delta before answering.
+REFINAL_APPENDS = """\
+from tokasm.implementations import ListJoinAssembler
+
+class Impl(ListJoinAssembler):
+    def apply(self, event):
+        done = self._completed(event["id"])
+        if done is not None and event.get("final"):
+            self._finalized[event["id"]] = done + event.get("delta", "")
+        return super().apply(event)
+"""
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "refinal.py").write_text(REFINAL_APPENDS, encoding="utf-8")
+    return tmp_path
+
+
+def test_list_prints_every_case_with_profile_steps_and_rules(tmp_path: Path) -> None:
+    ran = tokasm_cmd(tmp_path, "list")
+    assert ran.code == 0, ran.err
+    corpus = load_corpus()
+    lines = ran.out.splitlines()
+    seed = next(line for line in lines if line.startswith("seed.example "))
+    assert seed.split()[1:3] == ["required", "6"]
+    assert "FINAL-RETURN" in seed
+    assert any(
+        line.split()[:4] == ["cost.cache-final", "required", "probe", "CACHE-FINAL"]
+        for line in lines
+    )
+    assert f"{len(corpus) + 1} of {len(corpus) + 1} checks" in lines[-1]
+
+
+def test_list_selects_by_glob_and_refuses_a_glob_matching_nothing(tmp_path: Path) -> None:
+    ran = tokasm_cmd(tmp_path, "list", "after.*")
+    assert ran.code == 0
+    ids = [line.split()[0] for line in ran.out.splitlines()[1:-1]]
+    assert ids
+    assert all(case_id.startswith("after.") for case_id in ids)
+    missing = tokasm_cmd(tmp_path, "list", "no-such.*")
+    assert missing.code == 2
+    assert "no case id matches" in missing.err
+
+
+def test_show_expands_a_case_with_rules_and_steps_as_the_runner_names_them(tmp_path: Path) -> None:
+    ran = tokasm_cmd(tmp_path, "show", "seed.example")
+    assert ran.code == 0, ran.err
+    assert "requirements: NONFINAL-NONE, FINAL-RETURN" in ran.out
+    assert (
+        "step 3 on 'a': apply({'id': 'm', 'delta': 'ignored', 'final': True})  -> 'hello'"
+        in ran.out
+    )
+    assert "step 6 on 'a': get('unseen')  -> None" in ran.out
+
+
+def test_show_cuts_a_long_case_unless_asked(tmp_path: Path) -> None:
+    long_case = max(load_corpus(), key=lambda case: len(case.steps))
+    cut = tokasm_cmd(tmp_path, "show", long_case.id, "--steps", "3")
+    assert cut.code == 0
+    steps = [line for line in cut.out.splitlines() if line.startswith("  step ")]
+    assert len(steps) == 3 + 5
+    assert f"... {len(long_case.steps) - 8} more steps" in cut.out
+    whole = tokasm_cmd(tmp_path, "show", long_case.id, "--steps", "0")
+    assert sum(line.startswith("  step ") for line in whole.out.splitlines()) == len(
+        long_case.steps
+    )
+
+
+def test_show_of_an_unknown_case_exits_2_suggesting_a_close_id(tmp_path: Path) -> None:
+    ran = tokasm_cmd(tmp_path, "show", "seed.exampel")
+    assert ran.code == 2
+    assert "did you mean seed.example" in ran.err
+
+
+def test_show_describes_the_cost_probe(tmp_path: Path) -> None:
+    ran = tokasm_cmd(tmp_path, "show", "cost.cache-final")
+    assert ran.code == 0
+    assert "CACHE-FINAL" in ran.out
+    assert "interleaved" in ran.out
+
+
+def test_failures_name_their_rules_and_the_summary_names_the_broken_rule_first(
+    project: Path,
+) -> None:
+    ran = tokasm_cmd(project, "check", "refinal:Impl", "--fuzz-examples", "0", "--no-cost-probe")
+    assert ran.code == 1
+    assert "FAILED refinal:Impl::seed.example [NONFINAL-NONE, FINAL-RETURN" in ran.out
+    summary = ran.out.split("likely broken rules of refinal:Impl, worst first:\n")[1]
+    assert summary.splitlines()[0].startswith("  breaks AFTER-REFINAL: ")
+
+
+def test_maxfail_stops_across_targets_and_says_what_did_not_run(project: Path) -> None:
+    ran = tokasm_cmd(
+        project, "check", "refinal:Impl", "chunked", "--maxfail", "2", "--fuzz-examples", "0"
+    )
+    assert ran.code == 1
+    assert ran.out.count("\nFAILED refinal:Impl::") + ran.out.startswith("FAILED") == 2
+    assert "stopped after 2 unexpected failures (--maxfail 2); not run: " in ran.out
+    assert "checks of refinal:Impl and its fuzz phase; targets chunked" in ran.out
+    assert "\nchunked " not in ran.out  # the card has no row for a target never run
+
+
+def test_no_target_checks_every_backend_and_shows_naive_join_breaking_cache_final(
+    tmp_path: Path,
+) -> None:
+    ran = tokasm_cmd(tmp_path, "check", "--fuzz-examples", "0")
+    assert ran.code == 0, ran.out
+    xfail = next(line for line in ran.out.splitlines() if line.startswith("XFAIL "))
+    assert xfail.startswith(
+        "XFAIL naive-join::cost.cache-final [CACHE-FINAL] - reads after final grow"
+    )
+    assert "(by design: " in xfail
+    row = next(line for line in ran.out.splitlines() if line.startswith("naive-join "))
+    assert "conforms" not in row
+    assert row.endswith("expected failures only")
+
+
+def test_an_xfail_file_may_list_the_probe(project: Path) -> None:
+    (project / "known.txt").write_text("cost.cache-final  # we re-join\n", encoding="utf-8")
+    tests = Path(__file__).resolve().parent
+    ran = tokasm_cmd(
+        tests,
+        "check",
+        "mutants:RejoinsAfterFinal",
+        "--fuzz-examples",
+        "0",
+        "--xfail",
+        str(project / "known.txt"),
+    )
+    assert ran.code == 0, ran.out
+    assert "XFAIL mutants:RejoinsAfterFinal::cost.cache-final" in ran.out

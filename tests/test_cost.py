@@ -1,0 +1,173 @@
+"""The cost probe (CACHE-FINAL): its decision on injected timings, and end to end.
+
+No test here asserts a time. The decision logic is tested with made-up
+timings; the end-to-end tests only assert verdicts, which the probe makes
+with a ratio measured in one run, interleaved, min of several rounds, and
+confirmed before it fails, so a loaded machine cannot flip them
+(benchmarks/cost_under_load.py runs them under load on purpose).
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from itertools import repeat
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+from helpers import tokasm_cmd
+from mutants import JoinsOnceAtFinal, RejoinsAfterFinal
+from tokasm.conformance._cost import (
+    ATTEMPTS,
+    CACHE_FINAL,
+    LIMIT,
+    PROBE_ID,
+    Timing,
+    judge,
+    probe_cache_final,
+)
+from tokasm.conformance.subjects import PythonSubject
+from tokasm.errors import SubjectFault
+from tokasm.implementations import BACKENDS
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+
+    from tokasm.conformance.steps import Step
+    from tokasm.implementations import Event
+
+TESTS = Path(__file__).resolve().parent
+CACHED = Timing(short=1e-6, long=1.05e-6)
+UNCACHED = Timing(short=1e-6, long=50e-6)
+
+
+def _measurements(timings: Iterable[Timing]) -> tuple[list[Timing], Callable[[], Timing]]:
+    """A measure function handing out ``timings`` in turn, and the list of those it gave."""
+    given: list[Timing] = []
+    source = iter(timings)
+
+    def measure() -> Timing:
+        given.append(next(source))
+        return given[-1]
+
+    return given, measure
+
+
+def test_a_cached_target_passes_at_the_first_measurement() -> None:
+    given, measure = _measurements([CACHED, UNCACHED])
+    verdict = judge(measure)
+    assert not verdict.grows
+    assert given == [CACHED]
+
+
+def test_one_slow_measurement_is_confirmed_before_failing_and_a_pass_wins() -> None:
+    given, measure = _measurements([UNCACHED, UNCACHED, CACHED])
+    verdict = judge(measure)
+    assert not verdict.grows
+    assert len(given) == 3
+    assert verdict.best == CACHED
+
+
+def test_fails_only_when_every_attempt_exceeds_the_limit() -> None:
+    given, measure = _measurements(repeat(UNCACHED))
+    verdict = judge(measure)
+    assert verdict.grows
+    assert len(given) == ATTEMPTS
+
+
+def test_the_limit_itself_passes_and_just_above_fails() -> None:
+    at_limit = Timing(1.0, LIMIT)
+    above = Timing(1.0, LIMIT * 1.01)
+    assert not judge(lambda: at_limit).grows
+    assert judge(lambda: above).grows
+
+
+def test_the_verdict_reports_the_fastest_read_of_each_side_over_all_measurements() -> None:
+    _, measure = _measurements([Timing(2.0, 40.0), Timing(1.0, 30.0), Timing(3.0, 20.0)])
+    verdict = judge(measure)
+    assert verdict.grows
+    assert verdict.best == Timing(1.0, 20.0)
+
+
+def test_a_zero_short_time_is_an_infinite_ratio() -> None:
+    assert Timing(0.0, 1e-6).ratio == float("inf")
+
+
+class _Wrong:
+    """Reads back another text: the probe cannot measure it, and says why."""
+
+    def apply(self, event: Event) -> str | None:
+        return "nope" if event.get("final") else None
+
+    def get(self, message_id: str) -> str | None:
+        return "nope"
+
+
+class _Faulting(PythonSubject):
+    """A subject whose testee dies after a few requests."""
+
+    def __init__(self) -> None:
+        super().__init__(JoinsOnceAtFinal, "faulting")
+        self.left = 100
+
+    def perform(self, step: Step) -> str | None:
+        self.left -= 1
+        if self.left < 0:
+            raise SubjectFault("exited with code 1")
+        return super().perform(step)
+
+
+def test_a_target_reading_back_a_wrong_text_skips_the_probe_saying_why() -> None:
+    result = probe_cache_final(PythonSubject(_Wrong, "wrong"))
+    assert result.outcome == "skipped"
+    assert "returned 'nope'" in result.message
+    assert result.requirements == (CACHE_FINAL,)
+
+
+def test_a_testee_fault_errors_the_probe() -> None:
+    result = probe_cache_final(_Faulting())
+    assert result.outcome == "errored"
+    assert "exited with code 1" in result.message
+
+
+def test_uncached_is_flagged_and_the_same_code_with_the_cache_passes() -> None:
+    flagged = probe_cache_final(PythonSubject(RejoinsAfterFinal, "uncached"))
+    assert (flagged.case_id, flagged.outcome) == (PROBE_ID, "failed")
+    assert flagged.message.startswith("reads after final grow with the message length: 1 part ")
+    assert probe_cache_final(PythonSubject(JoinsOnceAtFinal, "cached")).outcome == "passed"
+
+
+@pytest.mark.parametrize("backend", [name for name in BACKENDS if name != "naive-join"])
+def test_every_cached_backend_passes(backend: str) -> None:
+    assert probe_cache_final(PythonSubject(BACKENDS[backend], backend)).outcome == "passed"
+
+
+def test_over_the_protocol_uncached_is_flagged_and_cached_passes(tmp_path: Path) -> None:
+    def testee(target: str) -> str:
+        return shlex.join([sys.executable, "-m", "tokasm.conformance.testee", target])
+
+    report = tmp_path / "report.json"
+    ran = tokasm_cmd(
+        TESTS,
+        "check",
+        "-q",
+        "-k",
+        PROBE_ID,
+        "--json",
+        str(report),
+        "--cmd",
+        testee("mutants:RejoinsAfterFinal"),
+        "--cmd",
+        testee("mutants:JoinsOnceAtFinal"),
+    )
+    assert ran.code == 1, ran.out + ran.err
+    runs = json.loads(report.read_text(encoding="utf-8"))["runs"]
+    outcomes = {run["target"]: [case["outcome"] for case in run["cases"]] for run in runs}
+    assert outcomes == {
+        "mutants:RejoinsAfterFinal": ["failed"],
+        "mutants:JoinsOnceAtFinal": ["passed"],
+    }
+    assert "FAILED mutants:RejoinsAfterFinal::cost.cache-final [CACHE-FINAL]" in ran.out
