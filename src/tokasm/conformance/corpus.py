@@ -27,6 +27,7 @@ import jsonschema
 import yaml
 
 from ..errors import CorpusError
+from ._document_cache import document_key, recall, remember
 from ._paths import spec_dir
 from .steps import Apply, Get, Raises, ReadSince, Returns
 
@@ -443,16 +444,28 @@ def load_file(path: Path, root: Path | None = None) -> list[Case]:
     """Load, validate and expand one case file against the schema of ``root``'s spec."""
     schema_path = (spec_dir() if root is None else root) / "case.schema.json"
     try:
-        text = read_bounded(path, MAX_FILE_BYTES, "the case file").decode("utf-8")
-        document = yaml.load(text, Loader=_UniqueKeyLoader)
-    except (OSError, ValueError) as error:  # UnicodeDecodeError is a ValueError
+        data = read_bounded(path, MAX_FILE_BYTES, "the case file")
+    except (OSError, ValueError) as error:
+        raise CorpusError(f"{path}: cannot read: {error}") from None
+    key = document_key(data, schema_path)
+    document = recall(key)
+    if document is None:
+        document = _parsed(data, path)
+        _validate(document, path, schema_path)
+        remember(key, document)
+    return _parse_cases(document["cases"], path)
+
+
+def _parsed(data: bytes, path: Path) -> object:
+    """The YAML document of a case file's bytes, or CorpusError naming the file."""
+    try:
+        return yaml.load(data.decode("utf-8"), Loader=_UniqueKeyLoader)
+    except ValueError as error:  # UnicodeDecodeError is a ValueError
         raise CorpusError(f"{path}: cannot read: {error}") from None
     except yaml.YAMLError as error:
         raise CorpusError(f"{path}: not valid YAML: {error}") from None
     except RecursionError:
         raise CorpusError(f"{path}: not valid YAML: nested too deeply") from None
-    _validate(document, path, schema_path)
-    return _parse_cases(document["cases"], path)
 
 
 def load_corpus(root: Path | None = None, user_cases: Iterable[Path] = ()) -> Corpus:
