@@ -85,8 +85,10 @@ _LOOKALIKE_POOLS: tuple[tuple[str, ...], ...] = (
     ("", "default", "None", "null"),
     ("", "undefined", "0", "none"),
     # Pairs equal under CRC-32, Adler-32, FNV-1a, djb2 and Java's String.hashCode.
-    ("id-z2t8lz", "id-fageyn", "msg-120", "msg-201"),
-    ("id-jk6sz5", "id-pqcehz", "id-ento1g", "id-ep2msg"),
+    ("id-z2t8lz", "id-fageyn"),
+    ("msg-120", "msg-201"),
+    ("id-jk6sz5", "id-pqcehz"),
+    ("id-ento1g", "id-ep2msg"),
     ("Aa", "BB", "AaBB", "BBAa"),
 )
 
@@ -127,7 +129,8 @@ INSTANCE_NAMES: tuple[str, ...] = ("a", "b", "c", "d")
 #: Where an event's ``final`` key stands: absent (EVT-SHAPE), false or true.
 _FINAL_CHOICES: tuple[bool | None, ...] = (None, None, False, True)
 
-_POOL_SIZE = 4  # distinct ids most programs use
+_POOL_SIZE = 4  # distinct ids in a program's pool of arbitrary ids
+_MAX_POOLS = 3  # look-alike pools joined into one program's pool
 
 # Hypothesis starts small; a few operations even in its first examples make
 # each one count. Shorter counterexamples come from the fuzzer's final
@@ -196,6 +199,13 @@ _Block: TypeAlias = "list[_Pending]"
 #: compaction intervals make special.
 _READ_EVERY: tuple[int, ...] = (0, 1, 2, 3, 7, 16, 63, 64)
 
+#: Last deltas before a bare final: partial line ends, sentinels and special
+#: tokens that an implementation may hold back waiting for the rest (APPEND-EXACT).
+_TAILS: tuple[str, ...] = ("\r", "text\r", "<|", "<|endo", "[DON", "data:", "\u00e9\u0301", "")
+
+#: Long streams and many messages stop at block-size and compaction boundaries.
+_BOUNDARIES: tuple[int, ...] = (15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129)
+
 #: Stems of the ids a many-messages macro numbers, plain and compound.
 _STEMS: tuple[str, ...] = ("f", "m:", "a/", "id-")
 
@@ -231,13 +241,18 @@ def _read_since(instance: str, offset: int, from_end: bool) -> Callable[[str], S
     return make
 
 
-def _sizes(few: int, many: int) -> st.SearchStrategy[int]:
-    """A macro's k: 2 to ``few`` mostly, up to ``many`` one time in four; shrinks to 2."""
-    return _mostly(
-        st.integers(min_value=2, max_value=few),
-        st.integers(min_value=few + 1, max_value=many),
-        one_in=4,
-    )
+def _sizes(few: int, many: tuple[int, ...]) -> st.SearchStrategy[int]:
+    """A macro's k: 2 to ``few`` mostly, one of ``many`` one time in four; shrinks to 2."""
+    return _mostly(st.integers(min_value=2, max_value=few), st.sampled_from(many), one_in=4)
+
+
+def _joined(pools: list[tuple[str, ...]]) -> list[str]:
+    """Look-alike pools as one, so a program mixes several kinds of shaped ids."""
+    return list(dict.fromkeys(message_id for pool in pools for message_id in pool))
+
+
+def _alone(pending: _Pending) -> _Block:
+    return [pending]
 
 
 def _repeated(pending: _Pending, count: int) -> _Block:
@@ -249,7 +264,8 @@ class _Draws:
 
     def __init__(self, names: tuple[str, ...], read_since: bool) -> None:
         self.instance = st.sampled_from(names)
-        self.pooled = st.integers(min_value=0, max_value=_POOL_SIZE - 1)
+        most = max(_POOL_SIZE, _MAX_POOLS * max(map(len, _LOOKALIKE_POOLS)))
+        self.pooled = st.integers(min_value=0, max_value=most - 1)
         self.extra = _mostly(st.just({}), st.sampled_from(_EXTRA_KEYS), one_in=4)
         self.read_since = read_since
         self.readers = {name: self._reader(name) for name in names}
@@ -274,33 +290,38 @@ class _Draws:
         )
         any_id = self.pooled | message_ids()
         reads = st.tuples(self.reader, any_id)
-        return st.lists(_mostly(st.tuples(applies, self.pooled), reads, one_in=4), min_size=1, max_size=1)
+        return _mostly(st.tuples(applies, self.pooled), reads, one_in=4).map(_alone)
 
     def macro(self) -> st.SearchStrategy[_Block]:
         return st.one_of(self.stream(), self.rereads(), self.messages())
 
     def stream(self) -> st.SearchStrategy[_Block]:
         """k deltas to one message, read after the first, every few and at the end as drawn,
-        an extra key on the middle event, then left open or finalized (APPEND, ORDER)."""
+        an extra key on the middle event, then left open or finalized: with a last delta,
+        or bare after a tail that might be held back (APPEND, ORDER)."""
 
         @st.composite
         def build(draw: st.DrawFn) -> _Block:
             name, pick = draw(self.instance), draw(self.pooled)
             pieces = draw(st.lists(deltas(), min_size=1, max_size=3))
-            count = draw(_sizes(16, 130))
+            count = draw(_sizes(12, _BOUNDARIES))
             read_first, every = draw(st.booleans()), draw(st.sampled_from(_READ_EVERY))
             read = draw(self.readers[name])
             middle = draw(self.extra)
-            ending = draw(st.sampled_from(_ENDINGS))
+            read_last, ending = draw(st.booleans()), draw(st.sampled_from(_ENDINGS))
             block: _Block = []
             for index in range(1, count + 1):
                 extra = middle if index == count // 2 + 1 else {}
                 block.append((_apply(name, pieces[index % len(pieces)], None, extra), pick))
                 if (index == 1 and read_first) or (every and index % every == 0):
                     block.append((read, pick))
-            if ending != "open":
-                delta = draw(deltas()) if ending == "delta" else None
-                block.append((_apply(name, delta, True, {}), pick))
+            if read_last:
+                block.append((read, pick))
+            if ending == "bare":
+                block.append((_apply(name, draw(st.sampled_from(_TAILS)), None, {}), pick))
+                block.append((_apply(name, None, True, {}), pick))
+            elif ending == "delta":
+                block.append((_apply(name, draw(deltas()), True, {}), pick))
             if draw(st.booleans()):
                 block.append((read, pick))
             return block
@@ -309,7 +330,7 @@ class _Draws:
 
     def rereads(self) -> st.SearchStrategy[_Block]:
         """r reads in a row of one message, for read caches that count reads."""
-        return st.builds(_repeated, st.tuples(self.reader, self.pooled), _sizes(6, 40))
+        return st.builds(_repeated, st.tuples(self.reader, self.pooled), _sizes(6, (16, 32, 33)))
 
     def messages(self) -> st.SearchStrategy[_Block]:
         """k messages with numbered ids, each read before it exists perhaps, then opened with
@@ -318,21 +339,23 @@ class _Draws:
         @st.composite
         def build(draw: st.DrawFn) -> _Block:
             name, stem = draw(self.instance), draw(st.sampled_from(_STEMS))
-            count = draw(_sizes(12, 300))
+            count = draw(_sizes(12, (*_BOUNDARIES, 255, 256, 257)))
             read_before, final = draw(st.booleans()), draw(st.booleans())
+            text = draw(st.none() | deltas())  # None: each its own numbered text
             block: _Block = []
             for index in range(count):
                 message_id = f"{stem}{index}"
                 if read_before:
                     block.append((_get(name), message_id))
-                block.append((_apply(name, f"<{index}>", final or None, {}), message_id))
+                delta = f"<{index}>" if text is None else text
+                block.append((_apply(name, delta, final or None, {}), message_id))
             return block
 
         return build()
 
 
 def programs(
-    *, instances: int = 2, read_since: bool = False, max_ops: int = 24
+    *, instances: int = 2, read_since: bool = False, max_ops: int = 16
 ) -> st.SearchStrategy[Program]:
     """Programs over ``instances`` assemblers; ``read_since`` only if the target has it.
 
@@ -345,9 +368,10 @@ def programs(
     blocks = st.lists(
         _mostly(draws.single(), draws.macro(), one_in=5), min_size=_MIN_OPS, max_size=max_ops
     )
-    pools = st.one_of(
-        st.sampled_from(_LOOKALIKE_POOLS).map(list),
+    pools = _mostly(
+        st.lists(st.sampled_from(_LOOKALIKE_POOLS), min_size=1, max_size=_MAX_POOLS).map(_joined),
         st.lists(message_ids(), min_size=1, max_size=_POOL_SIZE, unique=True),
+        one_in=4,
     )
 
     @st.composite
