@@ -110,7 +110,7 @@ def test_correct_backends_never_disagree(name: str) -> None:
     assert report.examples == 60
 
 
-_CORRECT = {**BACKENDS, **cast("dict[str, AssemblerFactory]", UNUSUAL)}
+_CORRECT: dict[str, AssemblerFactory] = {**BACKENDS, **cast("dict[str, AssemblerFactory]", UNUSUAL)}
 
 
 @pytest.mark.parametrize("seed", [0, 2, 3])
