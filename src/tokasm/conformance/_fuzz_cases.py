@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from ._fuzz_strategies import SENTINEL_DELTAS, SHAPED_IDS
 from .corpus import requirement_ids
 from .model import ModelAssembler
 from .steps import Apply, Get, ReadSince, Returns
@@ -172,7 +173,7 @@ class _Trace:
             self.rules.add("APPEND-REPEAT")
         if earlier and delta:
             self.rules.add("ORDER")
-        if not (delta.isascii() and delta.isprintable()):
+        if not (delta.isascii() and delta.isprintable()) or delta in SENTINEL_DELTAS:
             self.rules.add("APPEND-EXACT")
         if len(delta) >= _COMPACT_FROM:
             self.rules.add("APPEND-LONG")
@@ -208,7 +209,7 @@ class _Trace:
         if len(applied) > len({instance for instance, _ in applied}):
             self.rules.add("INTERLEAVE")
         ids = {message_id for _, message_id in applied}
-        if "" in ids or len({_id_key(i) for i in ids}) < len(ids):
+        if ids & SHAPED_IDS or "" in ids or len({_id_key(i) for i in ids}) < len(ids):
             self.rules.add("EVT-ID-ANY")
 
 

@@ -36,6 +36,8 @@ _T = TypeVar("_T")
 
 __all__ = [
     "INSTANCE_NAMES",
+    "SENTINEL_DELTAS",
+    "SHAPED_IDS",
     "TRICKY_IDS",
     "Program",
     "deltas",
@@ -71,6 +73,10 @@ _LOOKALIKE_POOLS: tuple[tuple[str, ...], ...] = (
     ("", " ", "m"),
     ("\U0001f600", "\U0001f601"),
     ("k" * 256 + "1", "k" * 256 + "2"),  # equal in their first 256 characters
+)
+
+#: Id pools of the shapes implementations special-case (EVT-ID-ANY).
+_SHAPED_POOLS: tuple[tuple[str, ...], ...] = (
     # Paths and compound keys: separators, doubled ones, suffixes that mark state.
     ("a/b", "a//b", "a/./b", "a/c/../b"),
     ("m", "m:done", "m:done:done", "m_done"),
@@ -92,6 +98,23 @@ _LOOKALIKE_POOLS: tuple[tuple[str, ...], ...] = (
     ("Aa", "BB", "AaBB", "BBAa"),
 )
 
+_POOLS = _LOOKALIKE_POOLS + _SHAPED_POOLS
+
+#: Stream sentinels and null-like texts, which are ordinary text (APPEND-EXACT).
+SENTINEL_DELTAS: tuple[str, ...] = (
+    "[DONE]",
+    "<|endoftext|>",
+    "data: ",
+    "data: [DONE]\n\n",
+    "None",
+    "null",
+    "undefined",
+)
+
+#: The ids of those pools that look like a path, a key, a name, a default or a
+#: hash twin of another; a case using one shows EVT-ID-ANY.
+SHAPED_IDS: frozenset[str] = frozenset(i for pool in _SHAPED_POOLS for i in pool) - {"m"}
+
 #: Deltas that have broken real implementations (APPEND-EXACT, APPEND-EMPTY).
 _TRICKY_DELTAS: tuple[str, ...] = (
     "",
@@ -112,14 +135,7 @@ _TRICKY_DELTAS: tuple[str, ...] = (
     "\u2028",
     "\x85",
     "\ufeff",
-    # Stream sentinels and null-like texts, which are ordinary text (APPEND-EXACT).
-    "[DONE]",
-    "<|endoftext|>",
-    "data: ",
-    "data: [DONE]\n\n",
-    "None",
-    "null",
-    "undefined",
+    *SENTINEL_DELTAS,
     "text\r",
 )
 
@@ -264,7 +280,7 @@ class _Draws:
 
     def __init__(self, names: tuple[str, ...], read_since: bool) -> None:
         self.instance = st.sampled_from(names)
-        most = max(_POOL_SIZE, _MAX_POOLS * max(map(len, _LOOKALIKE_POOLS)))
+        most = max(_POOL_SIZE, _MAX_POOLS * max(map(len, _POOLS)))
         self.pooled = st.integers(min_value=0, max_value=most - 1)
         self.extra = _mostly(st.just({}), st.sampled_from(_EXTRA_KEYS), one_in=4)
         self.read_since = read_since
@@ -369,7 +385,7 @@ def programs(
         _mostly(draws.single(), draws.macro(), one_in=5), min_size=_MIN_OPS, max_size=max_ops
     )
     pools = _mostly(
-        st.lists(st.sampled_from(_LOOKALIKE_POOLS), min_size=1, max_size=_MAX_POOLS).map(_joined),
+        st.lists(st.sampled_from(_POOLS), min_size=1, max_size=_MAX_POOLS).map(_joined),
         st.lists(message_ids(), min_size=1, max_size=_POOL_SIZE, unique=True),
         one_in=4,
     )
