@@ -276,10 +276,23 @@ def _repeated(pending: _Pending, count: int) -> _Block:
 
 
 class _Draws:
-    """The strategies of one ``programs`` call, for its single operations and its macros."""
+    """The strategies of one ``programs`` call, for its single operations and its macros.
+
+    Each is made once here: a strategy made inside a draw is made again for
+    every example, which costs more than the draw.
+    """
 
     def __init__(self, names: tuple[str, ...], read_since: bool) -> None:
         self.instance = st.sampled_from(names)
+        self.deltas = deltas()
+        self.pieces = st.lists(self.deltas, min_size=1, max_size=3)
+        self.texts = st.none() | self.deltas
+        self.stream_sizes = _sizes(12, _BOUNDARIES)
+        self.message_sizes = _sizes(12, (*_BOUNDARIES, 255, 256, 257))
+        self.every = st.sampled_from(_READ_EVERY)
+        self.endings = st.sampled_from(_ENDINGS)
+        self.tails = st.sampled_from(_TAILS)
+        self.stems = st.sampled_from(_STEMS)
         most = max(_POOL_SIZE, _MAX_POOLS * max(map(len, _POOLS)))
         self.pooled = st.integers(min_value=0, max_value=most - 1)
         self.extra = _mostly(st.just({}), st.sampled_from(_EXTRA_KEYS), one_in=4)
@@ -300,7 +313,7 @@ class _Draws:
         applies = st.builds(
             _apply,
             self.instance,
-            _mostly(deltas(), st.none(), one_in=4),
+            _mostly(self.deltas, st.none(), one_in=4),
             st.sampled_from(_FINAL_CHOICES),
             self.extra,
         )
@@ -319,12 +332,11 @@ class _Draws:
         @st.composite
         def build(draw: st.DrawFn) -> _Block:
             name, pick = draw(self.instance), draw(self.pooled)
-            pieces = draw(st.lists(deltas(), min_size=1, max_size=3))
-            count = draw(_sizes(12, _BOUNDARIES))
-            read_first, every = draw(st.booleans()), draw(st.sampled_from(_READ_EVERY))
+            pieces, count = draw(self.pieces), draw(self.stream_sizes)
+            read_first, every = draw(st.booleans()), draw(self.every)
             read = draw(self.readers[name])
             middle = draw(self.extra)
-            read_last, ending = draw(st.booleans()), draw(st.sampled_from(_ENDINGS))
+            read_last, ending = draw(st.booleans()), draw(self.endings)
             block: _Block = []
             for index in range(1, count + 1):
                 extra = middle if index == count // 2 + 1 else {}
@@ -334,10 +346,10 @@ class _Draws:
             if read_last:
                 block.append((read, pick))
             if ending == "bare":
-                block.append((_apply(name, draw(st.sampled_from(_TAILS)), None, {}), pick))
+                block.append((_apply(name, draw(self.tails), None, {}), pick))
                 block.append((_apply(name, None, True, {}), pick))
             elif ending == "delta":
-                block.append((_apply(name, draw(deltas()), True, {}), pick))
+                block.append((_apply(name, draw(self.deltas), True, {}), pick))
             if draw(st.booleans()):
                 block.append((read, pick))
             return block
@@ -354,10 +366,9 @@ class _Draws:
 
         @st.composite
         def build(draw: st.DrawFn) -> _Block:
-            name, stem = draw(self.instance), draw(st.sampled_from(_STEMS))
-            count = draw(_sizes(12, (*_BOUNDARIES, 255, 256, 257)))
+            name, stem, count = draw(self.instance), draw(self.stems), draw(self.message_sizes)
             read_before, final = draw(st.booleans()), draw(st.booleans())
-            text = draw(st.none() | deltas())  # None: each its own numbered text
+            text = draw(self.texts)  # None: each its own numbered text
             block: _Block = []
             for index in range(count):
                 message_id = f"{stem}{index}"
