@@ -15,14 +15,13 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from tokasm.bench.fit import predict_seconds
+from tokasm.bench import FULL, SMOKE, predict_seconds
 from tokasm.bench.scenarios import SCENARIOS
-from tokasm.bench.sweep import FULL, SMOKE
 from tokasm.cli.options import positive_seconds
 from tokasm.implementations import BACKENDS
 
 if TYPE_CHECKING:
-    from tokasm.bench.sweep import SweepSettings
+    from tokasm.bench import SweepSettings
 
 __all__ = ["BenchCell", "TargetReport", "Timings"]
 

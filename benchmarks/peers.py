@@ -25,11 +25,17 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any, cast
 
-from tokasm.bench.contenders import bundled_contenders, python_contender
-from tokasm.bench.report import render_table
+from tokasm.bench import (
+    Contender,
+    SweepSettings,
+    bundled_contenders,
+    python_contender,
+    render_table,
+    run_sweep,
+)
 from tokasm.bench.scenarios import SCENARIOS
-from tokasm.bench.sweep import Contender, SweepSettings, run_sweep
 from tokasm.cli.options import positive_seconds, size_list
+from tokasm.errors import TargetError
 from tokasm.implementations import DEFAULT_BACKEND
 
 if TYPE_CHECKING:
@@ -192,7 +198,7 @@ def _peer_contenders() -> list[Contender]:
     for name, factory in PEERS.items():
         try:
             contenders.append(python_contender(name, factory))
-        except ImportError as error:
+        except TargetError as error:  # its library is not installed
             print(f"peers: skipping {name}: {error} (nox -s peers installs it)", file=sys.stderr)
     return contenders
 

@@ -12,8 +12,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from tokasm.bench.contenders import python_contender
-from tokasm.bench.measure import time_action
+from tokasm.bench import python_contender, time_action
 from tokasm.bench.scenarios import SCENARIOS
 from tokasm.bench.workload import make_workload
 from tokasm.implementations import BACKENDS, DEFAULT_BACKEND

@@ -16,9 +16,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from tokasm.bench.fit import scaling_exponent
-from tokasm.bench.measure import interleaved_min, peak_memory
-from tokasm.bench.report import format_size
+from tokasm.bench import format_size, interleaved_min, peak_memory, scaling_exponent
 from tokasm.bench.scenarios import SCENARIOS
 from tokasm.bench.workload import make_workload
 from tokasm.implementations import BACKENDS, DEFAULT_BACKEND

@@ -88,7 +88,7 @@ TRANSCRIPTS: dict[str, Transcript] = {
         ("tokasm check list-join mutants:ExpandsTabs --fuzz-examples 0",)
     ),
     "bench-tiny": Transcript(
-        ("tokasm bench --scenario stream_then_finalize --sizes 2k,8k,32k --repeats 1",),
+        ("tokasm bench --scenario stream_then_finalize --sizes 2k,8k,32k --repeats 1 --quiet",),
         varies="figures",
     ),
 }
@@ -143,7 +143,9 @@ def _mask(text: str, varies: Varies) -> str:
     text = re.sub(r"\d+(\.\d+)?\s?(ns|us|µs|ms|s)\b", "<time>", text)
     if varies == "figures":
         text = re.sub(r"-?\d+(\.\d+)?x?", "<n>", text)
-        text = re.sub(r"constant|linear|n log n|quadratic|skip", "<verdict>", text)
+        text = re.sub(
+            r"constant|superlinear|linear|quadratic|skip|max-time|stopped|@<n>k?", "<verdict>", text
+        )
         text = re.sub(r" +", " ", text)
     return text
 

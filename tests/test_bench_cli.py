@@ -8,15 +8,23 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from helpers import tokasm_cmd
-from tokasm.bench.fit import predict_seconds, scaling_exponent, verdict
-from tokasm.bench.report import format_seconds, format_size, parse_size
+from helpers import Ran, tokasm_cmd
+from tokasm.bench import (
+    format_seconds,
+    format_size,
+    parse_size,
+    predict_seconds,
+    scaling_exponent,
+    verdict,
+)
 from tokasm.bench.scenarios import SCENARIOS
 from tokasm.cli import main
 from tokasm.implementations import BACKENDS, DEFAULT_BACKEND
@@ -67,11 +75,32 @@ class Impl:
 """
 
 
+#: A correct class that joins its whole text after every delta (tests/slow_assemblers.py).
+SLOW = "slow_assemblers:RebuildsTextEachDelta"
+#: One scenario, one run per size, the slow class alone: the bound is under test, not the grid.
+SLOW_ALONE = (SLOW, "--only", "--quick", "--repeats", "1", "--scenario", "stream_then_finalize")
+
+
+# Exits the process on the 50th event: it is that series' error, not tokasm's exit status.
+EXITS = FLAKY.replace('raise RuntimeError("fiftieth event")', "raise SystemExit(3)")
+
+
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     (tmp_path / "mine.py").write_text(QUADRATIC, encoding="utf-8")
     (tmp_path / "flaky.py").write_text(FLAKY, encoding="utf-8")
+    (tmp_path / "exits.py").write_text(EXITS, encoding="utf-8")
+    shutil.copy(Path(__file__).with_name("slow_assemblers.py"), tmp_path)
     return tmp_path
+
+
+def _report(project: Path) -> dict[str, Any]:
+    report: dict[str, Any] = json.loads((project / "out.json").read_text(encoding="utf-8"))
+    return report
+
+
+def _cell_log(ran: Ran) -> list[str]:
+    return [line for line in ran.err.splitlines() if line.startswith("bench: ")]
 
 
 @pytest.mark.parametrize(
@@ -79,7 +108,7 @@ def project(tmp_path: Path) -> Path:
     [
         (lambda n: 5e-3, "constant"),
         (lambda n: 2e-7 * n, "linear"),
-        (lambda n: 1e-9 * n**1.4, "n log n"),
+        (lambda n: 1e-9 * n**1.4, "superlinear"),
         (lambda n: 3e-12 * n * n, "quadratic"),
         (lambda n: 1e-15 * n**3, "worse than quadratic"),
     ],
@@ -103,10 +132,32 @@ def test_fit_refuses_a_single_size() -> None:
         scaling_exponent([1_000, 1_000], [1.0, 1.1])
 
 
-def test_budget_prediction_extrapolates_the_growth() -> None:
+def test_budget_prediction_errs_high() -> None:
     assert predict_seconds([], [], 1_000) == 0.0
-    assert predict_seconds([1_000], [0.5], 4_000) == pytest.approx(2.0)  # linear at first
+    assert predict_seconds([1_000], [0.5], 4_000) == pytest.approx(8.0)  # quadratic at first
+    assert predict_seconds([1_000, 2_000], [1.0, 2.0], 4_000) == pytest.approx(2.0 * 2**1.5)
     assert predict_seconds([1_000, 2_000], [1.0, 4.0], 4_000) == pytest.approx(16.0)
+    assert predict_seconds([1_000, 2_000], [1.0, 8.0], 4_000) == pytest.approx(64.0)
+
+
+@pytest.mark.parametrize(
+    "sizes",
+    [(1_000, 4_000, 16_000, 64_000, 256_000), (10_000, 100_000, 1_000_000)],
+    ids=["4x apart", "10x apart"],
+)
+@pytest.mark.parametrize("overhead", [1e-8, 1e-7, 1e-6, 1e-5, 1e-4])
+def test_prediction_never_under_predicts_a_cost_turning_quadratic(
+    sizes: tuple[int, ...], overhead: float
+) -> None:
+    """A per-call overhead hides a quadratic term at small sizes; the prediction must not."""
+
+    def cost(n: int) -> float:
+        return overhead * n + 1e-10 * n * n
+
+    assert predict_seconds(sizes[:1], [cost(sizes[0])], sizes[1]) >= cost(sizes[1])
+    for index in range(2, len(sizes)):
+        known = sizes[index - 2 : index]
+        assert predict_seconds(known, [cost(n) for n in known], sizes[index]) >= cost(sizes[index])
 
 
 @pytest.mark.parametrize(("text", "size"), [("500", 500), ("4k", 4_000), ("1M", 1_000_000)])
@@ -132,7 +183,7 @@ def test_tiny_sweep_reports_every_backend_and_writes_json(project: Path) -> None
         assert result["verdict"] in {
             "constant",
             "linear",
-            "n log n",
+            "superlinear",
             "quadratic",
             "worse than quadratic",
         }
@@ -167,8 +218,18 @@ def test_a_target_that_raises_costs_its_series_and_exits_1(project: Path) -> Non
         project, "bench", "flaky:Impl", *TINY, "--no-memory", "--scenario", "stream_then_finalize"
     )
     assert ran.code == 1
-    assert "flaky:Impl raised: RuntimeError: fiftieth event" in ran.out
+    assert "flaky:Impl raised: RuntimeError('fiftieth event')" in ran.out
     assert "list-join" in ran.out  # the others were still measured
+    assert "Traceback" not in ran.err
+
+
+def test_a_target_that_exits_costs_its_series_not_the_run(project: Path) -> None:
+    ran = tokasm_cmd(
+        project, "bench", "exits:Impl", *TINY, "--no-memory", "--scenario", "stream_then_finalize"
+    )
+    assert ran.code == 1
+    assert "exits:Impl raised: SystemExit(3)" in ran.out
+    assert "list-join" in ran.out
     assert "Traceback" not in ran.err
 
 
@@ -215,6 +276,183 @@ def test_an_unsupported_plot_type_exits_2_before_measuring(
     captured = capsys.readouterr()
     assert "plot.gif: the file name must end in .png or .svg" in captured.err
     assert captured.out == ""
+
+
+def test_a_run_over_the_budget_is_skipped_with_its_reason(project: Path) -> None:
+    """Any run costs more than a microsecond: every size after the first is predicted over."""
+    ran = tokasm_cmd(
+        project,
+        "bench",
+        *SLOW_ALONE,
+        "--sizes",
+        "40,80,160",
+        "--budget",
+        "0.000001",
+        "--json",
+        "out.json",
+        "--markdown",
+        "out.md",
+    )
+    assert ran.code == 0, ran.out + ran.err
+    [result] = _report(project)["results"]
+    assert [point["size"] for point in result["points"]] == [40]
+    assert result["skipped_sizes"] == [80, 160]
+    assert result["memory"] is None  # the traced run is predicted too
+    phases = {(skip["size"], skip["phase"]) for skip in result["skips"]}
+    assert phases == {(40, "memory"), (80, "time"), (160, "time")}
+    for skip in result["skips"]:
+        assert skip["limit"] == "budget"
+        assert skip["reason"].startswith("over --budget: predicted ")
+    assert _report(project)["max_time_reached"] is False
+    row = next(line for line in ran.out.splitlines() if line.startswith(SLOW))
+    assert row.split()[2:] == ["skip", "skip", "-", "-", "skip"]
+    legend = "skip: predicted over the budget per run (1e-06 s, set-up included)"
+    assert legend in ran.out
+    assert legend in (project / "out.md").read_text(encoding="utf-8")
+
+
+def test_off_a_terminal_each_finished_cell_is_one_line_on_stderr(project: Path) -> None:
+    ran = tokasm_cmd(project, "bench", *SLOW_ALONE, "--sizes", "40,80", "--budget", "0.000001")
+    assert ran.code == 0, ran.out + ran.err
+    assert "\r" not in ran.err
+    cell = f"bench: stream_then_finalize {SLOW}"
+    measured, skipped = _cell_log(ran)
+    assert measured.startswith(f"{cell} 40: ")
+    assert "per event, memory not traced (over --budget: predicted " in measured
+    assert skipped.startswith(f"{cell} 80: skipped, over --budget: predicted ")
+    assert tokasm_cmd(project, "bench", *SLOW_ALONE, "--sizes", "40", "--quiet").err == ""
+
+
+def test_a_quadratic_class_cannot_stretch_the_sweep_past_max_time(project: Path) -> None:
+    """With a budget of a day, only --max-time stops the climb to 64k deltas.
+
+    The probes between 40 and 64k deltas predict each next run; the first one
+    predicted to end past the bound is not started, and everything above it is
+    reported as such. The tables and reports are still written, and it exits 0.
+    """
+    ran = tokasm_cmd(
+        project,
+        "bench",
+        *SLOW_ALONE,
+        "--scenario",
+        "get_after_final",
+        "--sizes",
+        "40,64k",
+        "--budget",
+        "86400",
+        "--max-time",
+        "1",
+        "--json",
+        "out.json",
+        "--markdown",
+        "out.md",
+    )
+    assert ran.code == 0, ran.out + ran.err
+    report = _report(project)
+    assert report["max_time_reached"] is True
+    assert report["settings"]["max_time_seconds"] == 1
+    assert report["settings"]["probe_sizes"] == [1_000, 4_000, 16_000]
+    assert len(report["results"]) == 2
+    for result in report["results"]:
+        assert 64_000 not in [point["size"] for point in result["points"]]
+        [skip] = [s for s in result["skips"] if s["size"] == 64_000]
+        assert skip["phase"] == "time"
+        assert skip["limit"] == "max-time"
+        assert skip["reason"].startswith("over --max-time: predicted ")
+    assert "max-time: not run, it would have ended past --max-time (1 s)" in ran.out
+    assert "--max-time 1 s reached: " in ran.out
+    assert "stopped by --max-time 1 s" in ran.out
+    rows = [line for line in ran.out.splitlines() if line.startswith(SLOW)]
+    assert [row.split()[2] for row in rows] == ["max-time", "max-time"]
+    assert "max-time" in (project / "out.md").read_text(encoding="utf-8")
+    assert "Traceback" not in ran.err
+
+
+def test_a_run_that_hangs_is_interrupted_and_the_sweep_goes_on(project: Path) -> None:
+    """Predicted to fit, the run at 80 deltas hangs: it is stopped at twice the budget."""
+    ran = tokasm_cmd(
+        project,
+        "bench",
+        "slow_assemblers:HangsOnALongMessage",
+        "--only",
+        "--quick",
+        "--repeats",
+        "2",
+        "--scenario",
+        "stream_then_finalize",
+        "--scenario",
+        "get_after_final",
+        "--sizes",
+        "40,80,160",
+        "--budget",
+        "0.5",
+        "--json",
+        "out.json",
+    )
+    assert ran.code == 0, ran.out + ran.err
+    assert "Traceback" not in ran.err
+    for result in _report(project)["results"]:
+        assert [point["size"] for point in result["points"]] == [40]
+        assert [point["runs"] for point in result["points"]] == [2]
+        first, above = (s for s in result["skips"] if s["phase"] == "time")
+        assert (first["size"], first["limit"]) == (80, "budget")
+        assert (
+            first["reason"]
+            == "over --budget: interrupted, still running after 1 s (2x --budget, at least 1 s)"
+        )
+        assert (above["size"], above["reason"]) == (
+            160,
+            "over --budget: a smaller size was interrupted",
+        )
+        assert (first["interrupted"], above["interrupted"]) == (True, False)
+    interrupted = [line for line in _cell_log(ran) if "interrupted, still running" in line]
+    assert len(interrupted) == 2
+    rows = [line for line in ran.out.splitlines() if line.startswith("slow_assemblers:")]
+    assert [row.split()[2:4] for row in rows] == [["stopped", "skip"]] * 2
+    assert "stopped: started, but still running after 2x the budget" in ran.out
+
+
+def test_the_first_run_at_a_large_size_is_predicted_from_probes(project: Path) -> None:
+    """Asked for 64k deltas only, the sweep measures unreported probes first and skips 64k."""
+    ran = tokasm_cmd(
+        project,
+        "bench",
+        *SLOW_ALONE,
+        "--sizes",
+        "64k",
+        "--budget",
+        "0.05",
+        "--no-memory",
+        "--json",
+        "out.json",
+    )
+    assert ran.code == 0, ran.out + ran.err
+    report = _report(project)
+    assert report["settings"]["probe_sizes"] == [1_000, 4_000, 16_000]
+    [result] = report["results"]
+    assert result["points"] == []
+    assert result["skipped_sizes"] == [64_000]
+    assert result["skips"][0]["limit"] == "budget"
+    assert any(" 1k: probe, " in line for line in _cell_log(ran))
+
+
+@pytest.mark.parametrize(
+    ("option", "path", "message"),
+    [
+        ("--json", "/proc/nope/x.json", "cannot create its folder"),
+        ("--markdown", "/proc/nope/x.md", "cannot create its folder"),
+        ("--json", "folder", "is a directory"),
+    ],
+)
+def test_an_unwritable_report_exits_2_before_measuring(
+    project: Path, option: str, path: str, message: str
+) -> None:
+    (project / "folder").mkdir()
+    ran = tokasm_cmd(project, "bench", *TINY, option, path)
+    assert ran.code == 2
+    assert ran.out == ""
+    [line] = ran.err.splitlines()
+    assert line.startswith(f"tokasm bench: error: {option} {path}: {message}")
 
 
 def test_a_protocol_testee_is_measured_per_request(project: Path) -> None:

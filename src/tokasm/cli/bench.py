@@ -3,26 +3,29 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..bench.contenders import bundled_contenders, protocol_contender, python_contender
-from ..bench.plot import check_plot, write_plot
-from ..bench.report import format_size, render_matrix, render_table, to_json
+from ..bench._contenders import bundled_contenders, protocol_contender, python_contender
+from ..bench._plot import check_plot, write_plot
+from ..bench._report import render_matrix, render_table, to_json
+from ..bench._sweep import FULL, QUICK, SweepSettings, over_max_time, run_sweep
+from ..bench._units import format_size
 from ..bench.scenarios import SCENARIOS
-from ..bench.sweep import FULL, QUICK, SweepSettings, run_sweep
 from ..conformance._progress import progress_wanted
 from ..conformance._protocol_client import DEFAULT_TIMEOUT, CommandSubject, split_command
 from ..conformance.subjects import resolve_target
+from ..errors import ReportError
 from ..implementations import DEFAULT_BACKEND
 from .options import TARGET_HELP, at_least_one, exit_codes, positive_seconds, size_list, subcommand
 
 if TYPE_CHECKING:
     import argparse
 
-    from ..bench.sweep import Contender, ProgressHook
+    from ..bench._sweep import Contender, Series
     from ..conformance.subjects import Subject
     from .options import Commands
 
@@ -32,22 +35,26 @@ DESCRIPTION = f"""\
 Time every scenario on every bundled backend (and the given targets) over a
 sweep of stream sizes; print the cost per operation at each size, the scaling
 exponent (log-log slope of time against size) with a verdict (constant,
-linear, n log n, quadratic) and the peak traced memory as a multiple of the
-final text.
+linear, superlinear, quadratic) and the peak traced memory as a multiple of
+the final text.
 
 A TARGET is MODULE:ATTR (a class or zero-argument factory) or a bundled
-backend name; --cmd runs a protocol testee, measured per request. Each run is
-the minimum of N interleaved repeats; a size predicted to exceed the time
-budget per run is skipped ("skip"), so quadratic backends stop early.
+backend name; --cmd runs a protocol testee, measured per request. Each time
+is the minimum of N interleaved repeats. Every run, its set-up and the traced
+(memory) run are predicted from the smaller sizes before they start: one
+predicted over --budget is skipped ("skip"), so quadratic backends stop
+early, and none starts that would end past --max-time ("max-time"), so the
+whole sweep ends within about one run of that bound, whatever the
+implementation. Off a terminal, one line per finished cell goes to stderr.
 --quick sizes are small: a quadratic cost that is copy-bound shows fully only
-in the full sweep. Exit code 1 if an implementation raised during the sweep.
+in the full sweep.
 
 scenarios: {", ".join(SCENARIOS)}
 """
 
 
 EXIT_CODES = exit_codes(
-    "the sweep ran (a cell over the time budget is shown as skipped)",
+    "the sweep ran (what was over --budget or past --max-time is shown as skipped)",
     "an implementation raised during the sweep (shown as ERROR in the table)",
 )
 
@@ -78,7 +85,7 @@ def add_parser(commands: Commands) -> None:
         "--quick",
         action="store_true",
         help=f"sizes {', '.join(map(format_size, QUICK.sizes))}, min of {QUICK.repeats}, "
-        f"{QUICK.budget:g} s budget per run: under a minute",
+        f"{QUICK.budget:g} s budget per run, --max-time {QUICK.max_time:g}",
     )
     parser.add_argument(
         "--scenario",
@@ -97,7 +104,18 @@ def add_parser(commands: Commands) -> None:
     )
     parser.add_argument("--repeats", type=at_least_one, metavar="N", help="min of N runs")
     parser.add_argument(
-        "--budget", type=positive_seconds, metavar="SECONDS", help="skip sizes predicted slower"
+        "--budget",
+        type=positive_seconds,
+        metavar="SECONDS",
+        help="skip a run predicted slower than this, set-up included "
+        f"(default {FULL.budget:g}, --quick {QUICK.budget:g})",
+    )
+    parser.add_argument(
+        "--max-time",
+        type=positive_seconds,
+        metavar="SECONDS",
+        help="start nothing predicted to end later than this into the sweep; what is left "
+        f"is reported as max-time (default {FULL.max_time:g}, --quick {QUICK.max_time:g})",
     )
     parser.add_argument("--no-memory", action="store_true", help="skip the tracemalloc runs")
     parser.add_argument("--json", type=Path, metavar="PATH", help="write every figure as JSON")
@@ -117,7 +135,9 @@ def add_parser(commands: Commands) -> None:
         metavar="SECONDS",
         help=f"per-request timeout for --cmd testees (default {DEFAULT_TIMEOUT:g})",
     )
-    parser.add_argument("-q", "--quiet", action="store_true", help="no progress line")
+    parser.add_argument(
+        "-q", "--quiet", action="store_true", help="no progress: no live line, no per-cell log"
+    )
     parser.set_defaults(run=run)
 
 
@@ -129,6 +149,7 @@ def _settings(args: argparse.Namespace) -> SweepSettings:
         budget=args.budget or base.budget,
         batch=base.batch,
         memory=not args.no_memory,
+        max_time=args.max_time or base.max_time,
     )
 
 
@@ -148,36 +169,89 @@ def _contenders(args: argparse.Namespace, subjects: list[Subject]) -> list[Conte
     return contenders
 
 
-def _progress_line() -> ProgressHook:
-    """Rewrite one stderr line per measurement step."""
-    width = 0
+class _LiveLine:
+    """On a terminal: one stderr line, rewritten with the step under way."""
 
-    def show(scenario: str, step: str) -> None:
-        nonlocal width
-        line = f"bench: {scenario}: {step}"
-        width = max(width, len(line))
-        sys.stderr.write(f"\r{line:<{width}}")
+    def __init__(self) -> None:
+        self._width = 0
+
+    def starting(self, step: str) -> None:
+        line = f"bench: {step}"
+        self._width = max(self._width, len(line))
+        sys.stderr.write(f"\r{line:<{self._width}}")
         sys.stderr.flush()
 
-    return show
+    def finished(self, cell: str) -> None:
+        """The live line shows steps only."""
+
+    def close(self) -> None:
+        sys.stderr.write("\r\033[K")
 
 
-def _write_outputs(args: argparse.Namespace, text: str, matrix: str, payload: object) -> None:
-    if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
-    if args.markdown:
-        args.markdown.parent.mkdir(parents=True, exist_ok=True)
-        args.markdown.write_text(
-            f"# tokasm bench\n\nScaling exponent and verdict per scenario and backend:\n\n"
-            f"{matrix}\n\nDetails (time per operation at each size):\n\n```text\n{text}\n```\n",
-            encoding="utf-8",
-        )
+class _CellLog:
+    """Off a terminal (or under CI): one stderr line per finished cell, nothing rewritten."""
+
+    def starting(self, step: str) -> None:
+        """Steps would only clutter a log."""
+
+    def finished(self, cell: str) -> None:
+        print(f"bench: {cell}", file=sys.stderr, flush=True)
+
+    def close(self) -> None:
+        """Nothing to erase."""
+
+
+def _progress(quiet: bool) -> _LiveLine | _CellLog | None:
+    if quiet:
+        return None
+    return _LiveLine() if progress_wanted(sys.stderr, quiet) else _CellLog()
+
+
+def _markdown(text: str, matrix: str) -> str:
+    return (
+        f"# tokasm bench\n\nScaling exponent and verdict per scenario and backend:\n\n"
+        f"{matrix}\n\nDetails (time per operation at each size):\n\n```text\n{text}\n```\n"
+    )
+
+
+def _report_paths(args: argparse.Namespace) -> list[tuple[str, Path]]:
+    options = (("--json", args.json), ("--markdown", args.markdown), ("--plot", args.plot))
+    return [(option, path) for option, path in options if path is not None]
+
+
+def _check_report_paths(args: argparse.Namespace) -> None:
+    """ReportError (PlotError) now, before measuring, for a report that could not be written."""
+    if args.plot:
+        check_plot(args.plot)
+    for option, path in _report_paths(args):
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise ReportError(f"{option} {path}: cannot create its folder: {error}") from None
+        if path.is_dir():
+            raise ReportError(f"{option} {path}: is a directory")
+        if not os.access(path if path.exists() else path.parent, os.W_OK):
+            raise ReportError(f"{option} {path}: not writable")
+
+
+def _write_reports(
+    args: argparse.Namespace, results: list[Series], text: str, matrix: str, payload: object
+) -> None:
+    try:
+        if args.json:
+            args.json.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
+        if args.markdown:
+            args.markdown.write_text(_markdown(text, matrix), encoding="utf-8")
+        if args.plot:
+            write_plot(results, args.plot, DEFAULT_BACKEND)
+    except OSError as error:
+        raise ReportError(f"cannot write report: {error}") from None
 
 
 def run(args: argparse.Namespace) -> int:
     subjects: list[Subject] = []
     try:
+        _check_report_paths(args)
         return _measure(args, _contenders(args, subjects))
     finally:
         for subject in subjects:
@@ -186,16 +260,16 @@ def run(args: argparse.Namespace) -> int:
 
 def _measure(args: argparse.Namespace, contenders: list[Contender]) -> int:
     settings = _settings(args)
-    if args.plot:
-        check_plot(args.plot)  # fail before measuring, not after
     scenarios = [SCENARIOS[name] for name in args.scenario] or list(SCENARIOS.values())
     if any(contender.per_request for contender in contenders):
         print("protocol testees are measured per request: their costs include the round trip")
-    progress = _progress_line() if progress_wanted(sys.stderr, args.quiet) else None
+    progress = _progress(args.quiet)
     started = time.perf_counter()
-    results = run_sweep(scenarios, contenders, settings, progress)
-    if progress:
-        sys.stderr.write("\r\033[K")
+    try:
+        results = run_sweep(scenarios, contenders, settings, progress)
+    finally:
+        if progress:
+            progress.close()
     text = render_table(results, settings, DEFAULT_BACKEND)
     matrix = render_matrix(results, DEFAULT_BACKEND)
     print(text)
@@ -203,13 +277,18 @@ def _measure(args: argparse.Namespace, contenders: list[Contender]) -> int:
     print(matrix)
     print(
         f"\n{len(scenarios)} scenarios x {len(contenders)} implementations, "
-        f"min of {settings.repeats}, in {time.perf_counter() - started:.0f} s"
+        f"{_min_of(results, settings.repeats)}, in {time.perf_counter() - started:.0f} s"
+        + (f", stopped by --max-time {settings.max_time:g} s" if over_max_time(results) else "")
     )
-    _write_outputs(args, text, matrix, to_json(results, settings, DEFAULT_BACKEND))
-    if args.plot:
-        write_plot(results, args.plot, DEFAULT_BACKEND)
+    _write_reports(args, results, text, matrix, to_json(results, settings, DEFAULT_BACKEND))
     failed = [s.contender.name for s in results if s.error]
     if failed:
         print(f"tokasm bench: {', '.join(sorted(set(failed)))} raised; see the table")
         return 1
     return 0
+
+
+def _min_of(results: list[Series], repeats: int) -> str:
+    """``min of 5``, or ``min of 2 to 5`` where the bound left some points fewer runs."""
+    fewest = min((point.runs for series in results for point in series.points), default=repeats)
+    return f"min of {repeats}" if fewest == repeats else f"min of {fewest} to {repeats}"

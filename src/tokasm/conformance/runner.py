@@ -99,9 +99,7 @@ def _on_raise(step: Step, case: Case, error: ImplementationError, debug: bool) -
     )
 
 
-def _check_step(
-    step: Step, outcome: StepOutcome, case: Case, debug: bool
-) -> CaseResult | None:
+def _check_step(step: Step, outcome: StepOutcome, case: Case, debug: bool) -> CaseResult | None:
     """None if the step behaved as expected, else the case's failing result."""
     expect = step.expect
     assert expect is not None  # a corpus case always says what a step must do

@@ -7,53 +7,31 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from .._versions import __version__
-from .fit import FIT_POINTS
+from ._fit import FIT_POINTS
+from ._sweep import (
+    MAX_TIME,
+    MEMORY,
+    OVERRUN_FACTOR,
+    OVERRUN_FLOOR,
+    TIME,
+    over_max_time,
+    probe_sizes,
+)
+from ._units import format_seconds, format_size
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from .sweep import Series, SweepSettings
+    from ._measure import MemoryPeak
+    from ._sweep import Point, Series, Skip, SweepSettings
 
-__all__ = [
-    "format_seconds",
-    "format_size",
-    "parse_size",
-    "render_matrix",
-    "render_table",
-    "to_json",
-]
+__all__ = ["render_matrix", "render_table", "to_json"]
 
-_SUFFIXES = (("M", 1_000_000), ("k", 1_000))
-
-
-def format_size(size: int) -> str:
-    """``256000`` -> ``256k``, ``1000000`` -> ``1M``; other numbers as they are."""
-    for suffix, factor in _SUFFIXES:
-        if size >= factor and size % factor == 0:
-            return f"{size // factor}{suffix}"
-    return str(size)
-
-
-def parse_size(text: str) -> int:
-    """``4k`` -> 4000, ``1M`` -> 1000000, ``500`` -> 500; ValueError if not a positive size."""
-    stripped = text.strip()
-    factor = 1
-    for suffix, value in _SUFFIXES:
-        if stripped.endswith((suffix, suffix.lower())):
-            stripped, factor = stripped[:-1], value
-            break
-    size = int(stripped) * factor
-    if size < 1:
-        raise ValueError(f"size must be at least 1, got {text!r}")
-    return size
-
-
-def format_seconds(seconds: float) -> str:
-    """A duration in the unit that keeps three significant digits readable."""
-    for unit, factor in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
-        if seconds >= factor * 0.9995:  # 999.7ns rounds to "1us", never "1e+03ns"
-            return f"{seconds / factor:.3g}{unit}"
-    return f"{seconds / 1e-9:.3g}ns"
+#: What a cell shows for a step that was not run, by the limit that skipped it.
+_MARKERS = {MAX_TIME: "max-time"}
+_SKIP = "skip"
+#: ... or by the watchdog that stopped it.
+_STOPPED = "stopped"
 
 
 def _implementation_label(series: Series, default: str | None) -> str:
@@ -64,11 +42,29 @@ def _implementation_label(series: Series, default: str | None) -> str:
     return f"{name} ({', '.join(tags)})" if tags else name
 
 
+def _first_skip(series: Series, phase: str, size: int | None = None) -> Skip | None:
+    return next((s for s in series.skips if s.phase == phase and size in (None, s.size)), None)
+
+
+def _marker(skip: Skip | None) -> str:
+    if skip is None:
+        return "-"
+    return _STOPPED if skip.interrupted else _MARKERS.get(skip.limit, _SKIP)
+
+
 def _cell(series: Series, size: int) -> str:
     for point in series.points:
         if point.size == size:
             return format_seconds(point.per_operation)
-    return "skip" if size in series.skipped else "-"
+    return _marker(_first_skip(series, TIME, size))
+
+
+def _memory_cell(series: Series) -> str:
+    memory, size = series.memory, series.memory_size
+    if memory is None:
+        return _marker(_first_skip(series, MEMORY))
+    largest = series.points[-1].size
+    return f"{memory.ratio:.1f}x" + ("" if size == largest else f"@{format_size(size or 0)}")
 
 
 def _exponent_text(series: Series) -> str:
@@ -76,11 +72,39 @@ def _exponent_text(series: Series) -> str:
     return "-" if exponent is None else f"{exponent:.2f}"
 
 
+def _verdict_text(series: Series) -> str:
+    return "ERROR" if series.error else series.verdict
+
+
+def _legend(results: Sequence[Series], settings: SweepSettings) -> str:
+    bound = "none" if settings.max_time is None else f"{settings.max_time:g} s"
+    lines = [
+        f"exponent: log-log slope of time against size over the {FIT_POINTS} largest sizes run;",
+        f"{_SKIP}: predicted over the budget per run ({settings.budget:g} s, set-up included); "
+        f"{_MARKERS[MAX_TIME]}: not run, it would have ended past --max-time ({bound});",
+        "peak mem: tracemalloc peak over one run at the largest size timed, as a multiple of "
+        "the final text size (@size: the largest size whose traced run fitted)",
+    ]
+    if any(skip.interrupted for series in results for skip in series.skips):
+        lines.append(
+            f"{_STOPPED}: started, but still running after {OVERRUN_FACTOR:g}x the budget "
+            f"(at least {OVERRUN_FLOOR:g} s) or a budget past --max-time: interrupted, "
+            "and the sizes above it skipped"
+        )
+    cut = len(over_max_time(results))
+    if cut:
+        lines.append(
+            f"--max-time {bound} reached: {cut} steps not run (marked {_MARKERS[MAX_TIME]})"
+        )
+    return "\n".join(lines)
+
+
 def render_table(results: Sequence[Series], settings: SweepSettings, default: str | None) -> str:
     """Per scenario: cost per operation at each size, exponent, verdict, peak memory."""
     sizes = sorted(settings.sizes)
     blocks: list[str] = []
     scenarios = list(dict.fromkeys(series.scenario for series in results))
+    verdict_width = max(len("verdict"), *(len(_verdict_text(series)) for series in results))
     for scenario in scenarios:
         rows = [series for series in results if series.scenario is scenario]
         labels = [_implementation_label(series, default) for series in rows]
@@ -88,7 +112,7 @@ def render_table(results: Sequence[Series], settings: SweepSettings, default: st
         header = (
             f"{'implementation':<{width}}"
             + "".join(f"{format_size(size):>9}" for size in sizes)
-            + f"{'exponent':>10}  {'verdict':<10}{'peak mem':>9}"
+            + f"{'exponent':>10}  {'verdict':<{verdict_width}}{'peak mem':>11}"
         )
         lines = [
             f"{scenario.name}: {scenario.summary} (time per {scenario.unit})",
@@ -97,21 +121,14 @@ def render_table(results: Sequence[Series], settings: SweepSettings, default: st
         ]
         for label, series in zip(labels, rows, strict=True):
             cells = "".join(f"{_cell(series, size):>9}" for size in sizes)
-            memory = "-" if series.memory is None else f"{series.memory.ratio:.1f}x"
-            verdict = "ERROR" if series.error else series.verdict
             lines.append(
-                f"{label:<{width}}{cells}{_exponent_text(series):>10}  {verdict:<10}{memory:>9}"
+                f"{label:<{width}}{cells}{_exponent_text(series):>10}  "
+                f"{_verdict_text(series):<{verdict_width}}{_memory_cell(series):>11}"
             )
             if series.error:
                 lines.append(f"  {label} raised: {series.error}")
         blocks.append("\n".join(lines))
-    legend = (
-        f"exponent: log-log slope of time against size over the {FIT_POINTS} largest sizes run; "
-        "skip: predicted over the time budget;\n"
-        "peak mem: tracemalloc peak over one run at the largest size run, as a multiple of "
-        "the final text size"
-    )
-    return "\n\n".join([*blocks, legend])
+    return "\n\n".join([*blocks, _legend(results, settings)])
 
 
 def render_matrix(results: Sequence[Series], default: str | None) -> str:
@@ -135,6 +152,27 @@ def render_matrix(results: Sequence[Series], default: str | None) -> str:
     return "\n".join(lines)
 
 
+def _memory_json(memory: MemoryPeak) -> dict[str, Any]:
+    return {
+        "peak_bytes": memory.peak_bytes,
+        "text_bytes": memory.text_bytes,
+        "ratio": memory.ratio,
+        "traced_seconds": memory.seconds,
+    }
+
+
+def _point_json(point: Point) -> dict[str, Any]:
+    return {
+        "size": point.size,
+        "seconds": point.seconds,
+        "operations": point.operations,
+        "seconds_per_operation": point.per_operation,
+        "runs": point.runs,
+        "setup_seconds": point.setup_seconds,
+        "memory": None if point.memory is None else _memory_json(point.memory),
+    }
+
+
 def to_json(
     results: Sequence[Series], settings: SweepSettings, default: str | None
 ) -> dict[str, Any]:
@@ -150,35 +188,35 @@ def to_json(
             "budget_seconds": settings.budget,
             "batch_seconds": settings.batch,
             "fit_points": FIT_POINTS,
+            "max_time_seconds": settings.max_time,
+            "probe_sizes": list(probe_sizes(settings.sizes)),
         },
         "default": default,
+        "max_time_reached": bool(over_max_time(results)),
         "results": [
             {
                 "scenario": series.scenario.name,
                 "implementation": series.contender.name,
                 "per_request": series.contender.per_request,
                 "unit": series.scenario.unit,
-                "points": [
-                    {
-                        "size": point.size,
-                        "seconds": point.seconds,
-                        "operations": point.operations,
-                        "seconds_per_operation": point.per_operation,
-                    }
-                    for point in series.points
-                ],
+                "points": [_point_json(point) for point in series.points],
                 "skipped_sizes": series.skipped,
+                "skips": [
+                    {
+                        "size": s.size,
+                        "phase": s.phase,
+                        "limit": s.limit,
+                        "reason": s.reason,
+                        "interrupted": s.interrupted,
+                    }
+                    for s in series.skips
+                ],
                 "exponent": series.exponent,
                 "verdict": series.verdict,
                 "error": series.error,
                 "memory": None
                 if series.memory is None
-                else {
-                    "size": series.memory_size,
-                    "peak_bytes": series.memory.peak_bytes,
-                    "text_bytes": series.memory.text_bytes,
-                    "ratio": series.memory.ratio,
-                },
+                else {"size": series.memory_size, **_memory_json(series.memory)},
             }
             for series in results
         ],

@@ -11,9 +11,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..conformance._display import error_text
+from ..conformance._guard import reraise_unless_target
 from ..conformance.steps import READ_SINCE, Apply, Get, ReadSince, features_of
+from ..errors import TargetError
 from ..implementations import BACKENDS
-from .sweep import Contender
+from ._sweep import Contender
 
 if TYPE_CHECKING:
     from ..conformance.subjects import Subject
@@ -27,8 +30,13 @@ _INSTANCE = "bench"
 
 
 def python_contender(name: str, factory: AssemblerFactory) -> Contender:
-    """An in-process assembler factory; ``read_since`` is detected on a fresh instance."""
-    return Contender(name, factory, READ_SINCE in features_of(factory()))
+    """An in-process assembler factory; ``read_since`` is detected on a fresh instance
+    (TargetError if making or inspecting it raises)."""
+    try:
+        return Contender(name, factory, READ_SINCE in features_of(factory()))
+    except BaseException as error:
+        reraise_unless_target(error)
+        raise TargetError(f"target {name!r}: calling it raised {error_text(error)}") from None
 
 
 def bundled_contenders() -> list[Contender]:

@@ -9,14 +9,14 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from ..errors import UsageError
-from .report import format_size
+from ..errors import ReportError
+from ._units import format_size
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
     from pathlib import Path
 
-    from .sweep import Series
+    from ._sweep import Series
 
 __all__ = ["PLOT_FORMATS", "PlotError", "check_plot", "write_plot"]
 
@@ -24,7 +24,7 @@ PLOT_FORMATS = (".png", ".svg")
 _COLUMNS = 4
 
 
-class PlotError(UsageError):
+class PlotError(ReportError):
     """The plot cannot be written: matplotlib missing, or an unsupported file type."""
 
 

@@ -3,9 +3,9 @@
 If time grows as ``c * n**k``, then ``log t = log c + k log n``: the slope of
 a least-squares line through the points in log-log space is the scaling
 exponent ``k``. An ``n log n`` cost has a local slope of ``1 + 1/ln n``
-(about 1.1 over these sizes), so the bands below separate what can be
-separated honestly: a constant, a linear, a clearly superlinear and a
-quadratic cost.
+(about 1.1 over these sizes, so it reads ``linear``), and the bands below
+separate what can be separated honestly: a constant, a linear, a clearly
+superlinear and a quadratic cost.
 """
 
 from __future__ import annotations
@@ -16,7 +16,16 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-__all__ = ["FIT_POINTS", "VERDICT_BANDS", "predict_seconds", "scaling_exponent", "verdict"]
+__all__ = [
+    "EXPONENT_MARGIN",
+    "FIT_POINTS",
+    "MIN_EXPONENT",
+    "UNKNOWN_EXPONENT",
+    "VERDICT_BANDS",
+    "predict_seconds",
+    "scaling_exponent",
+    "verdict",
+]
 
 #: The exponent is fitted over the largest sizes measured, where the cost that
 #: grows with n has overtaken the fixed per-call overhead of small sizes.
@@ -26,7 +35,7 @@ FIT_POINTS = 3
 VERDICT_BANDS: tuple[tuple[float, str], ...] = (
     (0.5, "constant"),
     (1.2, "linear"),
-    (1.6, "n log n"),
+    (1.6, "superlinear"),
     (2.5, "quadratic"),
 )
 
@@ -50,23 +59,37 @@ def scaling_exponent(sizes: Sequence[int], seconds: Sequence[float]) -> float:
 
 
 def verdict(exponent: float) -> str:
-    """``constant``, ``linear``, ``n log n``, ``quadratic`` or ``worse than quadratic``."""
+    """``constant``, ``linear``, ``superlinear``, ``quadratic`` or ``worse than quadratic``."""
     for bound, name in VERDICT_BANDS:
         if exponent < bound:
             return name
     return "worse than quadratic"
 
 
-def predict_seconds(sizes: Sequence[int], seconds: Sequence[float], size: int) -> float:
-    """Extrapolate the time at ``size`` from the last two points (at least linearly).
+#: With one point there is no growth to measure: assume a quadratic one.
+UNKNOWN_EXPONENT = 2.0
+#: Added to the exponent measured over the last two sizes: a cost ``a*n + b*n**2``
+#: steepens toward 2 as ``n`` grows, by less than this from one size to the next
+#: (sizes up to 10x apart).
+EXPONENT_MARGIN = 0.5
+#: Never extrapolate flatter than this: noise can make a linear cost read flat.
+MIN_EXPONENT = 1.5
 
-    Used to skip a size that would blow the time budget; it errs toward
-    running, because a single point is extrapolated linearly.
+
+def predict_seconds(sizes: Sequence[int], seconds: Sequence[float], size: int) -> float:
+    """Extrapolate the time at ``size`` from the last two points, erring high.
+
+    Used to skip a size that would blow a time budget, so it must not
+    under-predict a cost that is turning quadratic: the exponent is the one
+    measured over the last two points plus ``EXPONENT_MARGIN``, at least
+    ``MIN_EXPONENT``, and capped at 2 unless the measured growth is steeper
+    (``UNKNOWN_EXPONENT`` from a single point). 0.0 when nothing is measured.
     """
     if not sizes:
         return 0.0
-    exponent = 1.0
+    exponent = UNKNOWN_EXPONENT
     if len(sizes) >= 2 and sizes[-1] != sizes[-2]:
-        exponent = max(1.0, scaling_exponent(sizes[-2:], seconds[-2:]))
+        measured = scaling_exponent(sizes[-2:], [max(t, 1e-9) for t in seconds[-2:]])
+        exponent = min(max(MIN_EXPONENT, measured + EXPONENT_MARGIN), max(2.0, measured))
     growth: float = (size / sizes[-1]) ** exponent
     return seconds[-1] * growth

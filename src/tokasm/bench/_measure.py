@@ -69,6 +69,9 @@ class MemoryPeak:
 
     peak_bytes: int
     text_bytes: int
+    #: Wall time of the traced set-up and run: tracemalloc makes it several
+    #: times slower than an untraced one, so the sweep predicts it on its own.
+    seconds: float = 0.0
 
     @property
     def ratio(self) -> float:
@@ -83,10 +86,12 @@ def peak_memory(scenario: Scenario, factory: AssemblerFactory, workload: Workloa
     while streaming are, for as long as the assembler keeps them.
     """
     gc.collect()
+    start = time.perf_counter()
     tracemalloc.start()
     try:
         texts = scenario.prepare(factory, workload)()
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    return MemoryPeak(peak, sum(sys.getsizeof(text) for text in texts))
+    seconds = time.perf_counter() - start
+    return MemoryPeak(peak, sum(sys.getsizeof(text) for text in texts), seconds)
