@@ -98,7 +98,6 @@ _SHAPED_POOLS: tuple[tuple[str, ...], ...] = (
     ("Aa", "BB", "AaBB", "BBAa"),
 )
 
-_POOLS = _LOOKALIKE_POOLS + _SHAPED_POOLS
 
 #: Stream sentinels and null-like texts, which are ordinary text (APPEND-EXACT).
 SENTINEL_DELTAS: tuple[str, ...] = (
@@ -146,7 +145,7 @@ INSTANCE_NAMES: tuple[str, ...] = ("a", "b", "c", "d")
 _FINAL_CHOICES: tuple[bool | None, ...] = (None, None, False, True)
 
 _POOL_SIZE = 4  # distinct ids in a program's pool of arbitrary ids
-_MAX_POOLS = 3  # look-alike pools joined into one program's pool
+_MAX_POOLS = 3  # pools joined into one program's pool
 
 # Hypothesis starts small; a few operations even in its first examples make
 # each one count. Shorter counterexamples come from the fuzzer's final
@@ -262,8 +261,9 @@ def _sizes(few: int, many: tuple[int, ...]) -> st.SearchStrategy[int]:
     return _mostly(st.integers(min_value=2, max_value=few), st.sampled_from(many), one_in=4)
 
 
-def _joined(pools: list[tuple[str, ...]]) -> list[str]:
-    """Look-alike pools as one, so a program mixes several kinds of shaped ids."""
+def _joined(lookalikes: tuple[str, ...], shaped: list[tuple[str, ...]]) -> list[str]:
+    """A look-alike pool and shaped ones as one, so a program mixes kinds of ids."""
+    pools = (lookalikes, *shaped)
     return list(dict.fromkeys(message_id for pool in pools for message_id in pool))
 
 
@@ -293,7 +293,7 @@ class _Draws:
         self.endings = st.sampled_from(_ENDINGS)
         self.tails = st.sampled_from(_TAILS)
         self.stems = st.sampled_from(_STEMS)
-        most = max(_POOL_SIZE, _MAX_POOLS * max(map(len, _POOLS)))
+        most = max(_POOL_SIZE, _MAX_POOLS * max(map(len, _LOOKALIKE_POOLS + _SHAPED_POOLS)))
         self.pooled = st.integers(min_value=0, max_value=most - 1)
         self.extra = _mostly(st.just({}), st.sampled_from(_EXTRA_KEYS), one_in=4)
         self.read_since = read_since
@@ -396,7 +396,11 @@ def programs(
         _mostly(draws.single(), draws.macro(), one_in=5), min_size=_MIN_OPS, max_size=max_ops
     )
     pools = _mostly(
-        st.lists(st.sampled_from(_POOLS), min_size=1, max_size=_MAX_POOLS).map(_joined),
+        st.builds(
+            _joined,
+            st.sampled_from(_LOOKALIKE_POOLS),
+            st.lists(st.sampled_from(_SHAPED_POOLS), max_size=_MAX_POOLS - 1),
+        ),
         st.lists(message_ids(), min_size=1, max_size=_POOL_SIZE, unique=True),
         one_in=4,
     )
