@@ -14,7 +14,32 @@ from tokasm.conformance._paths import spec_dir
 if TYPE_CHECKING:
     from pathlib import Path
 
-__all__ = ["USER_CASES", "Ran", "copy_spec", "example_session", "tokasm_cmd", "user_case_folder"]
+__all__ = [
+    "BROKEN",
+    "GOOD",
+    "USER_CASES",
+    "Ran",
+    "copy_spec",
+    "example_session",
+    "tokasm_cmd",
+    "tokasm_started",
+    "user_case_folder",
+]
+
+#: A user's module holding a correct implementation, ``good:Impl``.
+GOOD = "from tokasm.implementations import ListJoinAssembler as Impl\n"
+
+#: A user's module breaking AFTER-REFINAL only (``broken:Impl``): a second final
+#: answers None instead of the text.
+BROKEN = """\
+from tokasm.implementations import ListJoinAssembler
+
+class Impl(ListJoinAssembler):
+    def apply(self, event):
+        if event.get("final") and self._completed(event["id"]) is not None:
+            return None
+        return super().apply(event)
+"""
 
 
 @dataclass(frozen=True)
@@ -38,6 +63,21 @@ def tokasm_cmd(folder: Path, *args: str) -> Ran:
         check=False,
     )
     return Ran(done.returncode, done.stdout, done.stderr)
+
+
+def tokasm_started(folder: Path, *args: str) -> subprocess.Popen[str]:
+    """``python -m tokasm ARGS`` started in ``folder``, its stdout and stderr pipes (text)
+    to read while it runs: for a closed pipe, a signal, a hang."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    return subprocess.Popen(
+        [sys.executable, "-m", "tokasm", *args],
+        cwd=folder,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        encoding="utf-8",
+    )
 
 
 def copy_spec(folder: Path) -> Path:

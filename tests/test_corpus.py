@@ -317,5 +317,5 @@ def test_spec_dir_override_without_version_fails(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv(SPEC_DIR_ENV, str(tmp_path / "nowhere"))
-    with pytest.raises(FileNotFoundError, match="nowhere"):
+    with pytest.raises(CorpusError, match="nowhere"):
         spec_dir()

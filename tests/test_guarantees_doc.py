@@ -14,7 +14,7 @@ import pytest
 
 from tokasm import errors
 from tokasm.cli import options
-from tokasm.conformance import _protocol, _protocol_client
+from tokasm.conformance import _display, _protocol, _protocol_client, _reports, _xfail, corpus
 from tokasm.conformance._paths import spec_dir
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
@@ -45,11 +45,34 @@ CONSTANTS: dict[str, float] = {
     )
     for name in names
 }
+#: The "Reports and inputs" section of guarantees.md.
+REPORTS_SECTION = DOCS / "guarantees.md"
+REPORT_LIMITS: dict[str, float] = {
+    name: getattr(module, name)
+    for module, names in (
+        (
+            corpus,
+            (
+                "MAX_FILE_BYTES",
+                "MAX_CASE_DEPTH",
+                "MAX_YAML_NODES",
+                "MAX_CASE_STEPS",
+                "MAX_CASE_CHARS",
+                "MAX_FILE_STEPS",
+                "MAX_FILE_CHARS",
+            ),
+        ),
+        (_xfail, ("MAX_XFAIL_BYTES",)),
+        (_display, ("BLOCK_LIMIT",)),
+        (_reports, ("NAME_LIMIT", "REPORT_VERSION")),
+    )
+    for name in names
+}
 ALL_IN = DOCS / "guarantees.md"
 PROTOCOL_LIMITS = ("MAX_LINE_BYTES", "MAX_DEPTH", "MAX_VALUES", "MAX_NAME_CHARS", "MAX_TEXT_CHARS")
 
 
-def stated(path: Path) -> dict[str, float]:
+def stated(path: Path, known: dict[str, float] = CONSTANTS) -> dict[str, float]:
     """Each constant named in a table row, with the first number of the next cell."""
     values: dict[str, float] = {}
     for line in path.read_text(encoding="utf-8").splitlines():
@@ -57,7 +80,7 @@ def stated(path: Path) -> dict[str, float]:
         for index, cell in enumerate(cells[:-1]):
             name = re.fullmatch(r"`([A-Z_]+)`", cell)
             number = re.search(r"\d[\d,]*(\.\d+)?", cells[index + 1])
-            if name and name[1] in CONSTANTS and number:
+            if name and name[1] in known and number:
                 values[name[1]] = float(number[0].replace(",", ""))
     return values
 
@@ -72,3 +95,7 @@ def test_every_limit_is_stated_with_the_value_of_its_constant(
 ) -> None:
     values = stated(path)
     assert {name: values.get(name) for name in names} == {name: CONSTANTS[name] for name in names}
+
+
+def test_the_reports_section_states_each_limit_with_its_constant() -> None:
+    assert stated(REPORTS_SECTION, REPORT_LIMITS) == REPORT_LIMITS

@@ -11,8 +11,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
-import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -20,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import jsonschema
 import pytest
 
-from helpers import Ran, tokasm_cmd
+from helpers import Ran, tokasm_cmd, tokasm_started
 from tokasm.conformance._paths import spec_dir
 
 if TYPE_CHECKING:
@@ -288,20 +286,8 @@ def test_a_targets_own_keyboard_interrupt_is_not_a_ctrl_c(project: Path) -> None
     assert "raised KeyboardInterrupt" in ran.out
 
 
-def _start(folder: Path, *args: str) -> subprocess.Popen[str]:
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    return subprocess.Popen(
-        [sys.executable, "-m", "tokasm", *args],
-        cwd=folder,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-
-
 def test_a_real_ctrl_c_still_stops_the_run(project: Path) -> None:
-    process = _start(project, "check", "hangs:Sleeps", "--timeout", "600", *FAST)
+    process = tokasm_started(project, "check", "hangs:Sleeps", "--timeout", "600", *FAST)
     try:
         assert process.stderr is not None
         assert process.stderr.readline() == "hanging\n"  # the target is in its call now

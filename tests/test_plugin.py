@@ -116,11 +116,10 @@ def test_unknown_profile_is_a_usage_error(project: pytest.Pytester) -> None:
     result.stderr.fnmatch_lines(["ERROR: --tokasm-profile: unknown 'lax' (choose from required*"])
 
 
-def test_without_assembler_one_clear_skip(project: pytest.Pytester) -> None:
+def test_without_assembler_a_usage_error(project: pytest.Pytester) -> None:
     result = _conformance(project, "-rs")
-    assert result.ret == pytest.ExitCode.OK
-    result.assert_outcomes(skipped=1)
-    result.stdout.fnmatch_lines(["*no --tokasm-assembler given: run `python -m pytest --pyargs*"])
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*no --tokasm-assembler given: run `python -m pytest --pyargs*"])
 
 
 def test_xfail_list_makes_strict_expected_failures(project: pytest.Pytester) -> None:

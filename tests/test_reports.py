@@ -15,6 +15,8 @@ from tokasm.conformance._progress import Progress, progress_wanted
 from tokasm.conformance._reports import (
     json_report,
     markdown_report,
+    render_card,
+    render_failures,
     render_verdict,
     write_json,
     write_junit,
@@ -133,11 +135,21 @@ def test_markdown_card(tmp_path: Path) -> None:
     write_markdown(path, [CLEAN, _run("mod:AllPass", ["passed", "skipped"]), tricky])
     card = path.read_text(encoding="utf-8")
     assert card.startswith("### tokasm conformance: FAILED\n")
-    assert "| `mod:Clean` | mod:Clean impl | 2 | 0 | 0 | 1 | 1 | 0 | ✅ conforms |" in card
+    assert "| `mod:Clean` | `mod:Clean impl` | 2 | 0 | 0 | 1 | 1 | 0 | ✅ conforms |" in card
     assert "| `a\\|b:Impl` |" in card  # a pipe would split the table cell
     assert "````text\nactual: '```'\n````" in card  # fence longer than the content's
     assert "mod:Clean</code>: 1 not passing" in card  # its expected failure, listed
     assert "mod:AllPass</code>" not in card  # nothing to detail
+
+
+def test_markdown_keeps_a_hostile_name_inert() -> None:
+    """Backticks, HTML and newlines in a name stay inside code: they cannot end the span,
+    open a tag, or start a new table row."""
+    hostile = _run("x`` <img src=y>\n| z |", ["failed"], ("problem\n### heading",))
+    card = markdown_report([hostile])
+    row = next(line for line in card.splitlines() if line.startswith("| ```"))
+    assert row.startswith("| ```x`` <img src=y>\\n\\| z \\|``` |")
+    assert "```text\nproblem\n### heading\n```" in card  # a problem is fenced too
 
 
 def test_markdown_all_clean_says_passed() -> None:
@@ -212,3 +224,27 @@ def test_documented_example_is_valid() -> None:
     text = (spec_dir() / "REPORTS.md").read_text(encoding="utf-8")
     example = text.split("```json\n", 1)[1].split("\n```", 1)[0]
     jsonschema.validate(json.loads(example), _schema())
+
+
+def test_target_text_is_escaped_and_capped_in_every_report(tmp_path: Path) -> None:
+    """A lone surrogate, ANSI and NUL in a name, 1 MB of error: every report stays valid."""
+    name = "half\ud83d emoji\x1b[2J\x00"
+    huge = "line one\n" + "\ud83d\x07" * 500_000
+    run = TargetRun(name, name, (_result("case.x", "errored", huge),), "1.2.3", ("p\x00",))
+    write_json(tmp_path / "r.json", [run])
+    write_junit(tmp_path / "r.xml", [run])
+    write_markdown(tmp_path / "r.md", [run])
+    for report in ("r.json", "r.xml", "r.md"):
+        data = (tmp_path / report).read_bytes()
+        assert len(data) < 200_000
+        text = data.decode("utf-8", errors="strict")
+        assert "\x1b" not in text
+        assert "\x00" not in text
+    loaded = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
+    jsonschema.validate(loaded, _schema())
+    (case,) = loaded["runs"][0]["cases"]
+    assert loaded["runs"][0]["target"] == "half\\ud83d emoji\\x1b[2J\\x00"
+    assert case["message"].startswith("line one\n\\ud83d\\x07")
+    assert "characters]" in case["message"]
+    ET.parse(tmp_path / "r.xml")
+    assert "\x1b" not in render_failures(run) + render_card([run])

@@ -108,3 +108,37 @@ def test_written_list_of_several_targets_names_them(corpus: Corpus, tmp_path: Pa
     (line,) = [ln for ln in path.read_text(encoding="utf-8").splitlines() if "seed.example" in ln]
     assert "# one: failed: " in line
     assert "; two: failed: " in line
+
+
+def test_first_line_wins_between_ids_and_globs(tmp_path: Path) -> None:
+    path = tmp_path / "known.txt"
+    path.write_text("append.*  # glob first\nappend.basic  # id later\nseed.example\n")
+    listed = load_xfail(path)
+    assert listed.entry_for("append.basic") == listed.entries[0]
+    path.write_text("append.basic  # id first\nappend.*  # glob later\n")
+    listed = load_xfail(path)
+    assert listed.entry_for("append.basic") == listed.entries[0]
+    assert listed.entry_for("append.other") == listed.entries[1]
+    assert listed.entry_for("seed.example") is None
+
+
+@pytest.mark.parametrize("glob", ["*", "**", "?*", "*?", "*.*", "[!@]*"])
+def test_a_glob_matching_every_case_is_refused(corpus: Corpus, tmp_path: Path, glob: str) -> None:
+    path = tmp_path / "known.txt"
+    path.write_text(f"seed.example\n{glob}  # all of it\n", encoding="utf-8")
+    load_xfail(path)  # without the corpus, nothing to judge
+    with pytest.raises(XfailError, match=r"known\.txt:2: .* matches every case"):
+        load_xfail(path, corpus)
+
+
+def test_written_list_keeps_reasons_and_never_writes_a_glob(corpus: Corpus, tmp_path: Path) -> None:
+    broken = _run(corpus, RefinalReturnsNone, "evil\n*\n#\x1b[0m")
+    failing = sorted(r.case_id for r in broken.results if r.outcome == "failed")
+    path = tmp_path / "known.txt"
+    path.write_text(f"{failing[0]}  # people wrote this\n", encoding="utf-8")
+    write_xfail(path, [broken], keep=load_xfail(path))
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert f"{failing[0]}  # people wrote this" in lines
+    entries = [line.partition("#")[0].strip() for line in lines]
+    assert sorted(e for e in entries if e) == failing  # ids only, each exactly itself
+    assert "\x1b" not in "".join(lines)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .conformance._paths import spec_dir
+from .errors import CorpusError
 
 __all__ = ["PROTOCOL_VERSION", "__version__", "corpus_version", "version_line"]
 
@@ -19,5 +20,13 @@ def corpus_version() -> str:
 
 
 def version_line() -> str:
-    """What ``--version`` prints and ``check`` opens with."""
-    return f"tokasm {__version__} (corpus {corpus_version()}, protocol {PROTOCOL_VERSION})"
+    """What ``--version`` prints and ``check`` opens with.
+
+    Built for every parser, so a missing spec folder must not break ``--help``:
+    the corpus then reads ``unavailable`` and the command that needs it says why.
+    """
+    try:
+        corpus = corpus_version()
+    except (CorpusError, OSError):
+        corpus = "unavailable"
+    return f"tokasm {__version__} (corpus {corpus}, protocol {PROTOCOL_VERSION})"

@@ -8,14 +8,15 @@ and 2 for a ``UsageError`` (tokasm.errors), mapped here in one place.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from typing import TYPE_CHECKING
 
 from .._versions import version_line
+from ..conformance._display import safe_block
 from ..conformance._protocol_client import testees_end_with_the_run
 from ..errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, UsageError
 from . import bench, check, export, fuzz
+from ._console import Console, silence_stdout
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -42,17 +43,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         with testees_end_with_the_run():
             code: int = args.run(args)
-        sys.stdout.flush()
     except UsageError as error:
         if args.debug:
             raise
-        print(f"tokasm {args.command}: error: {error}", file=sys.stderr)
+        Console(sys.stderr).print(f"tokasm {args.command}: error: {safe_block(error)}")
         return EXIT_USAGE
     except BrokenPipeError:
-        # The reader went away (``tokasm check | head``): stop quietly, as Unix tools do.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        # The reader went away (``tokasm bench | head``): stop quietly, as Unix tools do.
+        silence_stdout()
         return EXIT_FAILED
     except KeyboardInterrupt:
-        print("tokasm: interrupted", file=sys.stderr)
+        Console(sys.stderr).print("tokasm: interrupted")
         return EXIT_INTERRUPTED
+    _flush_stdout()
     return code
+
+
+def _flush_stdout() -> None:
+    """Flush what is left for stdout; a reader that went away does not change the verdict."""
+    try:
+        sys.stdout.flush()
+    except (OSError, ValueError, AttributeError):  # gone, closed or replaced by a target
+        silence_stdout()

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import os
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .._versions import version_line
+from ..conformance._display import safe_text
 from ..conformance._frames import quiet_stray_errors
 from ..conformance._fuzz import CHECK_EXAMPLES, fuzz_phase
 from ..conformance._progress import Progress, progress_wanted
@@ -21,28 +24,39 @@ from ..conformance._protocol_client import (
     split_command,
 )
 from ..conformance._reports import (
+    NAME_LIMIT,
+    ReportPlan,
+    json_text,
+    junit_text,
+    markdown_report,
     render_card,
     render_failures,
     render_verdict,
-    write_json,
-    write_junit,
-    write_markdown,
 )
 from ..conformance._watchdog import Watchdog
-from ..conformance._xfail import XfailList, apply_xfail, load_xfail, write_xfail
-from ..conformance.corpus import PROFILES
-from ..conformance.results import CaseResult, TargetRun
+from ..conformance._xfail import XfailList, apply_xfail, load_xfail, render_xfail
+from ..conformance.corpus import PROFILES, profile_gap
+from ..conformance.results import CaseResult, TargetRun, timed
 from ..conformance.runner import DEFAULT_PROFILES, run_cases
 from ..conformance.subjects import PythonSubject, Subject, resolve_target
 from ..conformance.testee import python_testee_command
-from ..errors import EXIT_FAILED, EXIT_USAGE, CorpusError, ReportError, TargetError
+from ..errors import (
+    EXIT_FAILED,
+    EXIT_USAGE,
+    CorpusError,
+    ReportError,
+    TargetError,
+    UsageError,
+    XfailError,
+)
 from ..implementations import BACKENDS
 from ._cases import add_case_options, chosen_cases
+from ._console import Console, guarded_run
 from .options import TARGET_HELP, exit_codes, non_negative, positive_seconds, subcommand
 
 if TYPE_CHECKING:
     import argparse
-    from collections.abc import Callable, Sequence, Set
+    from collections.abc import Sequence, Set
 
     from ..conformance.corpus import Case, Corpus
     from .options import Commands
@@ -63,6 +77,11 @@ and a closing CONFORMANCE PASSED/FAILED line with the counts. Progress goes
 to stderr on a terminal only (never when CI is set, or with --quiet).
 
 For CI: --junit and --json for machines, --markdown for a pull request.
+Report paths are checked before any case runs; an old report at a --json,
+--junit or --markdown path is deleted when the first case runs, and each
+report is written whole (a temporary file, then a rename) when the run ends,
+so an interrupted run leaves none. PATH '-' sends that report to stdout (one
+at most), and the rest of the output to stderr.
 An implementation with known gaps keeps an --xfail list (one case id or glob
 per line, '# reason' allowed): listed cases that fail are expected failures;
 a listed case that passes, or a line matching no case, fails the run, so the
@@ -143,11 +162,16 @@ def add_parser(commands: Commands) -> None:
         "--json",
         type=Path,
         metavar="PATH",
-        help="write a JSON report (schema: spec/report.schema.json)",
+        help="write a JSON report (schema: spec/report.schema.json); '-' for stdout",
     )
-    reports.add_argument("--junit", type=Path, metavar="PATH", help="write JUnit XML")
     reports.add_argument(
-        "--markdown", type=Path, metavar="PATH", help="write a Markdown report card for a PR"
+        "--junit", type=Path, metavar="PATH", help="write JUnit XML; '-' for stdout"
+    )
+    reports.add_argument(
+        "--markdown",
+        type=Path,
+        metavar="PATH",
+        help="write a Markdown report card for a PR; '-' for stdout",
     )
     reports.add_argument(
         "--xfail",
@@ -159,7 +183,8 @@ def add_parser(commands: Commands) -> None:
         "--write-xfail",
         type=Path,
         metavar="FILE",
-        help="write the cases failing now as an --xfail file (ids sorted, reasons as comments)",
+        help="write the cases failing now as an --xfail file (ids sorted, reasons as comments; "
+        "a reason already in FILE is kept); '-' for stdout",
     )
     reports.add_argument(
         "-q", "--quiet", action="store_true", help="no progress line (it is off in CI anyway)"
@@ -199,12 +224,23 @@ class _Session:
     """
 
     def __init__(
-        self, args: argparse.Namespace, corpus: Corpus, cases: list[Case], xfail: XfailList | None
+        self,
+        args: argparse.Namespace,
+        corpus: Corpus,
+        cases: list[Case],
+        xfail: XfailList | None,
+        reports: ReportPlan,
     ) -> None:
         self.args = args
         self.corpus = corpus
         self.cases = cases
         self.xfail = xfail
+        self.reports = reports
+        # Printing that a closed pipe or a target closing sys.stdout cannot stop;
+        # with a report on stdout ('-'), everything else goes to stderr.
+        self.stdout = Console(sys.stdout)
+        self.console = Console(sys.stderr) if reports.to_stdout else self.stdout
+        self.started = time.perf_counter()  # the current target's start
         self.watchdog = Watchdog(args.timeout, self.hung)
         self.subjects: list[Subject] = []
         self.runs: list[TargetRun] = []
@@ -241,9 +277,10 @@ class _Session:
     def run_target(self, subject: Subject, profiles: Set[str]) -> TargetRun:
         args = self.args
         self.results, self.fuzzing = [], False
-        results = run_cases(subject, self.cases, profiles, debug=args.debug)
+        self.started = time.perf_counter()
+        results = timed(run_cases(subject, self.cases, profiles, debug=args.debug))
         if progress_wanted(sys.stderr, args.quiet):
-            results = Progress(subject.name, len(self.cases)).track(results)
+            results = Progress(safe_text(subject.name, NAME_LIMIT), len(self.cases)).track(results)
         try:
             for result in results:
                 self.results.append(result)  # one at a time: hung() reads them
@@ -258,13 +295,16 @@ class _Session:
     def finish_target(
         self, subject: Subject, results: tuple[CaseResult, ...], problems: tuple[str, ...] = ()
     ) -> TargetRun:
-        run_ = TargetRun(subject.name, subject.name, results, self.corpus.version, problems)
+        duration = time.perf_counter() - self.started
+        run_ = TargetRun(
+            subject.name, subject.name, results, self.corpus.version, problems, duration
+        )
         if self.xfail is not None:
             run_ = apply_xfail(run_, self.xfail, self.corpus)
         self.runs.append(run_)
         details = render_failures(run_)
         if details:
-            print(details)
+            self.console.print(details)
         return run_
 
     def hung(self, seconds: float, stack: str) -> None:
@@ -286,9 +326,8 @@ class _Session:
             f"cannot be stopped, so the run ended here{where}"
         )
         if self.loading is not None:
-            print(
-                f"tokasm check: error: target {self.loading!r}: loading it hung: {hang}",
-                file=sys.stderr,
+            Console(sys.stderr).print(
+                f"tokasm check: error: target {self.loading!r}: loading it hung: {hang}"
             )
             return EXIT_USAGE
         current = self.subjects[len(self.runs)]
@@ -304,30 +343,58 @@ class _Session:
             self.finish_target(current, tuple(self.results))
         for subject in self.subjects[len(self.runs) :]:
             self.finish_target(subject, (), ("not run: an earlier target hung",))
-        return _conclude(self.args, self.runs, len(self.cases))
+        try:
+            return self.conclude()
+        except UsageError as error:  # a report that failed: say so, as main() would
+            Console(sys.stderr).print(f"tokasm check: error: {error}")
+            return EXIT_USAGE
+
+    def conclude(self) -> int:
+        """Write every report (each on its own, before anything is printed that a closed
+        stdout could stop), then print the card and verdict: the exit code."""
+        failures = self.reports.write(self.runs, self.stdout.print)
+        self.console.print(render_card(self.runs))
+        self.console.print(render_verdict(self.runs, len(self.cases)))
+        if failures:
+            raise ReportError("cannot write report: " + "; ".join(failures))
+        return 0 if all(run_.conforms for run_ in self.runs) else 1
 
 
-def _write_reports(args: argparse.Namespace, runs: Sequence[TargetRun]) -> None:
-    writers: list[tuple[Path | None, Callable[[Path, Sequence[TargetRun]], None]]] = [
-        (args.json, write_json),
-        (args.junit, write_junit),
-        (args.markdown, write_markdown),
-        (args.write_xfail, write_xfail),
-    ]
-    for path, write in writers:
-        if path is not None:
-            write(path, runs)
+def _refuse_unrunnable_profiles(
+    requested: Sequence[str], chosen: Sequence[Case], subjects: Sequence[Subject]
+) -> None:
+    """An explicitly requested profile a target cannot run is a usage error, not a quiet skip.
+
+    Judged on every case the run covers, as the profile is, whatever ``-k`` selects."""
+    for subject in subjects:
+        gap = profile_gap(requested, chosen, subject.name, subject.features)
+        if gap is not None:
+            raise TargetError(f"--profile: {gap}")
 
 
-def _conclude(args: argparse.Namespace, runs: Sequence[TargetRun], case_count: int) -> int:
-    """Print the card, write the reports and print the verdict: the exit code."""
-    print(render_card(runs))
+def _report_plan(args: argparse.Namespace) -> ReportPlan:
+    """Every report asked for, each destination checked now, before any target loads."""
+    keep = _previous_list(args.write_xfail)
+    return ReportPlan.checked(
+        [
+            ("--json", args.json, json_text),
+            ("--junit", args.junit, junit_text),
+            ("--markdown", args.markdown, markdown_report),
+            ("--write-xfail", args.write_xfail, lambda runs: render_xfail(runs, keep)),
+        ],
+        source=args.xfail,
+        kept="--write-xfail",
+    )
+
+
+def _previous_list(path: Path | None) -> XfailList | None:
+    """The list --write-xfail replaces, so its reasons are kept; ReportError if unreadable."""
+    if path is None or str(path) == "-" or not path.is_file():
+        return None
     try:
-        _write_reports(args, runs)
-    except OSError as error:
-        raise ReportError(f"cannot write report: {error}") from error
-    print(render_verdict(runs, case_count))
-    return 0 if all(run_.conforms for run_ in runs) else 1
+        return load_xfail(path)
+    except XfailError as error:
+        raise ReportError(f"--write-xfail: will not replace it: {error}") from None
 
 
 def _exit_despite_threads(code: int) -> int:
@@ -335,22 +402,34 @@ def _exit_despite_threads(code: int) -> int:
     running: the interpreter would wait for it forever at exit."""
     main = threading.main_thread()
     if any(t is not main and not t.daemon and t.is_alive() for t in threading.enumerate()):
-        sys.stdout.flush()
-        sys.stderr.flush()
+        with contextlib.suppress(OSError, ValueError):  # a stream the target closed
+            sys.stdout.flush()
+            sys.stderr.flush()
         os._exit(code)
     return code
 
 
 def run(args: argparse.Namespace) -> int:
-    corpus, cases = chosen_cases(args)
-    cases = _select(cases, args.case)
-    xfail: XfailList | None = load_xfail(args.xfail) if args.xfail else None
-    session = _Session(args, corpus, cases, xfail)
+    with guarded_run():
+        return _check(args)
+
+
+def _check(args: argparse.Namespace) -> int:
+    corpus, chosen = chosen_cases(args)
+    cases = _select(chosen, args.case)
+    reports = _report_plan(args)
+    xfail: XfailList | None = load_xfail(args.xfail, corpus) if args.xfail else None
+    session = _Session(args, corpus, cases, xfail, reports)
     quiet_stray_errors()
     with session.watchdog:
         session.start()
-        print(version_line())
-        profiles = DEFAULT_PROFILES | set(args.profile)
-        for subject in session.subjects:
-            session.run_target(subject, profiles)
-    return _exit_despite_threads(_conclude(args, session.runs, len(cases)))
+        try:
+            _refuse_unrunnable_profiles(args.profile, chosen, session.subjects)
+            reports.remove_stale()
+            session.console.print(version_line())
+            profiles = DEFAULT_PROFILES | set(args.profile)
+            for subject in session.subjects:
+                session.run_target(subject, profiles)
+        finally:
+            session.close()
+    return _exit_despite_threads(session.conclude())

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..conformance._fuzz import SHRINK_BUDGET, fuzz
 from ..conformance._fuzz_strategies import INSTANCE_NAMES
 from ..conformance._protocol_client import DEFAULT_TIMEOUT, CommandSubject, split_command
+from ..conformance._reports import Destination, write_text_atomically
 from ..conformance.subjects import PythonSubject, resolve_target
 from ..errors import ReportError
+from ._console import Console, guarded_run
 from .options import (
     TARGET_HELP,
     at_least_one,
@@ -39,7 +42,9 @@ On a disagreement the shrunk counterexample is printed as a corpus case file
 (YAML, with the model's answers as 'returns'), exit 1. It is checked before
 printing: saved, loaded through the corpus loader and run again, it fails
 the same way. Keep it in a case folder of your own with --save DIR (a file
-named after the case id) and run it with tokasm check --cases DIR.
+named after the case id) and run it with tokasm check --cases DIR, or write
+it with --save FILE. The path is checked before fuzzing starts; an existing
+file is kept unless --force.
 Without --seed a random seed is used and printed, so any run can be repeated.
 """
 
@@ -100,8 +105,10 @@ def add_parser(commands: Commands) -> None:
         "--save",
         metavar="FILE|DIR",
         help="also write the case to FILE, or into the folder DIR as CASE-ID.yaml "
-        "(an existing folder, or a path ending in '/'; a case folder for tokasm check --cases)",
+        "(an existing folder, or a path ending in '/'; a case folder for tokasm check --cases); "
+        "written whole, before it is printed; nothing is written when no disagreement is found",
     )
+    parser.add_argument("--force", action="store_true", help="let --save replace an existing file")
     parser.set_defaults(run=run)
 
 
@@ -125,14 +132,51 @@ def _counterexample_text(report: FuzzReport) -> str:
     return header + found.yaml
 
 
-def _save_path(save: str, case_id: str) -> Path:
-    """``--save``: a file, or a folder (existing, or written with a trailing slash)."""
-    is_folder = save.endswith(("/", os.sep)) or Path(save).is_dir()
-    return Path(save) / f"{case_id}.yaml" if is_folder else Path(save)
+def _is_folder(save: str) -> bool:
+    return save.endswith(("/", os.sep)) or Path(save).is_dir()
+
+
+def _check_save(args: argparse.Namespace) -> None:
+    """--save checked before any fuzzing: a file must be writable there and, without
+    --force, not exist yet; a folder must be a folder, or creatable."""
+    save: str | None = args.save
+    if save is None:
+        return
+    if save == "-":
+        raise ReportError("--save: the case is printed to stdout already; give a file name")
+    if _is_folder(save):
+        existing = next(p for p in (Path(save).absolute(), *Path(save).absolute().parents)
+                        if p.exists())  # fmt: skip
+        if not existing.is_dir():
+            raise ReportError(f"--save {save!r}: {str(existing)!r} is not a folder")
+        return
+    Destination.checked("--save", Path(save))
+    if Path(save).exists() and not args.force:
+        raise ReportError(f"--save {save!r}: the file exists; pass --force to replace it")
+
+
+def _save(args: argparse.Namespace, case_id: str, text: str) -> Path:
+    """Write the case where --save says, whole (a temporary file, then a rename)."""
+    path = Path(args.save) / f"{case_id}.yaml" if _is_folder(args.save) else Path(args.save)
+    if path.exists() and not args.force and _is_folder(args.save):
+        raise ReportError(f"--save: {str(path)!r} exists; pass --force to replace it")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_text_atomically(path, text)
+    except OSError as error:
+        raise ReportError(f"--save: cannot write {str(path)!r}: {error}") from error
+    return path
 
 
 def run(args: argparse.Namespace) -> int:
+    with guarded_run():
+        return _fuzz(args)
+
+
+def _fuzz(args: argparse.Namespace) -> int:
+    _check_save(args)
     subject = _subject(args)
+    console = Console(sys.stdout)
     try:
         report = fuzz(
             subject,
@@ -144,16 +188,19 @@ def run(args: argparse.Namespace) -> int:
     finally:
         subject.close()
     if report.counterexample is None:
-        print(f"tokasm fuzz: {report.summary()}")
+        console.print(f"tokasm fuzz: {report.summary()}")
         return 0
     text = _counterexample_text(report)
-    print(text, end="")
-    if args.save is not None:
-        path = _save_path(args.save, report.counterexample.result.case_id)
+    failure = None
+    saved = None
+    if args.save is not None:  # before printing: a reader that went away cannot cost the file
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
-        except OSError as error:
-            raise ReportError(f"cannot write {path}: {error}") from error
-        print(f"# saved to {path}")
+            saved = _save(args, report.counterexample.result.case_id, text)
+        except ReportError as error:
+            failure = error
+    console.print(text.removesuffix("\n"))
+    if failure is not None:
+        raise failure
+    if saved is not None:
+        console.print(f"# saved to {saved}")
     return 1

@@ -16,11 +16,13 @@ import reprlib
 from ._guard import reraise_unless_target
 
 __all__ = [
+    "BLOCK_LIMIT",
     "SHOW_LIMIT",
     "TEXT_LIMIT",
     "abbreviated",
     "error_text",
     "first_difference",
+    "safe_block",
     "safe_text",
     "show",
     "type_name",
@@ -30,6 +32,8 @@ __all__ = [
 SHOW_LIMIT = 120
 #: Characters of a target's message (an error, a name) kept before it is abbreviated.
 TEXT_LIMIT = 2000
+#: Characters of a multi-line message (a case's explanation) kept in a report.
+BLOCK_LIMIT = 10_000
 _CONTEXT = 24  # characters either side of the first difference
 
 _ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
@@ -71,12 +75,12 @@ def _escape(char: str) -> str:
     )
 
 
-def _printable(text: str) -> str:
+def _printable(text: str, keep: str = "") -> str:
     """``text`` with every non-printable character (controls, ANSI escapes, newlines, lone
-    surrogates, bidi overrides) written as its Python escape."""
+    surrogates, bidi overrides) but those in ``keep`` written as its Python escape."""
     if text.isprintable():
         return text
-    return "".join(c if c.isprintable() else _escape(c) for c in text)
+    return "".join(c if c.isprintable() or c in keep else _escape(c) for c in text)
 
 
 def _base_text(value: str) -> str:
@@ -84,13 +88,15 @@ def _base_text(value: str) -> str:
     return value if type(value) is str else str.__str__(value)
 
 
-def _cut(text: str, limit: int) -> str:
-    """``text`` escaped and, when longer than ``limit``, abbreviated in the middle."""
+def _cut(text: str, limit: int, keep: str = "") -> str:
+    """``text`` escaped and, when longer than ``limit``, abbreviated in the middle (cut
+    before escaping, so a 20 MB text costs two slices, not a copy)."""
     if len(text) <= limit:
-        return _printable(text)
+        return _printable(text, keep)
     half = limit // 2
     omitted = len(text) - 2 * half
-    return f"{_printable(text[:half])}...[{omitted} characters]...{_printable(text[-half:])}"
+    head, tail = _printable(text[:half], keep), _printable(text[-half:], keep)
+    return f"{head}...[{omitted} characters]...{tail}"
 
 
 def _plain_str(value: object) -> str:
@@ -109,6 +115,12 @@ def safe_text(value: object, limit: int = TEXT_LIMIT) -> str:
     """A target's text (a name, an error message) fit to print on one line of a report:
     escaped, at most about ``limit`` characters, never raising."""
     return _cut(_plain_str(value), limit)
+
+
+def safe_block(value: object, limit: int = BLOCK_LIMIT) -> str:
+    """A multi-line text (a case's message, a problem) fit for any report: as
+    ``safe_text``, but its line breaks kept, at most about ``limit`` characters."""
+    return _cut(_plain_str(value), limit, keep="\n")
 
 
 def type_name(value: object) -> str:

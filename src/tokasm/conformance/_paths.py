@@ -9,6 +9,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from ..errors import CorpusError
+
 __all__ = ["SPEC_DIR_ENV", "spec_dir", "spec_version"]
 
 SPEC_DIR_ENV = "TOKASM_SPEC_DIR"
@@ -17,7 +19,7 @@ _PACKAGE = Path(__file__).resolve().parent.parent
 
 
 def spec_dir() -> Path:
-    """The spec folder in use; raises FileNotFoundError naming where it looked."""
+    """The spec folder in use; CorpusError (exit 2) names where it looked, and the variable."""
     override = os.environ.get(SPEC_DIR_ENV)
     candidates = (
         [Path(override)] if override else [_PACKAGE / "_spec", _PACKAGE.parent.parent / "spec"]
@@ -26,9 +28,8 @@ def spec_dir() -> Path:
         if (candidate / "VERSION").is_file():
             return candidate
     looked = ", ".join(str(c) for c in candidates)
-    raise FileNotFoundError(
-        f"no tokasm spec folder (with a VERSION file) found; looked in {looked}"
-    )
+    hint = f" ({SPEC_DIR_ENV} is set)" if override else ""
+    raise CorpusError(f"no tokasm spec folder (with a VERSION file){hint}; looked in {looked}")
 
 
 def spec_version() -> str:

@@ -1,42 +1,110 @@
-"""Render finished runs: terminal report card and verdict, JSON, JUnit XML and Markdown.
+"""Render finished runs: terminal report card and verdict, JSON, JUnit XML and Markdown,
+and write report files so that none is ever lost or seen half-written.
 
 The JSON shape is documented in ``spec/REPORTS.md`` and pinned by
 ``spec/report.schema.json``; every report records the tokasm, corpus and
 protocol versions, so a stored result says what it was measured against.
+
+A target's text (its name, its errors) is untrusted: every renderer here
+first passes the runs through ``sanitized``, which escapes control
+characters, ANSI escapes and lone surrogates and caps each text
+(``_display.safe_text`` and ``safe_block``), saying how much was cut.
 """
 
 from __future__ import annotations
 
+import contextlib
 import html
 import json
+import os
 import re
+import stat
+import tempfile
 import xml.etree.ElementTree as ET
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from .._versions import PROTOCOL_VERSION, __version__
+from ..errors import ReportError
+from ._display import safe_block, safe_text
 from .results import FAILING, OUTCOMES, summarize
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-    from pathlib import Path
+    from collections.abc import Callable, Sequence
 
     from .results import CaseResult, TargetRun
 
 __all__ = [
+    "NAME_LIMIT",
+    "REPORT_VERSION",
+    "Destination",
+    "ReportPlan",
     "json_report",
+    "json_text",
     "junit_report",
+    "junit_text",
     "markdown_report",
     "render_card",
     "render_failures",
     "render_verdict",
+    "sanitized",
+    "stable_name",
     "write_json",
     "write_junit",
     "write_markdown",
+    "write_text_atomically",
 ]
+
+#: Version of the JSON report's shape (``report_version``); 2 added times and target ids.
+REPORT_VERSION = 2
+#: Characters kept of a one-line text in a report: a target name, a description.
+NAME_LIMIT = 300
+
+
+def sanitized(run: TargetRun) -> TargetRun:
+    """``run`` with every text escaped and capped, ready for any report or the terminal."""
+    return replace(
+        run,
+        target=safe_text(run.target, NAME_LIMIT),
+        implementation=safe_text(run.implementation, NAME_LIMIT),
+        results=tuple(
+            replace(
+                result,
+                case_id=safe_text(result.case_id, NAME_LIMIT),
+                description=safe_text(result.description, NAME_LIMIT),
+                message=safe_block(result.message),
+                source=None if result.source is None else safe_text(result.source, NAME_LIMIT),
+                requirements=tuple(safe_text(r, NAME_LIMIT) for r in result.requirements),
+            )
+            for result in run.results
+        ),
+        problems=tuple(safe_block(problem) for problem in run.problems),
+    )
+
+
+def _all_sanitized(runs: Sequence[TargetRun]) -> list[TargetRun]:
+    return [sanitized(run) for run in runs]
+
+
+# A trailing parenthesised part of a target name, e.g. ``tokasm-node (node v20.20.2)``:
+# the runtime, which changes on every upgrade while the target stays the same.
+_RUNTIME = re.compile(r"(?P<name>.*?\S)\s*\((?P<runtime>[^()]*)\)")
+
+
+def stable_name(target: str) -> tuple[str, str]:
+    """``(id, runtime)``: the target name without a trailing ``(...)``, and what it held.
+
+    CI systems key test history on JUnit suite and class names, so those use
+    the id; the full name stays in the report and the runtime in a property.
+    """
+    found = _RUNTIME.fullmatch(target)
+    return (found["name"], found["runtime"].strip()) if found else (target, "")
 
 
 def render_card(runs: Sequence[TargetRun]) -> str:
     """A target x outcome table, one row per target, with a verdict column."""
+    runs = _all_sanitized(runs)
     width = max([len("target"), *(len(run.target) for run in runs)])
     header = f"{'target':<{width}}  " + " ".join(f"{o:>7}" for o in OUTCOMES) + "  verdict"
     rows = [header, "-" * len(header)]
@@ -53,6 +121,7 @@ def render_card(runs: Sequence[TargetRun]) -> str:
 
 def render_failures(run: TargetRun) -> str:
     """Every non-passing, non-skipped case of one run, with its message."""
+    run = sanitized(run)
     blocks = [
         f"{result.outcome.upper()} {run.target}::{result.case_id} - {result.description}"
         + (f" [from {result.source}]" if result.source else "")
@@ -71,6 +140,7 @@ def _totals(runs: Sequence[TargetRun]) -> dict[str, int]:
 
 def render_verdict(runs: Sequence[TargetRun], case_count: int) -> str:
     """The closing line, protobuf style: ``CONFORMANCE PASSED: ... N unexpected failures``."""
+    runs = _all_sanitized(runs)
     totals = _totals(runs)
     problems = sum(len(run.problems) for run in runs)
     unexpected = sum(totals[outcome] for outcome in FAILING) + problems
@@ -90,6 +160,7 @@ def render_verdict(runs: Sequence[TargetRun], case_count: int) -> str:
 
 def _versions(runs: Sequence[TargetRun]) -> dict[str, Any]:
     return {
+        "report_version": REPORT_VERSION,
         "tokasm_version": __version__,
         "corpus_version": runs[0].corpus_version if runs else "",
         "protocol_version": PROTOCOL_VERSION,
@@ -104,42 +175,46 @@ def _case_json(result: CaseResult) -> dict[str, Any]:
         "message": result.message,
         "requirements": list(result.requirements),
         "source": result.source or "bundled",
+        "time": round(result.duration, 6),
+    }
+
+
+def _run_json(run: TargetRun) -> dict[str, Any]:
+    target_id, runtime = stable_name(run.target)
+    return {
+        "target": run.target,
+        "target_id": target_id,
+        "runtime": runtime,
+        "implementation": run.implementation,
+        **_versions([run]),
+        "conforms": run.conforms,
+        "summary": run.summary,
+        "time": round(run.duration, 6),
+        "cases": [_case_json(result) for result in run.results],
+        "problems": list(run.problems),
     }
 
 
 def json_report(runs: Sequence[TargetRun]) -> dict[str, Any]:
     """The ``--json`` document: versions, overall verdict and one entry per target run."""
+    runs = _all_sanitized(runs)
     return {
         **_versions(runs),
         "conforms": all(run.conforms for run in runs),
         "summary": _totals(runs),
-        "runs": [
-            {
-                "target": run.target,
-                "implementation": run.implementation,
-                **_versions([run]),
-                "conforms": run.conforms,
-                "summary": run.summary,
-                "cases": [_case_json(result) for result in run.results],
-                "problems": list(run.problems),
-            }
-            for run in runs
-        ],
+        "time": round(sum(run.duration for run in runs), 6),
+        "runs": [_run_json(run) for run in runs],
     }
 
 
+def json_text(runs: Sequence[TargetRun]) -> str:
+    """``json_report`` as UTF-8-safe text (indented, non-ASCII kept)."""
+    return json.dumps(json_report(runs), indent=2, ensure_ascii=False) + "\n"
+
+
 def write_json(path: Path, runs: Sequence[TargetRun]) -> None:
-    """Write ``json_report`` to ``path`` (UTF-8, indented, non-ASCII kept)."""
-    text = json.dumps(json_report(runs), indent=2, ensure_ascii=False)
-    path.write_text(text + "\n", encoding="utf-8")
-
-
-# XML 1.0 cannot carry most control characters, even escaped; a testee's stderr may.
-_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
-
-
-def _xml_text(text: str) -> str:
-    return _NOT_XML.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    """Write ``json_report`` to ``path``, atomically."""
+    write_text_atomically(path, json_text(runs))
 
 
 #: JUnit element for each non-passing outcome; xfailed is a skip, as pytest writes it.
@@ -152,66 +227,95 @@ _JUNIT_ELEMENT = {
 }
 
 
+def _seconds(duration: float) -> str:
+    return f"{duration:.3f}"
+
+
 def _junit_case(suite: ET.Element, classname: str, result: CaseResult) -> None:
-    case = ET.SubElement(suite, "testcase", classname=classname, name=result.case_id)
+    case = ET.SubElement(
+        suite, "testcase", classname=classname, name=result.case_id, time=_seconds(result.duration)
+    )
     tag = _JUNIT_ELEMENT.get(result.outcome)
     if tag is None:
         return
     first = (result.message.splitlines() or [result.outcome])[0]
-    child = ET.SubElement(
-        case, tag, type=result.outcome, message=_xml_text(f"{result.description}: {first}")
-    )
+    child = ET.SubElement(case, tag, type=result.outcome, message=f"{result.description}: {first}")
     if tag != "skipped":
-        child.text = _xml_text(f"{result.description}\n{result.message}")
+        child.text = f"{result.description}\n{result.message}"
 
 
 def _junit_suite(parent: ET.Element, run: TargetRun) -> None:
     counts = run.summary
+    target_id, runtime = stable_name(run.target)
     suite = ET.SubElement(
         parent,
         "testsuite",
-        name=run.target,
+        name=target_id,
         tests=str(len(run.results) + len(run.problems)),
         failures=str(counts["failed"] + counts["xpassed"] + len(run.problems)),
         errors=str(counts["errored"]),
         skipped=str(counts["skipped"] + counts["xfailed"]),
+        time=_seconds(run.duration),
     )
     properties = ET.SubElement(suite, "properties")
-    for name, value in {**_versions([run]), "implementation": run.implementation}.items():
-        ET.SubElement(properties, "property", name=name, value=_xml_text(str(value)))
-    classname = f"tokasm.{run.target}"
+    named = {
+        **_versions([run]),
+        "target": run.target,
+        "implementation": run.implementation,
+        **({"runtime": runtime} if runtime else {}),
+    }
+    for name, value in named.items():
+        ET.SubElement(properties, "property", name=name, value=str(value))
+    classname = f"tokasm.{target_id}"
     for result in run.results:
         _junit_case(suite, classname, result)
     for number, problem in enumerate(run.problems, 1):
         case = ET.SubElement(suite, "testcase", classname=classname, name=f"problem-{number}")
-        failure = ET.SubElement(case, "failure", type="problem", message=_xml_text(problem))
-        failure.text = _xml_text(problem)
+        failure = ET.SubElement(case, "failure", type="problem", message=problem)
+        failure.text = problem
 
 
 def junit_report(runs: Sequence[TargetRun]) -> ET.ElementTree[ET.Element]:
     """JUnit XML: one ``testsuite`` per target, one ``testcase`` per case (name = case id)."""
     root = ET.Element("testsuites", name="tokasm conformance")
+    runs = _all_sanitized(runs)
     for run in runs:
         _junit_suite(root, run)
     for attribute in ("tests", "failures", "errors", "skipped"):
         root.set(attribute, str(sum(int(s.get(attribute, "0")) for s in root)))
+    root.set("time", _seconds(sum(run.duration for run in runs)))
     ET.indent(root)
     return ET.ElementTree(root)
 
 
+def junit_text(runs: Sequence[TargetRun]) -> str:
+    """``junit_report`` as text, with its XML declaration."""
+    body = ET.tostring(junit_report(runs).getroot(), encoding="unicode")
+    return f"<?xml version='1.0' encoding='utf-8'?>\n{body}\n"
+
+
 def write_junit(path: Path, runs: Sequence[TargetRun]) -> None:
-    """Write ``junit_report`` to ``path``."""
-    junit_report(runs).write(path, encoding="utf-8", xml_declaration=True)
+    """Write ``junit_report`` to ``path``, atomically."""
+    write_text_atomically(path, junit_text(runs))
 
 
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|")
+def _fence(text: str, shortest: int) -> str:
+    """Backticks enough to enclose ``text``: more than its longest run of them."""
+    longest = max((len(run) for run in re.findall("`+", text)), default=0)
+    return "`" * max(shortest, longest + 1)
+
+
+def _code_cell(text: str) -> str:
+    """``text`` as inline code in a table cell: nothing in it is Markdown or HTML."""
+    fence = _fence(text, 1)
+    escaped = text.replace("|", "\\|")
+    pad = " " if escaped[:1] == "`" or escaped[-1:] == "`" else ""
+    return f"{fence}{pad}{escaped}{pad}{fence}"
 
 
 def _fenced(text: str) -> str:
     """A code block whose fence is longer than any backtick run inside ``text``."""
-    longest = max((len(run) for run in re.findall("`+", text)), default=0)
-    fence = "`" * max(3, longest + 1)
+    fence = _fence(text, 3)
     return f"{fence}text\n{text}\n{fence}"
 
 
@@ -232,12 +336,14 @@ def _markdown_details(run: TargetRun) -> list[str]:
             _fenced(result.message),
             "",
         ]
-    lines += [f"**problem**: {problem}" for problem in run.problems]
+    for problem in run.problems:
+        lines += ["**problem**:", "", _fenced(problem), ""]
     return [*lines, "", "</details>"]
 
 
 def markdown_report(runs: Sequence[TargetRun]) -> str:
     """A report card to paste into a pull request: verdict, table, collapsed details."""
+    runs = _all_sanitized(runs)
     verdict = "PASSED" if all(run.conforms for run in runs) else "FAILED"
     versions = _versions(runs)
     lines = [
@@ -253,7 +359,7 @@ def markdown_report(runs: Sequence[TargetRun]) -> str:
         counts = run.summary
         verdict_cell = "✅ conforms" if run.conforms else "❌ nonconforming"
         lines.append(
-            f"| `{_cell(run.target)}` | {_cell(run.implementation)} | "
+            f"| {_code_cell(run.target)} | {_code_cell(run.implementation)} | "
             + " | ".join(str(counts[o]) for o in OUTCOMES)
             + f" | {verdict_cell} |"
         )
@@ -263,5 +369,165 @@ def markdown_report(runs: Sequence[TargetRun]) -> str:
 
 
 def write_markdown(path: Path, runs: Sequence[TargetRun]) -> None:
-    """Write ``markdown_report`` to ``path``."""
-    path.write_text(markdown_report(runs), encoding="utf-8")
+    """Write ``markdown_report`` to ``path``, atomically."""
+    write_text_atomically(path, markdown_report(runs))
+
+
+def _new_file_mode() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
+def _is_special(path: Path) -> bool:
+    """An existing file that is not a regular one (``/dev/null``, a FIFO): written in place."""
+    try:
+        return not stat.S_ISREG(path.stat().st_mode)
+    except OSError:
+        return False
+
+
+def write_text_atomically(path: Path, text: str) -> None:
+    """Write ``text`` (UTF-8) so that a reader sees the old file or the whole new one.
+
+    A temporary file in the same folder is written, synced and renamed over
+    ``path`` (through a symlink, its target is replaced). A device or FIFO
+    cannot be replaced, so it is written in place.
+    """
+    data = text.encode("utf-8", errors="backslashreplace")
+    real = Path(os.path.realpath(path))
+    if _is_special(real):
+        with real.open("wb") as stream:
+            stream.write(data)
+        return
+    try:
+        mode = stat.S_IMODE(real.stat().st_mode)
+    except OSError:
+        mode = _new_file_mode()
+    handle, temporary = tempfile.mkstemp(dir=real.parent, prefix=f".{real.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(data)
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.chmod(temporary, mode)
+        os.replace(temporary, real)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+
+
+@dataclass(frozen=True)
+class Destination:
+    """Where one report goes, checked before the run: a file, or stdout for ``-``."""
+
+    option: str
+    path: Path | None  # None: standard output
+
+    @classmethod
+    def checked(cls, option: str, given: Path) -> Destination:
+        """ReportError (exit 2) naming ``given`` unless a report can be written there now."""
+        if str(given) == "-":
+            return cls(option, None)
+        real = Path(os.path.realpath(given))
+
+        def refuse(why: str) -> ReportError:
+            return ReportError(f"{option} {str(given)!r}: {why}")
+
+        if real.is_dir():
+            raise refuse("is a folder; give a file name")
+        if not real.parent.is_dir():
+            raise refuse(f"folder {str(real.parent)!r} does not exist")
+        if _is_special(real):
+            if not os.access(real, os.W_OK):
+                raise refuse("is not writable")
+            return cls(option, real)
+        if real.exists() and not os.access(real, os.W_OK):
+            raise refuse("exists and is read-only")
+        try:  # the truth about the folder, whoever runs this (root ignores permissions)
+            handle, probe = tempfile.mkstemp(dir=real.parent, prefix=f".{real.name}.")
+        except OSError as error:
+            raise refuse(f"cannot create a file in its folder: {error.strerror or error}") from None
+        os.close(handle)
+        os.unlink(probe)
+        return cls(option, real)
+
+    def remove_stale(self) -> None:
+        """Delete an earlier report at this path, so an unfinished run leaves none behind."""
+        if self.path is not None and not _is_special(self.path):
+            with contextlib.suppress(FileNotFoundError):
+                self.path.unlink()
+
+    def write(self, text: str) -> None:
+        """Write the report file (not for stdout, which the caller prints)."""
+        assert self.path is not None
+        write_text_atomically(self.path, text)
+
+
+#: Renders finished runs as one report's text.
+Render: TypeAlias = "Callable[[Sequence[TargetRun]], str]"
+
+
+@dataclass(frozen=True)
+class ReportPlan:
+    """Every report a run was asked for, each destination checked before the run."""
+
+    wanted: tuple[tuple[Destination, Render], ...]
+    kept: str = ""  # the option whose file is edited by people: never deleted as stale
+
+    @classmethod
+    def checked(
+        cls,
+        requests: Sequence[tuple[str, Path | None, Render]],
+        source: Path | None = None,
+        kept: str = "",
+    ) -> ReportPlan:
+        """ReportError (exit 2) unless every requested path can take its report: each is
+        checked, at most one is ``-``, no two name one file, and only ``kept`` may name
+        the input ``source`` (the --xfail list it refreshes)."""
+        wanted = tuple(
+            (Destination.checked(option, path), render)
+            for option, path, render in requests
+            if path is not None
+        )
+        if sum(destination.path is None for destination, _ in wanted) > 1:
+            raise ReportError("only one report can go to stdout ('-')")
+        seen: dict[Path, str] = {}
+        for destination, _ in wanted:
+            if destination.path is None:
+                continue
+            other = seen.setdefault(destination.path, destination.option)
+            if other != destination.option:
+                raise ReportError(f"{destination.option} and {other} name the same file")
+            is_source = source is not None and destination.path == Path(os.path.realpath(source))
+            if is_source and destination.option != kept:
+                raise ReportError(
+                    f"{destination.option} names the same file as the list read, {str(source)!r}"
+                )
+        return cls(wanted, kept)
+
+    @property
+    def to_stdout(self) -> bool:
+        return any(destination.path is None for destination, _ in self.wanted)
+
+    def remove_stale(self) -> None:
+        """Delete earlier reports, so a run that does not finish leaves none behind."""
+        for destination, _ in self.wanted:
+            if destination.option != self.kept:
+                destination.remove_stale()
+
+    def write(self, runs: Sequence[TargetRun], stdout: Callable[[str], None]) -> list[str]:
+        """Write each report on its own (``-`` through ``stdout``); one that fails stops no
+        other. What failed, one line each."""
+        failures = []
+        for destination, render in self.wanted:
+            try:
+                text = render(runs)
+                if destination.path is None:
+                    stdout(text.removesuffix("\n"))
+                else:
+                    destination.write(text)
+            except Exception as error:  # a report's own failure, whatever it is
+                failures.append(f"{destination.option} {destination.path or '-'}: {error!r}")
+        return failures

@@ -6,15 +6,26 @@ after an entry. A listed case that fails or errors becomes ``xfailed`` and no
 longer fails the run; a listed case that passes becomes ``xpassed`` and does;
 a line that matches no case id of the corpus at all is a run-level problem, so
 a list always describes the implementation as it is today.
+
+A list is input like any other: it is read up to ``MAX_XFAIL_BYTES``, its
+globs are compiled once (literal ids are looked up in a dict), and a glob
+that matches every case of the corpus is refused, because it would turn any
+implementation into a passing one. ``write_xfail`` writes only escaped case
+ids, never a target's text outside a comment.
 """
 
 from __future__ import annotations
 
+import bisect
 import fnmatch
-from dataclasses import dataclass, replace
+import re
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from ..errors import XfailError
+from ._display import safe_text
+from ._reports import NAME_LIMIT, write_text_atomically
+from .corpus import read_bounded
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
@@ -24,6 +35,7 @@ if TYPE_CHECKING:
     from .results import CaseResult, TargetRun
 
 __all__ = [
+    "MAX_XFAIL_BYTES",
     "XfailEntry",
     "XfailError",
     "XfailList",
@@ -36,6 +48,12 @@ __all__ = [
 #: Outcomes a listed case may have today without the list being wrong.
 _STILL_FAILING = frozenset({"failed", "errored", "xfailed"})
 
+#: Largest expected-failure file read (a line per case of a large corpus is far less).
+MAX_XFAIL_BYTES = 16 << 20
+
+_GLOB_CHARS = "*?["
+_REASON_LIMIT = 300  # characters of a reason --write-xfail writes
+
 
 @dataclass(frozen=True)
 class XfailEntry:
@@ -45,35 +63,101 @@ class XfailEntry:
     line: int
     reason: str
 
+    @property
+    def is_glob(self) -> bool:
+        return any(char in self.pattern for char in _GLOB_CHARS)
+
+
+def _shown(entry: XfailEntry) -> str:
+    """A line's pattern, escaped and capped for a message."""
+    return safe_text(entry.pattern, NAME_LIMIT)
+
+
+@dataclass(frozen=True)
+class _Glob:
+    """A glob line compiled once; ``prefix`` is its text before the first wildcard."""
+
+    entry: XfailEntry
+    prefix: str
+    regex: re.Pattern[str]
+
+    @classmethod
+    def of(cls, entry: XfailEntry) -> _Glob:
+        cut = min(i for i in map(entry.pattern.find, _GLOB_CHARS) if i >= 0)
+        return cls(entry, entry.pattern[:cut], re.compile(fnmatch.translate(entry.pattern)))
+
     def matches(self, case_id: str) -> bool:
-        return fnmatch.fnmatchcase(case_id, self.pattern)
+        return case_id.startswith(self.prefix) and self.regex.match(case_id) is not None
+
+    def count_in(self, sorted_ids: Sequence[str]) -> int:
+        """How many of ``sorted_ids`` match, testing only those that share the prefix."""
+        low = bisect.bisect_left(sorted_ids, self.prefix)
+        high = bisect.bisect_left(sorted_ids, self.prefix + "\U0010ffff")
+        return sum(self.regex.match(case_id) is not None for case_id in sorted_ids[low:high])
 
 
 @dataclass(frozen=True)
 class XfailList:
-    """A parsed expected-failure file."""
+    """A parsed expected-failure file; literal ids in a dict, globs compiled once."""
 
     source: str
     entries: tuple[XfailEntry, ...]
+    _literals: dict[str, XfailEntry] = field(init=False, repr=False, compare=False)
+    _globs: tuple[_Glob, ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        literals: dict[str, XfailEntry] = {}
+        globs: dict[str, _Glob] = {}
+        for entry in self.entries:
+            if entry.is_glob:
+                if entry.pattern not in globs:
+                    globs[entry.pattern] = _Glob.of(entry)
+            else:
+                literals.setdefault(entry.pattern, entry)
+        object.__setattr__(self, "_literals", literals)
+        object.__setattr__(self, "_globs", tuple(globs.values()))
 
     def entry_for(self, case_id: str) -> XfailEntry | None:
         """The first line that lists ``case_id``, or None."""
-        return next((entry for entry in self.entries if entry.matches(case_id)), None)
+        literal = self._literals.get(case_id)
+        for glob in self._globs:  # in line order
+            if literal is not None and glob.entry.line > literal.line:
+                break
+            if glob.matches(case_id):
+                return glob.entry
+        return literal
 
     def why(self, entry: XfailEntry) -> str:
         """``listed in FILE:LINE (reason)``, for messages."""
         where = f"listed in {self.source}:{entry.line}"
         return f"{where} ({entry.reason})" if entry.reason else where
 
+    def _glob_counts(self, corpus: Corpus) -> dict[str, int]:
+        """Glob pattern -> how many case ids of ``corpus`` it matches."""
+        ids = sorted(case.id for case in corpus)
+        return {glob.entry.pattern: glob.count_in(ids) for glob in self._globs}
+
     def stale(self, corpus: Corpus) -> list[str]:
         """A problem for each line that matches no case id of the whole corpus."""
-        ids = [case.id for case in corpus]
+        ids = {case.id for case in corpus}
+        counts = self._glob_counts(corpus)
         return [
-            f"{self.source}:{entry.line}: {entry.pattern!r} matches no case of corpus "
+            f"{self.source}:{entry.line}: '{_shown(entry)}' matches no case of corpus "
             f"{corpus.version}; remove the line"
             for entry in self.entries
-            if not any(entry.matches(case_id) for case_id in ids)
+            if not (counts[entry.pattern] if entry.is_glob else entry.pattern in ids)
         ]
+
+    def refuse_match_all(self, corpus: Corpus) -> None:
+        """XfailError for a glob matching every case: it would excuse any implementation."""
+        counts = self._glob_counts(corpus)
+        for glob in self._globs:
+            if len(corpus) > 1 and counts[glob.entry.pattern] == len(corpus):
+                raise XfailError(
+                    f"{self.source}:{glob.entry.line}: '{_shown(glob.entry)}' matches every case "
+                    "of the corpus, so nothing could fail; list the failing ids "
+                    "(tokasm check --write-xfail writes them)"
+                )
 
 
 def _parse_line(raw: str, number: int) -> XfailEntry | None:
@@ -84,14 +168,18 @@ def _parse_line(raw: str, number: int) -> XfailEntry | None:
     return XfailEntry(pattern, number, comment.strip())
 
 
-def load_xfail(path: Path) -> XfailList:
-    """Parse an expected-failure file; XfailError names the file if it cannot be read."""
+def load_xfail(path: Path, corpus: Corpus | None = None) -> XfailList:
+    """Parse an expected-failure file; XfailError names the file if it cannot be read,
+    is larger than ``MAX_XFAIL_BYTES``, or (given ``corpus``) has a match-everything glob."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
+        text = read_bounded(path, MAX_XFAIL_BYTES, "the file").decode("utf-8-sig")
+    except (OSError, ValueError) as error:  # UnicodeDecodeError is a ValueError
         raise XfailError(f"expected-failure file {str(path)!r}: cannot read: {error}") from None
     entries = (_parse_line(raw, number) for number, raw in enumerate(text.splitlines(), 1))
-    return XfailList(str(path), tuple(entry for entry in entries if entry is not None))
+    listed = XfailList(str(path), tuple(entry for entry in entries if entry is not None))
+    if corpus is not None:
+        listed.refuse_match_all(corpus)
+    return listed
 
 
 def _judge(result: CaseResult, listed: str) -> CaseResult:
@@ -126,21 +214,41 @@ def _failures(runs: Sequence[TargetRun]) -> dict[str, list[str]]:
     return found
 
 
-def render_xfail(runs: Sequence[TargetRun]) -> str:
+def _entry_text(case_id: str) -> str | None:
+    """``case_id`` as a line that matches exactly it: wildcards bracketed, so an id
+    can never become a glob; None for an id no line can hold."""
+    if not case_id.isprintable() or case_id != case_id.strip() or "#" in case_id or not case_id:
+        return None
+    return "".join(f"[{char}]" if char in _GLOB_CHARS else char for char in case_id)
+
+
+def render_xfail(runs: Sequence[TargetRun], keep: XfailList | None = None) -> str:
     """The list of today's failures (failed, errored, still xfailed), ids sorted.
 
     With several targets the list is their union and each reason names its
     target, because one ``--xfail`` file applies to every target of a run.
+    A case that ``keep`` (the file being replaced) lists with a reason keeps
+    that reason: people write them. Reasons and target names are escaped onto
+    one comment line.
     """
     failures = _failures(runs)
-    header = [
+    names = ", ".join(safe_text(r.target, _REASON_LIMIT) for r in runs)
+    lines = [
         "# tokasm expected failures: one case id or glob per line, '# reason' allowed.",
-        f"# Written by tokasm check --write-xfail for {', '.join(r.target for r in runs)}.",
+        f"# Written by tokasm check --write-xfail for {safe_text(names, _REASON_LIMIT)}.",
     ]
-    lines = [f"{case_id}  # {'; '.join(failures[case_id])}" for case_id in sorted(failures)]
-    return "\n".join([*header, *lines]) + "\n"
+    for case_id in sorted(failures):
+        entry = _entry_text(case_id)
+        kept = None if keep is None else keep.entry_for(case_id)
+        reason = kept.reason if kept is not None and kept.reason else "; ".join(failures[case_id])
+        reason = safe_text(reason, _REASON_LIMIT)
+        if entry is None:
+            lines.append(f"# cannot list case id '{safe_text(case_id, NAME_LIMIT)}': {reason}")
+        else:
+            lines.append(f"{entry}  # {reason}")
+    return "\n".join(lines) + "\n"
 
 
-def write_xfail(path: Path, runs: Iterable[TargetRun]) -> None:
-    """Write ``render_xfail`` to ``path``."""
-    path.write_text(render_xfail(list(runs)), encoding="utf-8")
+def write_xfail(path: Path, runs: Iterable[TargetRun], keep: XfailList | None = None) -> None:
+    """Write ``render_xfail`` to ``path``, atomically."""
+    write_text_atomically(path, render_xfail(list(runs), keep))

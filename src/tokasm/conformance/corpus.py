@@ -3,6 +3,13 @@
 Each file is checked against ``case.schema.json`` with jsonschema, then its
 compact forms (step and text ``repeat``, ``concat``, ``${i}``) are expanded
 into plain steps. Every error names the file and, where it can, the case.
+
+Input is bounded, because a case file may come from anywhere (``--cases``,
+``TOKASM_SPEC_DIR``): a file may hold at most ``MAX_FILE_BYTES`` and
+``MAX_YAML_NODES`` nodes with its aliases expanded, nesting is at most
+``MAX_CASE_DEPTH`` deep, and a case may
+expand to at most ``MAX_CASE_STEPS`` steps and ``MAX_CASE_CHARS`` characters,
+checked before anything is multiplied out. Each refusal is a CorpusError.
 """
 
 from __future__ import annotations
@@ -11,6 +18,7 @@ import dataclasses
 import json
 import re
 import string
+from collections.abc import Hashable
 from dataclasses import dataclass, field
 from functools import cache
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
@@ -23,12 +31,19 @@ from ._paths import spec_dir
 from .steps import Apply, Get, Raises, ReadSince, Returns
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Iterator, Mapping
+    from collections.abc import Callable, Iterable, Iterator, Mapping, Set
     from pathlib import Path
 
     from .steps import Expectation, Step
 
 __all__ = [
+    "MAX_CASE_CHARS",
+    "MAX_CASE_DEPTH",
+    "MAX_CASE_STEPS",
+    "MAX_FILE_BYTES",
+    "MAX_FILE_CHARS",
+    "MAX_FILE_STEPS",
+    "MAX_YAML_NODES",
     "PROFILES",
     "Case",
     "Corpus",
@@ -36,11 +51,44 @@ __all__ = [
     "load_corpus",
     "load_file",
     "parse_case",
+    "profile_gap",
+    "read_bounded",
     "requirement_ids",
 ]
 
 Profile: TypeAlias = Literal["required", "strict", "incremental", "surrogates"]
 PROFILES: tuple[Profile, ...] = ("required", "strict", "incremental", "surrogates")
+
+#: Largest case file read (the biggest bundled one is ~12 KiB).
+MAX_FILE_BYTES = 8 << 20
+#: Deepest nesting of a case file's YAML (the bundled files need 10).
+MAX_CASE_DEPTH = 64
+#: Most nodes a case file's YAML may have, an alias counted each time it is used (the
+#: bundled files have at most ~5,000).
+MAX_YAML_NODES = 1_000_000
+#: Most steps one case may expand to (the biggest bundled case has ~5,000).
+MAX_CASE_STEPS = 100_000
+#: Most characters one case may expand to, over every text it sends or expects
+#: (the biggest bundled case has ~2.1 million).
+MAX_CASE_CHARS = 16 << 20
+#: Most steps and characters all the cases of one file may expand to together, so
+#: many small cases that each expand a lot cannot add up (a bundled file: < 10,000
+#: steps, < 3 million characters).
+MAX_FILE_STEPS = 500_000
+MAX_FILE_CHARS = 64 << 20
+
+
+def read_bounded(path: Path, limit: int, what: str) -> bytes:
+    """At most ``limit`` bytes of ``path``; OSError if unreadable, ValueError if larger.
+
+    Reads ``limit + 1`` bytes at most, so a device (``/dev/zero``) or a
+    growing file cannot exhaust memory.
+    """
+    with path.open("rb") as stream:
+        data = stream.read(limit + 1)
+    if len(data) > limit:
+        raise ValueError(f"{what} is larger than {limit:,} bytes")
+    return data
 
 
 @dataclass(frozen=True)
@@ -82,13 +130,51 @@ except ImportError:  # pragma: no cover - PyYAML built without libyaml
     from yaml import SafeLoader as _SafeLoader  # type: ignore[assignment]
 
 
+def _refuse_shapes(root: yaml.Node) -> None:
+    """ConstructorError for a document of more than ``MAX_YAML_NODES`` nodes, every alias
+    (``*name``) counted each time it is used, or nested deeper than ``MAX_CASE_DEPTH``.
+
+    Aliases reuse a text expression (stress.yaml), but a few lines of nested aliases can
+    stand for exponentially many nodes ("billion laughs"); deep nesting (an
+    ``apply_raw`` of a thousand lists) would overflow the stack of every recursive
+    reader after the loader. The walk stops at the first excess, and is iterative.
+    """
+    pending = [(root, 1)]
+    visited = 0
+    while pending:
+        node, depth = pending.pop()
+        visited += 1
+        why = (
+            f"more than {MAX_YAML_NODES:,} nodes once its aliases are expanded (MAX_YAML_NODES)"
+            if visited > MAX_YAML_NODES
+            else f"nested deeper than {MAX_CASE_DEPTH} levels (MAX_CASE_DEPTH)"
+            if depth > MAX_CASE_DEPTH
+            else None
+        )
+        if why:
+            raise yaml.constructor.ConstructorError(None, None, why, node.start_mark)
+        if isinstance(node, yaml.SequenceNode):
+            pending.extend((child, depth + 1) for child in node.value)
+        elif isinstance(node, yaml.MappingNode):
+            pending.extend((part, depth + 1) for pair in node.value for part in pair)
+
+
 class _UniqueKeyLoader(_SafeLoader):
-    """PyYAML's safe loader, but a repeated mapping key is an error, not an overwrite."""
+    """PyYAML's safe loader, but a repeated mapping key is an error, not an overwrite,
+    and an oversized or deeply nested document is refused."""
+
+    def construct_document(self, node: yaml.Node) -> Any:
+        _refuse_shapes(node)
+        return super().construct_document(node)
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: set[object] = set()
         for key_node, _ in node.value:
             key = self.construct_object(key_node, deep=deep)
+            if not isinstance(key, Hashable):
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"a mapping key must be a scalar, not {key!r}", key_node.start_mark
+                )
             if key in seen:
                 raise yaml.constructor.ConstructorError(
                     None, None, f"duplicate key {key!r}", key_node.start_mark
@@ -142,18 +228,55 @@ def _validate(document: object, source: Path, schema_path: Path) -> None:
     )
 
 
-class _Expander:
-    """Expands one case's compact forms; ``env`` holds the ``as`` variables in scope."""
+def _planned_steps(raws: list[Any]) -> int:
+    """How many plain steps ``raws`` unrolls to, counted without unrolling anything."""
+    return sum(
+        raw["repeat"] * _planned_steps(raw["steps"]) if "repeat" in raw else 1 for raw in raws
+    )
 
-    def __init__(self, source: Path, case_id: str, instances: tuple[str, ...]) -> None:
+
+class _Expander:
+    """Expands one case's compact forms; ``env`` holds the ``as`` variables in scope.
+
+    ``chars`` counts every character the expanded case holds so far, so no
+    text grows past ``MAX_CASE_CHARS`` before the case is refused.
+    """
+
+    def __init__(
+        self,
+        source: Path,
+        case_id: str,
+        instances: tuple[str, ...],
+        char_limit: tuple[int, str] = (MAX_CASE_CHARS, "MAX_CASE_CHARS"),
+    ) -> None:
         self.source = source
         self.case_id = case_id
         self.instances = instances
+        self.chars = 0
+        self.char_limit = char_limit  # the limit and its name, for the message
 
     def fail(self, message: str) -> CorpusError:
         return CorpusError(f"{self.source}: case {self.case_id!r}: {message}")
 
+    def charge(self, size: int) -> None:
+        """Count ``size`` more characters toward the case's cap, before they are built."""
+        self.chars += size
+        limit, name = self.char_limit
+        if self.chars > limit:
+            raise self.fail(
+                f"expands to more than {limit:,} characters ({name}); split it into smaller cases"
+            )
+
+    def check_steps(self, raws: list[Any]) -> None:
+        planned = _planned_steps(raws)
+        if planned > MAX_CASE_STEPS:
+            raise self.fail(
+                f"expands to {planned:,} steps, more than {MAX_CASE_STEPS:,} (MAX_CASE_STEPS); "
+                "split it into smaller cases"
+            )
+
     def string(self, raw: str, env: Mapping[str, int]) -> str:
+        self.charge(max(1, len(raw)))  # an empty text still costs its visit
         if not env or "$" not in raw:
             return raw  # outside any 'as' repeat, '$' is literal
         fast = raw
@@ -177,10 +300,17 @@ class _Expander:
         name = raw.get("as")
         if name is None:
             repeat: int = raw["repeat"]
-            return self.text(raw["text"], env) * repeat
+            once = self.text(raw["text"], env) if repeat else ""
+            self.charge(len(once) * (repeat - 1))  # the first copy was charged as it was built
+            return once * repeat
         if name in env:
             raise self.fail(f"text repeat 'as: {name}' shadows an outer repeat")
         return "".join(self.text(raw["text"], {**env, name: i}) for i in range(raw["repeat"]))
+
+    def raw_event(self, value: object) -> object:
+        """An event (or part of one) sent as written, its size counted like any text."""
+        self.charge(len(json.dumps(value, default=str)))
+        return value
 
     def expect(self, raw: Mapping[str, Any], env: Mapping[str, int]) -> Returns:
         value = raw["returns"]
@@ -238,8 +368,11 @@ class _Expander:
 
     def event(self, raw: Mapping[str, Any], env: Mapping[str, int]) -> object:
         if "apply_raw" in raw:
-            return raw["apply_raw"]  # sent exactly as written
+            return self.raw_event(raw["apply_raw"])  # sent exactly as written
         event = dict(raw["apply"])
+        others = {key: value for key, value in event.items() if key not in ("id", "delta")}
+        if others.keys() - {"final"}:  # extra keys (EVT-EXTRA-KEYS) are sent too: count them
+            self.raw_event(others)
         event["id"] = self.text(event["id"], env)
         if "delta" in event:
             event["delta"] = self.text(event["delta"], env)
@@ -260,30 +393,66 @@ _READERS: dict[str, Callable[[_Expander, Mapping[str, Any], Mapping[str, int], s
 
 def parse_case(raw: Mapping[str, Any], source: Path) -> Case:
     """Build one case from its schema-valid mapping."""
-    instances = tuple(raw.get("instances", ["a"]))
-    expander = _Expander(source, raw["id"], instances)
+    return _parse_case(raw, source, _expander(raw, source))
+
+
+def _expander(raw: Mapping[str, Any], source: Path, chars_left: int = MAX_CASE_CHARS) -> _Expander:
+    """The expander of one case, its character budget the smaller of the case's and
+    what is left of its file's."""
+    limit = (
+        (MAX_CASE_CHARS, "MAX_CASE_CHARS")
+        if chars_left >= MAX_CASE_CHARS
+        else (chars_left, "MAX_FILE_CHARS, over the whole file")
+    )
+    return _Expander(source, raw["id"], tuple(raw.get("instances", ["a"])), limit)
+
+
+def _parse_case(raw: Mapping[str, Any], source: Path, expander: _Expander) -> Case:
+    expander.check_steps(raw["steps"])
     return Case(
         id=raw["id"],
         description=raw["description"],
         requirements=tuple(raw["requirements"]),
         profile=raw.get("profile", "required"),
-        instances=instances,
+        instances=expander.instances,
         steps=tuple(expander.steps(raw["steps"], {}, "")),
         source=source,
     )
+
+
+def _parse_cases(raws: list[Mapping[str, Any]], source: Path) -> list[Case]:
+    """Every case of one file, within the file's total budget of steps and characters."""
+    for raw in raws:  # a case's own limit is the more precise message
+        _expander(raw, source).check_steps(raw["steps"])
+    planned = sum(_planned_steps(raw["steps"]) for raw in raws)
+    if planned > MAX_FILE_STEPS:
+        raise CorpusError(
+            f"{source}: its cases expand to {planned:,} steps together, more than "
+            f"{MAX_FILE_STEPS:,} (MAX_FILE_STEPS); split it into several files"
+        )
+    cases = []
+    chars_left = MAX_FILE_CHARS
+    for raw in raws:
+        expander = _expander(raw, source, chars_left)
+        cases.append(_parse_case(raw, source, expander))
+        chars_left -= expander.chars
+    return cases
 
 
 def load_file(path: Path, root: Path | None = None) -> list[Case]:
     """Load, validate and expand one case file against the schema of ``root``'s spec."""
     schema_path = (spec_dir() if root is None else root) / "case.schema.json"
     try:
-        document = yaml.load(path.read_text(encoding="utf-8"), Loader=_UniqueKeyLoader)
-    except (OSError, UnicodeDecodeError) as error:
+        text = read_bounded(path, MAX_FILE_BYTES, "the case file").decode("utf-8")
+        document = yaml.load(text, Loader=_UniqueKeyLoader)
+    except (OSError, ValueError) as error:  # UnicodeDecodeError is a ValueError
         raise CorpusError(f"{path}: cannot read: {error}") from None
     except yaml.YAMLError as error:
         raise CorpusError(f"{path}: not valid YAML: {error}") from None
+    except RecursionError:
+        raise CorpusError(f"{path}: not valid YAML: nested too deeply") from None
     _validate(document, path, schema_path)
-    return [parse_case(raw, path) for raw in document["cases"]]
+    return _parse_cases(document["cases"], path)
 
 
 def load_corpus(root: Path | None = None, user_cases: Iterable[Path] = ()) -> Corpus:
@@ -307,7 +476,10 @@ def _load_corpus(root: Path, user_cases: tuple[Path, ...]) -> Corpus:
     files = sorted((root / "cases").glob("*.yaml"))
     if not files:
         raise CorpusError(f"{root / 'cases'}: no *.yaml case files")
-    version = (root / "VERSION").read_text(encoding="utf-8").strip()
+    try:
+        version = (root / "VERSION").read_text(encoding="utf-8").strip()
+    except (OSError, ValueError) as error:
+        raise CorpusError(f"{root / 'VERSION'}: cannot read: {error}") from None
     return Corpus(version=version, root=root, cases=_load_files(files, root, {}, bundled=True))
 
 
@@ -352,7 +524,10 @@ def _load_files(
 def requirement_ids(root: Path | None = None) -> dict[str, str]:
     """Requirement id -> kind (``behaviour`` or ``performance``), read from SPEC.md."""
     root = spec_dir() if root is None else root
-    text = (root / "SPEC.md").read_text(encoding="utf-8")
+    try:
+        text = (root / "SPEC.md").read_text(encoding="utf-8")
+    except (OSError, ValueError) as error:
+        raise CorpusError(f"{root / 'SPEC.md'}: cannot read: {error}") from None
     found: dict[str, str] = {}
     for line in text.splitlines():
         stripped = line.strip()
@@ -360,3 +535,24 @@ def requirement_ids(root: Path | None = None) -> dict[str, str]:
             requirement, rest = stripped[4:].split("** (", 1)
             found[requirement] = rest.split(")", 1)[0]
     return found
+
+
+def profile_gap(
+    requested: Iterable[str], cases: Iterable[Case], target: str, features: Set[str]
+) -> str | None:
+    """Why a profile the user asked for by name cannot run on ``target``, or None.
+
+    Asking for a profile (``--profile incremental``) and having its cases
+    skipped because the target lacks a feature would be a silent pass.
+    """
+    chosen = list(cases)
+    for profile in dict.fromkeys(requested):
+        needed = {s.feature for c in chosen if c.profile == profile for s in c.steps if s.feature}
+        missing = sorted(needed - features)
+        if missing:
+            return (
+                f"profile {profile!r} was asked for, but target {target!r} has no "
+                f"{', '.join(missing)}, so it cannot run those cases; leave the profile out "
+                "to check the target without them"
+            )
+    return None

@@ -6,8 +6,9 @@ nothing but pytest until a target is given (the corpus loader's YAML and
 jsonschema would cost every unrelated run a tenth of a second). Without a
 target it parametrizes only the tests that ask for ``tokasm_subject`` and
 ``tokasm_case`` (those of ``tokasm.conformance.test_conformance``), as one
-skip saying what to pass. Collection depends only on the options and the
-corpus, so pytest-xdist workers all collect the same items.
+placeholder that is a usage error once collected, never a quiet skip.
+Collection depends only on the options and the corpus, so pytest-xdist
+workers all collect the same items.
 
 In process a target is guarded as in ``tokasm check`` (what it raises is its
 case's error, each event is its own copy, lent with a caller's habits); but
@@ -35,8 +36,10 @@ if TYPE_CHECKING:
 
 __all__ = [
     "pytest_addoption",
+    "pytest_collection_finish",
     "pytest_configure",
     "pytest_generate_tests",
+    "pytest_runtest_setup",
     "pytest_unconfigure",
     "selected_profiles",
 ]
@@ -45,6 +48,7 @@ _SUBJECTS = pytest.StashKey[dict[str, "Subject"]]()
 _XFAIL = pytest.StashKey["XfailList | None"]()
 _CASES = pytest.StashKey["list[Case]"]()
 
+_NO_TARGET_ID = "no-assembler"
 _NO_TARGET = (
     "no --tokasm-assembler given: run `python -m pytest --pyargs tokasm.conformance "
     "--tokasm-assembler MODULE:ATTR` to check an implementation"
@@ -111,7 +115,7 @@ def _xfail_list(config: pytest.Config) -> XfailList | None:
     if path is None:
         return None
     try:
-        listed = load_xfail(path)
+        listed = load_xfail(path, _corpus(config))
     except XfailError as error:
         raise pytest.UsageError(f"--tokasm-xfail: {error}") from None
     stale = listed.stale(_corpus(config))
@@ -169,7 +173,21 @@ def pytest_configure(config: pytest.Config) -> None:
             except TargetError as error:
                 pytest_unconfigure(config)
                 raise pytest.UsageError(f"--tokasm-assembler: {error}") from None
+        _check_profile_gaps(config, subjects)
     config.stash[_XFAIL] = _xfail_list(config) if subjects else None
+
+
+def _check_profile_gaps(config: pytest.Config, subjects: dict[str, Subject]) -> None:
+    """A ``--tokasm-profile`` a target cannot run is a usage error, not skipped cases."""
+    from .corpus import profile_gap
+
+    for target, subject in subjects.items():
+        gap = profile_gap(
+            config.getoption("tokasm_profile"), _corpus(config), target, subject.features
+        )
+        if gap is not None:
+            pytest_unconfigure(config)
+            raise pytest.UsageError(f"--tokasm-profile: {gap}")
 
 
 def _subject(config: pytest.Config, target: str) -> Subject:
@@ -201,9 +219,10 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if not {"tokasm_subject", "tokasm_case"} <= set(metafunc.fixturenames):
         return
     subjects = metafunc.config.stash.get(_SUBJECTS, {})
-    if not subjects:
-        skipped = pytest.param(None, None, id="no-assembler", marks=pytest.mark.skip(_NO_TARGET))
-        metafunc.parametrize(("tokasm_subject", "tokasm_case"), [skipped])
+    if not subjects:  # a placeholder, refused once collection is final (below)
+        metafunc.parametrize(
+            ("tokasm_subject", "tokasm_case"), [pytest.param(None, None, id=_NO_TARGET_ID)]
+        )
         return
     from .pytest_suite import xfail_marks
 
@@ -223,3 +242,25 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
             for case in cases
         ],
     )
+
+
+def _is_placeholder(item: pytest.Item) -> bool:
+    callspec = getattr(item, "callspec", None)
+    return callspec is not None and callspec.id == _NO_TARGET_ID
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Collecting the corpus with no target to run it on is a usage error (exit 4), not a
+    skip that lets the session pass; deselecting the item (``-k``) is fine.
+
+    A pytest-xdist worker cannot report a usage error (its controller would crash),
+    so there the placeholder test fails instead (exit 1), with the same message."""
+    if hasattr(session.config, "workerinput"):
+        return
+    if any(_is_placeholder(item) for item in session.items):
+        raise pytest.UsageError(_NO_TARGET)
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if _is_placeholder(item):
+        pytest.fail(_NO_TARGET, pytrace=False)

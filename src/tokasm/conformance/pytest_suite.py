@@ -19,8 +19,9 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from ..errors import TargetError
 from ._xfail import XfailError, load_xfail
-from .corpus import load_corpus
+from .corpus import load_corpus, profile_gap
 from .runner import DEFAULT_PROFILES, run_case, skip_reason
 from .subjects import PythonSubject
 
@@ -69,17 +70,23 @@ def suite(
 
     ``factory`` is a class or zero-argument callable returning a fresh
     assembler. ``profiles`` adds optional profiles (e.g. ``("strict",)``);
-    ``incremental`` already runs when the assembler has ``read_since``.
+    ``incremental`` already runs when the assembler has ``read_since``;
+    naming a profile the assembler cannot run (``incremental`` without
+    ``read_since``) raises TargetError rather than skipping its cases.
     ``xfail`` is an expected-failure file as for ``tokasm check --xfail``:
     listed cases are strict xfails, and a line matching no case is an error.
     Assign the result to a module-level ``test_*`` name; see the module doc.
     """
     label = name or f"{factory.__module__}:{getattr(factory, '__qualname__', repr(factory))}"
     subject = PythonSubject(factory, label)
-    selected = DEFAULT_PROFILES | set(profiles)
+    requested = tuple(profiles)
+    selected = DEFAULT_PROFILES | set(requested)
     corpus = load_corpus(user_cases=[Path(folder) for folder in cases])
     chosen = [case for case in corpus if bundled or not case.bundled]
-    listed = None if xfail is None else load_xfail(Path(xfail))
+    gap = profile_gap(requested, chosen, label, subject.features)
+    if gap is not None:
+        raise TargetError(gap)
+    listed = None if xfail is None else load_xfail(Path(xfail), corpus)
     stale = [] if listed is None else listed.stale(corpus)
     if stale:
         raise XfailError("; ".join(stale))

@@ -2,7 +2,7 @@
 
 Parametrized by the plugin (``tokasm.conformance.plugin``) from
 ``--tokasm-assembler MODULE:ATTR`` (repeatable) and ``--tokasm-profile``; without
-``--tokasm-assembler`` the one item is skipped with a reason saying what to pass.
+``--tokasm-assembler`` collecting it is a usage error saying what to pass.
 """
 
 from __future__ import annotations

@@ -1,0 +1,130 @@
+"""Printing that can never stop a run: stdout may be a closed pipe, or closed by the target.
+
+``tokasm check ... | head -1`` closes the pipe after one line, and an
+in-process target may close or replace ``sys.stdout``. Neither may cost a
+report or change the exit status, so the commands print through a
+``Console``: it writes to the stream it was given when the run began, falls
+back to that stream's file descriptor if the stream object was closed, and
+goes quiet for good when the descriptor itself is gone.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import sys
+from typing import TYPE_CHECKING, TextIO
+
+from ..errors import EXIT_TERMINATED
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from types import FrameType
+
+__all__ = ["Console", "guarded_run", "silence_stdout"]
+
+
+def _silence(fd: int) -> None:
+    """Point ``fd`` at the null device, so that flushing what is still buffered for a
+    reader that went away cannot fail again at exit (Python then exits 120)."""
+    with contextlib.suppress(OSError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, fd)
+        os.close(devnull)
+
+
+def silence_stdout() -> None:
+    """``_silence`` standard output."""
+    _silence(1)
+
+
+class Console:
+    """Prints lines to ``stream`` until it cannot, then drops them quietly."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream: TextIO | None = stream
+        try:
+            self._fd: int | None = stream.fileno()
+        except (OSError, ValueError, AttributeError):
+            self._fd = None  # pytest's capture, a StringIO: no descriptor to fall back to
+
+    @property
+    def gone(self) -> bool:
+        """Whether output stopped because the reader or the stream went away."""
+        return self._stream is None
+
+    def _write(self, stream: TextIO, text: str) -> None:
+        try:
+            stream.write(text)
+        except UnicodeEncodeError:  # a terminal in ASCII or Latin-1: escape what it cannot show
+            encoding = stream.encoding or "ascii"
+            stream.write(text.encode(encoding, "backslashreplace").decode(encoding))
+        stream.flush()
+
+    def print(self, text: str) -> None:
+        """Print ``text`` and a newline, or nothing once the output is gone."""
+        stream = self._stream
+        if stream is None:
+            return
+        try:
+            self._write(stream, text + "\n")
+        except ValueError:  # the stream object was closed (by the target): use its descriptor
+            self._reopen(text)
+        except OSError:  # a broken pipe, a full disk: the reader will not see more
+            self._stream = None
+            if self._fd is not None:
+                _silence(self._fd)
+
+    def _reopen(self, text: str) -> None:
+        self._stream = None
+        if self._fd is None:
+            return
+        try:
+            stream = open(self._fd, "w", encoding="utf-8", closefd=False)  # noqa: SIM115
+            self._write(stream, text + "\n")
+        except (OSError, ValueError):
+            _silence(self._fd)
+            return
+        self._stream = stream
+
+
+class _Terminated:
+    """Whether the KeyboardInterrupt unwinding the run came from SIGTERM."""
+
+    seen = False
+
+
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    """SIGTERM unwinds the run as Ctrl-C does: the SIGINT handler runs in place (so what
+    kills testees and tells a real Ctrl-C from a target's own KeyboardInterrupt sees a
+    real one), else KeyboardInterrupt is raised here. A SystemExit would not do: it is
+    what a target raises, so it would be that case's error and the run would go on."""
+    _Terminated.seen = True
+    handler = signal.getsignal(signal.SIGINT)
+    if callable(handler):
+        handler(signal.SIGINT, frame)
+    raise KeyboardInterrupt(signal.Signals(signum).name)
+
+
+@contextlib.contextmanager
+def guarded_run() -> Iterator[None]:
+    """Run a command so that SIGTERM unwinds like Ctrl-C (closing testees and removing
+    temporary files on the way) and then exits ``EXIT_TERMINATED``, and a target that
+    replaces ``sys.stdout`` or ``sys.stderr`` does not leave them replaced."""
+    streams = sys.stdout, sys.stderr
+    previous = None
+    with contextlib.suppress(ValueError):  # not the main thread: leave signals alone
+        previous = signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        yield
+    except KeyboardInterrupt:
+        if not _Terminated.seen:
+            raise
+        with contextlib.suppress(OSError):
+            os.write(2, b"tokasm: terminated\n")
+        raise SystemExit(EXIT_TERMINATED) from None
+    finally:
+        sys.stdout, sys.stderr = streams
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
