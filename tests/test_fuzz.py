@@ -12,7 +12,7 @@ import json
 import shutil
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import jsonschema
 import pytest
@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from helpers import copy_spec, tokasm_cmd
 from mutants import MUTANTS
-from tokasm.conformance._fuzz import fuzz, fuzz_phase
+from tokasm.conformance._fuzz import CHECK_EXAMPLES, fuzz, fuzz_phase
 from tokasm.conformance._fuzz_cases import case_document, dump_case_file
 from tokasm.conformance._fuzz_strategies import Program
 from tokasm.conformance._paths import SPEC_DIR_ENV, spec_dir
@@ -35,16 +35,33 @@ from tokasm.conformance.subjects import PythonSubject
 from tokasm.conformance.testee import python_testee_command
 from tokasm.errors import SubjectFault
 from tokasm.implementations import BACKENDS
+from unusual import UNUSUAL
 
 if TYPE_CHECKING:
     from tokasm.conformance.steps import Step
     from tokasm.conformance.subjects import Subject
+    from tokasm.implementations import AssemblerFactory
 
 # Mutants the fuzzer must find within FOUND_WITHIN examples at seed 0; each
 # breaks one rule (tests/mutants.py) the way real implementations do.
 FOUND = ["case-insensitive-ids", "strips-final-text", "crlf-to-lf"]
 FOUND_WITHIN = 300
 SHRINK_SECONDS = 3.0  # shorter than the default: tests need the case, not the nicest one
+FINDING_SECONDS = 0.5  # where only finding matters, not the case
+
+# Design bugs (tests/mutants.py) that the corpus-free fuzz phase of ``tokasm check``
+# (CHECK_EXAMPLES at seed 0) finds, and that the fuzzer of corpus 1.0.0 never did:
+# sentinel deltas, special tokens and null-like texts, a held-back tail, an SDK key
+# on a middle event, a read cache that counts reads, and an unknown-id memo.
+REACHED = [
+    "sse-done-sentinel",
+    "strips-special-tokens",
+    "null-texts-are-none",
+    "holds-back-trailing-cr",
+    "role-starts-message",
+    "throttled-live-view",
+    "memoizes-unknown-get",
+]
 
 # Breaks APPEND-EMPTY only: an empty non-final delta neither appends nor creates.
 BROKEN = "mutants:DropsEmptyDelta"
@@ -91,6 +108,48 @@ def test_correct_backends_never_disagree(name: str) -> None:
     report = fuzz(PythonSubject(BACKENDS[name], name), examples=60, seed=1)
     assert report.counterexample is None
     assert report.examples == 60
+
+
+_CORRECT: dict[str, AssemblerFactory] = {**BACKENDS, **cast("dict[str, AssemblerFactory]", UNUSUAL)}
+
+
+@pytest.mark.parametrize("seed", [0, 2, 3])
+@pytest.mark.parametrize("name", list(_CORRECT))
+def test_correct_and_unusual_assemblers_agree_at_check_size(name: str, seed: int) -> None:
+    """Shaped ids and texts, long streams and many reads are all ordinary to a correct
+    assembler, however it is built (tests/unusual.py)."""
+    report = fuzz(PythonSubject(_CORRECT[name], name), examples=CHECK_EXAMPLES, seed=seed)
+    assert report.counterexample is None, report.counterexample.yaml
+    assert report.examples == CHECK_EXAMPLES
+
+
+@pytest.mark.parametrize("mutant", REACHED)
+def test_default_fuzz_phase_finds_design_bugs(mutant: str) -> None:
+    subject = PythonSubject(MUTANTS[mutant].factory, mutant)
+    report = fuzz(subject, examples=CHECK_EXAMPLES, seed=0, shrink_budget=FINDING_SECONDS)
+    found = report.counterexample
+    assert found is not None, report.summary()
+    assert found.reproduced
+    assert MUTANTS[mutant].requirement in found.document["cases"][0]["requirements"]
+
+
+def test_macro_steps_shrink_to_a_short_plain_case() -> None:
+    """A stream of reads and deltas (a macro) shrinks by its k, and prints as plain steps."""
+    subject = PythonSubject(MUTANTS["throttled-live-view"].factory, "throttled")
+    report = fuzz(subject, examples=FOUND_WITHIN, seed=0, shrink_budget=SHRINK_SECONDS)
+    assert report.counterexample is not None
+    steps = report.counterexample.document["cases"][0]["steps"]
+    assert all(set(step) <= {"apply", "get", "read_since", "returns", "on"} for step in steps)
+    assert sum("get" in step for step in steps) >= 4  # the 4th read is the first throttled
+    assert len(steps) <= 12, report.counterexample.yaml
+
+
+def test_fuzz_plays_the_callers_habits_in_process() -> None:
+    """The fuzz path runs cases like the corpus does, reused dict and all (EVENT-OWNED)."""
+    subject = PythonSubject(MUTANTS["keeps-events"].factory, "keeps-events")
+    report = fuzz(subject, examples=CHECK_EXAMPLES, seed=0, shrink_budget=FINDING_SECONDS)
+    assert report.counterexample is not None
+    assert "EVENT-OWNED" in report.counterexample.result.message
 
 
 class _FaultOnNul(PythonSubject):
@@ -212,6 +271,23 @@ def _round_trip(delta: str, message_id: str, folder: Path) -> None:
 @pytest.mark.parametrize("text", EXOTIC, ids=repr)
 def test_exotic_strings_survive_yaml_exactly(text: str, tmp_path: Path) -> None:
     _round_trip(text, text, tmp_path)
+
+
+def test_runs_of_steps_print_as_repeat_steps(tmp_path: Path) -> None:
+    """A long stream from a macro prints short, and loads back as the same plain steps."""
+    delta, x, y = (Apply("a", None, {"id": "m", "delta": text}) for text in ("ab", "x", "y"))
+    read = Get("a", None, "m")
+    program = Program(("a",), (read, *[delta] * 40, *[x, y] * 5, read))
+    text = dump_case_file(case_document(program, "runs"))
+    steps = yaml.safe_load(text)["cases"][0]["steps"]
+    assert [step.get("repeat") for step in steps] == [None, 40, 5, None, None]
+    assert len(steps[2]["steps"]) == 2
+    path = tmp_path / "runs.yaml"
+    path.write_text(text, encoding="utf-8")
+    (case,) = load_file(path)
+    plain = [*program.steps, read]  # the final read of every message
+    assert [step.describe() for step in case.steps] == [step.describe() for step in plain]
+    assert case.steps[-1].expect == Returns("ab" * 40 + "xy" * 5)
 
 
 _repetitive = st.builds(

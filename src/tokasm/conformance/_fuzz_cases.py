@@ -4,7 +4,8 @@ The fuzzer runs exactly the case built here (through ``parse_case`` and
 ``run_case``), so the YAML it prints is the very test that failed. Text is
 written so that it reads back exactly: double quotes with escapes for
 anything but plain printable text, and long repetitive strings in the
-schema's compact ``repeat``/``concat`` form.
+schema's compact ``repeat``/``concat`` form; runs of the same step (or pair
+of steps) become ``repeat`` steps.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from ._fuzz_strategies import SENTINEL_DELTAS, SHAPED_IDS
 from .corpus import requirement_ids
 from .model import ModelAssembler
 from .steps import Apply, Get, ReadSince, Returns
@@ -31,6 +33,8 @@ __all__ = ["case_document", "compact_text", "dump_case_file"]
 _COMPACT_FROM = 64  # texts at least this long are offered the compact form
 _MIN_RUN = 32  # characters a repeat must cover to be worth a ``repeat`` entry
 _MAX_UNIT = 8  # longest repeated unit looked for
+_FOLD_PERIODS = (1, 2)  # steps in a run that ``repeat`` folds
+_MIN_FOLD = 3  # times a run must be said to be folded
 
 
 def _best_run(text: str, start: int) -> tuple[str, int]:
@@ -113,10 +117,33 @@ def _compact_step(step: dict[str, Any]) -> dict[str, Any]:
     return compacted
 
 
+def _folded(steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The steps with each run of one or two steps said again and again written as a
+    ``repeat`` step, as a long stream from a macro is."""
+    folded: list[dict[str, Any]] = []
+    position = 0
+    while position < len(steps):
+        best_period, best_count = 1, 1
+        for period in _FOLD_PERIODS:
+            unit = steps[position : position + period]
+            count = 1
+            while steps[position + count * period : position + (count + 1) * period] == unit:
+                count += 1
+            if count >= _MIN_FOLD and count * period > best_count * best_period:
+                best_period, best_count = period, count
+        if best_count == 1:
+            folded.append(steps[position])
+        else:
+            unit = steps[position : position + best_period]
+            folded.append({"repeat": best_count, "steps": unit})
+        position += best_count * best_period
+    return folded
+
+
 def dump_case_file(document: dict[str, Any]) -> str:
     """The YAML text of a case file from ``case_document``, ready to save under ``spec/cases``."""
     cases = [
-        {**case, "steps": [_compact_step(step) for step in case["steps"]]}
+        {**case, "steps": _folded([_compact_step(step) for step in case["steps"]])}
         for case in document["cases"]
     ]
     return yaml.dump(
@@ -172,7 +199,7 @@ class _Trace:
             self.rules.add("APPEND-REPEAT")
         if earlier and delta:
             self.rules.add("ORDER")
-        if not (delta.isascii() and delta.isprintable()):
+        if not (delta.isascii() and delta.isprintable()) or delta in SENTINEL_DELTAS:
             self.rules.add("APPEND-EXACT")
         if len(delta) >= _COMPACT_FROM:
             self.rules.add("APPEND-LONG")
@@ -208,7 +235,7 @@ class _Trace:
         if len(applied) > len({instance for instance, _ in applied}):
             self.rules.add("INTERLEAVE")
         ids = {message_id for _, message_id in applied}
-        if "" in ids or len({_id_key(i) for i in ids}) < len(ids):
+        if ids & SHAPED_IDS or "" in ids or len({_id_key(i) for i in ids}) < len(ids):
             self.rules.add("EVT-ID-ANY")
 
 

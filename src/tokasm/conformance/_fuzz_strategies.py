@@ -3,10 +3,17 @@
 A program is a list of operations with no expected values: the oracle supplies
 those later (``fuzz_cases``), so every operation is independent of the others
 and Hypothesis can delete, reorder and simplify them freely while shrinking.
-The text pools lean on what implementations get wrong (SPEC APPEND-EXACT,
-APPEND-EMPTY, EVT-ID-ANY): empty and whitespace-only text, CR/LF, tabs, NUL,
-combining marks, emoji, ids that differ only by case, whitespace or
-Unicode normalization.
+The pools lean on what implementations get wrong or special-case (SPEC
+APPEND-EXACT, APPEND-EMPTY, EVT-ID-ANY, EVT-EXTRA-KEYS): empty and
+whitespace-only text, CR/LF, tabs, NUL, combining marks, emoji; ids that differ
+only by case, whitespace or normalization, ids shaped like paths, compound
+keys, attribute or JS prototype names, defaults or colliding hashes; sentinel
+deltas and the texts ``None``/``null``/``undefined``; SDK keys such as ``role``.
+
+Macro operations (a stream of k deltas with reads at set points, r reads of
+one message, k messages opened or finalized) make long programs from a few
+draws. Each expands to plain steps when the program is built, so the program
+is still a plain corpus case, and a macro shrinks by shrinking its k.
 """
 
 from __future__ import annotations
@@ -29,6 +36,8 @@ _T = TypeVar("_T")
 
 __all__ = [
     "INSTANCE_NAMES",
+    "SENTINEL_DELTAS",
+    "SHAPED_IDS",
     "TRICKY_IDS",
     "Program",
     "deltas",
@@ -48,6 +57,12 @@ TRICKY_IDS: tuple[str, ...] = (
     "cafe\u0301",
     "\U0001f600",
     "msg-1",
+    "a/b",
+    "m:done",
+    "constructor",
+    "__proto__",
+    "None",
+    "default",
 )
 
 #: Id pools whose members are different messages that sloppy code merges.
@@ -59,6 +74,45 @@ _LOOKALIKE_POOLS: tuple[tuple[str, ...], ...] = (
     ("\U0001f600", "\U0001f601"),
     ("k" * 256 + "1", "k" * 256 + "2"),  # equal in their first 256 characters
 )
+
+#: Id pools of the shapes implementations special-case (EVT-ID-ANY).
+_SHAPED_POOLS: tuple[tuple[str, ...], ...] = (
+    # Paths and compound keys: separators, doubled ones, suffixes that mark state.
+    ("a/b", "a//b", "a/./b", "a/c/../b"),
+    ("m", "m:done", "m:done:done", "m_done"),
+    ("a:b", "a::b", "a|b", "a||b"),
+    ("a.b", "a..b", "a:b.c", "a/b|c"),
+    # Attribute, method and JS prototype names, and a store's own attributes.
+    ("constructor", "__proto__", "toString", "hasOwnProperty"),
+    ("valueOf", "get", "apply", "__dict__"),
+    ("__class__", "keys", "items", "_done"),
+    ("_parts", "_messages", "prototype", "values"),
+    # The empty id beside the names a default might take.
+    ("", "default", "None", "null"),
+    ("", "undefined", "0", "none"),
+    # Pairs equal under CRC-32, Adler-32, FNV-1a, djb2 and Java's String.hashCode.
+    ("id-z2t8lz", "id-fageyn"),
+    ("msg-120", "msg-201"),
+    ("id-jk6sz5", "id-pqcehz"),
+    ("id-ento1g", "id-ep2msg"),
+    ("Aa", "BB", "AaBB", "BBAa"),
+)
+
+
+#: Stream sentinels and null-like texts, which are ordinary text (APPEND-EXACT).
+SENTINEL_DELTAS: tuple[str, ...] = (
+    "[DONE]",
+    "<|endoftext|>",
+    "data: ",
+    "data: [DONE]\n\n",
+    "None",
+    "null",
+    "undefined",
+)
+
+#: The ids of those pools that look like a path, a key, a name, a default or a
+#: hash twin of another; a case using one shows EVT-ID-ANY.
+SHAPED_IDS: frozenset[str] = frozenset(i for pool in _SHAPED_POOLS for i in pool) - {"m"}
 
 #: Deltas that have broken real implementations (APPEND-EXACT, APPEND-EMPTY).
 _TRICKY_DELTAS: tuple[str, ...] = (
@@ -80,6 +134,8 @@ _TRICKY_DELTAS: tuple[str, ...] = (
     "\u2028",
     "\x85",
     "\ufeff",
+    *SENTINEL_DELTAS,
+    "text\r",
 )
 
 #: Instance names, as the case schema allows them (``^[a-z][a-z0-9_]*$``).
@@ -88,7 +144,8 @@ INSTANCE_NAMES: tuple[str, ...] = ("a", "b", "c", "d")
 #: Where an event's ``final`` key stands: absent (EVT-SHAPE), false or true.
 _FINAL_CHOICES: tuple[bool | None, ...] = (None, None, False, True)
 
-_POOL_SIZE = 4  # distinct ids most programs use
+_POOL_SIZE = 4  # distinct ids in a program's pool of arbitrary ids
+_MAX_POOLS = 3  # pools joined into one program's pool
 
 # Hypothesis starts small; a few operations even in its first examples make
 # each one count. Shorter counterexamples come from the fuzzer's final
@@ -103,6 +160,8 @@ _EXTRA_KEYS: tuple[dict[str, object], ...] = (
     {"type": "content_block_delta"},
     {"text": "not a delta"},
     {"finish_reason": "stop"},
+    {"role": "assistant"},
+    {"object": "chat.completion.chunk", "role": "assistant"},
 )
 
 
@@ -147,6 +206,28 @@ class Program:
 #: twice) or an id of its own, which may name no message at all.
 _Pending: TypeAlias = "tuple[Callable[[str], Step], int | str]"
 
+#: Operations drawn together; a macro's block is all of them, expanded.
+_Block: TypeAlias = "list[_Pending]"
+
+#: After every how many deltas a stream reads its message (0: only as asked
+#: below): each read, every few, and at the part counts that block sizes and
+#: compaction intervals make special.
+_READ_EVERY: tuple[int, ...] = (0, 1, 2, 3, 7, 16, 63, 64)
+
+#: Last deltas before a bare final: partial line ends, sentinels and special
+#: tokens that an implementation may hold back waiting for the rest (APPEND-EXACT).
+_TAILS: tuple[str, ...] = ("\r", "text\r", "<|", "<|endo", "[DON", "data:", "\u00e9\u0301", "")
+
+#: Long streams and many messages stop at block-size and compaction boundaries.
+_BOUNDARIES: tuple[int, ...] = (15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129)
+
+#: Stems of the ids a many-messages macro numbers, plain and compound.
+_STEMS: tuple[str, ...] = ("f", "m:", "a/", "id-")
+
+#: How a stream ends: open (the final reads still read it), a bare final (no
+#: ``delta``, after a trailing CR perhaps) or a final with a last delta.
+_ENDINGS: tuple[str, ...] = ("open", "bare", "delta")
+
 
 def _apply(
     instance: str, delta: str | None, final: bool | None, extra: dict[str, object]
@@ -175,32 +256,153 @@ def _read_since(instance: str, offset: int, from_end: bool) -> Callable[[str], S
     return make
 
 
+def _sizes(few: int, many: tuple[int, ...]) -> st.SearchStrategy[int]:
+    """A macro's k: 2 to ``few`` mostly, one of ``many`` one time in four; shrinks to 2."""
+    return _mostly(st.integers(min_value=2, max_value=few), st.sampled_from(many), one_in=4)
+
+
+def _joined(lookalikes: tuple[str, ...], shaped: list[tuple[str, ...]]) -> list[str]:
+    """A look-alike pool and shaped ones as one, so a program mixes kinds of ids."""
+    pools = (lookalikes, *shaped)
+    return list(dict.fromkeys(message_id for pool in pools for message_id in pool))
+
+
+def _alone(pending: _Pending) -> _Block:
+    return [pending]
+
+
+def _repeated(pending: _Pending, count: int) -> _Block:
+    return [pending] * count
+
+
+class _Draws:
+    """The strategies of one ``programs`` call, for its single operations and its macros.
+
+    Each is made once here: a strategy made inside a draw is made again for
+    every example, which costs more than the draw.
+    """
+
+    def __init__(self, names: tuple[str, ...], read_since: bool) -> None:
+        self.instance = st.sampled_from(names)
+        self.deltas = deltas()
+        self.pieces = st.lists(self.deltas, min_size=1, max_size=3)
+        self.texts = st.none() | self.deltas
+        self.stream_sizes = _sizes(12, _BOUNDARIES)
+        self.message_sizes = _sizes(12, (*_BOUNDARIES, 255, 256, 257))
+        self.every = st.sampled_from(_READ_EVERY)
+        self.endings = st.sampled_from(_ENDINGS)
+        self.tails = st.sampled_from(_TAILS)
+        self.stems = st.sampled_from(_STEMS)
+        most = max(_POOL_SIZE, _MAX_POOLS * max(map(len, _LOOKALIKE_POOLS + _SHAPED_POOLS)))
+        self.pooled = st.integers(min_value=0, max_value=most - 1)
+        self.extra = _mostly(st.just({}), st.sampled_from(_EXTRA_KEYS), one_in=4)
+        self.read_since = read_since
+        self.readers = {name: self._reader(name) for name in names}
+        self.reader = st.one_of(list(self.readers.values()))
+
+    def _reader(self, instance: str) -> st.SearchStrategy[Callable[[str], Step]]:
+        """A read of some message on ``instance``: ``get``, or ``read_since`` if offered."""
+        gets = st.just(_get(instance))
+        if not self.read_since:
+            return gets
+        offsets = st.integers(min_value=0, max_value=12)
+        return gets | st.builds(_read_since, st.just(instance), offsets, st.booleans())
+
+    def single(self) -> st.SearchStrategy[_Block]:
+        """One event (three times in four) or one read, of a pooled or any id."""
+        applies = st.builds(
+            _apply,
+            self.instance,
+            _mostly(self.deltas, st.none(), one_in=4),
+            st.sampled_from(_FINAL_CHOICES),
+            self.extra,
+        )
+        any_id = self.pooled | message_ids()
+        reads = st.tuples(self.reader, any_id)
+        return _mostly(st.tuples(applies, self.pooled), reads, one_in=4).map(_alone)
+
+    def macro(self) -> st.SearchStrategy[_Block]:
+        return st.one_of(self.stream(), self.rereads(), self.messages())
+
+    def stream(self) -> st.SearchStrategy[_Block]:
+        """k deltas to one message, read after the first, every few and at the end as drawn,
+        an extra key on the middle event, then left open or finalized: with a last delta,
+        or bare after a tail that might be held back (APPEND, ORDER)."""
+
+        @st.composite
+        def build(draw: st.DrawFn) -> _Block:
+            name, pick = draw(self.instance), draw(self.pooled)
+            pieces, count = draw(self.pieces), draw(self.stream_sizes)
+            read_first, every = draw(st.booleans()), draw(self.every)
+            read = draw(self.readers[name])
+            middle = draw(self.extra)
+            read_last, ending = draw(st.booleans()), draw(self.endings)
+            block: _Block = []
+            for index in range(1, count + 1):
+                extra = middle if index == count // 2 + 1 else {}
+                block.append((_apply(name, pieces[index % len(pieces)], None, extra), pick))
+                if (index == 1 and read_first) or (every and index % every == 0):
+                    block.append((read, pick))
+            if read_last:
+                block.append((read, pick))
+            if ending == "bare":
+                block.append((_apply(name, draw(self.tails), None, {}), pick))
+                block.append((_apply(name, None, True, {}), pick))
+            elif ending == "delta":
+                block.append((_apply(name, draw(self.deltas), True, {}), pick))
+            if draw(st.booleans()):
+                block.append((read, pick))
+            return block
+
+        return build()
+
+    def rereads(self) -> st.SearchStrategy[_Block]:
+        """r reads in a row of one message, for read caches that count reads."""
+        return st.builds(_repeated, st.tuples(self.reader, self.pooled), _sizes(6, (16, 32, 33)))
+
+    def messages(self) -> st.SearchStrategy[_Block]:
+        """k messages with numbered ids, each read before it exists perhaps, then opened with
+        one delta or finalized at once (GET-UNKNOWN, FINAL-UNSEEN, INTERLEAVE)."""
+
+        @st.composite
+        def build(draw: st.DrawFn) -> _Block:
+            name, stem, count = draw(self.instance), draw(self.stems), draw(self.message_sizes)
+            read_before, final = draw(st.booleans()), draw(st.booleans())
+            text = draw(self.texts)  # None: each its own numbered text
+            block: _Block = []
+            for index in range(count):
+                message_id = f"{stem}{index}"
+                if read_before:
+                    block.append((_get(name), message_id))
+                delta = f"<{index}>" if text is None else text
+                block.append((_apply(name, delta, final or None, {}), message_id))
+            return block
+
+        return build()
+
+
 def programs(
-    *, instances: int = 2, read_since: bool = False, max_ops: int = 24
+    *, instances: int = 2, read_since: bool = False, max_ops: int = 16
 ) -> st.SearchStrategy[Program]:
-    """Programs over ``instances`` assemblers; ``read_since`` only if the target has it."""
+    """Programs over ``instances`` assemblers; ``read_since`` only if the target has it.
+
+    ``max_ops`` bounds the draws; one in five is a macro of many steps.
+    """
     if not 1 <= instances <= len(INSTANCE_NAMES):
         raise ValueError(f"instances must be 1..{len(INSTANCE_NAMES)}, got {instances}")
     names = INSTANCE_NAMES[:instances]
-    instance = st.sampled_from(names)
-    pooled = st.integers(min_value=0, max_value=_POOL_SIZE - 1)
-    any_id = pooled | message_ids()
-    applies = st.builds(
-        _apply,
-        instance,
-        _mostly(deltas(), st.none(), one_in=4),
-        st.sampled_from(_FINAL_CHOICES),
-        _mostly(st.just({}), st.sampled_from(_EXTRA_KEYS), one_in=4),
+    draws = _Draws(names, read_since)
+    blocks = st.lists(
+        _mostly(draws.single(), draws.macro(), one_in=5), min_size=_MIN_OPS, max_size=max_ops
     )
-    reads: list[st.SearchStrategy[_Pending]] = [st.tuples(st.builds(_get, instance), any_id)]
-    if read_since:
-        offsets = st.integers(min_value=0, max_value=12)
-        reads.append(st.tuples(st.builds(_read_since, instance, offsets, st.booleans()), any_id))
-    pending = _mostly(st.tuples(applies, pooled), st.one_of(reads), one_in=4)
-    pendings = st.lists(pending, min_size=_MIN_OPS, max_size=max_ops)
-    pools = st.one_of(
-        st.sampled_from(_LOOKALIKE_POOLS).map(list),
+    pools = _mostly(
+        st.builds(
+            _joined,
+            st.sampled_from(_LOOKALIKE_POOLS),
+            st.lists(st.sampled_from(_SHAPED_POOLS), max_size=_MAX_POOLS - 1),
+        ),
         st.lists(message_ids(), min_size=1, max_size=_POOL_SIZE, unique=True),
+        one_in=4,
     )
 
     @st.composite
@@ -208,7 +410,8 @@ def programs(
         pool = draw(pools)
         steps = tuple(
             make(pool[pick % len(pool)] if isinstance(pick, int) else pick)
-            for make, pick in draw(pendings)
+            for block in draw(blocks)
+            for make, pick in block
         )
         used = {step.instance for step in steps}
         return Program(tuple(n for n in names if n in used), steps)
