@@ -158,7 +158,8 @@ def test_markdown_all_clean_says_passed() -> None:
 
 def test_verdict_line_counts_like_protobuf() -> None:
     assert render_verdict([CLEAN], 4) == (
-        "CONFORMANCE PASSED: 1 of 1 targets conform; corpus 1.2.3, 4 cases: "
+        "CONFORMANCE PASSED: 0 of 1 targets conform, 1 with expected failures only "
+        "(mod:Clean); corpus 1.2.3, 4 cases: "
         "2 successes, 1 skipped, 1 expected failures, 0 unexpected failures"
     )
     assert render_verdict([CLEAN, EVERY_OUTCOME], 6) == (
