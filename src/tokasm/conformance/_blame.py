@@ -21,6 +21,7 @@ from __future__ import annotations
 import ast
 import re
 import unicodedata
+import warnings
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -237,7 +238,9 @@ class _Replay:
 def _text(shown: str) -> str | None:
     """A text the runner showed by ``repr``; None if it was not a str or was cut."""
     try:
-        value = ast.literal_eval(shown)
+        with warnings.catch_warnings():  # an escape the display made, e.g. '\\.', is not ours
+            warnings.simplefilter("ignore")
+            value = ast.literal_eval(shown)
     except (ValueError, SyntaxError, MemoryError, RecursionError):
         return None
     return value if isinstance(value, str) else None
