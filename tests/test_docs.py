@@ -27,6 +27,10 @@ pytestmark = pytest.mark.skipif(
 )
 
 
+@pytest.mark.skipif(
+    sys.version_info >= (3, 13),
+    reason="argparse words --help differently from 3.13 on; the transcripts are made on 3.11-3.12",
+)
 def test_every_transcript_matches_what_the_commands_print_now() -> None:
     done = subprocess.run(
         [sys.executable, str(REPO / "docs" / "transcripts.py"), "--check"],
