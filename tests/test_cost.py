@@ -120,9 +120,10 @@ class _Faulting(PythonSubject):
         return super().perform(step)
 
 
-def test_a_target_reading_back_a_wrong_text_skips_the_probe_saying_why() -> None:
+def test_a_target_reading_back_a_wrong_text_fails_the_probe_saying_why() -> None:
+    """A wrong text is never a pass: the target cannot dodge the probe by being wrong."""
     result = probe_cache_final(PythonSubject(_Wrong, "wrong"))
-    assert result.outcome == "skipped"
+    assert result.outcome == "failed"
     assert "returned 'nope'" in result.message
     assert result.requirements == (CACHE_FINAL,)
 

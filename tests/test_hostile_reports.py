@@ -629,3 +629,67 @@ def test_fuzz_save_path_is_checked_before_fuzzing(project: Path, save: str) -> N
     _clean(ran, 2)
     assert "--save" in ran.err
     assert ran.out == ""
+
+
+# What a target may change in the process around it (found by an adversarial pass).
+
+SIDE_EFFECTS = """\
+import os
+import time
+
+from tokasm.implementations import ListJoinAssembler
+
+
+class Prints(ListJoinAssembler):
+    def apply(self, event):
+        print("debug output of the target")
+        return super().apply(event)
+
+
+class Umask(ListJoinAssembler):
+    def __init__(self):
+        super().__init__()
+        os.umask(0o777)
+
+
+class FreezesTheClock(ListJoinAssembler):
+    def __init__(self):
+        super().__init__()
+        time.perf_counter = lambda: 1.0
+"""
+
+
+def test_a_printing_target_cannot_corrupt_a_report_on_stdout(project: Path) -> None:
+    (project / "effects.py").write_text(SIDE_EFFECTS, encoding="utf-8")
+    ran = tokasm_cmd(
+        project, "check", "effects:Prints", "-k", "append.*", "--fuzz-examples", "0", "--json", "-"
+    )
+    _clean(ran, 0)
+    report = json.loads(ran.out)
+    jsonschema.validate(report, _schema())
+    assert "debug output of the target" in ran.err
+
+
+def test_a_target_changing_the_umask_cannot_make_reports_unreadable(project: Path) -> None:
+    (project / "effects.py").write_text(SIDE_EFFECTS, encoding="utf-8")
+    ran = tokasm_cmd(
+        project,
+        "check",
+        "effects:Umask",
+        "-k",
+        "append.*",
+        "--fuzz-examples",
+        "0",
+        "--json",
+        "r.json",
+    )
+    _clean(ran, 0)
+    assert (project / "r.json").stat().st_mode & 0o444 == 0o444
+    _valid_json(project / "r.json")
+
+
+def test_a_target_freezing_the_clock_cannot_stall_the_cost_probe(project: Path) -> None:
+    (project / "effects.py").write_text(SIDE_EFFECTS, encoding="utf-8")
+    ran = tokasm_cmd(project, "check", "effects:FreezesTheClock", "-k", "cost.*", "--timeout", "5")
+    _clean(ran, 0)
+    assert "cost.cache-final" not in ran.out  # it passed: nothing to show

@@ -534,7 +534,9 @@ def _check(args: argparse.Namespace) -> int:
     xfail: XfailList | None = load_xfail(args.xfail, corpus) if args.xfail else None
     session = _Session(args, corpus, cases, xfail, reports, probe=probe and args.cost_probe)
     quiet_stray_errors()
-    with session.watchdog:
+    # With a report on stdout ('-'), what a target prints goes to stderr instead.
+    diverted = contextlib.redirect_stdout(sys.stderr) if reports.to_stdout else None
+    with session.watchdog, diverted or contextlib.nullcontext():
         session.start()
         try:
             _refuse_unrunnable_profiles(args.profile, chosen, session.subjects)

@@ -138,9 +138,9 @@ def _expect(subject: Subject, step: Get | Apply, text: str) -> None:
     actual = subject.perform(step)
     if not (isinstance(actual, str) and str.__eq__(actual, text)):
         raise _NotMeasurable(
-            "skipped",
-            f"not measured: {step.describe()} returned {show(actual)}, expected a text of "
-            f"{len(text)} characters (the corpus cases say what is wrong)",
+            "failed",
+            f"not measured, because the text is wrong (APPEND, GET-TEXT): {step.describe()} "
+            f"returned {show(actual)}, expected a text of {len(text)} characters",
         )
 
 

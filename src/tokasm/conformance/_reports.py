@@ -394,10 +394,18 @@ def write_markdown(path: Path, runs: Sequence[TargetRun]) -> None:
     write_text_atomically(path, markdown_report(runs))
 
 
-def _new_file_mode() -> int:
+def _read_umask() -> int:
     mask = os.umask(0o022)
     os.umask(mask)
-    return 0o666 & ~mask
+    return mask
+
+
+#: The umask when tokasm started: a target that changes it cannot make reports unreadable.
+_UMASK = _read_umask()
+
+
+def _new_file_mode() -> int:
+    return 0o666 & ~_UMASK
 
 
 def _is_special(path: Path) -> bool:
