@@ -9,10 +9,13 @@ import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from tokasm.cli import main
 from tokasm.conformance._paths import spec_dir
 
 if TYPE_CHECKING:
     from pathlib import Path
+
+    import pytest
 
 __all__ = [
     "BROKEN",
@@ -22,6 +25,7 @@ __all__ = [
     "copy_spec",
     "example_session",
     "tokasm_cmd",
+    "tokasm_main",
     "tokasm_started",
     "user_case_folder",
 ]
@@ -63,6 +67,14 @@ def tokasm_cmd(folder: Path, *args: str) -> Ran:
         check=False,
     )
     return Ran(done.returncode, done.stdout, done.stderr)
+
+
+def tokasm_main(capsys: pytest.CaptureFixture[str], *args: str) -> Ran:
+    """``tokasm ARGS`` in this process, for a subcommand whose output is the point and whose
+    process is not: no start-up to pay, the same exit code and streams."""
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return Ran(code, out, err)
 
 
 def tokasm_started(folder: Path, *args: str) -> subprocess.Popen[str]:

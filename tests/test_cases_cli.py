@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import tokasm_cmd
+from helpers import tokasm_cmd, tokasm_main
 from tokasm.conformance.corpus import load_corpus
 
 # Breaks AFTER-REFINAL only: a second final appends its delta before answering.
@@ -28,8 +28,10 @@ def project(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def test_list_prints_every_case_with_profile_steps_and_rules(tmp_path: Path) -> None:
-    ran = tokasm_cmd(tmp_path, "list")
+def test_list_prints_every_case_with_profile_steps_and_rules(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    ran = tokasm_main(capsys, "list")
     assert ran.code == 0, ran.err
     corpus = load_corpus()
     lines = ran.out.splitlines()
@@ -43,19 +45,23 @@ def test_list_prints_every_case_with_profile_steps_and_rules(tmp_path: Path) -> 
     assert f"{len(corpus) + 1} of {len(corpus) + 1} checks" in lines[-1]
 
 
-def test_list_selects_by_glob_and_refuses_a_glob_matching_nothing(tmp_path: Path) -> None:
-    ran = tokasm_cmd(tmp_path, "list", "after.*")
+def test_list_selects_by_glob_and_refuses_a_glob_matching_nothing(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    ran = tokasm_main(capsys, "list", "after.*")
     assert ran.code == 0
     ids = [line.split()[0] for line in ran.out.splitlines()[1:-1]]
     assert ids
     assert all(case_id.startswith("after.") for case_id in ids)
-    missing = tokasm_cmd(tmp_path, "list", "no-such.*")
+    missing = tokasm_main(capsys, "list", "no-such.*")
     assert missing.code == 2
     assert "no case id matches" in missing.err
 
 
-def test_show_expands_a_case_with_rules_and_steps_as_the_runner_names_them(tmp_path: Path) -> None:
-    ran = tokasm_cmd(tmp_path, "show", "seed.example")
+def test_show_expands_a_case_with_rules_and_steps_as_the_runner_names_them(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    ran = tokasm_main(capsys, "show", "seed.example")
     assert ran.code == 0, ran.err
     assert "requirements: NONFINAL-NONE, FINAL-RETURN" in ran.out
     assert (
@@ -65,27 +71,29 @@ def test_show_expands_a_case_with_rules_and_steps_as_the_runner_names_them(tmp_p
     assert "step 6 on 'a': get('unseen')  -> None" in ran.out
 
 
-def test_show_cuts_a_long_case_unless_asked(tmp_path: Path) -> None:
+def test_show_cuts_a_long_case_unless_asked(capsys: pytest.CaptureFixture[str]) -> None:
     long_case = max(load_corpus(), key=lambda case: len(case.steps))
-    cut = tokasm_cmd(tmp_path, "show", long_case.id, "--steps", "3")
+    cut = tokasm_main(capsys, "show", long_case.id, "--steps", "3")
     assert cut.code == 0
     steps = [line for line in cut.out.splitlines() if line.startswith("  step ")]
     assert len(steps) == 3 + 5
     assert f"... {len(long_case.steps) - 8} more steps" in cut.out
-    whole = tokasm_cmd(tmp_path, "show", long_case.id, "--steps", "0")
+    whole = tokasm_main(capsys, "show", long_case.id, "--steps", "0")
     assert sum(line.startswith("  step ") for line in whole.out.splitlines()) == len(
         long_case.steps
     )
 
 
-def test_show_of_an_unknown_case_exits_2_suggesting_a_close_id(tmp_path: Path) -> None:
-    ran = tokasm_cmd(tmp_path, "show", "seed.exampel")
+def test_show_of_an_unknown_case_exits_2_suggesting_a_close_id(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    ran = tokasm_main(capsys, "show", "seed.exampel")
     assert ran.code == 2
     assert "did you mean seed.example" in ran.err
 
 
-def test_show_describes_the_cost_probe(tmp_path: Path) -> None:
-    ran = tokasm_cmd(tmp_path, "show", "cost.cache-final")
+def test_show_describes_the_cost_probe(capsys: pytest.CaptureFixture[str]) -> None:
+    ran = tokasm_main(capsys, "show", "cost.cache-final")
     assert ran.code == 0
     assert "CACHE-FINAL" in ran.out
     assert "interleaved" in ran.out

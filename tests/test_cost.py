@@ -157,6 +157,8 @@ def test_over_the_protocol_uncached_is_flagged_and_cached_passes(tmp_path: Path)
         "-q",
         "-k",
         PROBE_ID,
+        "--fuzz-examples",
+        "0",
         "--json",
         str(report),
         "--cmd",

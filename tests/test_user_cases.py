@@ -145,13 +145,23 @@ def test_fuzz_saves_into_a_case_folder_that_check_then_runs(tmp_path: Path) -> N
     again = tokasm_cmd(tmp_path, "check", "trims:Impl", "--cases", "found", "--no-bundled")
     assert again.code == 1, again.out
     assert f"FAILED trims:Impl::{saved.stem}" in again.out
-    fixed = tokasm_cmd(tmp_path, "check", "list-join", "--cases", "found", "--no-bundled", "-q")
+    fixed = tokasm_cmd(
+        tmp_path,
+        "check",
+        "list-join",
+        "--cases",
+        "found",
+        "--no-bundled",
+        "-q",
+        "--fuzz-examples",
+        "0",
+    )
     assert fixed.code == 0, fixed.out
 
 
 def test_the_pytest_route_runs_user_cases(pytester: pytest.Pytester, mine: Path) -> None:
     pytester.makepyfile(trims=TRIMS)
-    result = pytester.runpytest_subprocess(
+    result = pytester.runpytest_inprocess(
         "--pyargs",
         "tokasm.conformance",
         "-p",
@@ -165,7 +175,7 @@ def test_the_pytest_route_runs_user_cases(pytester: pytest.Pytester, mine: Path)
     # The two cases, then the cost probe (passes) and the fuzz phase (finds the trimming).
     result.assert_outcomes(passed=2, failed=2)
     result.stdout.fnmatch_lines(["*mine.spaces*"])
-    bad = pytester.runpytest_subprocess(
+    bad = pytester.runpytest_inprocess(
         "--pyargs", "tokasm.conformance", "--tokasm-assembler", "trims:Impl", "--tokasm-no-bundled"
     )
     assert bad.ret == pytest.ExitCode.USAGE_ERROR
