@@ -24,8 +24,6 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from ._protocol_client import DEFAULT_TIMEOUT
-
 if TYPE_CHECKING:
     from collections.abc import Set
 
@@ -90,9 +88,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--tokasm-timeout",
         type=float,
-        default=DEFAULT_TIMEOUT,
+        default=None,
         metavar="SECONDS",
-        help=f"with --tokasm-isolate, the per-request timeout (default {DEFAULT_TIMEOUT:g})",
+        help="with --tokasm-isolate, the per-request timeout (default: tokasm check's "
+        "--timeout default)",
     )
     group.addoption(
         "--tokasm-cases",
@@ -200,13 +199,13 @@ def _check_profile_gaps(config: pytest.Config, subjects: dict[str, Subject]) -> 
 
 
 def _subject(config: pytest.Config, target: str) -> Subject:
-    from ._protocol_client import CommandSubject
+    from ._protocol_client import DEFAULT_TIMEOUT, CommandSubject
     from .subjects import PythonSubject, resolve_target
     from .testee import python_testee_command
 
     if config.getoption("tokasm_isolate"):
-        timeout: float = config.getoption("tokasm_timeout")
-        return CommandSubject(python_testee_command(target), timeout)
+        timeout: float | None = config.getoption("tokasm_timeout")
+        return CommandSubject(python_testee_command(target), timeout or DEFAULT_TIMEOUT)
     return PythonSubject(resolve_target(target), target)
 
 
