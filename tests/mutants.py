@@ -864,6 +864,15 @@ class NullTextsAreNone(_Data):
 
 
 @_breaks("APPEND-EXACT")
+class CollapsesBlankLines(_Data):
+    """Breaks APPEND-EXACT: Markdown-style clean-up squeezes three or more newlines into two."""
+
+    def get(self, message_id: str) -> str | None:
+        text = super().get(message_id)
+        return None if text is None else re.sub("\n{3,}", "\n\n", text)
+
+
+@_breaks("APPEND-EXACT")
 class HoldsBackTrailingCr(_Data):
     """Breaks APPEND-EXACT: a trailing CR waits for an LF; a final without delta drops it."""
 
