@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 __all__ = [
     "BROKEN",
     "GOOD",
+    "QUICK",
     "USER_CASES",
     "Ran",
     "copy_spec",
@@ -44,6 +45,11 @@ class Impl(ListJoinAssembler):
             return None
         return super().apply(event)
 """
+
+
+#: ``tokasm check`` options that leave out the parts a test does not test: the fuzzer's
+#: examples and the cost probe (about half a second a run between them).
+QUICK = ("--fuzz-examples", "0", "--no-cost-probe")
 
 
 @dataclass(frozen=True)
