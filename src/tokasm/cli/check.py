@@ -19,7 +19,7 @@ from ..conformance._blame import render_blame
 from ..conformance._cost import PROBE_ID, probe_cache_final, probe_result
 from ..conformance._display import safe_text
 from ..conformance._frames import quiet_stray_errors
-from ..conformance._fuzz import CHECK_EXAMPLES, fuzz_phase
+from ..conformance._fuzzing import CHECK_EXAMPLES, fuzz_phase
 from ..conformance._progress import Progress, progress_wanted
 from ..conformance._protocol_client import (
     DEFAULT_TIMEOUT,

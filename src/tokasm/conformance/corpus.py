@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
-import jsonschema
 import yaml
 
 from ..errors import CorpusError
@@ -34,6 +33,8 @@ from .steps import Apply, Get, Raises, ReadSince, Returns
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator, Mapping, Set
     from pathlib import Path
+
+    import jsonschema
 
     from .steps import Expectation, Step
 
@@ -199,6 +200,8 @@ _UniqueKeyLoader.add_implicit_resolver(
 
 @cache
 def _validator(schema_path: Path) -> jsonschema.protocols.Validator:
+    import jsonschema  # only for a file not in the document cache: it costs 50 ms to import
+
     schema = json.loads(schema_path.read_text(encoding="utf-8"))
     validator_class = jsonschema.validators.validator_for(schema)
     validator_class.check_schema(schema)
@@ -221,7 +224,9 @@ def _validate(document: object, source: Path, schema_path: Path) -> None:
     errors = list(_validator(schema_path).iter_errors(document))  # type: ignore[arg-type]
     if not errors:
         return
-    error = jsonschema.exceptions.best_match(errors)
+    from jsonschema.exceptions import best_match
+
+    error = best_match(errors)
     location = "/".join(str(p) for p in error.absolute_path) or "(top)"
     raise CorpusError(
         f"{source}: {_case_label(document, error.absolute_path)}: "
