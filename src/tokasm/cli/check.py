@@ -528,9 +528,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
+    reports = _report_plan(args)  # a bad report path is refused before the corpus is read
     corpus, chosen = chosen_cases(args)
     cases, probe = _select(chosen, args.case)
-    reports = _report_plan(args)
     xfail: XfailList | None = load_xfail(args.xfail, corpus) if args.xfail else None
     session = _Session(args, corpus, cases, xfail, reports, probe=probe and args.cost_probe)
     quiet_stray_errors()
