@@ -42,7 +42,7 @@ def _load_transcripts() -> Any:
     return module
 
 
-transcripts = _load_transcripts() if TRANSCRIPTS_PY.is_file() else None
+transcripts: Any = _load_transcripts() if TRANSCRIPTS_PY.is_file() else None
 TRANSCRIPT_NAMES = sorted(transcripts.TRANSCRIPTS) if transcripts is not None else []
 
 made_on_311_312 = pytest.mark.skipif(
