@@ -151,18 +151,23 @@ def user_case_folder(parent: Path) -> Path:
 
 class user_folder:  # a context manager named like the function it stands for
     """The current folder is ``folder`` and importable, as for ``python -m tokasm`` started
-    there, for an in-process run. On leaving, the current folder and ``sys.path`` are as
-    before and the modules imported from ``folder`` are forgotten; a same-named module
-    imported from elsewhere (another test's ``good.py``) is hidden meanwhile."""
+    there, for an in-process run. On leaving, the current folder, ``sys.path`` and the
+    hooks for stray errors are as before and the modules imported from ``folder`` are
+    forgotten; a same-named module imported from elsewhere (another test's ``good.py``)
+    is hidden meanwhile."""
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
 
     def __enter__(self) -> None:
         import importlib
+        import threading
 
         self._here = os.getcwd()
         self._path = list(sys.path)
+        # ``tokasm check`` quiets stray errors (quiet_stray_errors) for the rest of a run's
+        # process: this process goes on after the run.
+        self._hooks = sys.unraisablehook, threading.excepthook
         self._before = set(sys.modules)
         self._hidden = {
             name: module
@@ -178,6 +183,9 @@ class user_folder:  # a context manager named like the function it stands for
         sys.path.insert(0, str(self.folder))
 
     def __exit__(self, *exc: object) -> None:
+        import threading
+
+        sys.unraisablehook, threading.excepthook = self._hooks
         os.chdir(self._here)
         sys.path[:] = self._path
         for name in set(sys.modules) - self._before:
