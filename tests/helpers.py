@@ -147,3 +147,67 @@ def user_case_folder(parent: Path) -> Path:
     folder.mkdir()
     (folder / "regressions.yaml").write_text(USER_CASES, encoding="utf-8")
     return folder
+
+
+class user_folder:  # a context manager named like the function it stands for
+    """The current folder is ``folder`` and importable, as for ``python -m tokasm`` started
+    there, for an in-process run. On leaving, the current folder, ``sys.path`` and the
+    hooks for stray errors are as before and the modules imported from ``folder`` are
+    forgotten; a same-named module imported from elsewhere (another test's ``good.py``)
+    is hidden meanwhile."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+
+    def __enter__(self) -> None:
+        import importlib
+        import threading
+
+        self._here = os.getcwd()
+        self._path = list(sys.path)
+        # ``tokasm check`` quiets stray errors (quiet_stray_errors) for the rest of a run's
+        # process: this process goes on after the run.
+        self._hooks = sys.unraisablehook, threading.excepthook
+        self._before = set(sys.modules)
+        self._hidden = {
+            name: module
+            for name, module in sys.modules.items()
+            if "." not in name
+            and ((self.folder / f"{name}.py").is_file() or (self.folder / name).is_dir())
+            and not _inside(module, self.folder)
+        }
+        for name in self._hidden:
+            del sys.modules[name]
+        importlib.invalidate_caches()
+        os.chdir(self.folder)
+        sys.path.insert(0, str(self.folder))
+
+    def __exit__(self, *exc: object) -> None:
+        import threading
+
+        sys.unraisablehook, threading.excepthook = self._hooks
+        os.chdir(self._here)
+        sys.path[:] = self._path
+        for name in set(sys.modules) - self._before:
+            if _inside(sys.modules[name], self.folder):
+                del sys.modules[name]
+        sys.modules.update(self._hidden)
+
+
+def _inside(module: object, folder: Path) -> bool:
+    file = getattr(module, "__file__", None)
+    return isinstance(file, str) and os.path.realpath(file).startswith(
+        os.path.join(os.path.realpath(folder), "")
+    )
+
+
+def tokasm_here(folder: Path, *args: str) -> Ran:
+    """``tokasm ARGS`` in this process in ``folder`` (``user_folder``), its streams captured
+    without ``capsys``, which a module-scoped fixture cannot use."""
+    import contextlib
+    import io
+
+    out, err = io.StringIO(), io.StringIO()
+    with user_folder(folder), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(list(args))
+    return Ran(code, out.getvalue(), err.getvalue())

@@ -1,7 +1,10 @@
 """``tokasm bench`` as a user runs it (tiny sizes), the verdicts, and the smoke run of benchmarks/.
 
 Timings are never asserted: only the shape of what is reported, the exit
-codes, and the verdicts on synthetic timings whose growth is known.
+codes, and the verdicts on synthetic timings whose growth is known. A run is
+in-process in the user's folder (``user_folder``) where its output is the point;
+a real process where a target exits or hangs, the interval timer stops a run,
+or a testee is started.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from helpers import Ran, tokasm_cmd
+from helpers import Ran, tokasm_cmd, tokasm_main, user_folder
 from tokasm.bench import (
     format_seconds,
     format_size,
@@ -99,6 +102,12 @@ def _report(project: Path) -> dict[str, Any]:
     return report
 
 
+def _bench(capsys: pytest.CaptureFixture[str], project: Path, *args: str) -> Ran:
+    """``tokasm bench ARGS`` in-process in ``project``."""
+    with user_folder(project):
+        return tokasm_main(capsys, "bench", *args)
+
+
 def _cell_log(ran: Ran) -> list[str]:
     return [line for line in ran.err.splitlines() if line.startswith("bench: ")]
 
@@ -166,10 +175,10 @@ def test_sizes_read_and_print_alike(text: str, size: int) -> None:
     assert format_size(size) == text
 
 
-def test_tiny_sweep_reports_every_backend_and_writes_json(project: Path) -> None:
-    ran = tokasm_cmd(
-        project, "bench", *TINY, "--scenario", "stream_then_finalize", "--json", "out.json"
-    )
+def test_tiny_sweep_reports_every_backend_and_writes_json(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ran = _bench(capsys, project, *TINY, "--scenario", "stream_then_finalize", "--json", "out.json")
     assert ran.code == 0, ran.out + ran.err
     assert "stream_then_finalize" in ran.out
     assert f"{DEFAULT_BACKEND} (default)" in ran.out
@@ -199,10 +208,10 @@ def test_tiny_sweep_reports_every_backend_and_writes_json(project: Path) -> None
         assert result["error"] is None
 
 
-def test_a_users_target_is_measured_beside_or_alone(project: Path) -> None:
-    ran = tokasm_cmd(
-        project, "bench", "mine:Impl", "--only", *TINY, "--no-memory", "--json", "out.json"
-    )
+def test_a_users_target_is_measured_beside_or_alone(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ran = _bench(capsys, project, "mine:Impl", "--only", *TINY, "--no-memory", "--json", "out.json")
     assert ran.code == 0, ran.out + ran.err
     report = json.loads((project / "out.json").read_text(encoding="utf-8"))
     names = {result["implementation"] for result in report["results"]}
@@ -213,9 +222,11 @@ def test_a_users_target_is_measured_beside_or_alone(project: Path) -> None:
     assert all(result["memory"] is None for result in report["results"])
 
 
-def test_a_target_that_raises_costs_its_series_and_exits_1(project: Path) -> None:
-    ran = tokasm_cmd(
-        project, "bench", "flaky:Impl", *TINY, "--no-memory", "--scenario", "stream_then_finalize"
+def test_a_target_that_raises_costs_its_series_and_exits_1(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ran = _bench(
+        capsys, project, "flaky:Impl", *TINY, "--no-memory", "--scenario", "stream_then_finalize"
     )
     assert ran.code == 1
     assert "flaky:Impl raised: RuntimeError('fiftieth event')" in ran.out
@@ -241,8 +252,10 @@ def test_a_target_that_exits_costs_its_series_not_the_run(project: Path) -> None
         ("not-a-target", "expected MODULE:ATTR"),
     ],
 )
-def test_a_bad_target_exits_2_naming_it(project: Path, target: str, message: str) -> None:
-    ran = tokasm_cmd(project, "bench", target, *TINY)
+def test_a_bad_target_exits_2_naming_it(
+    project: Path, target: str, message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ran = _bench(capsys, project, target, *TINY)
     assert ran.code == 2
     assert target in ran.err
     assert message in ran.err
@@ -278,11 +291,13 @@ def test_an_unsupported_plot_type_exits_2_before_measuring(
     assert captured.out == ""
 
 
-def test_a_run_over_the_budget_is_skipped_with_its_reason(project: Path) -> None:
+def test_a_run_over_the_budget_is_skipped_with_its_reason(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """Any run costs more than a microsecond: every size after the first is predicted over."""
-    ran = tokasm_cmd(
+    ran = _bench(
+        capsys,
         project,
-        "bench",
         *SLOW_ALONE,
         "--sizes",
         "40,80,160",
@@ -311,8 +326,10 @@ def test_a_run_over_the_budget_is_skipped_with_its_reason(project: Path) -> None
     assert legend in (project / "out.md").read_text(encoding="utf-8")
 
 
-def test_off_a_terminal_each_finished_cell_is_one_line_on_stderr(project: Path) -> None:
-    ran = tokasm_cmd(project, "bench", *SLOW_ALONE, "--sizes", "40,80", "--budget", "0.000001")
+def test_off_a_terminal_each_finished_cell_is_one_line_on_stderr(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ran = _bench(capsys, project, *SLOW_ALONE, "--sizes", "40,80", "--budget", "0.000001")
     assert ran.code == 0, ran.out + ran.err
     assert "\r" not in ran.err
     cell = f"bench: stream_then_finalize {SLOW}"
@@ -320,7 +337,7 @@ def test_off_a_terminal_each_finished_cell_is_one_line_on_stderr(project: Path) 
     assert measured.startswith(f"{cell} 40: ")
     assert "per event, memory not traced (over --budget: predicted " in measured
     assert skipped.startswith(f"{cell} 80: skipped, over --budget: predicted ")
-    assert tokasm_cmd(project, "bench", *SLOW_ALONE, "--sizes", "40", "--quiet").err == ""
+    assert _bench(capsys, project, *SLOW_ALONE, "--sizes", "40", "--quiet").err == ""
 
 
 def test_a_quadratic_class_cannot_stretch_the_sweep_past_max_time(project: Path) -> None:
@@ -412,11 +429,13 @@ def test_a_run_that_hangs_is_interrupted_and_the_sweep_goes_on(project: Path) ->
     assert "stopped: started, but still running after 2x the budget" in ran.out
 
 
-def test_the_first_run_at_a_large_size_is_predicted_from_probes(project: Path) -> None:
+def test_the_first_run_at_a_large_size_is_predicted_from_probes(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """Asked for 64k deltas only, the sweep measures unreported probes first and skips 64k."""
-    ran = tokasm_cmd(
+    ran = _bench(
+        capsys,
         project,
-        "bench",
         *SLOW_ALONE,
         "--sizes",
         "64k",
@@ -445,10 +464,10 @@ def test_the_first_run_at_a_large_size_is_predicted_from_probes(project: Path) -
     ],
 )
 def test_an_unwritable_report_exits_2_before_measuring(
-    project: Path, option: str, path: str, message: str
+    project: Path, option: str, path: str, message: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     (project / "folder").mkdir()
-    ran = tokasm_cmd(project, "bench", *TINY, option, path)
+    ran = _bench(capsys, project, *TINY, option, path)
     assert ran.code == 2
     assert ran.out == ""
     [line] = ran.err.splitlines()
@@ -478,8 +497,10 @@ def test_a_protocol_testee_is_measured_per_request(project: Path) -> None:
     assert [point["size"] for point in result["points"]] == [40, 80, 160]
 
 
-def test_a_testee_that_cannot_start_exits_2(project: Path) -> None:
-    ran = tokasm_cmd(project, "bench", "--cmd", "/nonexistent/testee", *TINY)
+def test_a_testee_that_cannot_start_exits_2(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ran = _bench(capsys, project, "--cmd", "/nonexistent/testee", *TINY)
     assert ran.code == 2
     assert "/nonexistent/testee" in ran.err
     assert "Traceback" not in ran.err

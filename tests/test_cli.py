@@ -1,4 +1,9 @@
-"""``tokasm check`` as a user runs it: a real subprocess in an empty folder, local modules."""
+"""``tokasm check`` as a user runs it: in an empty folder, local modules.
+
+A real subprocess where the process is the point (a plain passing run, ``--help``,
+the wheel); elsewhere the command runs in-process in that folder (``user_folder``),
+the same exit code and text without the start-up.
+"""
 
 from __future__ import annotations
 
@@ -15,7 +20,7 @@ import jsonschema
 import pytest
 
 import tokasm
-from helpers import Ran, tokasm_cmd
+from helpers import QUICK, Ran, tokasm_cmd, tokasm_here, tokasm_main, user_folder
 from tokasm.conformance._paths import SPEC_DIR_ENV, spec_dir
 from tokasm.conformance.corpus import load_corpus
 
@@ -29,8 +34,9 @@ from tokasm.implementations import ListJoinAssembler as Impl
 # Breaks AFTER-REFINAL only: a second final appends its delta before answering.
 BROKEN = "mutants:RefinalAppendsDelta"
 
-#: The corpus is what these tests exercise; fuzzing has its own (tests/test_fuzz.py).
-NO_FUZZ = ("--fuzz-examples", "0")
+#: The corpus is what these tests exercise; fuzzing (tests/test_fuzz.py) and the cost
+#: probe (tests/test_cost.py) have their own.
+NO_FUZZ = QUICK
 
 
 @pytest.fixture
@@ -48,7 +54,7 @@ def failing_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Ran]:
     (folder / "good.py").write_text(GOOD, encoding="utf-8")
     shutil.copy(MUTANTS, folder)
     reports = ("--json", "report.json", "--junit", "junit.xml", "--markdown", "card.md")
-    return folder, tokasm_cmd(folder, "check", BROKEN, "good:Impl", *NO_FUZZ, *reports)
+    return folder, tokasm_here(folder, "check", BROKEN, "good:Impl", *NO_FUZZ, *reports)
 
 
 def test_correct_implementation_exits_0(project: Path) -> None:
@@ -100,10 +106,13 @@ class Hollow:
 
 
 @pytest.mark.parametrize(("target", "reason"), BAD_TARGETS.values(), ids=list(BAD_TARGETS))
-def test_bad_target_exits_2_without_traceback(project: Path, target: str, reason: str) -> None:
+def test_bad_target_exits_2_without_traceback(
+    project: Path, target: str, reason: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     (project / "explodes.py").write_text('raise RuntimeError("kaboom at import")\n', "utf-8")
     (project / "oddities.py").write_text(ODDITIES, encoding="utf-8")
-    ran = tokasm_cmd(project, "check", "good:Impl", target)
+    with user_folder(project):
+        ran = tokasm_main(capsys, "check", "good:Impl", target)
     assert ran.code == 2
     assert f"target {target!r}" in ran.err
     assert reason in ran.err
@@ -135,33 +144,40 @@ def test_reports_are_written_and_valid(failing_run: tuple[Path, Ran]) -> None:
     assert "`seed.example`" in card
 
 
-def test_xfail_list_round_trip(project: Path) -> None:
-    first = tokasm_cmd(project, "check", BROKEN, "--write-xfail", "known.txt")
+def test_xfail_list_round_trip(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with user_folder(project):
+        first = tokasm_main(capsys, "check", BROKEN, "--write-xfail", "known.txt", *NO_FUZZ)
     assert first.code == 1
     listed = (project / "known.txt").read_text(encoding="utf-8")
     assert "\nseed.example  # failed: step 3 on 'a'" in listed
 
-    again = tokasm_cmd(project, "check", BROKEN, "--xfail", "known.txt", *NO_FUZZ)
+    with user_folder(project):
+        again = tokasm_main(capsys, "check", BROKEN, "--xfail", "known.txt", *NO_FUZZ)
     assert again.code == 0, again.out
     assert "CONFORMANCE PASSED" in again.out
     assert " 0 unexpected failures" in again.out
     assert " 0 expected failures" not in again.out
 
     # The fixed implementation passes the listed cases: the list is now wrong.
-    fixed = tokasm_cmd(project, "check", "good:Impl", "--xfail", "known.txt", *NO_FUZZ)
+    with user_folder(project):
+        fixed = tokasm_main(capsys, "check", "good:Impl", "--xfail", "known.txt", *NO_FUZZ)
     assert fixed.code == 1
     assert "XPASSED good:Impl::seed.example" in fixed.out
 
 
-def test_stale_xfail_line_fails_the_run(project: Path) -> None:
+def test_stale_xfail_line_fails_the_run(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (project / "known.txt").write_text("no.such.case.*  # fixed long ago\n", encoding="utf-8")
-    ran = tokasm_cmd(project, "check", "good:Impl", "--xfail", "known.txt", *NO_FUZZ)
+    with user_folder(project):
+        ran = tokasm_main(capsys, "check", "good:Impl", "--xfail", "known.txt", *NO_FUZZ)
     assert ran.code == 1
     assert "known.txt:1: 'no.such.case.*' matches no case" in ran.out
 
 
-def test_unreadable_xfail_file_is_a_usage_error(project: Path) -> None:
-    ran = tokasm_cmd(project, "check", "good:Impl", "--xfail", "missing.txt")
+def test_unreadable_xfail_file_is_a_usage_error(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with user_folder(project):
+        ran = tokasm_main(capsys, "check", "good:Impl", "--xfail", "missing.txt")
     assert ran.code == 2
     assert "missing.txt" in ran.err
     assert "Traceback" not in ran.err

@@ -1,17 +1,20 @@
 """The documents cannot drift from the tool: transcripts, examples, links, tables, commands.
 
-The transcripts themselves are regenerated and compared by ``docs/transcripts.py
---check``, run here as CI runs the suite (CommonMark checks its spec examples
-the same way).
+The transcripts themselves are regenerated and compared as ``docs/transcripts.py
+--check`` does, as CI runs the suite (CommonMark checks its spec examples the same
+way): one test per transcript, so that pytest-xdist spreads them, and one for the
+generated blocks and the names the documents use.
 """
 
 from __future__ import annotations
 
+import difflib
+import importlib.util
 import re
 import runpy
-import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -21,25 +24,73 @@ REPO = Path(__file__).resolve().parent.parent
 SPEC = REPO / "spec"
 DOCUMENTS = [REPO / "README.md", REPO / "CHANGELOG.md", *sorted((REPO / "docs").glob("*.md"))]
 DOCUMENTS += sorted(SPEC.glob("*.md"))
+TRANSCRIPTS_PY = REPO / "docs" / "transcripts.py"
 
 pytestmark = pytest.mark.skipif(
-    not (REPO / "docs" / "transcripts.py").is_file(), reason="not running from a source checkout"
+    not TRANSCRIPTS_PY.is_file(), reason="not running from a source checkout"
 )
 
 
-@pytest.mark.skipif(
+def _load_transcripts() -> Any:
+    """``docs/transcripts.py`` as a module (it is a script, not part of the package)."""
+    spec = importlib.util.spec_from_file_location("docs_transcripts", TRANSCRIPTS_PY)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+transcripts: Any = _load_transcripts() if TRANSCRIPTS_PY.is_file() else None
+TRANSCRIPT_NAMES = sorted(transcripts.TRANSCRIPTS) if transcripts is not None else []
+
+made_on_311_312 = pytest.mark.skipif(
     sys.version_info >= (3, 13),
     reason="argparse words --help differently from 3.13 on; the transcripts are made on 3.11-3.12",
 )
-def test_every_transcript_matches_what_the_commands_print_now() -> None:
-    done = subprocess.run(
-        [sys.executable, str(REPO / "docs" / "transcripts.py"), "--check"],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
+
+
+def _used_names() -> set[str]:
+    """The names of the blocks the documents of ``docs/transcripts.py`` hold."""
+    return {
+        match["name"]
+        for path in transcripts.DOCUMENTS
+        for match in transcripts.BLOCK.finditer(path.read_text(encoding="utf-8"))
+    }
+
+
+def _stale_blocks(names: set[str]) -> str:
+    """The diffs of the blocks named ``names`` that differ (beyond what may vary) from what
+    the commands print now, as ``docs/transcripts.py --check`` prints them; "" if none."""
+    fresh = transcripts._fresh_blocks(names)
+    stale: list[tuple[Path, str, str, str]] = []
+    for path in transcripts.DOCUMENTS:
+        for match in transcripts.BLOCK.finditer(path.read_text(encoding="utf-8")):
+            if match["name"] in names:
+                transcripts._refresh(match, path, fresh, stale)
+    return "".join(
+        line
+        for path, name, old, new in stale
+        for line in difflib.unified_diff(
+            old.splitlines(True), new.splitlines(True), f"{path.relative_to(REPO)}: {name}", "now"
+        )
     )
-    assert done.returncode == 0, done.stdout + done.stderr
+
+
+@made_on_311_312
+@pytest.mark.parametrize("name", TRANSCRIPT_NAMES)
+def test_transcript_matches_what_its_commands_print_now(name: str) -> None:
+    assert _stale_blocks({name}) == ""
+
+
+@made_on_311_312
+def test_every_block_name_is_known_and_every_transcript_shown_and_generated_blocks_fresh() -> None:
+    used = _used_names()
+    generated = set(transcripts._generated_text())
+    assert used - set(transcripts.TRANSCRIPTS) - generated == set()  # no unknown block
+    assert set(transcripts.TRANSCRIPTS) - used == set()  # no transcript no document shows
+    assert _stale_blocks(used & generated) == ""
 
 
 @pytest.mark.parametrize("document", DOCUMENTS, ids=lambda path: str(path.relative_to(REPO)))

@@ -20,7 +20,7 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from helpers import copy_spec, tokasm_cmd
+from helpers import QUICK, Ran, copy_spec, tokasm_cmd, tokasm_main, user_folder
 from mutants import MUTANTS
 from tokasm.conformance._fuzz import fuzz
 from tokasm.conformance._fuzz_cases import case_document, dump_case_file
@@ -308,6 +308,9 @@ def test_any_string_survives_yaml_exactly(
 
 
 # --- the command, as a user runs it ---------------------------------------
+#
+# In-process in the user's folder (``user_folder``) where the command's output is the
+# point; a real process where it starts testees of its own.
 
 
 @pytest.fixture
@@ -320,10 +323,23 @@ def project(tmp_path: Path) -> Path:
     return folder
 
 
+def _fuzz(capsys: pytest.CaptureFixture[str], project: Path, *args: str) -> Ran:
+    """``tokasm fuzz ARGS`` in-process in ``project``; argparse's own exit is the exit code."""
+    with user_folder(project):
+        try:
+            return tokasm_main(capsys, "fuzz", *args)
+        except SystemExit as exit_:
+            out, err = capsys.readouterr()
+            return Ran(exit_.code if isinstance(exit_.code, int) else 1, out, err)
+
+
 def test_cli_prints_a_case_that_reproduces_the_failure(
-    project: Path, corpus_root: Path, monkeypatch: pytest.MonkeyPatch
+    project: Path,
+    corpus_root: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
-    ran = tokasm_cmd(project, "fuzz", BROKEN, "--seed", "4", "--save", "found.yaml")
+    ran = _fuzz(capsys, project, BROKEN, "--seed", "4", "--save", "found.yaml")
     assert ran.code == 1, ran.err
     assert "disagrees with the model" in ran.out
     assert "Traceback" not in ran.err
@@ -345,12 +361,12 @@ def test_cli_prints_a_case_that_reproduces_the_failure(
     assert ran.out.startswith((project / "found.yaml").read_text(encoding="utf-8"))
 
 
-def test_cli_exit_codes(project: Path) -> None:
-    clean = tokasm_cmd(project, "fuzz", "good:Impl", "--examples", "40", "--seed", "0")
+def test_cli_exit_codes(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    clean = _fuzz(capsys, project, "good:Impl", "--examples", "40", "--seed", "0")
     assert clean.code == 0, clean.err
     assert "good:Impl: no disagreement with the model (40 examples" in clean.out
     for args in (["missing:Impl"], []):
-        bad = tokasm_cmd(project, "fuzz", *args)
+        bad = _fuzz(capsys, project, *args)
         assert bad.code == 2, args
         assert "Traceback" not in bad.err
         assert "error:" in bad.err
@@ -368,13 +384,18 @@ def test_cli_fuzzes_a_protocol_testee(project: Path) -> None:
 
 
 def test_check_reports_what_only_the_fuzzer_finds(
-    project: Path, corpus_root: Path, monkeypatch: pytest.MonkeyPatch
+    project: Path,
+    corpus_root: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     # The seed example alone misses a dropped empty delta; the fuzz phase does not.
     shutil.copy(spec_dir() / "cases" / "seed-example.yaml", corpus_root / "cases")
     monkeypatch.setenv(SPEC_DIR_ENV, str(corpus_root))
-    found = tokasm_cmd(project, "check", BROKEN, "--fuzz-examples", "300")
+    with user_folder(project):
+        found = tokasm_main(capsys, "check", BROKEN, "--fuzz-examples", "300", "--no-cost-probe")
     assert found.code == 1, found.out + found.err
     assert f"PROBLEM {BROKEN}: fuzz disagrees with the model" in found.out
-    off = tokasm_cmd(project, "check", BROKEN, "--fuzz-examples", "0")
+    with user_folder(project):
+        off = tokasm_main(capsys, "check", BROKEN, *QUICK)
     assert off.code == 0, off.out + off.err

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 import tokasm
-from helpers import tokasm_cmd
+from helpers import tokasm_main, user_folder
 from mutants import DESIGN_FAMILIES, MUTANTS, Mutant
 from tokasm.conformance.corpus import load_corpus, requirement_ids
 from tokasm.conformance.results import FAILING
@@ -75,13 +75,18 @@ def test_each_design_family_has_at_least_two_mutants(family: str) -> None:
     assert len([m for m in MUTANTS.values() if m.family == family]) >= 2
 
 
-def test_design_mutants_fail_a_default_check(tmp_path: Path) -> None:
-    """Plain ``tokasm check TARGET ...``, no options, rejects every design-bug mutant."""
-    targets = [
-        f"mutants:{m.factory.__name__}" for m in MUTANTS.values() if m.family in DESIGN_FAMILIES
-    ]
+@pytest.mark.parametrize("family", DESIGN_FAMILIES)
+def test_design_mutants_fail_a_default_check(
+    family: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Plain ``tokasm check TARGET ...``, no options, rejects every design-bug mutant.
+
+    One run per family, so that pytest-xdist spreads them; in-process, as the run's
+    verdicts are the point, not its process."""
+    targets = [f"mutants:{m.factory.__name__}" for m in MUTANTS.values() if m.family == family]
     report = tmp_path / "report.json"
-    ran = tokasm_cmd(Path(__file__).parent, "check", *targets, "--json", str(report), "-q")
+    with user_folder(Path(__file__).parent):
+        ran = tokasm_main(capsys, "check", *targets, "--json", str(report), "-q")
     assert ran.code == 1, ran.out + ran.err
     runs = json.loads(report.read_text(encoding="utf-8"))["runs"]
     assert {r["target"]: r["conforms"] for r in runs} == dict.fromkeys(targets, False)

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import user_case_folder
+from helpers import QUICK, user_case_folder
 from tokasm.cli import main
 from tokasm.conformance.corpus import PROFILES
 from tokasm.conformance.runner import DEFAULT_PROFILES
@@ -94,7 +94,7 @@ def check_cmd(tmp_path: Path, export_dir: Path, target: str, *profile: str) -> d
     """Each exported case's verdict from ``tokasm check --cmd`` serving ``target`` with
     tokasm.js (the export leaves out the cases JSON cannot carry: docs/export.md)."""
     report = tmp_path / "report.json"
-    argv = ["check", "-q", "--fuzz-examples", "0", "--json", str(report), *profile]
+    argv = ["check", "-q", *QUICK, "--json", str(report), *profile]
     main([*argv, "--cmd", f"node {NODE / 'tokasm-testee.js'} {target}"])
     (run,) = json.loads(report.read_text(encoding="utf-8"))["runs"]
     exported = {path.stem for path in export_dir.glob("*.json")}

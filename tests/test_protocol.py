@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import example_session
+from helpers import QUICK, example_session
 from tokasm.cli import main
 from tokasm.conformance._protocol import (
     ProtocolError,
@@ -70,14 +70,15 @@ def test_node_testee_follows_the_documented_session() -> None:
 
 
 def check(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    """``tokasm check`` in process, corpus only (fuzzing a testee is tests/test_fuzz.py's)."""
+    """``tokasm check`` in process, without fuzzing (fuzzing a testee is tests/test_fuzz.py's)."""
     code = main(["check", "-q", "--fuzz-examples", "0", *argv])
     out, err = capsys.readouterr()
     return code, out, err
 
 
 def test_python_testee_passes_the_corpus(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = check(capsys, "--cmd", shlex.join(python_testee_command("list-join")))
+    # The corpus only: the cost probe over the protocol is tests/test_cost.py's.
+    code, out, _ = check(capsys, *QUICK, "--cmd", shlex.join(python_testee_command("list-join")))
     assert code == 0, out
     assert "CONFORMANCE PASSED" in out
 
