@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 import xml.etree.ElementTree as ET
 import zipfile
 from pathlib import Path
@@ -103,6 +104,27 @@ def failing_factory():
 class Hollow:
     pass
 """
+
+
+def test_a_program_calling_main_keeps_its_own_threads(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A thread the host had before the run is not the target's: ``main`` returns and the
+    host goes on (it used to end the whole process, as for a thread a target leaves)."""
+
+    def ended(code: int) -> None:
+        pytest.fail(f"the check ended its host process with os._exit({code})")
+
+    monkeypatch.setattr(os, "_exit", ended)
+    stop = threading.Event()
+    host = threading.Thread(target=stop.wait, name="the host's own")
+    host.start()
+    try:
+        ran = tokasm_here(project, "check", "good:Impl", *NO_FUZZ)
+    finally:
+        stop.set()
+        host.join()
+    assert ran.code == 0, ran.out + ran.err
 
 
 @pytest.mark.parametrize(("target", "reason"), BAD_TARGETS.values(), ids=list(BAD_TARGETS))
