@@ -177,7 +177,10 @@ def _refresh(
     fresh: dict[str, tuple[str, Varies]],
     stale: list[tuple[Path, str, str, str]],
 ) -> str:
-    """The block with its fresh body if it differs beyond masking (then recorded as stale)."""
+    """The block with its fresh body if it differs beyond masking (then recorded as stale);
+    a block not in ``fresh`` as it is."""
+    if match["name"] not in fresh:
+        return match.group(0)
     body, varies = fresh[match["name"]]
     if _mask(body, varies) == _mask(match["body"], varies):
         return match.group(0)  # only what may vary moved: keep the file as it is
@@ -185,27 +188,63 @@ def _refresh(
     return match.group(1) + body + match.group(4)
 
 
+def block_names() -> set[str]:
+    """The names of the blocks the documents hold."""
+    return {
+        match["name"]
+        for path in DOCUMENTS
+        for match in BLOCK.finditer(path.read_text(encoding="utf-8"))
+    }
+
+
+def generated_names() -> set[str]:
+    """The names of the blocks that are not transcripts (examples, the CLI's own texts)."""
+    return set(_generated_text())
+
+
+def _compared(names: set[str]) -> tuple[dict[Path, str], list[tuple[Path, str, str, str]]]:
+    """Each document with the blocks named ``names`` made anew, and the stale blocks:
+    (document, name, old body, new body)."""
+    fresh = _fresh_blocks(names)
+    stale: list[tuple[Path, str, str, str]] = []
+    updated = {}
+    for path in DOCUMENTS:
+        refresh = functools.partial(_refresh, path=path, fresh=fresh, stale=stale)
+        updated[path] = BLOCK.sub(refresh, path.read_text(encoding="utf-8"))
+    return updated, stale
+
+
+def _diff(stale: list[tuple[Path, str, str, str]]) -> str:
+    return "".join(
+        line
+        for path, name, old, new in stale
+        for line in difflib.unified_diff(
+            old.splitlines(True), new.splitlines(True), f"{path.relative_to(REPO)}: {name}", "now"
+        )
+    )
+
+
+def stale_diff(names: set[str]) -> str:
+    """How the blocks named ``names`` differ (beyond what may vary) from what the commands
+    print now, as a unified diff; "" if they are fresh. ``tests/test_docs.py`` asks it."""
+    return _diff(_compared(names)[1])
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="compare, do not rewrite")
     args = parser.parse_args(argv)
-    texts = {path: path.read_text(encoding="utf-8") for path in DOCUMENTS}
-    used = {match["name"] for text in texts.values() for match in BLOCK.finditer(text)}
+    used = block_names()
     unused = set(TRANSCRIPTS) - used
     if unused:
         print(f"transcripts no document shows: {sorted(unused)}", file=sys.stderr)
         return 1
-    fresh = _fresh_blocks(used)
-    stale: list[tuple[Path, str, str, str]] = []
-    for path, text in texts.items():
-        updated = BLOCK.sub(functools.partial(_refresh, path=path, fresh=fresh, stale=stale), text)
-        if not args.check and updated != text:
-            path.write_text(updated, encoding="utf-8")
-    for path, name, old, new in stale:
-        where = f"{path.relative_to(REPO)}: {name}"
-        sys.stdout.writelines(
-            difflib.unified_diff(old.splitlines(True), new.splitlines(True), where, "now")
-        )
+    updated, stale = _compared(used)
+    if not args.check:
+        for path, text in updated.items():
+            if text != path.read_text(encoding="utf-8"):
+                path.write_text(text, encoding="utf-8")
+    sys.stdout.write(_diff(stale))
     if args.check and stale:
         print(f"{len(stale)} stale block(s): run `nox -s docs` (python docs/transcripts.py)")
         return 1

@@ -8,7 +8,6 @@ generated blocks and the names the documents use.
 
 from __future__ import annotations
 
-import difflib
 import importlib.util
 import re
 import runpy
@@ -51,46 +50,19 @@ made_on_311_312 = pytest.mark.skipif(
 )
 
 
-def _used_names() -> set[str]:
-    """The names of the blocks the documents of ``docs/transcripts.py`` hold."""
-    return {
-        match["name"]
-        for path in transcripts.DOCUMENTS
-        for match in transcripts.BLOCK.finditer(path.read_text(encoding="utf-8"))
-    }
-
-
-def _stale_blocks(names: set[str]) -> str:
-    """The diffs of the blocks named ``names`` that differ (beyond what may vary) from what
-    the commands print now, as ``docs/transcripts.py --check`` prints them; "" if none."""
-    fresh = transcripts._fresh_blocks(names)
-    stale: list[tuple[Path, str, str, str]] = []
-    for path in transcripts.DOCUMENTS:
-        for match in transcripts.BLOCK.finditer(path.read_text(encoding="utf-8")):
-            if match["name"] in names:
-                transcripts._refresh(match, path, fresh, stale)
-    return "".join(
-        line
-        for path, name, old, new in stale
-        for line in difflib.unified_diff(
-            old.splitlines(True), new.splitlines(True), f"{path.relative_to(REPO)}: {name}", "now"
-        )
-    )
-
-
 @made_on_311_312
 @pytest.mark.parametrize("name", TRANSCRIPT_NAMES)
 def test_transcript_matches_what_its_commands_print_now(name: str) -> None:
-    assert _stale_blocks({name}) == ""
+    assert transcripts.stale_diff({name}) == ""
 
 
 @made_on_311_312
 def test_every_block_name_is_known_and_every_transcript_shown_and_generated_blocks_fresh() -> None:
-    used = _used_names()
-    generated = set(transcripts._generated_text())
+    used = transcripts.block_names()
+    generated = transcripts.generated_names()
     assert used - set(transcripts.TRANSCRIPTS) - generated == set()  # no unknown block
     assert set(transcripts.TRANSCRIPTS) - used == set()  # no transcript no document shows
-    assert _stale_blocks(used & generated) == ""
+    assert transcripts.stale_diff(used & generated) == ""
 
 
 @pytest.mark.parametrize("document", DOCUMENTS, ids=lambda path: str(path.relative_to(REPO)))
