@@ -147,3 +147,28 @@ def user_case_folder(parent: Path) -> Path:
     folder.mkdir()
     (folder / "regressions.yaml").write_text(USER_CASES, encoding="utf-8")
     return folder
+
+
+def tokasm_in(
+    folder: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, *args: str
+) -> Ran:
+    """``tokasm ARGS`` in this process, as if started in ``folder``: for a run whose targets
+    are plain Python (nothing that exits, hangs, signals, spawns, leaves threads or changes
+    the process: those need ``tokasm_cmd``). What the run changes around it is put back
+    afterwards: the current folder, ``sys.path``, the error hooks it installs, and the
+    modules it imported from ``folder`` (so the next test imports its own copies)."""
+    import threading
+
+    monkeypatch.chdir(folder)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    monkeypatch.setattr(sys, "unraisablehook", sys.unraisablehook)
+    monkeypatch.setattr(threading, "excepthook", threading.excepthook)
+    before = set(sys.modules)
+    try:
+        return tokasm_main(capsys, *args)
+    finally:
+        root = os.path.realpath(folder)
+        for name in set(sys.modules) - before:
+            file = getattr(sys.modules[name], "__file__", None)
+            if file is not None and os.path.realpath(file).startswith(root + os.sep):
+                del sys.modules[name]
