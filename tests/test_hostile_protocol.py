@@ -5,7 +5,10 @@ hostile testee (tests/testees/hostile.py), and checks the exit code, that no
 traceback was printed, the JSON report against its schema, that no process
 of the testee's group is left, and the kit's peak memory where the attack is
 on memory. Timeouts are short; nothing sleeps: a test waits for an event (a
-FIFO read, a process exit), never for time to pass.
+FIFO read, a process exit), never for time to pass. The fuzz phase (and the
+cost probe) run only where they add to the attack (endless stderr: a longer
+run, more of it to drain); an option refused at parse time is checked in
+process.
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ from typing import Any
 import jsonschema
 import pytest
 
+from helpers import QUICK
+from tokasm.cli import main
 from tokasm.cli.options import MAX_SECONDS
 from tokasm.conformance._paths import spec_dir
 from tokasm.conformance._protocol import MAX_DEPTH, MAX_LINE_BYTES, MAX_VALUES
@@ -135,7 +140,9 @@ def outcomes(ran: Ran) -> list[tuple[str, str]]:
 def test_an_endless_line_on_stdout_is_a_fault_at_the_line_limit_with_bounded_memory(
     tmp_path: Path, few: list[str]
 ) -> None:
-    ran = kit(tmp_path, "--timeout", TIMEOUT, "--cmd", hostile("endless-stdout", tmp_path), *few)
+    ran = kit(
+        tmp_path, "--timeout", TIMEOUT, "--cmd", hostile("endless-stdout", tmp_path), *few, *QUICK
+    )
     assert_clean(ran, EXIT_FAILED)
     results = outcomes(ran)
     assert {outcome for outcome, _ in results} == {"errored"}
@@ -158,7 +165,7 @@ def test_endless_stderr_without_a_line_feed_neither_grows_the_kit_nor_stops_the_
 
 
 def test_a_deeply_nested_hello_exits_2_with_the_reason(tmp_path: Path) -> None:
-    ran = kit(tmp_path, "--cmd", hostile("deep-hello", tmp_path))
+    ran = kit(tmp_path, "--cmd", hostile("deep-hello", tmp_path), *QUICK)
     assert_clean(ran, EXIT_USAGE)
     assert f"nested deeper than the limit of {MAX_DEPTH}" in ran.err
     assert_no_process_left(reported_pgids(tmp_path))
@@ -174,7 +181,7 @@ def test_a_deeply_nested_hello_exits_2_with_the_reason(tmp_path: Path) -> None:
 def test_a_response_over_a_json_limit_costs_its_case_only(
     tmp_path: Path, few: list[str], mode: str, reason: str
 ) -> None:
-    ran = kit(tmp_path, "--cmd", hostile(mode, tmp_path), *few)
+    ran = kit(tmp_path, "--cmd", hostile(mode, tmp_path), *few, *QUICK)
     assert_clean(ran, EXIT_FAILED)
     results = outcomes(ran)
     errored = [message for outcome, message in results if outcome == "errored"]
@@ -191,7 +198,7 @@ def test_a_wrapper_that_does_not_exec_leaves_no_process_and_the_breaker_bounds_t
     tmp_path: Path, few: list[str]
 ) -> None:
     wrapped = shlex.join(["sh", "-c", hostile("hang-all", tmp_path) + "; :"])
-    ran = kit(tmp_path, "--timeout", TIMEOUT, "--cmd", wrapped, *few)
+    ran = kit(tmp_path, "--timeout", TIMEOUT, "--cmd", wrapped, *few, *QUICK)
     assert_clean(ran, EXIT_FAILED)
     results = outcomes(ran)
     assert {outcome for outcome, _ in results} == {"errored"}
@@ -204,7 +211,9 @@ def test_a_wrapper_that_does_not_exec_leaves_no_process_and_the_breaker_bounds_t
 
 
 def test_restarts_that_hang_count_as_faults(tmp_path: Path, few: list[str]) -> None:
-    ran = kit(tmp_path, "--timeout", TIMEOUT, "--cmd", hostile("hang-restart", tmp_path), *few)
+    ran = kit(
+        tmp_path, "--timeout", TIMEOUT, "--cmd", hostile("hang-restart", tmp_path), *few, *QUICK
+    )
     assert_clean(ran, EXIT_FAILED)
     messages = [message for outcome, message in outcomes(ran) if outcome == "errored"]
     faults = [message for message in messages if "circuit breaker" not in message]
@@ -218,7 +227,9 @@ def test_a_crash_is_seen_when_the_process_exits_though_a_grandchild_holds_the_pi
     tmp_path: Path, few: list[str]
 ) -> None:
     # A long timeout: the crash must be found by the exit, never by waiting it out.
-    ran = kit(tmp_path, "--timeout", "60", "--cmd", hostile("grandchild-crash", tmp_path), *few)
+    ran = kit(
+        tmp_path, "--timeout", "60", "--cmd", hostile("grandchild-crash", tmp_path), *few, *QUICK
+    )
     assert_clean(ran, EXIT_FAILED)
     errored = [message for outcome, message in outcomes(ran) if outcome == "errored"]
     assert len(errored) == 1
@@ -253,15 +264,20 @@ def test_sigint_to_the_kit_alone_kills_the_testees_of_every_cmd(tmp_path: Path) 
     assert_clean(ran, EXIT_INTERRUPTED)
 
 
-def test_a_timeout_too_long_for_the_os_is_refused_at_parse_time(tmp_path: Path) -> None:
-    ran = kit(tmp_path, "--timeout", "3000000", "list-join")
-    assert_clean(ran, EXIT_USAGE)
-    assert f"at most {MAX_SECONDS}" in ran.err
+def test_a_timeout_too_long_for_the_os_is_refused_at_parse_time(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit) as raised:  # argparse's exit, as in the real command
+        main(["check", "-q", "--timeout", "3000000", "list-join"])
+    out, err = capsys.readouterr()
+    assert raised.value.code == EXIT_USAGE, out + err
+    assert "Traceback" not in out + err
+    assert f"at most {MAX_SECONDS}" in err
 
 
 def test_the_longest_timeout_taken_works(tmp_path: Path, few: list[str]) -> None:
     testee = shlex.join(python_testee_command("list-join"))
-    ran = kit(tmp_path, "--timeout", str(MAX_SECONDS), "--cmd", testee, *few)
+    ran = kit(tmp_path, "--timeout", str(MAX_SECONDS), "--cmd", testee, *few, *QUICK)
     assert_clean(ran, EXIT_OK)
 
 
@@ -289,7 +305,7 @@ def test_isolate_gives_a_printing_target_the_in_process_verdict(
     tmp_path: Path, few: list[str]
 ) -> None:
     (tmp_path / "noisy.py").write_text(NOISY_TARGET, encoding="utf-8")
-    ran = kit(tmp_path, "--isolate", "noisy:Noisy", *few, cwd=tmp_path)
+    ran = kit(tmp_path, "--isolate", "noisy:Noisy", *few, *QUICK, cwd=tmp_path)
     assert_clean(ran, EXIT_OK)
     assert {outcome for outcome, _ in outcomes(ran)} == {"passed"}
 
@@ -301,7 +317,7 @@ def test_isolate_gives_a_printing_target_the_in_process_verdict(
 def test_a_stray_line_is_a_protocol_fault_never_a_failure(
     tmp_path: Path, few: list[str], pipelining: list[str]
 ) -> None:
-    ran = kit(tmp_path, *pipelining, "--cmd", hostile("stray-line", tmp_path), *few)
+    ran = kit(tmp_path, *pipelining, "--cmd", hostile("stray-line", tmp_path), *few, *QUICK)
     assert_clean(ran, EXIT_FAILED)
     results = outcomes(ran)
     assert [outcome for outcome, _ in results].count("failed") == 0, results
@@ -320,7 +336,7 @@ def test_a_stray_line_is_a_protocol_fault_never_a_failure(
 def test_a_testee_that_restarts_as_another_is_a_run_level_problem(
     tmp_path: Path, few: list[str]
 ) -> None:
-    ran = kit(tmp_path, "--cmd", hostile("identity", tmp_path), *few)
+    ran = kit(tmp_path, "--cmd", hostile("identity", tmp_path), *few, *QUICK)
     assert_clean(ran, EXIT_FAILED)
     assert ran.report is not None
     [target] = ran.report["runs"]
@@ -336,8 +352,9 @@ def test_a_testee_that_restarts_as_another_is_a_run_level_problem(
 def test_a_testee_that_cannot_take_pipelined_requests_is_told_to_use_no_pipeline(
     tmp_path: Path, few: list[str]
 ) -> None:
-    ran = kit(tmp_path, "--timeout", TIMEOUT, "--cmd", hostile("no-stream-reading", tmp_path), *few)
+    testee = hostile("no-stream-reading", tmp_path)
+    ran = kit(tmp_path, "--timeout", TIMEOUT, "--cmd", testee, *few, *QUICK)
     assert_clean(ran, EXIT_FAILED)
     assert "--no-pipeline" in ran.out
-    fallback = kit(tmp_path, "--no-pipeline", "--cmd", hostile("no-stream-reading", tmp_path), *few)
+    fallback = kit(tmp_path, "--no-pipeline", "--cmd", testee, *few, *QUICK)
     assert_clean(fallback, EXIT_OK)
