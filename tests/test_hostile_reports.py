@@ -656,12 +656,12 @@ def test_fuzz_save_refuses_to_overwrite_without_force(
     kept = project / "found.yaml"
     kept.write_text("# my notes\n", encoding="utf-8")
     args = ("fuzz", "neverfinal:Impl", "--seed", "1", "--examples", "50", "--save", "found.yaml")
-    refused = tokasm_in(project, capsys, monkeypatch, *args)  # refused before the target loads
+    refused = tokasm_in(project, capsys, monkeypatch, *args)
     _clean(refused, 2)
     assert "--force" in refused.err
     assert refused.out == ""  # refused before fuzzing
     assert kept.read_text(encoding="utf-8") == "# my notes\n"
-    forced = tokasm_cmd(project, *args, "--force")
+    forced = tokasm_in(project, capsys, monkeypatch, *args, "--force")
     _clean(forced, 1)
     saved = kept.read_text(encoding="utf-8")
     assert "cases:" in saved

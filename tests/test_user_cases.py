@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import jsonschema
 import pytest
 
-from helpers import QUICK, USER_CASES, tokasm_cmd, tokasm_in, user_case_folder
+from helpers import QUICK, USER_CASES, tokasm_in, user_case_folder
 from tokasm.cli import main
 from tokasm.conformance._paths import spec_dir
 from tokasm.conformance.corpus import load_corpus
@@ -137,12 +137,14 @@ def test_an_empty_case_folder_is_refused(
 def test_fuzz_saves_into_a_case_folder_that_check_then_runs(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The fuzzer runs as a user runs it (a subprocess); the checks of what it saved run in
-    process, naming the folder by its full path (the corpus is loaded once per path and
-    process, so a relative name could find another test's folder)."""
+    """In process; the checks of what was saved name the folder by its full path (the
+    corpus is loaded once per path and process: a relative name could find another
+    test's folder)."""
     (tmp_path / "trims.py").write_text(TRIMS, encoding="utf-8")
     folder = tmp_path / "found"  # not there yet: the trailing slash makes it a folder
-    ran = tokasm_cmd(tmp_path, "fuzz", "trims:Impl", "--seed", "1", "--save", "found/")
+    ran = tokasm_in(
+        tmp_path, capsys, monkeypatch, "fuzz", "trims:Impl", "--seed", "1", "--save", "found/"
+    )
     assert ran.code == 1, ran.err
     (saved,) = folder.glob("*.yaml")
     assert saved.name.startswith("fuzz.")
