@@ -288,9 +288,13 @@ def test_dash_sends_a_report_to_stdout_and_the_rest_to_stderr(
     assert not (project / "-").exists()
 
 
-def test_junit_has_times_and_a_name_stable_across_runtime_upgrades(project: Path) -> None:
-    ran = tokasm_cmd(
+def test_junit_has_times_and_a_name_stable_across_runtime_upgrades(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ran = tokasm_in(
         project,
+        capsys,
+        monkeypatch,
         "check",
         "--cmd",
         _hostile_testee("tokasm-node (node v20.20.2)"),
@@ -318,10 +322,15 @@ def test_junit_has_times_and_a_name_stable_across_runtime_upgrades(project: Path
 EVIL_NAME = "broken\n*\n#\x1b[31mred\x1b[0m\u202e\ud83d\x00"
 
 
-def test_a_hostile_hello_name_is_refused_cleanly(project: Path) -> None:
+def test_a_hostile_hello_name_is_refused_cleanly(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Newlines, ANSI, NUL and a lone surrogate in the name: refused at hello, exit 2."""
-    ran = tokasm_cmd(
-        project, "check", "--cmd", _hostile_testee(EVIL_NAME), *ONE_CASE, "--json", "r.json"
+    ran = tokasm_in(
+        project,
+        capsys,
+        monkeypatch,
+        *("check", "--cmd", _hostile_testee(EVIL_NAME), *ONE_CASE, "--json", "r.json"),
     )
     _clean(ran, 2)
     assert "\x1b" not in ran.err
@@ -329,11 +338,15 @@ def test_a_hostile_hello_name_is_refused_cleanly(project: Path) -> None:
     assert not (project / "r.json").exists()
 
 
-def test_hostile_errors_are_escaped_and_capped_everywhere(project: Path) -> None:
+def test_hostile_errors_are_escaped_and_capped_everywhere(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A 10 MB error and kind (under the protocol's line limit) with newlines, ANSI, NUL,
     bidi and a lone surrogate."""
-    ran = tokasm_cmd(
+    ran = tokasm_in(
         project,
+        capsys,
+        monkeypatch,
         "check",
         "--cmd",
         _hostile_testee("hostile (python 3)", EVIL_NAME, chars=10_000_000),
