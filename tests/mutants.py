@@ -1402,6 +1402,41 @@ class MemoizesByObjectId(_Correct):
         return super().apply(parsed)
 
 
+@_breaks("EVENT-OWNED")
+class TagsEventWithItself(_Correct):
+    """Breaks EVENT-OWNED: stores the event inside itself (``event["self"] = event``), as a
+    careless back-reference would: a loop for whoever walks the event after apply."""
+
+    def apply(self, event: Event) -> str | None:
+        text = super().apply(event)
+        cast("dict[str, Any]", event)["self"] = event
+        return text
+
+
+class _HashOnce:
+    """A key whose hash works once, to be inserted, and raises after: anyone who re-inserts
+    or looks up the event's keys meets it."""
+
+    def __init__(self) -> None:
+        self._hashed = False
+
+    def __hash__(self) -> int:
+        if self._hashed:
+            raise RuntimeError("a key of the target's that cannot be hashed twice")
+        self._hashed = True
+        return 1
+
+
+@_breaks("EVENT-OWNED")
+class AddsHostileKey(_Correct):
+    """Breaks EVENT-OWNED: adds a key to the event whose hash works once and raises after."""
+
+    def apply(self, event: Event) -> str | None:
+        text = super().apply(event)
+        cast("dict[Any, Any]", event)[_HashOnce()] = "seen"
+        return text
+
+
 # Cost (CACHE-FINAL) ---------------------------------------------------------------------
 # Not in MUTANTS: no corpus case can see a cost. The cost probe (``tokasm check``'s
 # ``cost.cache-final``, tokasm.conformance._cost) must flag the first and pass the second,

@@ -1,10 +1,10 @@
 """The failure summary names the broken rule first, for one-bug implementations.
 
 Each mutant in ``mutants.py`` breaks exactly one rule; run the corpus
-against it and ``blame`` must put that rule first for most of them. The
-figure is a floor, not a goal: 68 of 73 when written; 82 of 102 once the
-corpus gained its design-bug family (most of those fail a single case whose
-rule list has several rules, where the evidence is thin).
+against it and ``blame`` must put that rule first, except for the mutants
+listed in ``MISSED``, which must stay few. Most of those fail a single case
+whose rule list has several rules, where the evidence is thin. A test per
+mutant lets xdist spread the runs, and shows which mutant moved.
 """
 
 from __future__ import annotations
@@ -23,7 +23,34 @@ from tokasm.conformance.subjects import PythonSubject
 if TYPE_CHECKING:
     from tokasm.conformance.corpus import Corpus
 
+#: At least this share of the mutants is blamed on its own rule (84 of 105 now).
 FLOOR = 0.78
+
+#: Mutants whose own rule is not put first, with the rule that is, as last measured.
+#: A mutant that is blamed right again must leave the list, so it cannot go stale.
+MISSED = {
+    "shared-state": "APPEND-EXACT",
+    "shared-finalized-ids": "GET-TEXT",
+    "returns-user-string": "FINAL-UNSEEN",
+    "total-buffer-cap": "APPEND-LONG",
+    "open-messages-capped": "APPEND",
+    "normpath-ids": "INTERLEAVE",
+    "done-suffix-key": "FINAL-RETURN",
+    "instance-dict-store": "EVT-WELLFORMED",
+    "crc32-keys": "GET-UNKNOWN",
+    "sse-done-sentinel": "GET-TEXT",
+    "strips-special-tokens": "GET-TEXT",
+    "strips-sse-data-prefix": "GET-TEXT",
+    "collapses-blank-lines": "GET-TEXT",
+    "holds-back-trailing-cr": "GET-TEXT",
+    "cache-by-part-count": "APPEND-LONG",
+    "throttled-live-view": "APPEND-LONG",
+    "memoizes-unknown-get": "CREATE",
+    "replaces-lone-surrogates": "SURR-SPLIT-PAIR",
+    "strict-creates-before-validating": "STRICT-DELTA-TYPE",
+    "strict-rejects-empty-id": "EVT-ID-ANY",
+    "strict-rejects-empty-delta": "EVT-WELLFORMED",
+}
 
 
 @pytest.fixture(scope="module")
@@ -39,14 +66,19 @@ def _first_rule(corpus: Corpus, name: str) -> str | None:
     return groups[0].requirement if groups else None
 
 
-def test_the_summary_names_most_mutants_rule_first(corpus: Corpus) -> None:
-    missed = {
-        name: (mutant.requirement, first)
-        for name, mutant in MUTANTS.items()
-        if (first := _first_rule(corpus, name)) != mutant.requirement
-    }
-    hits = len(MUTANTS) - len(missed)
-    assert hits / len(MUTANTS) >= FLOOR, f"{hits} of {len(MUTANTS)}; missed (wanted, got): {missed}"
+@pytest.mark.parametrize("name", list(MUTANTS))
+def test_the_summary_names_the_mutants_rule_first(corpus: Corpus, name: str) -> None:
+    wanted, first = MUTANTS[name].requirement, _first_rule(corpus, name)
+    if name in MISSED:
+        assert first != wanted, f"{name} is now blamed on {wanted}: take it off MISSED"
+    else:
+        assert first == wanted, f"{name} breaks {wanted}, but the summary names {first} first"
+
+
+def test_the_misses_are_few_and_real_mutants() -> None:
+    assert set(MISSED) <= set(MUTANTS)
+    hits = len(MUTANTS) - len(MISSED)
+    assert hits / len(MUTANTS) >= FLOOR, f"{hits} of {len(MUTANTS)} blamed on their own rule"
 
 
 def test_situations_name_real_behaviour_rules() -> None:

@@ -22,9 +22,10 @@ from hypothesis import strategies as st
 
 from helpers import copy_spec, tokasm_cmd
 from mutants import MUTANTS
-from tokasm.conformance._fuzz import CHECK_EXAMPLES, fuzz, fuzz_phase
+from tokasm.conformance._fuzz import fuzz
 from tokasm.conformance._fuzz_cases import case_document, dump_case_file
 from tokasm.conformance._fuzz_strategies import Program
+from tokasm.conformance._fuzzing import CHECK_EXAMPLES, fuzz_phase
 from tokasm.conformance._paths import SPEC_DIR_ENV, spec_dir
 from tokasm.conformance._protocol_client import CommandSubject
 from tokasm.conformance.corpus import load_corpus, load_file

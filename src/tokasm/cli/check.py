@@ -19,7 +19,7 @@ from ..conformance._blame import render_blame
 from ..conformance._cost import PROBE_ID, probe_cache_final, probe_result
 from ..conformance._display import safe_text
 from ..conformance._frames import quiet_stray_errors
-from ..conformance._fuzz import CHECK_EXAMPLES, fuzz_phase
+from ..conformance._fuzzing import CHECK_EXAMPLES, fuzz_phase
 from ..conformance._progress import Progress, progress_wanted
 from ..conformance._protocol_client import (
     DEFAULT_TIMEOUT,
@@ -528,9 +528,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
+    reports = _report_plan(args)  # a bad report path is refused before the corpus is read
     corpus, chosen = chosen_cases(args)
     cases, probe = _select(chosen, args.case)
-    reports = _report_plan(args)
     xfail: XfailList | None = load_xfail(args.xfail, corpus) if args.xfail else None
     session = _Session(args, corpus, cases, xfail, reports, probe=probe and args.cost_probe)
     quiet_stray_errors()

@@ -7,8 +7,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..conformance._fuzz import SHRINK_BUDGET, fuzz
-from ..conformance._fuzz_strategies import INSTANCE_NAMES
+from ..conformance._fuzzing import INSTANCE_NAMES, SHRINK_BUDGET
 from ..conformance._protocol_client import DEFAULT_TIMEOUT, CommandSubject, split_command
 from ..conformance._reports import Destination, write_text_atomically
 from ..conformance.subjects import PythonSubject, resolve_target
@@ -174,6 +173,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _fuzz(args: argparse.Namespace) -> int:
+    from ..conformance._fuzz import fuzz  # Hypothesis: not for --help or another command
+
     _check_save(args)
     subject = _subject(args)
     console = Console(sys.stdout)

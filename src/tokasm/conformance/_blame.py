@@ -24,6 +24,7 @@ import unicodedata
 import warnings
 from collections import defaultdict
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from .steps import Apply, Raises, ReadSince
@@ -287,7 +288,11 @@ def _evidence(result: CaseResult, case: Case | None) -> tuple[dict[str, float], 
     ran = dict(listed)
     if case is None:
         return failing, ran
-    where, answer = _failing_step(result) if broken else (None, None)
+    if not broken:
+        for rule, weight in _situations_met(_Identity(case)).items():
+            ran[rule] = max(ran.get(rule, 0.0), weight)
+        return failing, ran
+    where, answer = _failing_step(result)
     replay = _Replay()
     for step in case.steps:
         failed_here = step.where == where
@@ -300,6 +305,38 @@ def _evidence(result: CaseResult, case: Case | None) -> tuple[dict[str, float], 
         if failed_here:
             break
     return failing, ran
+
+
+@dataclass(frozen=True, eq=False)
+class _Identity:
+    """A case keyed by identity: cases hold dicts, so they cannot be hashed themselves."""
+
+    case: Case
+
+    def __hash__(self) -> int:
+        return id(self.case)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Identity) and other.case is self.case
+
+
+@lru_cache(maxsize=1024)
+def _situations_met(key: _Identity) -> dict[str, float]:
+    """The rules a case's situations point at, with their weights, over all its steps.
+
+    It depends on the case alone, and a passing case's evidence is nothing more,
+    so each case is replayed once however many targets pass it (a six-backend
+    check, a sweep of mutants) instead of once a target: that replay was as slow
+    as running the case.
+    """
+    met: dict[str, float] = {}
+    replay = _Replay()
+    for step in key.case.steps:
+        found = replay.situation(step, None)
+        if found is not None:
+            rule, weight = SITUATIONS[found], _weight(found)
+            met[rule] = max(met.get(rule, 0.0), weight)
+    return met
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,6 @@ another target is sent. The cost is one copy and one comparison per event.
 
 from __future__ import annotations
 
-import itertools
 import math
 from typing import Any
 
@@ -49,43 +48,58 @@ def _copy(value: object) -> object:
     return value
 
 
-def _same_item(item: Any, value: Any) -> bool:
-    """One value of a container: same exact type, then equal (NaN equal to NaN)."""
-    kind = type(value)
-    if type(item) is not kind:
-        return False
-    if kind in _CONTAINERS:
-        return _same(item, value)
-    if item == value:
-        return True
-    return kind is float and math.isnan(item) and math.isnan(value)
-
-
 def _same(given: Any, sent: Any) -> bool:
     """Whether ``given`` is still exactly the JSON value ``sent``, by exact types first, so
-    nothing the target put inside runs code of its own (no ``__eq__``, no ``__hash__``)."""
-    if type(sent) is dict:
-        if type(given) is not dict or len(given) != len(sent):
+    nothing the target put inside runs code of its own (no ``__eq__``, no ``__hash__``).
+    It walks ``sent``, which is finite, so a loop the target made cannot trap it."""
+    kind = type(sent)
+    if type(given) is not kind:
+        return False
+    if kind is dict:
+        return _same_dict(given, sent)
+    if kind is list:
+        return len(given) == len(sent) and all(map(_same, given, sent))
+    return given == sent or _nans(given, sent)
+
+
+def _same_dict(given: dict[Any, Any], sent: dict[str, Any]) -> bool:
+    if len(given) != len(sent):
+        return False
+    look_up = given.get
+    for key, value in sent.items():  # scalars inlined: this runs once per event
+        item = look_up(key, _ABSENT)
+        if type(value) in _CONTAINERS:
+            if not _same(item, value):
+                return False
+        elif type(item) is not type(value) or (item != value and not _nans(item, value)):
             return False
-        found = map(given.get, sent, itertools.repeat(_ABSENT))
-        return all(map(_same_item, found, sent.values()))
-    if type(sent) is list:
-        return type(given) is list and len(given) == len(sent) and all(map(_same_item, given, sent))
-    return _same_item(given, sent)
+    return True
+
+
+def _nans(given: Any, sent: Any) -> bool:
+    """Both NaN: equal as JSON values, though not as floats."""
+    return type(sent) is float and math.isnan(given) and math.isnan(sent)
 
 
 def _scribble(value: Any) -> None:
     """Overwrite a lent event (a dict or list) and every container in it, so kept references
-    see the marker."""
-    for item in list(value.values() if type(value) is dict else value):
-        if type(item) in _CONTAINERS:
-            _scribble(item)
-    if type(value) is dict:
-        keys = list(value)
-        value.clear()
-        value.update(dict.fromkeys(keys, SCRIBBLE))
-    else:
-        value[:] = [SCRIBBLE]
+    see the marker. Each container once, since a target may have made the event contain
+    itself; only ``str`` keys are put back, since a key the target added may not hash again."""
+    pending, seen = [value], {id(value)}
+    while pending:
+        container = pending.pop()
+        if type(container) is dict:
+            nested = [item for item in container.values() if type(item) in _CONTAINERS]
+            keys = [key for key in container if type(key) is str]
+            container.clear()
+            container.update(dict.fromkeys(keys, SCRIBBLE))
+        else:
+            nested = [item for item in container if type(item) in _CONTAINERS]
+            container[:] = [SCRIBBLE]
+        for item in nested:
+            if id(item) not in seen:
+                seen.add(id(item))
+                pending.append(item)
 
 
 class CallerHabits:

@@ -24,12 +24,13 @@ from hypothesis.errors import Flaky
 
 from ._fuzz_cases import case_document, dump_case_file
 from ._fuzz_strategies import Program, programs
+from ._fuzzing import SHRINK_BUDGET
 from .corpus import load_file, parse_case
 from .runner import run_case
 from .steps import READ_SINCE, Apply
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Iterator
+    from collections.abc import Callable, Iterator
 
     from hypothesis.strategies import SearchStrategy
 
@@ -38,23 +39,10 @@ if TYPE_CHECKING:
     from .subjects import Subject
 
 __all__ = [
-    "CHECK_EXAMPLES",
-    "SHRINK_BUDGET",
     "Counterexample",
     "FuzzReport",
     "fuzz",
-    "fuzz_phase",
 ]
-
-#: Default seconds Hypothesis may spend shrinking a disagreement.
-SHRINK_BUDGET = 5.0
-
-#: ``tokasm check``'s fuzz phase: examples per target, a fixed seed so its
-#: verdicts repeat, and a search budget so a slow testee cannot stall the run.
-CHECK_EXAMPLES = 50
-_CHECK_SEED = 0
-_CHECK_BUDGET = 20.0
-_CHECK_SHRINK_BUDGET = 3.0
 
 _SOURCE = Path("<tokasm fuzz>")
 _PLAIN_ID = "m"  # what simplification renames ids to, where that keeps the failure
@@ -275,26 +263,3 @@ def fuzz(
         out_of_time,
         counterexample,
     )
-
-
-def fuzz_phase(
-    subject: Subject, corpus_results: Iterable[CaseResult], examples: int = CHECK_EXAMPLES
-) -> tuple[str, ...]:
-    """``tokasm check``'s short fuzz after the corpus: no problem, or the disagreement found.
-
-    It looks for what the corpus missed, so it runs only when every case
-    passed or was skipped: a failing target (or one with an expected-failure
-    list) would only have its known failures found again. A disagreement is a
-    run-level problem rather than a case, so it never enters an xfail list.
-    """
-    if examples <= 0 or any(r.outcome not in ("passed", "skipped") for r in corpus_results):
-        return ()
-    report = fuzz(
-        subject,
-        examples=examples,
-        seed=_CHECK_SEED,
-        budget=_CHECK_BUDGET,
-        shrink_budget=_CHECK_SHRINK_BUDGET,
-    )
-    problem = report.problem()
-    return () if problem is None else (problem,)

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, TypeAlias, TypeVar
 
 from hypothesis import strategies as st
 
+from ._fuzzing import INSTANCE_NAMES
 from .steps import Apply, Get, ReadSince
 
 if TYPE_CHECKING:
@@ -35,7 +36,6 @@ if TYPE_CHECKING:
 _T = TypeVar("_T")
 
 __all__ = [
-    "INSTANCE_NAMES",
     "SENTINEL_DELTAS",
     "SHAPED_IDS",
     "TRICKY_IDS",
@@ -137,9 +137,6 @@ _TRICKY_DELTAS: tuple[str, ...] = (
     *SENTINEL_DELTAS,
     "text\r",
 )
-
-#: Instance names, as the case schema allows them (``^[a-z][a-z0-9_]*$``).
-INSTANCE_NAMES: tuple[str, ...] = ("a", "b", "c", "d")
 
 #: Where an event's ``final`` key stands: absent (EVT-SHAPE), false or true.
 _FINAL_CHOICES: tuple[bool | None, ...] = (None, None, False, True)

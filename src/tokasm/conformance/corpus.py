@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
-import jsonschema
 import yaml
 
 from ..errors import CorpusError
@@ -34,6 +33,8 @@ from .steps import Apply, Get, Raises, ReadSince, Returns
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator, Mapping, Set
     from pathlib import Path
+
+    import jsonschema
 
     from .steps import Expectation, Step
 
@@ -199,6 +200,8 @@ _UniqueKeyLoader.add_implicit_resolver(
 
 @cache
 def _validator(schema_path: Path) -> jsonschema.protocols.Validator:
+    import jsonschema  # only for a file not in the document cache: it costs 50 ms to import
+
     schema = json.loads(schema_path.read_text(encoding="utf-8"))
     validator_class = jsonschema.validators.validator_for(schema)
     validator_class.check_schema(schema)
@@ -221,7 +224,9 @@ def _validate(document: object, source: Path, schema_path: Path) -> None:
     errors = list(_validator(schema_path).iter_errors(document))  # type: ignore[arg-type]
     if not errors:
         return
-    error = jsonschema.exceptions.best_match(errors)
+    from jsonschema.exceptions import best_match
+
+    error = best_match(errors)
     location = "/".join(str(p) for p in error.absolute_path) or "(top)"
     raise CorpusError(
         f"{source}: {_case_label(document, error.absolute_path)}: "
@@ -234,6 +239,10 @@ def _planned_steps(raws: list[Any]) -> int:
     return sum(
         raw["repeat"] * _planned_steps(raw["steps"]) if "repeat" in raw else 1 for raw in raws
     )
+
+
+_Reader: TypeAlias = "Callable[[_Expander, Mapping[str, Any], Mapping[str, int], str], Step]"
+_PLAIN_EVENT_KEYS = frozenset({"id", "delta", "final"})
 
 
 class _Expander:
@@ -255,6 +264,7 @@ class _Expander:
         self.instances = instances
         self.chars = 0
         self.char_limit = char_limit  # the limit and its name, for the message
+        self._readers: dict[int, _Reader] = {}  # by id() of a step as written
 
     def fail(self, message: str) -> CorpusError:
         return CorpusError(f"{self.source}: case {self.case_id!r}: {message}")
@@ -277,7 +287,9 @@ class _Expander:
             )
 
     def string(self, raw: str, env: Mapping[str, int]) -> str:
-        self.charge(max(1, len(raw)))  # an empty text still costs its visit
+        self.chars += len(raw) or 1  # an empty text still costs its visit; charge() inlined
+        if self.chars > self.char_limit[0]:
+            self.charge(0)
         if not env or "$" not in raw:
             return raw  # outside any 'as' repeat, '$' is literal
         fast = raw
@@ -319,7 +331,7 @@ class _Expander:
 
     def instance(self, raw: Mapping[str, Any]) -> str:
         name: str = raw.get("on", self.instances[0])
-        if name not in self.instances:
+        if name != self.instances[0] and name not in self.instances:
             raise self.fail(f"step uses instance {name!r}, not declared in {list(self.instances)}")
         return name
 
@@ -335,8 +347,16 @@ class _Expander:
                     inner = {**env, name: i} if name else env
                     yield from self.steps(raw["steps"], inner, f"{where}[{i}].")
             else:
-                op = next(key for key in _READERS if key in raw)  # the schema ensures one
-                yield _READERS[op](self, raw, env, where)
+                yield self.reader(raw)(self, raw, env, where)
+
+    def reader(self, raw: Mapping[str, Any]) -> _Reader:
+        """How to read ``raw``, by its operation's key (the schema ensures one), looked up once
+        per written step however often a repeat unrolls it."""
+        found = self._readers.get(id(raw))
+        if found is None:
+            found = next(_READERS[key] for key in _READERS if key in raw)
+            self._readers[id(raw)] = found
+        return found
 
     def apply(self, raw: Mapping[str, Any], env: Mapping[str, int], where: str) -> Step:
         return Apply(
@@ -371,9 +391,10 @@ class _Expander:
         if "apply_raw" in raw:
             return self.raw_event(raw["apply_raw"])  # sent exactly as written
         event = dict(raw["apply"])
-        others = {key: value for key, value in event.items() if key not in ("id", "delta")}
-        if others.keys() - {"final"}:  # extra keys (EVT-EXTRA-KEYS) are sent too: count them
-            self.raw_event(others)
+        if event.keys() - _PLAIN_EVENT_KEYS:  # extra keys (EVT-EXTRA-KEYS) are sent too: count
+            self.raw_event(
+                {key: value for key, value in event.items() if key not in ("id", "delta")}
+            )
         event["id"] = self.text(event["id"], env)
         if "delta" in event:
             event["delta"] = self.text(event["delta"], env)
@@ -384,7 +405,7 @@ class _Expander:
 
 
 #: How each step form of CASES.md is read, by its key (``apply_raw``: an event sent as written).
-_READERS: dict[str, Callable[[_Expander, Mapping[str, Any], Mapping[str, int], str], Step]] = {
+_READERS: dict[str, _Reader] = {
     "apply": _Expander.apply,
     "apply_raw": _Expander.apply,
     "get": _Expander.get,

@@ -224,7 +224,7 @@ def selected_profiles(config: pytest.Config) -> Set[str]:
 
 def fuzz_examples(config: pytest.Config) -> int:
     """Examples of each target's fuzz item (``--tokasm-fuzz-examples``)."""
-    from ._fuzz import CHECK_EXAMPLES
+    from ._fuzzing import CHECK_EXAMPLES
 
     examples: int | None = config.getoption("tokasm_fuzz_examples")
     return CHECK_EXAMPLES if examples is None else examples

@@ -28,7 +28,7 @@ import pytest
 from ..errors import TargetError
 from ..implementations import EXPECTED_FAILURES
 from ._cost import PROBE_ID, probe_cache_final
-from ._fuzz import CHECK_EXAMPLES, fuzz_phase
+from ._fuzzing import CHECK_EXAMPLES, fuzz_phase
 from ._xfail import XfailError, load_xfail, parse_xfail
 from .corpus import Case, load_corpus, profile_gap
 from .runner import DEFAULT_PROFILES, run_case, skip_reason

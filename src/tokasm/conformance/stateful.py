@@ -23,7 +23,8 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from ._fuzz_strategies import INSTANCE_NAMES, deltas, message_ids
+from ._fuzz_strategies import deltas, message_ids
+from ._fuzzing import INSTANCE_NAMES
 from .model import ModelAssembler
 from .steps import READ_SINCE, Apply, Get, ReadSince, features_of
 

@@ -1,0 +1,58 @@
+"""What the CLI and the pytest route need of the fuzzer before it runs: its settings, and
+``tokasm check``'s short fuzz after the corpus.
+
+Apart from ``_fuzz`` so that a command that does not fuzz (``--help``,
+``--fuzz-examples 0``, a failing target) never imports Hypothesis, a tenth of
+a second of start-up.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from .results import CaseResult
+    from .subjects import Subject
+
+__all__ = ["CHECK_EXAMPLES", "INSTANCE_NAMES", "SHRINK_BUDGET", "fuzz_phase"]
+
+#: Instance names a fuzzed program may use, as the case schema allows them
+#: (``^[a-z][a-z0-9_]*$``).
+INSTANCE_NAMES: tuple[str, ...] = ("a", "b", "c", "d")
+
+#: Default seconds Hypothesis may spend shrinking a disagreement.
+SHRINK_BUDGET = 5.0
+
+#: ``tokasm check``'s fuzz phase: examples per target, a fixed seed so its
+#: verdicts repeat, and a search budget so a slow testee cannot stall the run.
+CHECK_EXAMPLES = 50
+_CHECK_SEED = 0
+_CHECK_BUDGET = 20.0
+_CHECK_SHRINK_BUDGET = 3.0
+
+
+def fuzz_phase(
+    subject: Subject, corpus_results: Iterable[CaseResult], examples: int = CHECK_EXAMPLES
+) -> tuple[str, ...]:
+    """No problem, or the disagreement the fuzzer found.
+
+    It looks for what the corpus missed, so it runs only when every case
+    passed or was skipped: a failing target (or one with an expected-failure
+    list) would only have its known failures found again. A disagreement is a
+    run-level problem rather than a case, so it never enters an xfail list.
+    """
+    if examples <= 0 or any(r.outcome not in ("passed", "skipped") for r in corpus_results):
+        return ()
+    from ._fuzz import fuzz  # Hypothesis, only now that it runs
+
+    report = fuzz(
+        subject,
+        examples=examples,
+        seed=_CHECK_SEED,
+        budget=_CHECK_BUDGET,
+        shrink_budget=_CHECK_SHRINK_BUDGET,
+    )
+    problem = report.problem()
+    return () if problem is None else (problem,)
