@@ -5,11 +5,12 @@ Every check runs the real ``tokasm`` command in a folder of its own holding the
 user's modules, as a user would: in a subprocess where the target or the test
 acts on the process (closes stdout, changes the umask or the clock, sleeps,
 is signalled, reads a closed pipe) or on start-up, in this process (tokasm_in)
-where only its output, exit code and reports matter. The pytest route runs
-inline, but for the xdist test. Each test asserts the exit code, that no
-traceback was printed, and that every report written is valid (JSON Schema,
-JUnit parsed by ElementTree). Fuzzing is off (``--fuzz-examples 0``) and the
-case selection small wherever they are not under test.
+where only its output, exit code and reports matter (a --cmd testee is still a
+process of its own). The pytest route runs inline, but for the xdist test.
+Each test asserts the exit code, that no traceback was printed, and that every
+report written is valid (JSON Schema, JUnit parsed by ElementTree). Fuzzing is
+off (``--fuzz-examples 0``) and the case selection small wherever they are not
+under test.
 """
 
 from __future__ import annotations

@@ -278,8 +278,7 @@ def test_the_pytest_route_errors_the_case_not_the_session(pytester: pytest.Pytes
     outcomes = result.parseoutcomes()
     assert (outcomes["failed"], outcomes["passed"]) == (len(RAISING), 1)
     assert "Traceback" not in result.stdout.str()
-    # Inline: an escaping SystemExit would be caught by pytester as the exit status.
-    loading = _conformance(pytester, "--tokasm-assembler", "exits_at_import:A", inline=True)
+    loading = _conformance(pytester, "--tokasm-assembler", "exits_at_import:A")
     assert loading.ret == pytest.ExitCode.USAGE_ERROR
     loading.stderr.fnmatch_lines(["*--tokasm-assembler: target 'exits_at_import:A'*SystemExit*"])
 
