@@ -1,4 +1,8 @@
-"""``tokasm list`` and ``show``, and check's --maxfail and failure summary, as a user runs them."""
+"""``tokasm list`` and ``show``, and check's --maxfail and failure summary, as a user runs them.
+
+All in process (tokasm_main, tokasm_here): the targets are plain Python and only the
+output and exit code are under test.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import tokasm_cmd, tokasm_main
+from helpers import QUICK, tokasm_here, tokasm_main
 from tokasm.conformance.corpus import load_corpus
 
 # Breaks AFTER-REFINAL only: a second final appends its delta before answering.
@@ -102,7 +106,7 @@ def test_show_describes_the_cost_probe(capsys: pytest.CaptureFixture[str]) -> No
 def test_failures_name_their_rules_and_the_summary_names_the_broken_rule_first(
     project: Path,
 ) -> None:
-    ran = tokasm_cmd(project, "check", "refinal:Impl", "--fuzz-examples", "0", "--no-cost-probe")
+    ran = tokasm_here(project, "check", "refinal:Impl", *QUICK)
     assert ran.code == 1
     assert "FAILED refinal:Impl::seed.example [NONFINAL-NONE, FINAL-RETURN" in ran.out
     summary = ran.out.split("likely broken rules of refinal:Impl, worst first:\n")[1]
@@ -110,9 +114,7 @@ def test_failures_name_their_rules_and_the_summary_names_the_broken_rule_first(
 
 
 def test_maxfail_stops_across_targets_and_says_what_did_not_run(project: Path) -> None:
-    ran = tokasm_cmd(
-        project, "check", "refinal:Impl", "chunked", "--maxfail", "2", "--fuzz-examples", "0"
-    )
+    ran = tokasm_here(project, "check", "refinal:Impl", "chunked", "--maxfail", "2", *QUICK)
     assert ran.code == 1
     assert ran.out.count("\nFAILED refinal:Impl::") + ran.out.startswith("FAILED") == 2
     assert "stopped after 2 unexpected failures (--maxfail 2); not run: " in ran.out
@@ -123,7 +125,7 @@ def test_maxfail_stops_across_targets_and_says_what_did_not_run(project: Path) -
 def test_no_target_checks_every_backend_and_shows_naive_join_breaking_cache_final(
     tmp_path: Path,
 ) -> None:
-    ran = tokasm_cmd(tmp_path, "check", "--fuzz-examples", "0")
+    ran = tokasm_here(tmp_path, "check", "--fuzz-examples", "0")
     assert ran.code == 0, ran.out
     xfail = next(line for line in ran.out.splitlines() if line.startswith("XFAIL "))
     assert xfail.startswith(
@@ -138,7 +140,7 @@ def test_no_target_checks_every_backend_and_shows_naive_join_breaking_cache_fina
 def test_an_xfail_file_may_list_the_probe(project: Path) -> None:
     (project / "known.txt").write_text("cost.cache-final  # we re-join\n", encoding="utf-8")
     tests = Path(__file__).resolve().parent
-    ran = tokasm_cmd(
+    ran = tokasm_here(
         tests,
         "check",
         "mutants:RejoinsAfterFinal",

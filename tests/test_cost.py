@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from helpers import tokasm_cmd
+from helpers import tokasm_here
 from mutants import JoinsOnceAtFinal, RejoinsAfterFinal
 from tokasm.conformance._cost import (
     ATTEMPTS,
@@ -147,11 +147,13 @@ def test_every_cached_backend_passes(backend: str) -> None:
 
 
 def test_over_the_protocol_uncached_is_flagged_and_cached_passes(tmp_path: Path) -> None:
+    """The kit in process, the targets in testee processes started in this folder."""
+
     def testee(target: str) -> str:
         return shlex.join([sys.executable, "-m", "tokasm.conformance.testee", target])
 
     report = tmp_path / "report.json"
-    ran = tokasm_cmd(
+    ran = tokasm_here(
         TESTS,
         "check",
         "-q",

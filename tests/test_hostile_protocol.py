@@ -5,7 +5,12 @@ hostile testee (tests/testees/hostile.py), and checks the exit code, that no
 traceback was printed, the JSON report against its schema, that no process
 of the testee's group is left, and the kit's peak memory where the attack is
 on memory. Timeouts are short; nothing sleeps: a test waits for an event (a
-FIFO read, a process exit), never for time to pass.
+FIFO read, a process exit), never for time to pass. The fuzz phase (and the
+cost probe) run only where they add to the attack (endless stderr: a longer
+run, more of it to drain). Where the attack is only on what the kit reads (a
+stray line, a deep or huge response, a false name) and the testee neither
+hangs, floods nor spawns, the kit runs in this process (``kit_here``), its
+testee still a process of its own; so does an option refused at parse time.
 """
 
 from __future__ import annotations
@@ -19,11 +24,13 @@ import sys
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jsonschema
 import pytest
 
+from helpers import QUICK, tokasm_here
+from tokasm.cli import main
 from tokasm.cli.options import MAX_SECONDS
 from tokasm.conformance._paths import spec_dir
 from tokasm.conformance._protocol import MAX_DEPTH, MAX_LINE_BYTES, MAX_VALUES
@@ -31,6 +38,9 @@ from tokasm.conformance._protocol_client import BREAKER_FAULTS
 from tokasm.conformance.corpus import load_corpus
 from tokasm.conformance.testee import python_testee_command
 from tokasm.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED, EXIT_USAGE
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 HOSTILE = Path(__file__).resolve().parent / "testees" / "hostile.py"
 MEMORY_LIMIT = 500 * 1024 * 1024  # bytes the kit may peak at while attacked
@@ -43,7 +53,7 @@ class Ran:
     code: int
     out: str
     err: str
-    peak_bytes: int  # the kit's peak resident memory (its children's included)
+    peak_bytes: int | None  # the kit's peak resident memory (its children's); None in process
     report: Any  # the --json report, validated against its schema, or None
 
 
@@ -60,7 +70,7 @@ def hostile(mode: str, tmp_path: Path, *options: str) -> str:
     return shlex.join([*argv, "--marker", str(tmp_path / "struck"), *options])
 
 
-def start_kit(tmp_path: Path, *args: str, cwd: Path | None = None) -> subprocess.Popen[bytes]:
+def start_kit(tmp_path: Path, *args: str) -> subprocess.Popen[bytes]:
     with (tmp_path / "out").open("wb") as out, (tmp_path / "err").open("wb") as err:
         return subprocess.Popen(
             [
@@ -75,7 +85,6 @@ def start_kit(tmp_path: Path, *args: str, cwd: Path | None = None) -> subprocess
             ],
             stdout=out,
             stderr=err,
-            cwd=cwd,
         )
 
 
@@ -89,22 +98,38 @@ def finish_kit(kit: subprocess.Popen[bytes], tmp_path: Path) -> Ran:
         watchdog.cancel()
     kit.returncode = os.waitstatus_to_exitcode(status)
     scale = 1 if sys.platform == "darwin" else 1024  # ru_maxrss is in KiB on Linux
-    path = tmp_path / "r.json"
-    report = json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
-    if report is not None:
-        schema = json.loads((spec_dir() / "report.schema.json").read_text(encoding="utf-8"))
-        jsonschema.validate(report, schema)
     return Ran(
         kit.returncode,
         (tmp_path / "out").read_text(encoding="utf-8"),
         (tmp_path / "err").read_text(encoding="utf-8"),
         usage.ru_maxrss * scale,
-        report,
+        valid_report(tmp_path),
     )
 
 
-def kit(tmp_path: Path, *args: str, cwd: Path | None = None) -> Ran:
-    return finish_kit(start_kit(tmp_path, *args, cwd=cwd), tmp_path)
+def valid_report(tmp_path: Path) -> Any:
+    """The --json report the kit left, validated against its schema, or None."""
+    path = tmp_path / "r.json"
+    report = json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
+    if report is not None:
+        schema = json.loads((spec_dir() / "report.schema.json").read_text(encoding="utf-8"))
+        jsonschema.validate(report, schema)
+    return report
+
+
+def kit(tmp_path: Path, *args: str) -> Ran:
+    return finish_kit(start_kit(tmp_path, *args), tmp_path)
+
+
+@pytest.fixture
+def kit_here(tmp_path: Path) -> Callable[..., Ran]:
+    """``kit`` in this process, started in ``tmp_path``: no peak memory to measure."""
+
+    def run(*args: str) -> Ran:
+        ran = tokasm_here(tmp_path, "check", "-q", "--json", str(tmp_path / "r.json"), *args)
+        return Ran(ran.code, ran.out, ran.err, None, valid_report(tmp_path))
+
+    return run
 
 
 def assert_no_process_left(pgids: list[int]) -> None:
@@ -135,11 +160,14 @@ def outcomes(ran: Ran) -> list[tuple[str, str]]:
 def test_an_endless_line_on_stdout_is_a_fault_at_the_line_limit_with_bounded_memory(
     tmp_path: Path, few: list[str]
 ) -> None:
-    ran = kit(tmp_path, "--timeout", TIMEOUT, "--cmd", hostile("endless-stdout", tmp_path), *few)
+    ran = kit(
+        tmp_path, "--timeout", TIMEOUT, "--cmd", hostile("endless-stdout", tmp_path), *few, *QUICK
+    )
     assert_clean(ran, EXIT_FAILED)
     results = outcomes(ran)
     assert {outcome for outcome, _ in results} == {"errored"}
     assert f"longer than the limit of {MAX_LINE_BYTES} bytes" in results[0][1]
+    assert ran.peak_bytes is not None
     assert ran.peak_bytes < MEMORY_LIMIT
     assert_no_process_left(reported_pgids(tmp_path))
 
@@ -150,6 +178,7 @@ def test_endless_stderr_without_a_line_feed_neither_grows_the_kit_nor_stops_the_
     ran = kit(tmp_path, "--cmd", hostile("endless-stderr", tmp_path), *few)
     assert_clean(ran, EXIT_OK)
     assert {outcome for outcome, _ in outcomes(ran)} == {"passed"}
+    assert ran.peak_bytes is not None
     assert ran.peak_bytes < MEMORY_LIMIT
     assert_no_process_left(reported_pgids(tmp_path))
 
@@ -157,8 +186,10 @@ def test_endless_stderr_without_a_line_feed_neither_grows_the_kit_nor_stops_the_
 # Item 2: one valid JSON line must not kill the run.
 
 
-def test_a_deeply_nested_hello_exits_2_with_the_reason(tmp_path: Path) -> None:
-    ran = kit(tmp_path, "--cmd", hostile("deep-hello", tmp_path))
+def test_a_deeply_nested_hello_exits_2_with_the_reason(
+    tmp_path: Path, kit_here: Callable[..., Ran]
+) -> None:
+    ran = kit_here("--cmd", hostile("deep-hello", tmp_path), *QUICK)
     assert_clean(ran, EXIT_USAGE)
     assert f"nested deeper than the limit of {MAX_DEPTH}" in ran.err
     assert_no_process_left(reported_pgids(tmp_path))
@@ -172,9 +203,13 @@ def test_a_deeply_nested_hello_exits_2_with_the_reason(tmp_path: Path) -> None:
     ],
 )
 def test_a_response_over_a_json_limit_costs_its_case_only(
-    tmp_path: Path, few: list[str], mode: str, reason: str
+    tmp_path: Path,
+    kit_here: Callable[..., Ran],
+    few: list[str],
+    mode: str,
+    reason: str,
 ) -> None:
-    ran = kit(tmp_path, "--cmd", hostile(mode, tmp_path), *few)
+    ran = kit_here("--cmd", hostile(mode, tmp_path), *few, *QUICK)
     assert_clean(ran, EXIT_FAILED)
     results = outcomes(ran)
     errored = [message for outcome, message in results if outcome == "errored"]
@@ -191,7 +226,7 @@ def test_a_wrapper_that_does_not_exec_leaves_no_process_and_the_breaker_bounds_t
     tmp_path: Path, few: list[str]
 ) -> None:
     wrapped = shlex.join(["sh", "-c", hostile("hang-all", tmp_path) + "; :"])
-    ran = kit(tmp_path, "--timeout", TIMEOUT, "--cmd", wrapped, *few)
+    ran = kit(tmp_path, "--timeout", TIMEOUT, "--cmd", wrapped, *few, *QUICK)
     assert_clean(ran, EXIT_FAILED)
     results = outcomes(ran)
     assert {outcome for outcome, _ in results} == {"errored"}
@@ -204,7 +239,9 @@ def test_a_wrapper_that_does_not_exec_leaves_no_process_and_the_breaker_bounds_t
 
 
 def test_restarts_that_hang_count_as_faults(tmp_path: Path, few: list[str]) -> None:
-    ran = kit(tmp_path, "--timeout", TIMEOUT, "--cmd", hostile("hang-restart", tmp_path), *few)
+    ran = kit(
+        tmp_path, "--timeout", TIMEOUT, "--cmd", hostile("hang-restart", tmp_path), *few, *QUICK
+    )
     assert_clean(ran, EXIT_FAILED)
     messages = [message for outcome, message in outcomes(ran) if outcome == "errored"]
     faults = [message for message in messages if "circuit breaker" not in message]
@@ -218,7 +255,9 @@ def test_a_crash_is_seen_when_the_process_exits_though_a_grandchild_holds_the_pi
     tmp_path: Path, few: list[str]
 ) -> None:
     # A long timeout: the crash must be found by the exit, never by waiting it out.
-    ran = kit(tmp_path, "--timeout", "60", "--cmd", hostile("grandchild-crash", tmp_path), *few)
+    ran = kit(
+        tmp_path, "--timeout", "60", "--cmd", hostile("grandchild-crash", tmp_path), *few, *QUICK
+    )
     assert_clean(ran, EXIT_FAILED)
     errored = [message for outcome, message in outcomes(ran) if outcome == "errored"]
     assert len(errored) == 1
@@ -253,15 +292,25 @@ def test_sigint_to_the_kit_alone_kills_the_testees_of_every_cmd(tmp_path: Path) 
     assert_clean(ran, EXIT_INTERRUPTED)
 
 
-def test_a_timeout_too_long_for_the_os_is_refused_at_parse_time(tmp_path: Path) -> None:
-    ran = kit(tmp_path, "--timeout", "3000000", "list-join")
-    assert_clean(ran, EXIT_USAGE)
-    assert f"at most {MAX_SECONDS}" in ran.err
+def test_a_timeout_too_long_for_the_os_is_refused_at_parse_time(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit) as raised:  # argparse's exit, as in the real command
+        main(["check", "-q", "--timeout", "3000000", "list-join"])
+    out, err = capsys.readouterr()
+    assert raised.value.code == EXIT_USAGE, out + err
+    assert "Traceback" not in out + err
+    assert f"at most {MAX_SECONDS}" in err
 
 
-def test_the_longest_timeout_taken_works(tmp_path: Path, few: list[str]) -> None:
+def test_the_longest_timeout_taken_works(
+    tmp_path: Path,
+    kit_here: Callable[..., Ran],
+    few: list[str],
+) -> None:
     testee = shlex.join(python_testee_command("list-join"))
-    ran = kit(tmp_path, "--timeout", str(MAX_SECONDS), "--cmd", testee, *few)
+    timeout = ("--timeout", str(MAX_SECONDS))
+    ran = kit_here(*timeout, "--cmd", testee, *few, *QUICK)
     assert_clean(ran, EXIT_OK)
 
 
@@ -286,10 +335,13 @@ class Noisy(ListJoinAssembler):
 
 
 def test_isolate_gives_a_printing_target_the_in_process_verdict(
-    tmp_path: Path, few: list[str]
+    tmp_path: Path,
+    kit_here: Callable[..., Ran],
+    few: list[str],
 ) -> None:
+    """The kit in process, the target in its testee process started in ``tmp_path``."""
     (tmp_path / "noisy.py").write_text(NOISY_TARGET, encoding="utf-8")
-    ran = kit(tmp_path, "--isolate", "noisy:Noisy", *few, cwd=tmp_path)
+    ran = kit_here("--isolate", "noisy:Noisy", *few, *QUICK)
     assert_clean(ran, EXIT_OK)
     assert {outcome for outcome, _ in outcomes(ran)} == {"passed"}
 
@@ -299,9 +351,13 @@ def test_isolate_gives_a_printing_target_the_in_process_verdict(
 
 @pytest.mark.parametrize("pipelining", [[], ["--no-pipeline"]], ids=["pipelined", "one-by-one"])
 def test_a_stray_line_is_a_protocol_fault_never_a_failure(
-    tmp_path: Path, few: list[str], pipelining: list[str]
+    tmp_path: Path,
+    kit_here: Callable[..., Ran],
+    few: list[str],
+    pipelining: list[str],
 ) -> None:
-    ran = kit(tmp_path, *pipelining, "--cmd", hostile("stray-line", tmp_path), *few)
+    testee = ("--cmd", hostile("stray-line", tmp_path))
+    ran = kit_here(*pipelining, *testee, *few, *QUICK)
     assert_clean(ran, EXIT_FAILED)
     results = outcomes(ran)
     assert [outcome for outcome, _ in results].count("failed") == 0, results
@@ -318,9 +374,12 @@ def test_a_stray_line_is_a_protocol_fault_never_a_failure(
 
 
 def test_a_testee_that_restarts_as_another_is_a_run_level_problem(
-    tmp_path: Path, few: list[str]
+    tmp_path: Path,
+    kit_here: Callable[..., Ran],
+    few: list[str],
 ) -> None:
-    ran = kit(tmp_path, "--cmd", hostile("identity", tmp_path), *few)
+    testee = ("--cmd", hostile("identity", tmp_path))
+    ran = kit_here(*testee, *few, *QUICK)
     assert_clean(ran, EXIT_FAILED)
     assert ran.report is not None
     [target] = ran.report["runs"]
@@ -336,8 +395,9 @@ def test_a_testee_that_restarts_as_another_is_a_run_level_problem(
 def test_a_testee_that_cannot_take_pipelined_requests_is_told_to_use_no_pipeline(
     tmp_path: Path, few: list[str]
 ) -> None:
-    ran = kit(tmp_path, "--timeout", TIMEOUT, "--cmd", hostile("no-stream-reading", tmp_path), *few)
+    testee = hostile("no-stream-reading", tmp_path)
+    ran = kit(tmp_path, "--timeout", TIMEOUT, "--cmd", testee, *few, *QUICK)
     assert_clean(ran, EXIT_FAILED)
     assert "--no-pipeline" in ran.out
-    fallback = kit(tmp_path, "--no-pipeline", "--cmd", hostile("no-stream-reading", tmp_path), *few)
+    fallback = kit(tmp_path, "--no-pipeline", "--cmd", testee, *few, *QUICK)
     assert_clean(fallback, EXIT_OK)

@@ -1,12 +1,16 @@
 """Issue 11, items 4 to 8: no target, input file or closed pipe can lose a report or forge
 a pass.
 
-Every check runs the real ``tokasm`` command in a subprocess, in a folder of
-its own holding the user's modules, as a user would; the pytest route runs
-real pytest subprocesses. Each test asserts the exit code, that no traceback
-was printed, and that every report written is valid (JSON Schema, JUnit
-parsed by ElementTree). Fuzzing is off (``--fuzz-examples 0``) and the case
-selection small wherever they are not under test.
+Every check runs the real ``tokasm`` command in a folder of its own holding the
+user's modules, as a user would: in a subprocess where the target or the test
+acts on the process (closes stdout, changes the umask or the clock, sleeps,
+is signalled, reads a closed pipe) or on start-up, in this process (tokasm_here)
+where only its output, exit code and reports matter (a --cmd testee is still a
+process of its own). The pytest route runs inline, but for the xdist test.
+Each test asserts the exit code, that no traceback was printed, and that every
+report written is valid (JSON Schema, JUnit parsed by ElementTree). Fuzzing is
+off (``--fuzz-examples 0``) and the case selection small wherever they are not
+under test.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 import jsonschema
 import pytest
 
-from helpers import BROKEN, GOOD, copy_spec, tokasm_cmd, tokasm_started
+from helpers import BROKEN, GOOD, QUICK, copy_spec, tokasm_cmd, tokasm_here, tokasm_started
 from tokasm.conformance._paths import SPEC_DIR_ENV, spec_dir
 from tokasm.conformance.corpus import load_corpus
 
@@ -198,11 +202,13 @@ def _marker_target(project: Path) -> None:
     ],
 )
 def test_a_bad_report_path_is_refused_before_the_run(
-    project: Path, args: list[str], named: str
+    project: Path,
+    args: list[str],
+    named: str,
 ) -> None:
     _marker_target(project)
     (project / "plain.txt").write_text("seed.example\n", encoding="utf-8")
-    ran = tokasm_cmd(project, "check", "marker:Impl", *ONE_CASE, "--json", "ok.json", *args)
+    ran = tokasm_here(project, "check", "marker:Impl", *ONE_CASE, "--json", "ok.json", *args)
     _clean(ran, 2)
     assert named in ran.err
     assert len(ran.err.strip().splitlines()) == 1
@@ -213,7 +219,7 @@ def test_a_bad_report_path_is_refused_before_the_run(
 
 def test_one_report_failing_at_the_end_does_not_stop_the_others(project: Path) -> None:
     (project / "gone").mkdir()
-    ran = tokasm_cmd(
+    ran = tokasm_here(
         project,
         "check",
         "hostile:RemovesReportFolder",
@@ -232,7 +238,7 @@ def test_a_report_is_replaced_whole_never_rewritten_in_place(project: Path) -> N
     old = project / "r.json"
     old.write_text("old report\n", encoding="utf-8")
     os.link(old, project / "reader.json")  # a reader holding the old file
-    ran = tokasm_cmd(project, "check", "good:Impl", *ONE_CASE, "--json", "r.json")
+    ran = tokasm_here(project, "check", "good:Impl", *ONE_CASE, "--json", "r.json")
     _clean(ran, 0)
     assert (project / "reader.json").read_text(encoding="utf-8") == "old report\n"
     assert _valid_json(old)["conforms"] is True
@@ -260,7 +266,7 @@ def test_an_interrupted_run_leaves_no_stale_report(project: Path) -> None:
 
 
 def test_dash_sends_a_report_to_stdout_and_the_rest_to_stderr(project: Path) -> None:
-    ran = tokasm_cmd(project, "check", "broken:Impl", *ONE_CASE, "--json", "-")
+    ran = tokasm_here(project, "check", "broken:Impl", *ONE_CASE, "--json", "-")
     _clean(ran, 1)
     report = json.loads(ran.out)
     jsonschema.validate(report, _schema())
@@ -270,7 +276,7 @@ def test_dash_sends_a_report_to_stdout_and_the_rest_to_stderr(project: Path) -> 
 
 
 def test_junit_has_times_and_a_name_stable_across_runtime_upgrades(project: Path) -> None:
-    ran = tokasm_cmd(
+    ran = tokasm_here(
         project,
         "check",
         "--cmd",
@@ -301,8 +307,9 @@ EVIL_NAME = "broken\n*\n#\x1b[31mred\x1b[0m\u202e\ud83d\x00"
 
 def test_a_hostile_hello_name_is_refused_cleanly(project: Path) -> None:
     """Newlines, ANSI, NUL and a lone surrogate in the name: refused at hello, exit 2."""
-    ran = tokasm_cmd(
-        project, "check", "--cmd", _hostile_testee(EVIL_NAME), *ONE_CASE, "--json", "r.json"
+    ran = tokasm_here(
+        project,
+        *("check", "--cmd", _hostile_testee(EVIL_NAME), *ONE_CASE, "--json", "r.json"),
     )
     _clean(ran, 2)
     assert "\x1b" not in ran.err
@@ -313,7 +320,7 @@ def test_a_hostile_hello_name_is_refused_cleanly(project: Path) -> None:
 def test_hostile_errors_are_escaped_and_capped_everywhere(project: Path) -> None:
     """A 10 MB error and kind (under the protocol's line limit) with newlines, ANSI, NUL,
     bidi and a lone surrogate."""
-    ran = tokasm_cmd(
+    ran = tokasm_here(
         project,
         "check",
         "--cmd",
@@ -352,7 +359,7 @@ def test_hostile_errors_are_escaped_and_capped_everywhere(project: Path) -> None
 
 def test_a_20_mb_error_in_process_is_capped_everywhere(project: Path) -> None:
     reports = ("--json", "r.json", "--junit", "r.xml", "--markdown", "r.md")
-    ran = tokasm_cmd(project, "check", "hostile:HugeError", *ONE_CASE, *reports)
+    ran = tokasm_here(project, "check", "hostile:HugeError", *ONE_CASE, *reports)
     _clean(ran, 1)
     assert len(ran.out) < 100_000
     assert "\x1b" not in ran.out
@@ -367,7 +374,7 @@ def test_a_20_mb_error_in_process_is_capped_everywhere(project: Path) -> None:
 @pytest.mark.parametrize("glob", ["*", "**", "?*", "*?*", "*.*", "[a-z0-9]*"])
 def test_an_xfail_glob_matching_every_case_is_refused(project: Path, glob: str) -> None:
     (project / "known.txt").write_text(f"{glob}  # everything\n", encoding="utf-8")
-    ran = tokasm_cmd(project, "check", "broken:Impl", *ONE_CASE, "--xfail", "known.txt")
+    ran = tokasm_here(project, "check", "broken:Impl", *ONE_CASE, "--xfail", "known.txt")
     _clean(ran, 2)
     assert "matches every case" in ran.err
 
@@ -378,13 +385,14 @@ def test_an_xfail_glob_matching_every_case_is_refused(project: Path, glob: str) 
 def test_a_missing_spec_folder_is_a_clean_error_and_help_still_works(
     project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """--help and --version in a subprocess: they must work from start-up without a spec."""
     monkeypatch.setenv(SPEC_DIR_ENV, str(project / "no-such-spec"))
     helped = tokasm_cmd(project, "--help")
     _clean(helped, 0)
     assert "check" in helped.out
     versioned = tokasm_cmd(project, "--version")
     _clean(versioned, 0)
-    ran = tokasm_cmd(project, "check", "good:Impl", *ONE_CASE)
+    ran = tokasm_here(project, "check", "good:Impl", *ONE_CASE)
     _clean(ran, 2)
     assert SPEC_DIR_ENV in ran.err
     assert "no-such-spec" in ran.err
@@ -464,12 +472,15 @@ cases:
     ],
 )
 def test_hostile_corpus_files_are_clean_errors(
-    project: Path, monkeypatch: pytest.MonkeyPatch, body: str, named: str
+    project: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    body: str,
+    named: str,
 ) -> None:
     root = copy_spec(project)
     (root / "cases" / "hostile.yaml").write_text(CASE_HEAD + body, encoding="utf-8")
     monkeypatch.setenv(SPEC_DIR_ENV, str(root))
-    ran = tokasm_cmd(project, "check", "good:Impl", "--fuzz-examples", "0")
+    ran = tokasm_here(project, "check", "good:Impl", *QUICK)
     _clean(ran, 2)
     assert "hostile.yaml" in ran.err
     assert named in ran.err
@@ -482,7 +493,7 @@ def test_an_oversized_corpus_file_is_refused_unread(
     with (root / "cases" / "huge.yaml").open("wb") as huge:
         huge.truncate(9 << 20)  # sparse: a large file costs no disk
     monkeypatch.setenv(SPEC_DIR_ENV, str(root))
-    ran = tokasm_cmd(project, "check", "good:Impl", "--fuzz-examples", "0")
+    ran = tokasm_here(project, "check", "good:Impl", *QUICK)
     _clean(ran, 2)
     assert "huge.yaml" in ran.err
     assert "larger than" in ran.err
@@ -495,7 +506,7 @@ def test_an_endless_or_huge_xfail_file_is_a_clean_error(project: Path, source: s
         with (project / "sparse.txt").open("wb") as sparse:
             sparse.truncate(17 << 20)
         path = "sparse.txt"
-    ran = tokasm_cmd(project, "check", "good:Impl", *ONE_CASE, "--xfail", path)
+    ran = tokasm_here(project, "check", "good:Impl", *ONE_CASE, "--xfail", path)
     _clean(ran, 2)
     assert "larger than" in ran.err
 
@@ -513,8 +524,9 @@ def test_a_long_xfail_list_is_matched_once(project: Path) -> None:
         else:
             lines.append(f"gone.case-{number}")
     (project / "long.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    ran = tokasm_cmd(
-        project, "check", "good:Impl", *ONE_CASE, "--xfail", "long.txt", "--json", "r.json"
+    ran = tokasm_here(
+        project,
+        *("check", "good:Impl", *ONE_CASE, "--xfail", "long.txt", "--json", "r.json"),
     )
     _clean(ran, 1)
     (run,) = _valid_json(project / "r.json")["runs"]
@@ -526,20 +538,22 @@ def test_a_long_xfail_list_is_matched_once(project: Path) -> None:
 
 
 def test_a_requested_profile_the_target_cannot_run_is_a_usage_error(project: Path) -> None:
-    ran = tokasm_cmd(project, "check", "noread:Impl", "--profile", "incremental", *ONE_CASE)
+    ran = tokasm_here(project, "check", "noread:Impl", "--profile", "incremental", *ONE_CASE)
     _clean(ran, 2)
     assert "noread:Impl" in ran.err
     assert "read_since" in ran.err
     # Not asked for by name: the incremental cases are skipped, as documented.
-    default = tokasm_cmd(project, "check", "noread:Impl", *ONE_CASE)
+    default = tokasm_here(project, "check", "noread:Impl", *ONE_CASE)
     _clean(default, 0)
 
 
-def _pytest_route(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+def _pytest_route(
+    pytester: pytest.Pytester, *args: str, subprocess: bool = False
+) -> pytest.RunResult:
+    """pytest on the conformance suite: inline, or in a subprocess (for xdist's workers)."""
     pytester.makepyfile(noread=NO_READ_SINCE, good=GOOD)
-    return pytester.runpytest_subprocess(
-        "--pyargs", "tokasm.conformance", "-p", "no:cacheprovider", *args
-    )
+    run = pytester.runpytest_subprocess if subprocess else pytester.runpytest_inprocess
+    return run("--pyargs", "tokasm.conformance", "-p", "no:cacheprovider", *args)
 
 
 def test_pytest_route_without_a_target_is_a_usage_error(pytester: pytest.Pytester) -> None:
@@ -551,7 +565,7 @@ def test_pytest_route_without_a_target_is_a_usage_error(pytester: pytest.Pyteste
 
 def test_pytest_route_without_a_target_fails_under_xdist(pytester: pytest.Pytester) -> None:
     """xdist workers cannot raise a usage error: the placeholder test fails instead."""
-    result = _pytest_route(pytester, "-n", "2")
+    result = _pytest_route(pytester, "-n", "2", subprocess=True)
     assert result.ret not in (pytest.ExitCode.OK, pytest.ExitCode.INTERNAL_ERROR)
     result.stdout.fnmatch_lines(["*no --tokasm-assembler given*"])
     assert "INTERNALERROR" not in result.stdout.str()
@@ -580,8 +594,8 @@ def test_pytest_route_refuses_a_match_everything_xfail_list(pytester: pytest.Pyt
 
 
 def test_write_xfail_keeps_the_reasons_people_wrote(project: Path) -> None:
-    first = tokasm_cmd(project, "check", "broken:Impl", "--fuzz-examples", "0", "--write-xfail",
-                       "known.txt")  # fmt: skip
+    first = tokasm_here(project, "check", "broken:Impl", *QUICK,
+                      "--write-xfail", "known.txt")  # fmt: skip
     _clean(first, 1)
     lines = (project / "known.txt").read_text(encoding="utf-8").splitlines()
     listed = [line.partition("#")[0].strip() for line in lines if not line.startswith("#")]
@@ -593,8 +607,7 @@ def test_write_xfail_keeps_the_reasons_people_wrote(project: Path) -> None:
         for line in lines
     ]
     (project / "known.txt").write_text("\n".join(edited) + "\n", encoding="utf-8")
-    again = tokasm_cmd(
-        project, "check", "broken:Impl", "--fuzz-examples", "0",
+    again = tokasm_here(project, "check", "broken:Impl", *QUICK,
         "--xfail", "known.txt", "--write-xfail", "known.txt", "--json", "r.json",
     )  # fmt: skip
     _clean(again, 0)
@@ -609,12 +622,12 @@ def test_fuzz_save_refuses_to_overwrite_without_force(project: Path) -> None:
     kept = project / "found.yaml"
     kept.write_text("# my notes\n", encoding="utf-8")
     args = ("fuzz", "neverfinal:Impl", "--seed", "1", "--examples", "50", "--save", "found.yaml")
-    refused = tokasm_cmd(project, *args)
+    refused = tokasm_here(project, *args)
     _clean(refused, 2)
     assert "--force" in refused.err
     assert refused.out == ""  # refused before fuzzing
     assert kept.read_text(encoding="utf-8") == "# my notes\n"
-    forced = tokasm_cmd(project, *args, "--force")
+    forced = tokasm_here(project, *args, "--force")
     _clean(forced, 1)
     saved = kept.read_text(encoding="utf-8")
     assert "cases:" in saved
@@ -625,7 +638,7 @@ def test_fuzz_save_refuses_to_overwrite_without_force(project: Path) -> None:
 @pytest.mark.parametrize("save", ["-", "no/such/folder/found.yaml", "plain.txt/", "plain.txt/x"])
 def test_fuzz_save_path_is_checked_before_fuzzing(project: Path, save: str) -> None:
     (project / "plain.txt").write_text("not a folder\n", encoding="utf-8")
-    ran = tokasm_cmd(project, "fuzz", "neverfinal:Impl", "--examples", "50", "--save", save)
+    ran = tokasm_here(project, "fuzz", "neverfinal:Impl", "--examples", "50", "--save", save)
     _clean(ran, 2)
     assert "--save" in ran.err
     assert ran.out == ""
@@ -660,9 +673,11 @@ class FreezesTheClock(ListJoinAssembler):
 
 
 def test_a_printing_target_cannot_corrupt_a_report_on_stdout(project: Path) -> None:
+    """In process: what the target prints goes through the CLI's own stdout diversion."""
     (project / "effects.py").write_text(SIDE_EFFECTS, encoding="utf-8")
-    ran = tokasm_cmd(
-        project, "check", "effects:Prints", "-k", "append.*", "--fuzz-examples", "0", "--json", "-"
+    ran = tokasm_here(
+        project,
+        *("check", "effects:Prints", "-k", "append.*", "--fuzz-examples", "0", "--json", "-"),
     )
     _clean(ran, 0)
     report = json.loads(ran.out)
@@ -690,6 +705,10 @@ def test_a_target_changing_the_umask_cannot_make_reports_unreadable(project: Pat
 
 def test_a_target_freezing_the_clock_cannot_stall_the_cost_probe(project: Path) -> None:
     (project / "effects.py").write_text(SIDE_EFFECTS, encoding="utf-8")
-    ran = tokasm_cmd(project, "check", "effects:FreezesTheClock", "-k", "cost.*", "--timeout", "5")
+    ran = tokasm_cmd(
+        project,
+        *("check", "effects:FreezesTheClock", "-k", "cost.*", "--timeout", "5"),
+        *("--fuzz-examples", "0"),  # the probe is under test, not the fuzz phase
+    )
     _clean(ran, 0)
     assert "cost.cache-final" not in ran.out  # it passed: nothing to show

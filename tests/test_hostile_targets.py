@@ -3,7 +3,11 @@
 Each test runs ``tokasm check`` (or pytest) in a real subprocess on small
 hostile modules written to a temporary folder, and asserts the exit code, that
 no traceback reached the output and, where reports were asked for, that they
-are valid (JSON Schema, parseable JUnit).
+are valid (JSON Schema, parseable JUnit). Only targets that are hostile to a
+caller's expectations but not to the process (mutants of caller habits, a
+``str`` subclass, a copying implementation) run in this process (tokasm_here,
+or pytest inline): whatever raises BaseException, hangs, or leaves a thread or
+an error hook behind keeps its subprocess.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import jsonschema
 import pytest
 
-from helpers import Ran, tokasm_cmd, tokasm_started
+from helpers import QUICK, Ran, tokasm_cmd, tokasm_here, tokasm_started
 from tokasm.conformance._paths import spec_dir
 
 if TYPE_CHECKING:
@@ -325,7 +329,7 @@ def test_hostile_returned_values_are_shown_escaped_and_capped(project: Path) -> 
 
 
 def test_a_str_subclass_with_the_right_text_passes_whatever_it_overrides(project: Path) -> None:
-    ran = tokasm_cmd(project, "check", "values:RightOddStr", *FAST)
+    ran = tokasm_here(project, "check", "values:RightOddStr", *FAST)
     assert ran.code == 0, ran.out
     _no_traceback(ran)
 
@@ -350,7 +354,7 @@ HABITS = [
 
 def test_caller_habit_mutants_break_event_owned_and_no_one_else_is_blamed(project: Path) -> None:
     mutants = [f"mutants:{name}" for name in HABITS]
-    ran = tokasm_cmd(
+    ran = tokasm_here(
         project,
         "check",
         "chunked",
@@ -374,14 +378,15 @@ def test_caller_habit_mutants_break_event_owned_and_no_one_else_is_blamed(projec
 
 
 def test_an_implementation_keeping_its_own_copies_conforms(project: Path) -> None:
-    ran = tokasm_cmd(project, "check", "copies:SnapshotsEvents", "--fuzz-examples", "0")
+    ran = tokasm_here(project, "check", "copies:SnapshotsEvents", *QUICK)
     assert ran.code == 0, ran.out
 
 
-def _conformance(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
-    return pytester.runpytest_subprocess(
-        "--pyargs", "tokasm.conformance", "-p", "no:cacheprovider", *args
-    )
+def _conformance(pytester: pytest.Pytester, *args: str, inline: bool = False) -> pytest.RunResult:
+    """pytest on the conformance suite: in a subprocess, or inline for targets that are
+    harmless to the process running them."""
+    run = pytester.runpytest_inprocess if inline else pytester.runpytest_subprocess
+    return run("--pyargs", "tokasm.conformance", "-p", "no:cacheprovider", *args)
 
 
 def test_the_pytest_route_gives_each_target_its_own_events(pytester: pytest.Pytester) -> None:
@@ -395,6 +400,7 @@ def test_the_pytest_route_gives_each_target_its_own_events(pytester: pytest.Pyte
         "list-join",
         "-k",
         "caller",
+        inline=True,
     )
     assert result.ret == 1
     outcomes = result.parseoutcomes()
@@ -412,7 +418,7 @@ def test_the_one_liner_suite_plays_the_caller_habits_too(pytester: pytest.Pytest
         "from mutants import KeepsEvents\n"
         "test_tokasm = suite(KeepsEvents)\n",
     )
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-k", "caller")
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "-k", "caller")
     assert result.ret == 1
     result.stdout.fnmatch_lines(["*breaks EVENT-OWNED*"])
 
@@ -484,7 +490,7 @@ def test_errors_no_one_can_catch_print_one_line_each(project: Path) -> None:
 
 
 def test_a_thread_left_running_by_the_target_does_not_keep_check_alive(project: Path) -> None:
-    ran = tokasm_cmd(project, "check", "hangs:LeavesThread", "--fuzz-examples", "0")
+    ran = tokasm_cmd(project, "check", "hangs:LeavesThread", *QUICK)
     assert ran.code == 0
     assert "CONFORMANCE PASSED" in ran.out
 
@@ -512,6 +518,7 @@ def test_the_pytest_route_isolates_a_hanging_target(pytester: pytest.Pytester) -
         "0.5",
         "-k",
         "append.basic or seed.example",
+        inline=True,  # the hanging target runs in its own testee process
     )
     assert result.ret == 1
     assert result.parseoutcomes()["failed"] == 2

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import jsonschema
 import pytest
 
-from helpers import USER_CASES, tokasm_cmd, user_case_folder
+from helpers import QUICK, USER_CASES, tokasm_here, user_case_folder
 from tokasm.cli import main
 from tokasm.conformance._paths import spec_dir
 from tokasm.conformance.corpus import load_corpus
@@ -135,27 +135,21 @@ def test_an_empty_case_folder_is_refused(
 
 
 def test_fuzz_saves_into_a_case_folder_that_check_then_runs(tmp_path: Path) -> None:
+    """In process; the checks of what was saved name the folder by its full path (the
+    corpus is loaded once per path and process: a relative name could find another
+    test's folder)."""
     (tmp_path / "trims.py").write_text(TRIMS, encoding="utf-8")
     folder = tmp_path / "found"  # not there yet: the trailing slash makes it a folder
-    ran = tokasm_cmd(tmp_path, "fuzz", "trims:Impl", "--seed", "1", "--save", "found/")
+    ran = tokasm_here(tmp_path, "fuzz", "trims:Impl", "--seed", "1", "--save", "found/")
     assert ran.code == 1, ran.err
     (saved,) = folder.glob("*.yaml")
     assert saved.name.startswith("fuzz.")
     assert f"# saved to {folder.name}/{saved.name}" in ran.out
-    again = tokasm_cmd(tmp_path, "check", "trims:Impl", "--cases", "found", "--no-bundled")
+    cases = ("--cases", str(folder), "--no-bundled", *QUICK)
+    again = tokasm_here(tmp_path, "check", "trims:Impl", *cases)
     assert again.code == 1, again.out
     assert f"FAILED trims:Impl::{saved.stem}" in again.out
-    fixed = tokasm_cmd(
-        tmp_path,
-        "check",
-        "list-join",
-        "--cases",
-        "found",
-        "--no-bundled",
-        "-q",
-        "--fuzz-examples",
-        "0",
-    )
+    fixed = tokasm_here(tmp_path, "check", "list-join", *cases, "-q")
     assert fixed.code == 0, fixed.out
 
 
