@@ -22,7 +22,16 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from types import FrameType
 
-__all__ = ["interrupts_watched", "reraise_unless_target", "user_interrupted", "watch_interrupts"]
+__all__ = [
+    "interrupts_watched",
+    "leave_signals_to_the_main_thread",
+    "reraise_unless_target",
+    "user_interrupted",
+    "watch_interrupts",
+]
+
+#: The signals that stop a run (Ctrl-C, a CI cancel).
+_STOPPING = frozenset({signal.SIGINT, signal.SIGTERM})
 
 
 class _Interrupts:
@@ -62,3 +71,15 @@ def reraise_unless_target(error: BaseException) -> None:
     """Re-raise ``error`` if it is the user's Ctrl-C; return if it is the target's to answer for."""
     if isinstance(error, KeyboardInterrupt) and (_Interrupts.received or not _Interrupts.watching):
         raise error
+
+
+def leave_signals_to_the_main_thread() -> None:
+    """Block the stopping signals in the calling thread, one of tokasm's own helpers.
+
+    The kernel may deliver a signal to any thread that does not block it, and
+    only the thread it lands on is woken: one landing on a helper leaves a
+    target's ``time.sleep`` on the main thread asleep, and the run ends by the
+    watchdog's timeout (exit 1, reports written) instead of the signal (143).
+    """
+    if hasattr(signal, "pthread_sigmask"):  # not on Windows
+        signal.pthread_sigmask(signal.SIG_BLOCK, _STOPPING)

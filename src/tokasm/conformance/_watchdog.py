@@ -22,6 +22,7 @@ import time
 from typing import TYPE_CHECKING
 
 from ._frames import user_stack
+from ._guard import leave_signals_to_the_main_thread
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -83,6 +84,7 @@ class Watchdog:
             self._fallback_armed = False
 
     def _watch(self) -> None:
+        leave_signals_to_the_main_thread()
         poll = max(_MIN_POLL, min(0.25, self.timeout / 4))
         while True:
             self._arm_fallback()  # this thread still runs, so the fallback moves on
