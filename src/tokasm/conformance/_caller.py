@@ -85,21 +85,26 @@ def _scribble(value: Any) -> None:
     """Overwrite a lent event (a dict or list) and every container in it, so kept references
     see the marker. Each container once, since a target may have made the event contain
     itself; only ``str`` keys are put back, since a key the target added may not hash again."""
-    pending, seen = [value], {id(value)}
-    while pending:
+    pending = _overwrite(value)
+    seen = {id(value)}
+    while pending:  # nothing nested, in the usual event
         container = pending.pop()
-        if type(container) is dict:
-            nested = [item for item in container.values() if type(item) in _CONTAINERS]
-            keys = [key for key in container if type(key) is str]
-            container.clear()
-            container.update(dict.fromkeys(keys, SCRIBBLE))
-        else:
-            nested = [item for item in container if type(item) in _CONTAINERS]
-            container[:] = [SCRIBBLE]
-        for item in nested:
-            if id(item) not in seen:
-                seen.add(id(item))
-                pending.append(item)
+        if id(container) not in seen:
+            seen.add(id(container))
+            pending += _overwrite(container)
+
+
+def _overwrite(container: Any) -> list[Any]:
+    """Put the marker in place of what ``container`` holds; the containers it held."""
+    if type(container) is dict:
+        nested = [item for item in container.values() if type(item) in _CONTAINERS]
+        keys = [key for key in container if type(key) is str]
+        container.clear()
+        container.update(dict.fromkeys(keys, SCRIBBLE))
+    else:
+        nested = [item for item in container if type(item) in _CONTAINERS]
+        container[:] = [SCRIBBLE]
+    return nested
 
 
 class CallerHabits:

@@ -20,7 +20,7 @@ from ..errors import EventNotOwned, ImplementationError, SubjectFault
 from ._display import abbreviated, first_difference, safe_text, show, type_name
 from ._frames import user_frames
 from .results import FAILING, CaseResult
-from .steps import Raises
+from .steps import Raises, Returns
 from .subjects import PythonSubject
 
 if TYPE_CHECKING:
@@ -102,6 +102,12 @@ def _on_raise(step: Step, case: Case, error: ImplementationError, debug: bool) -
 def _check_step(step: Step, outcome: StepOutcome, case: Case, debug: bool) -> CaseResult | None:
     """None if the step behaved as expected, else the case's failing result."""
     expect = step.expect
+    if type(expect) is Returns and (  # the usual answer, quickly: exactly None or a str
+        outcome is None
+        if expect.value is None
+        else type(outcome) is str and outcome == expect.value
+    ):
+        return None
     assert expect is not None  # a corpus case always says what a step must do
     if isinstance(outcome, ImplementationError):
         return _on_raise(step, case, outcome, debug)
@@ -138,13 +144,13 @@ def skip_reason(case: Case, profiles: Collection[str], features: Collection[str]
 
 
 def _run_steps(subject: Subject, case: Case, debug: bool) -> CaseResult:
-    doing = "creating the case's instances"
+    doing: Step | str = "creating the case's instances"  # a step: formatted only for a fault
     try:
         for instance in case.instances:
             subject.new(instance)
         with contextlib.closing(subject.perform_steps(case.steps)) as outcomes:
             for step in case.steps:
-                doing = f"step {step.where} on {step.instance!r}"
+                doing = step
                 failure = _check_step(step, next(outcomes), case, debug)
                 if failure is not None:
                     return failure
@@ -152,7 +158,8 @@ def _run_steps(subject: Subject, case: Case, debug: bool) -> CaseResult:
             next(outcomes, None)  # lets the subject finish, e.g. check for unasked output
     except SubjectFault as fault:
         said = "\n".join(safe_text(line) for line in str(fault).splitlines()[:_FAULT_LINES])
-        return CaseResult.of(case, "errored", f"testee fault at {doing}: {said}")
+        at = doing if isinstance(doing, str) else f"step {doing.where} on {doing.instance!r}"
+        return CaseResult.of(case, "errored", f"testee fault at {at}: {said}")
     except ImplementationError as error:  # raised by new(): the factory itself failed
         return CaseResult.of(
             case, "errored", f"creating an instance failed: {_raised(error, debug)}"
