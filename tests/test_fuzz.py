@@ -104,21 +104,15 @@ def test_counterexample_is_shrunk_schema_valid_and_reproduces(
         assert run_case(PythonSubject(backend, name), loaded).outcome == "passed", name
 
 
-@pytest.mark.parametrize("name", list(BACKENDS))
-def test_correct_backends_never_disagree(name: str) -> None:
-    report = fuzz(PythonSubject(BACKENDS[name], name), examples=60, seed=1)
-    assert report.counterexample is None
-    assert report.examples == 60
-
-
 _CORRECT: dict[str, AssemblerFactory] = {**BACKENDS, **cast("dict[str, AssemblerFactory]", UNUSUAL)}
 
 
-@pytest.mark.parametrize("seed", [0, 2, 3])
+@pytest.mark.parametrize("seed", [0, 1])
 @pytest.mark.parametrize("name", list(_CORRECT))
 def test_correct_and_unusual_assemblers_agree_at_check_size(name: str, seed: int) -> None:
     """Shaped ids and texts, long streams and many reads are all ordinary to a correct
-    assembler, however it is built (tests/unusual.py)."""
+    assembler, however it is built (tests/unusual.py): at the check's own seed (0), where a
+    false disagreement would fail a correct target's default check, and at another."""
     report = fuzz(PythonSubject(_CORRECT[name], name), examples=CHECK_EXAMPLES, seed=seed)
     assert report.counterexample is None, report.counterexample.yaml
     assert report.examples == CHECK_EXAMPLES
