@@ -23,7 +23,8 @@ another target is sent. The cost is one copy and one comparison per event.
 from __future__ import annotations
 
 import math
-from typing import Any
+from itertools import repeat
+from typing import Any, cast
 
 from ..errors import EventNotOwned
 from ._display import show
@@ -36,6 +37,7 @@ SCRIBBLE = "\x00tokasm: this event was reused by the caller after apply returned
 
 
 _CONTAINERS = (dict, list)
+_CONTAINER_TYPES = frozenset(_CONTAINERS)
 _ABSENT = object()
 
 
@@ -46,6 +48,19 @@ def _copy(value: object) -> object:
     if type(value) is list:
         return [_copy(v) if type(v) in _CONTAINERS else v for v in value]
     return value
+
+
+def _flat_and_same(given: object, sent: object) -> bool:
+    """Quickly, for the usual event: ``sent`` is a dict of scalars and ``given`` still holds
+    exactly them, by exact types, so only built-in ``==`` runs. False when unsure (a
+    container, a NaN): ``_same`` decides then."""
+    if type(given) is not dict or type(sent) is not dict or len(given) != len(sent):
+        return False
+    kinds = list(map(type, sent.values()))
+    if not _CONTAINER_TYPES.isdisjoint(kinds):
+        return False
+    values = list(map(given.get, sent, repeat(_ABSENT)))
+    return list(map(type, values)) == kinds and values == list(sent.values())
 
 
 def _same(given: Any, sent: Any) -> bool:
@@ -124,19 +139,26 @@ class CallerHabits:
         reused = self._reused
         reused.clear()
         reused.update(event)
-        for key, value in reused.items():
-            if type(value) in _CONTAINERS:
-                reused[key] = _copy(value)
+        if not _CONTAINER_TYPES.isdisjoint(map(type, event.values())):
+            for key, value in reused.items():
+                if type(value) in _CONTAINERS:
+                    reused[key] = _copy(value)
         return reused
 
     def take_back(self, lent: object, event: object) -> None:
         """After ``apply`` returned: EventNotOwned if the target modified the event; then
         forget or overwrite it, as the caller would."""
         try:
-            unchanged = _same(lent, event)
+            quick = not self._gentle and _flat_and_same(lent, event)
+            unchanged = quick or _same(lent, event)
         except BaseException as error:  # a key the target added raised
             reraise_unless_target(error)
-            unchanged = False
+            quick = unchanged = False
+        if quick:  # the reused dict holds the event's keys alone: overwrite them all
+            cast("dict[object, object]", lent).update(
+                dict.fromkeys(cast("dict[str, object]", event), SCRIBBLE)
+            )
+            return
         if not self._gentle:
             self._kept.clear()
             if type(lent) in _CONTAINERS:
