@@ -349,6 +349,8 @@ HABITS = [
     "NormalizesEventInPlace",
     "DedupesByObjectId",
     "MemoizesByObjectId",
+    "TagsEventWithItself",
+    "AddsHostileKey",
 ]
 
 
