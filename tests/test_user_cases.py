@@ -8,7 +8,7 @@ cases came from the user's folders.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
+from pathlib import Path
 
 import jsonschema
 import pytest
@@ -17,9 +17,6 @@ from helpers import QUICK, USER_CASES, tokasm_here, user_case_folder
 from tokasm.cli import main
 from tokasm.conformance._paths import spec_dir
 from tokasm.conformance.corpus import load_corpus
-
-if TYPE_CHECKING:
-    from pathlib import Path
 
 pytest_plugins = ["pytester"]
 
@@ -54,6 +51,23 @@ def test_user_cases_run_after_the_bundled_corpus(
     code, out, _ = check(capsys, "list-join", "--cases", str(mine), "--no-bundled")
     assert code == 0, out
     assert ", 3 cases: 3 successes" in out  # the two cases and the cost probe
+
+
+def test_the_same_relative_case_folder_in_another_folder_is_read_anew(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A process that changes folder (a host calling main twice) gets each folder's cases."""
+    first, second = tmp_path / "first", tmp_path / "second"
+    for folder, case_id in ((first, "mine.first"), (second, "mine.second")):
+        folder.mkdir()
+        text = USER_CASES.replace("mine.greeting", case_id)
+        (user_case_folder(folder) / "regressions.yaml").write_text(text, encoding="utf-8")
+    found = []
+    for folder in (first, second):
+        monkeypatch.chdir(folder)
+        corpus = load_corpus(user_cases=[Path("my-cases")])
+        found.append({case.id for case in corpus if not case.bundled})
+    assert found == [{"mine.first", "mine.spaces"}, {"mine.second", "mine.spaces"}]
 
 
 def test_a_report_names_the_file_of_a_user_case(

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import re
 import string
 from collections.abc import Hashable
@@ -497,13 +498,19 @@ def load_corpus(root: Path | None = None, user_cases: Iterable[Path] = ()) -> Co
     from ``root``'s SPEC.md. Loaded once per folder and process: the corpus is read-only
     while tokasm runs.
     """
-    return _load_corpus(spec_dir() if root is None else root, tuple(user_cases))
+    root = spec_dir() if root is None else root
+    paths = tuple(user_cases)
+    relative = not root.is_absolute() or not all(path.is_absolute() for path in paths)
+    return _load_corpus(root, paths, os.getcwd() if relative else None)
 
 
 @cache
-def _load_corpus(root: Path, user_cases: tuple[Path, ...]) -> Corpus:
+def _load_corpus(root: Path, user_cases: tuple[Path, ...], folder: str | None) -> Corpus:
+    """The corpus, loaded once per process for the same paths, read from ``folder`` (the
+    current folder when a path is relative: a host that changes folder gets that folder's
+    cases, not another's from the cache)."""
     if user_cases:
-        bundled = _load_corpus(root, ())
+        bundled = _load_corpus(root, (), None if root.is_absolute() else folder)
         seen = {case.id: case.source for case in bundled}
         added = _load_files(_user_files(user_cases), root, seen, bundled=False)
         return dataclasses.replace(bundled, cases=bundled.cases + added)
