@@ -1437,6 +1437,29 @@ class AddsHostileKey(_Correct):
         return text
 
 
+class _LooksLikeId:
+    """A key with the hash of ``"id"`` that says it equals anything: a dict lookup of
+    ``"id"`` finds it, so a check that looks keys up would call the event unchanged."""
+
+    def __hash__(self) -> int:
+        return hash("id")
+
+    def __eq__(self, other: object) -> bool:
+        return True
+
+
+@_breaks("EVENT-OWNED")
+class SwapsIdKeyForLookalike(_Correct):
+    """Breaks EVENT-OWNED: after apply, moves the id under a key that only claims to be
+    ``"id"`` (a lazy proxy, a wrapper with a permissive ``__eq__``)."""
+
+    def apply(self, event: Event) -> str | None:
+        text = super().apply(event)
+        fields = cast("dict[Any, Any]", event)
+        fields[_LooksLikeId()] = fields.pop("id")
+        return text
+
+
 # Cost (CACHE-FINAL) ---------------------------------------------------------------------
 # Not in MUTANTS: no corpus case can see a cost. The cost probe (``tokasm check``'s
 # ``cost.cache-final``, tokasm.conformance._cost) must flag the first and pass the second,

@@ -351,6 +351,7 @@ HABITS = [
     "MemoizesByObjectId",
     "TagsEventWithItself",
     "AddsHostileKey",
+    "SwapsIdKeyForLookalike",
 ]
 
 

@@ -38,6 +38,7 @@ SCRIBBLE = "\x00tokasm: this event was reused by the caller after apply returned
 
 _CONTAINERS = (dict, list)
 _CONTAINER_TYPES = frozenset(_CONTAINERS)
+_STR_ONLY = frozenset({str})
 _ABSENT = object()
 
 
@@ -50,6 +51,13 @@ def _copy(value: object) -> object:
     return value
 
 
+def _str_keys(given: dict[Any, Any]) -> bool:
+    """Every key an exact ``str``: then looking one up compares with ``str``'s own ``==``
+    only. A key the target put in with the hash of ``"id"`` and an ``__eq__`` that says
+    yes would otherwise stand in for ``"id"``, and its ``__eq__`` run."""
+    return _STR_ONLY.issuperset(map(type, given))
+
+
 def _flat_and_same(given: object, sent: object) -> bool:
     """Quickly, for the usual event: ``sent`` is a dict of scalars and ``given`` still holds
     exactly them, by exact types, so only built-in ``==`` runs. False when unsure (a
@@ -57,7 +65,7 @@ def _flat_and_same(given: object, sent: object) -> bool:
     if type(given) is not dict or type(sent) is not dict or len(given) != len(sent):
         return False
     kinds = list(map(type, sent.values()))
-    if not _CONTAINER_TYPES.isdisjoint(kinds):
+    if not _CONTAINER_TYPES.isdisjoint(kinds) or not _str_keys(given):
         return False
     values = list(map(given.get, sent, repeat(_ABSENT)))
     return list(map(type, values)) == kinds and values == list(sent.values())
@@ -78,7 +86,7 @@ def _same(given: Any, sent: Any) -> bool:
 
 
 def _same_dict(given: dict[Any, Any], sent: dict[str, Any]) -> bool:
-    if len(given) != len(sent):
+    if len(given) != len(sent) or not _str_keys(given):
         return False
     look_up = given.get
     for key, value in sent.items():  # scalars inlined: this runs once per event
@@ -140,29 +148,34 @@ class CallerHabits:
         reused.clear()
         reused.update(event)
         if not _CONTAINER_TYPES.isdisjoint(map(type, event.values())):
-            for key, value in reused.items():
+            for key, value in event.items():  # not ``reused``: a target's thread may hold it
                 if type(value) in _CONTAINERS:
                     reused[key] = _copy(value)
         return reused
 
     def take_back(self, lent: object, event: object) -> None:
         """After ``apply`` returned: EventNotOwned if the target modified the event; then
-        forget or overwrite it, as the caller would."""
+        forget or overwrite it, as the caller would. Whatever the target left in the event
+        that raises here (a key's ``__eq__``, a thread changing it meanwhile) counts as a
+        modification; the subject runs this under the watchdog, as it may run target code
+        (a finalizer of what the overwrite drops)."""
         try:
             quick = not self._gentle and _flat_and_same(lent, event)
             unchanged = quick or _same(lent, event)
-        except BaseException as error:  # a key the target added raised
+        except BaseException as error:
             reraise_unless_target(error)
             quick = unchanged = False
-        if quick:  # the reused dict holds the event's keys alone: overwrite them all
-            cast("dict[object, object]", lent).update(
-                dict.fromkeys(cast("dict[str, object]", event), SCRIBBLE)
-            )
-            return
         if not self._gentle:
             self._kept.clear()
-            if type(lent) in _CONTAINERS:
-                _scribble(lent)
+            try:
+                if quick:  # exactly the event's own str keys: each gets the marker
+                    reused = cast("dict[object, object]", lent)
+                    reused.update(dict.fromkeys(cast("dict[str, object]", event), SCRIBBLE))
+                elif type(lent) in _CONTAINERS:
+                    _scribble(lent)
+            except BaseException as error:
+                reraise_unless_target(error)
+                unchanged = False
         if not unchanged:
             raise EventNotOwned(f"apply() modified the event it was given, {show(event)}")
 

@@ -170,7 +170,19 @@ class PythonSubject:
         try:
             return self._call(_apply, assembler, event)
         finally:
-            self._caller.take_back(event, step.event)
+            self._taking_back(event, step.event)
+
+    def _taking_back(self, lent: object, event: object) -> None:
+        """``take_back`` under the watchdog: dropping what the target put in the event runs
+        its finalizers, which may hang too."""
+        watchdog = self._watchdog
+        if watchdog is not None:
+            watchdog.arm()
+        try:
+            self._caller.take_back(lent, event)
+        finally:
+            if watchdog is not None:
+                watchdog.disarm()
 
     def perform_steps(self, steps: Sequence[Step]) -> Generator[StepOutcome, None, None]:
         for step in steps:
