@@ -127,6 +127,50 @@ def test_a_program_calling_main_keeps_its_own_threads(
     assert ran.code == 0, ran.out + ran.err
 
 
+#: A correct target that leaves a non-daemon thread running until a byte arrives on the
+#: file descriptor named by $LINGER_FD (as a lazily started thread pool would linger).
+LINGERS = """\
+import os
+import threading
+from tokasm.implementations import ListJoinAssembler
+
+class Impl(ListJoinAssembler):
+    started = False
+
+    def __init__(self):
+        super().__init__()
+        if not Impl.started:
+            Impl.started = True
+            fd = int(os.environ["LINGER_FD"])
+            threading.Thread(target=os.read, args=(fd, 1), name="the target's").start()
+"""
+
+
+def test_main_called_in_process_returns_though_the_target_left_a_thread(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only the ``tokasm`` program ends its process for a lingering thread: a host calling
+    ``main`` (a test, a script running several checks) gets the exit code back."""
+
+    def ended(code: int) -> None:
+        pytest.fail(f"the check ended its host process with os._exit({code})")
+
+    monkeypatch.setattr(os, "_exit", ended)
+    (project / "lingers.py").write_text(LINGERS, encoding="utf-8")
+    read_end, write_end = os.pipe()
+    monkeypatch.setenv("LINGER_FD", str(read_end))
+    try:
+        ran = tokasm_here(project, "check", "lingers:Impl", *NO_FUZZ)
+    finally:
+        os.write(write_end, b"x")  # the target's thread returns
+        for thread in threading.enumerate():
+            if thread.name == "the target's":
+                thread.join()
+        os.close(read_end)
+        os.close(write_end)
+    assert ran.code == 0, ran.out + ran.err
+
+
 @pytest.mark.parametrize(("target", "reason"), BAD_TARGETS.values(), ids=list(BAD_TARGETS))
 def test_bad_target_exits_2_without_traceback(
     project: Path, target: str, reason: str, capsys: pytest.CaptureFixture[str]

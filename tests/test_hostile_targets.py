@@ -139,6 +139,11 @@ class LeavesThread(ListJoinAssembler):
     def __init__(self):
         super().__init__()
         threading.Thread(target=threading.Event().wait).start()
+
+class LeavesThreadThenSleeps(LeavesThread):
+    def get(self, message_id):
+        print("hanging", file=sys.stderr, flush=True)
+        time.sleep(3600)
 """
 
 NOISY = """\
@@ -290,17 +295,28 @@ def test_a_targets_own_keyboard_interrupt_is_not_a_ctrl_c(project: Path) -> None
     assert "raised KeyboardInterrupt" in ran.out
 
 
-def test_a_real_ctrl_c_still_stops_the_run(project: Path) -> None:
-    process = tokasm_started(project, "check", "hangs:Sleeps", "--timeout", "600", *FAST)
+@pytest.mark.parametrize(
+    ("target", "signum", "code", "said"),
+    [
+        ("hangs:Sleeps", signal.SIGINT, 130, "interrupted"),
+        # A thread the target left running does not keep the stopped run alive either.
+        ("hangs:LeavesThreadThenSleeps", signal.SIGINT, 130, "interrupted"),
+        ("hangs:LeavesThreadThenSleeps", signal.SIGTERM, 143, "terminated"),
+    ],
+)
+def test_a_real_ctrl_c_or_sigterm_still_stops_the_run(
+    project: Path, target: str, signum: signal.Signals, code: int, said: str
+) -> None:
+    process = tokasm_started(project, "check", target, "--timeout", "600", *FAST)
     try:
         assert process.stderr is not None
         assert process.stderr.readline() == "hanging\n"  # the target is in its call now
-        process.send_signal(signal.SIGINT)
+        process.send_signal(signum)
         _, err = process.communicate(timeout=60)
     finally:
         process.kill()
-    assert process.returncode == 130
-    assert "interrupted" in err
+    assert process.returncode == code
+    assert said in err
 
 
 SHOWN = {

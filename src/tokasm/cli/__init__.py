@@ -8,8 +8,11 @@ and 2 for a ``UsageError`` (tokasm.errors), mapped here in one place.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import sys
-from typing import TYPE_CHECKING
+import threading
+from typing import TYPE_CHECKING, NoReturn
 
 from .._versions import version_line
 from ..conformance._display import safe_block
@@ -21,7 +24,7 @@ from ._console import Console, silence_stdout
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-__all__ = ["main"]
+__all__ = ["command", "main"]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -57,6 +60,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INTERRUPTED
     _flush_stdout()
     return code
+
+
+def command() -> NoReturn:
+    """The ``tokasm`` program (its console script and ``python -m tokasm``): ``main``, then
+    the end of the process.
+
+    A non-daemon thread a target started and left running would keep the interpreter
+    waiting at exit, after the verdict, a SIGTERM or a Ctrl-C alike; the process then ends
+    at once, with its exit status. ``main`` called by a program of its own never ends it:
+    that program owns its threads.
+    """
+    before = frozenset(threading.enumerate())
+    try:
+        code: int | str | None = main()
+    except SystemExit as stop:  # --help, --version, SIGTERM's 143
+        code = stop.code
+    if any(t not in before and not t.daemon and t.is_alive() for t in threading.enumerate()):
+        with contextlib.suppress(OSError, ValueError, AttributeError):  # streams a target closed
+            sys.stdout.flush()
+            sys.stderr.flush()
+        os._exit(code if isinstance(code, int) else EXIT_FAILED)
+    sys.exit(code)
 
 
 def _flush_stdout() -> None:

@@ -7,9 +7,8 @@ import contextlib
 import fnmatch
 import os
 import sys
-import threading
 import time
-from collections.abc import Collection, Generator
+from collections.abc import Generator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -510,25 +509,12 @@ def _previous_list(path: Path | None) -> XfailList | None:
         raise ReportError(f"--write-xfail: will not replace it: {error}") from None
 
 
-def _exit_despite_threads(code: int, before: Collection[threading.Thread]) -> int:
-    """``code``, after ending the process at once if a target left a non-daemon thread
-    running: the interpreter would wait for it forever at exit. Threads alive ``before``
-    the run are the host's (a program calling ``main``), never a reason to end it."""
-    if any(t not in before and not t.daemon and t.is_alive() for t in threading.enumerate()):
-        with contextlib.suppress(OSError, ValueError):  # a stream the target closed
-            sys.stdout.flush()
-            sys.stderr.flush()
-        os._exit(code)
-    return code
-
-
 def run(args: argparse.Namespace) -> int:
     with guarded_run():
         return _check(args)
 
 
 def _check(args: argparse.Namespace) -> int:
-    threads_before = frozenset(threading.enumerate())
     reports = _report_plan(args)  # a bad report path is refused before the corpus is read
     corpus, chosen = chosen_cases(args)
     cases, probe = _select(chosen, args.case)
@@ -555,4 +541,4 @@ def _check(args: argparse.Namespace) -> int:
                     break
         finally:
             session.close()
-    return _exit_despite_threads(session.conclude(), threads_before)
+    return session.conclude()
