@@ -63,6 +63,26 @@ def test_a_corrupt_entry_is_ignored(spec: Path, tmp_path: Path) -> None:
     assert load_file(path, spec) == expected
 
 
+@pytest.mark.parametrize(
+    "entry",
+    [
+        '{"cases": [{"id": "cache.example"}]}',
+        "[1, 2]",
+        "{}",
+        "[" * 100_000 + "]" * 100_000,
+    ],
+    ids=["no-steps", "a-list", "no-cases", "deep"],
+)
+def test_an_entry_that_is_json_but_not_what_was_saved_is_ignored(
+    spec: Path, tmp_path: Path, entry: str
+) -> None:
+    path = _write(spec, "x")
+    expected = load_file(path, spec)
+    for saved in (tmp_path / "cache").glob("cases-*.json"):
+        saved.write_text(entry, encoding="utf-8")
+    assert load_file(path, spec) == expected
+
+
 def test_an_empty_cache_dir_variable_turns_it_off(
     spec: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

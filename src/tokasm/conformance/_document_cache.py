@@ -59,7 +59,7 @@ def recall(key: str) -> Any:
         return None
     try:
         return json.loads((folder / f"cases-{key}.json").read_bytes())
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):  # unreadable, not JSON, nested too deeply
         return None
 
 
