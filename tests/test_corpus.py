@@ -257,6 +257,40 @@ def test_dollar_literals(spec: Path) -> None:
     assert case.steps[-1].expect == Returns("$0$1")
 
 
+@pytest.mark.parametrize(
+    ("value", "named"),
+    [
+        ("!!set {a: null}", "a YAML set"),
+        ("!!binary aGk=", "a YAML binary"),
+        ("!!omap [{a: 1}]", "a YAML omap"),
+        ("!!timestamp 2024-05-01", "a YAML timestamp"),
+        ("!custom x", "a YAML !custom"),
+        (".nan", ".nan is not a JSON number"),
+        ("-.inf", "-.inf is not a JSON number"),
+        ("{1: x}", "a mapping key must be a string"),
+    ],
+)
+def test_values_json_cannot_say_are_refused(spec: Path, value: str, named: str) -> None:
+    """A set, a date or bytes would reach in-process targets as no testee could be sent it,
+    and a set is not copied for each target: every route must read the same events."""
+    text = _CASE_HEAD.format(case_id="t.case").replace("[APPEND]", "[STRICT-ID-TYPE]") + (
+        "    profile: strict\n    steps:\n"
+        f"      - apply_raw: {{id: m, tags: {value}}}\n        raises: TypeError\n"
+    )
+    path = _write(spec, "t.yaml", text)
+    message = _refusal(spec)
+    assert str(path) in message
+    assert named in message
+
+
+def test_a_date_like_text_stays_a_string(spec: Path) -> None:
+    """YAML 1.1 would read 2024-05-01 as a date; the loader keeps it text, as JSON would."""
+    steps = "      - apply: {id: 2024-05-01, delta: x, final: true}\n        returns: x\n"
+    (case,) = load_file(_case(spec, steps), spec)
+    assert isinstance(case.steps[0], Apply)
+    assert case.steps[0].event == {"id": "2024-05-01", "delta": "x", "final": True}
+
+
 def test_on_key_and_yes_no_stay_strings(spec: Path) -> None:
     """YAML 1.1 would read the key 'on' as True and 'no' as False; the loader keeps them."""
     text = _CASE_HEAD.format(case_id="t.case") + (

@@ -152,14 +152,37 @@ def _refuse_shapes(root: yaml.Node) -> None:
             if visited > MAX_YAML_NODES
             else f"nested deeper than {MAX_CASE_DEPTH} levels (MAX_CASE_DEPTH)"
             if depth > MAX_CASE_DEPTH
-            else None
+            else _not_json(node)
         )
         if why:
             raise yaml.constructor.ConstructorError(None, None, why, node.start_mark)
         if isinstance(node, yaml.SequenceNode):
             pending.extend((child, depth + 1) for child in node.value)
         elif isinstance(node, yaml.MappingNode):
-            pending.extend((part, depth + 1) for pair in node.value for part in pair)
+            for key, value in node.value:
+                if key.tag != _JSON_TAG + "str":
+                    raise yaml.constructor.ConstructorError(
+                        None, None, "a mapping key must be a string (JSON)", key.start_mark
+                    )
+                pending.append((value, depth + 1))
+
+
+#: What a case file may hold: JSON's values, so every route and language reads the same
+#: events. A set, a date or bytes (YAML tags) would be sent as no JSON can say.
+_JSON_TAG = "tag:yaml.org,2002:"
+_JSON_TAGS = frozenset(_JSON_TAG + name for name in ("str", "int", "float", "bool", "null"))
+_JSON_TAGS |= {_JSON_TAG + "seq", _JSON_TAG + "map"}
+_NOT_FINITE = re.compile(r"^[-+]?\.(?:inf|Inf|INF|nan|NaN|NAN)$")
+
+
+def _not_json(node: yaml.Node) -> str | None:
+    """Why ``node`` is no JSON value, or None."""
+    if node.tag not in _JSON_TAGS:
+        kind = node.tag.removeprefix(_JSON_TAG)
+        return f"a YAML {kind} is not a JSON value; case files hold JSON values only"
+    if node.tag == _JSON_TAG + "float" and _NOT_FINITE.match(str(node.value)):
+        return f"{node.value} is not a JSON number; case files hold JSON values only"
+    return None
 
 
 class _UniqueKeyLoader(_SafeLoader):
@@ -187,11 +210,16 @@ class _UniqueKeyLoader(_SafeLoader):
 
 
 # YAML 1.1 reads on/off/yes/no as booleans, which would turn the step key ``on``
-# into True (and ``delta: no`` into False). Resolve booleans as YAML 1.2 does:
-# only true and false.
+# into True (and ``delta: no`` into False), and 2024-05-01 as a date. Resolve as
+# YAML 1.2's core schema does: only true and false are booleans, and no plain
+# text is a date.
 _BOOL_TAG = "tag:yaml.org,2002:bool"
 _UniqueKeyLoader.yaml_implicit_resolvers = {
-    first: [(tag, pattern) for tag, pattern in resolvers if tag != _BOOL_TAG]
+    first: [
+        (tag, pattern)
+        for tag, pattern in resolvers
+        if tag not in (_BOOL_TAG, "tag:yaml.org,2002:timestamp")
+    ]
     for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
 }
 _UniqueKeyLoader.add_implicit_resolver(
