@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from helpers import copy_spec
+from tokasm.conformance import corpus as corpus_module
 from tokasm.conformance._paths import SPEC_DIR_ENV, spec_dir
 from tokasm.conformance.corpus import (
     CorpusError,
@@ -289,6 +290,26 @@ def test_a_date_like_text_stays_a_string(spec: Path) -> None:
     (case,) = load_file(_case(spec, steps), spec)
     assert isinstance(case.steps[0], Apply)
     assert case.steps[0].event == {"id": "2024-05-01", "delta": "x", "final": True}
+
+
+@pytest.mark.parametrize(
+    "delta",
+    [
+        "{repeat: 100000, as: i, text: {concat: []}}",  # no text, but every visit costs
+        "{repeat: 100000, as: i, text: {code_point: 65}}",  # a character each
+        '{repeat: 3000, as: i, text: "$i"}',  # charged as substituted: 10,890 digits
+    ],
+    ids=["empty-concat", "code-point", "substituted"],
+)
+def test_what_a_repeat_builds_is_charged_in_full(
+    spec: Path, monkeypatch: pytest.MonkeyPatch, delta: str
+) -> None:
+    """Each of these once expanded past MAX_CASE_CHARS uncharged (36 M characters, or
+    10^14 visits of an empty concat); with the limit at 10,000 each is refused."""
+    monkeypatch.setattr(corpus_module, "MAX_CASE_CHARS", 10_000)
+    monkeypatch.setattr(corpus_module, "MAX_FILE_CHARS", 10_000)
+    _case(spec, f"      - apply: {{id: m, delta: {delta}}}\n        returns: null\n")
+    assert "MAX_" in _refusal(spec)
 
 
 def test_on_key_and_yes_no_stay_strings(spec: Path) -> None:

@@ -317,25 +317,31 @@ class _Expander:
             )
 
     def string(self, raw: str, env: Mapping[str, int]) -> str:
-        self.chars += len(raw) or 1  # an empty text still costs its visit; charge() inlined
-        if self.chars > self.char_limit[0]:
-            self.charge(0)
         if not env or "$" not in raw:
-            return raw  # outside any 'as' repeat, '$' is literal
+            return self.built(raw)  # outside any 'as' repeat, '$' is literal
         fast = raw
         for name, value in env.items():  # the common case, without Template's regex
             fast = fast.replace(f"${{{name}}}", str(value))
         if "$" not in fast:
-            return fast
+            return self.built(fast)
         try:
-            return string.Template(raw).substitute(env)
+            return self.built(string.Template(raw).substitute(env))
         except (KeyError, ValueError) as error:
             raise self.fail(f"bad ${{...}} substitution in {raw!r}: {error}") from None
+
+    def built(self, text: str) -> str:
+        """``text``, charged as it stands after substitution (``$i`` may grow to many
+        digits): its characters, or 1 for an empty one, which still costs its visit."""
+        self.chars += len(text) or 1  # charge() inlined: this runs for every text
+        if self.chars > self.char_limit[0]:
+            self.charge(0)
+        return text
 
     def text(self, raw: object, env: Mapping[str, int]) -> str:
         if isinstance(raw, str):
             return self.string(raw, env)
         assert isinstance(raw, dict)  # the schema allows nothing else
+        self.charge(1)  # every visit costs, so a repeat of what makes no text stays bounded
         if "concat" in raw:
             return "".join(self.text(part, env) for part in raw["concat"])
         if "code_point" in raw:
