@@ -24,8 +24,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "interrupts_watched",
-    "leave_signals_to_the_main_thread",
     "reraise_unless_target",
+    "start_helper_thread",
     "user_interrupted",
     "watch_interrupts",
 ]
@@ -73,13 +73,22 @@ def reraise_unless_target(error: BaseException) -> None:
         raise error
 
 
-def leave_signals_to_the_main_thread() -> None:
-    """Block the stopping signals in the calling thread, one of tokasm's own helpers.
+def start_helper_thread(thread: threading.Thread) -> None:
+    """Start one of tokasm's own helper threads with the stopping signals blocked in it.
 
     The kernel may deliver a signal to any thread that does not block it, and
     only the thread it lands on is woken: one landing on a helper leaves a
     target's ``time.sleep`` on the main thread asleep, and the run ends by the
     watchdog's timeout (exit 1, reports written) instead of the signal (143).
+    The mask is set before the thread starts (it inherits it), so there is no
+    moment when the helper could take one; a signal arriving meanwhile waits
+    for the caller's mask to be restored.
     """
-    if hasattr(signal, "pthread_sigmask"):  # not on Windows
-        signal.pthread_sigmask(signal.SIG_BLOCK, _STOPPING)
+    if not hasattr(signal, "pthread_sigmask"):  # not on Windows
+        thread.start()
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPPING)
+    try:
+        thread.start()
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)

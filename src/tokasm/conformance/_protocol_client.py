@@ -36,7 +36,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from ..errors import EXIT_TERMINATED, ImplementationError, ProtocolError, SubjectFault, TargetError
 from ._display import show
-from ._guard import interrupts_watched, leave_signals_to_the_main_thread, user_interrupted
+from ._guard import interrupts_watched, start_helper_thread, user_interrupted
 from ._protocol import (
     MAX_LINE_BYTES,
     decode,
@@ -222,10 +222,9 @@ class _StderrTail:
         self._pipe = pipe
         self._tail = bytearray()
         self._thread = threading.Thread(target=self._drain, daemon=True)
-        self._thread.start()
+        start_helper_thread(self._thread)
 
     def _drain(self) -> None:
-        leave_signals_to_the_main_thread()
         try:
             while chunk := os.read(self._pipe.fileno(), _STDERR_CHUNK):
                 self._tail += chunk

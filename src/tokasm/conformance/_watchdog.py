@@ -22,7 +22,7 @@ import time
 from typing import TYPE_CHECKING
 
 from ._frames import user_stack
-from ._guard import leave_signals_to_the_main_thread
+from ._guard import start_helper_thread
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -48,7 +48,7 @@ class Watchdog:
         self._thread = threading.Thread(target=self._watch, name="tokasm-watchdog", daemon=True)
 
     def __enter__(self) -> Watchdog:
-        self._thread.start()
+        start_helper_thread(self._thread)
         return self
 
     def __exit__(
@@ -84,7 +84,6 @@ class Watchdog:
             self._fallback_armed = False
 
     def _watch(self) -> None:
-        leave_signals_to_the_main_thread()
         poll = max(_MIN_POLL, min(0.25, self.timeout / 4))
         while True:
             self._arm_fallback()  # this thread still runs, so the fallback moves on
