@@ -266,8 +266,10 @@ def test_dollar_literals(spec: Path) -> None:
         ("!!omap [{a: 1}]", "a YAML omap"),
         ("!!timestamp 2024-05-01", "a YAML timestamp"),
         ("!custom x", "a YAML !custom"),
-        (".nan", ".nan is not a JSON number"),
-        ("-.inf", "-.inf is not a JSON number"),
+        (".nan", "nan is not a JSON number"),
+        ("-.inf", "-inf is not a JSON number"),
+        ("1.0e+400", "inf is not a JSON number"),
+        ("9007199254740992", "MAX_SAFE_INTEGER"),
         ("{1: x}", "a mapping key must be a string"),
     ],
 )

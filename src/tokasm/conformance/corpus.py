@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 import re
 import string
@@ -172,7 +173,8 @@ def _refuse_shapes(root: yaml.Node) -> None:
 _JSON_TAG = "tag:yaml.org,2002:"
 _JSON_TAGS = frozenset(_JSON_TAG + name for name in ("str", "int", "float", "bool", "null"))
 _JSON_TAGS |= {_JSON_TAG + "seq", _JSON_TAG + "map"}
-_NOT_FINITE = re.compile(r"^[-+]?\.(?:inf|Inf|INF|nan|NaN|NAN)$")
+#: The largest integer every JSON reader keeps exact (a JavaScript number's 2^53 - 1).
+MAX_SAFE_INTEGER = 2**53 - 1
 
 
 def _not_json(node: yaml.Node) -> str | None:
@@ -180,9 +182,28 @@ def _not_json(node: yaml.Node) -> str | None:
     if node.tag not in _JSON_TAGS:
         kind = node.tag.removeprefix(_JSON_TAG)
         return f"a YAML {kind} is not a JSON value; case files hold JSON values only"
-    if node.tag == _JSON_TAG + "float" and _NOT_FINITE.match(str(node.value)):
-        return f"{node.value} is not a JSON number; case files hold JSON values only"
     return None
+
+
+def _refuse_numbers(document: object, path: Path) -> None:
+    """CorpusError for a number JSON cannot carry alike on every route: not finite
+    (``.inf``, ``.nan``, ``1e400``), or an integer past ``MAX_SAFE_INTEGER``."""
+    pending = [document]
+    while pending:
+        value = pending.pop()
+        if isinstance(value, dict):
+            pending.extend(value.values())
+        elif isinstance(value, list):
+            pending.extend(value)
+        elif isinstance(value, float) and not math.isfinite(value):
+            raise CorpusError(
+                f"{path}: {value} is not a JSON number; case files hold JSON values only"
+            )
+        elif type(value) is int and abs(value) > MAX_SAFE_INTEGER:
+            raise CorpusError(
+                f"{path}: {value:.3e} is past the integers every JSON reader keeps exact "
+                f"(MAX_SAFE_INTEGER, 2**53 - 1)"
+            )
 
 
 class _UniqueKeyLoader(_SafeLoader):
@@ -521,13 +542,15 @@ def load_file(path: Path, root: Path | None = None) -> list[Case]:
 def _parsed(data: bytes, path: Path) -> object:
     """The YAML document of a case file's bytes, or CorpusError naming the file."""
     try:
-        return yaml.load(data.decode("utf-8"), Loader=_UniqueKeyLoader)
+        document = yaml.load(data.decode("utf-8"), Loader=_UniqueKeyLoader)
     except ValueError as error:  # UnicodeDecodeError is a ValueError
         raise CorpusError(f"{path}: cannot read: {error}") from None
     except yaml.YAMLError as error:
         raise CorpusError(f"{path}: not valid YAML: {error}") from None
     except RecursionError:
         raise CorpusError(f"{path}: not valid YAML: nested too deeply") from None
+    _refuse_numbers(document, path)
+    return document
 
 
 def load_corpus(root: Path | None = None, user_cases: Iterable[Path] = ()) -> Corpus:
