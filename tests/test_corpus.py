@@ -314,6 +314,25 @@ def test_what_a_repeat_builds_is_charged_in_full(
     assert "MAX_" in _refusal(spec)
 
 
+@pytest.mark.parametrize(
+    "step",
+    [
+        "      - apply: {id: m, delta: {code_point: 65.0}}\n        returns: null\n",
+        "      - repeat: 2.0\n        steps:\n          - get: m\n            returns: null\n",
+        "      - read_since: {id: m, offset: 1.0}\n        returns: null\n",
+    ],
+    ids=["code-point", "repeat", "offset"],
+)
+def test_a_whole_number_written_as_a_float_is_refused_naming_the_case(
+    spec: Path, step: str
+) -> None:
+    """The schema takes 2.0 for an integer; expanding it raised a TypeError traceback."""
+    _case(spec, step)
+    message = _refusal(spec)
+    assert "case 't.case'" in message
+    assert "whole number" in message
+
+
 def test_on_key_and_yes_no_stay_strings(spec: Path) -> None:
     """YAML 1.1 would read the key 'on' as True and 'no' as False; the loader keeps them."""
     text = _CASE_HEAD.format(case_id="t.case") + (

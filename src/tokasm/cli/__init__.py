@@ -11,13 +11,12 @@ import argparse
 import contextlib
 import os
 import sys
-import threading
 from typing import TYPE_CHECKING, NoReturn
 
 from .._versions import version_line
 from ..conformance._display import safe_block
-from ..conformance._protocol_client import testees_end_with_the_run
-from ..errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, UsageError
+from ..conformance._protocol_client import end_testees, testees_end_with_the_run
+from ..errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, UsageError
 from . import bench, cases, check, export, fuzz
 from ._console import Console, silence_stdout
 
@@ -64,24 +63,25 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def command() -> NoReturn:
     """The ``tokasm`` program (its console script and ``python -m tokasm``): ``main``, then
-    the end of the process.
+    the end of the process at once, with ``main``'s exit status.
 
-    A non-daemon thread a target started and left running would keep the interpreter
-    waiting at exit, after the verdict, a SIGTERM or a Ctrl-C alike; the process then ends
-    at once, with its exit status. ``main`` called by a program of its own never ends it:
-    that program owns its threads.
+    Nothing a target left behind may hang the program or change its status after the
+    verdict, a SIGTERM or a Ctrl-C: a non-daemon thread, an ``atexit`` handler or a
+    finalizer of a module global would otherwise run, or wait forever, at interpreter
+    exit. tokasm's own clean-up (stopping testees) has run by then, and runs again here.
+    ``main`` called by a program of its own never ends it: that program owns its exit.
     """
-    before = frozenset(threading.enumerate())
     try:
         code: int | str | None = main()
     except SystemExit as stop:  # --help, --version, SIGTERM's 143
         code = stop.code
-    if any(t not in before and not t.daemon and t.is_alive() for t in threading.enumerate()):
-        with contextlib.suppress(OSError, ValueError, AttributeError):  # streams a target closed
-            sys.stdout.flush()
-            sys.stderr.flush()
-        os._exit(code if isinstance(code, int) else EXIT_FAILED)
-    sys.exit(code)
+    with contextlib.suppress(OSError, ValueError, AttributeError):  # streams a target closed
+        if isinstance(code, str):  # as the interpreter shows sys.exit("message")
+            print(code, file=sys.stderr)
+        sys.stdout.flush()
+        sys.stderr.flush()
+    end_testees()
+    os._exit(code if isinstance(code, int) else EXIT_OK if code is None else EXIT_FAILED)
 
 
 def _flush_stdout() -> None:

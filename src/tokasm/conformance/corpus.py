@@ -489,13 +489,20 @@ def _expander(raw: Mapping[str, Any], source: Path, chars_left: int = MAX_CASE_C
 
 def _parse_case(raw: Mapping[str, Any], source: Path, expander: _Expander) -> Case:
     expander.check_steps(raw["steps"])
+    try:
+        steps = tuple(expander.steps(raw["steps"], {}, ""))
+    except (TypeError, ValueError) as error:  # the schema counts 2.0 as an integer
+        raise expander.fail(
+            f"cannot be expanded: {error} (a count, offset or code point must be a whole "
+            "number written without a decimal point)"
+        ) from None
     return Case(
         id=raw["id"],
         description=raw["description"],
         requirements=tuple(raw["requirements"]),
         profile=raw.get("profile", "required"),
         instances=expander.instances,
-        steps=tuple(expander.steps(raw["steps"], {}, "")),
+        steps=steps,
         source=source,
     )
 

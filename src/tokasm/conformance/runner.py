@@ -167,6 +167,16 @@ def _run_steps(subject: Subject, case: Case, debug: bool) -> CaseResult:
     return CaseResult.of(case, "passed")
 
 
+def _passes_with_fresh_events(subject: PythonSubject, case: Case, debug: bool) -> bool:
+    """Whether ``case`` passes when every event is a new object kept alive; the twin is
+    closed at once, under the watchdog, not left to be freed wherever it happens to be."""
+    twin = subject.with_fresh_events()
+    try:
+        return _run_steps(twin, case, debug).outcome == "passed"
+    finally:
+        twin.close()
+
+
 def run_case(subject: Subject, case: Case, *, debug: bool = False) -> CaseResult:
     """Run one case on fresh instances; a testee fault errors this case only.
 
@@ -178,7 +188,7 @@ def run_case(subject: Subject, case: Case, *, debug: bool = False) -> CaseResult
         result.outcome in FAILING
         and not result.message.startswith(_OWNED)
         and isinstance(subject, PythonSubject)
-        and _run_steps(subject.with_fresh_events(), case, debug).outcome == "passed"
+        and _passes_with_fresh_events(subject, case, debug)
     ):
         return _owned(
             case,

@@ -152,7 +152,7 @@ class PythonSubject:
                 watchdog.disarm()
 
     def new(self, instance: str) -> None:
-        self._caller.forget()  # a case creates its instances first: the last case's events go
+        self._watched(self._caller.forget)  # a case's first act: the last case's events go
         try:
             self._instances[instance] = self._call(self._factory)
         except ImplementationError as error:
@@ -170,16 +170,17 @@ class PythonSubject:
         try:
             return self._call(_apply, assembler, event)
         finally:
-            self._taking_back(event, step.event)
+            self._watched(self._caller.take_back, event, step.event)
 
-    def _taking_back(self, lent: object, event: object) -> None:
-        """``take_back`` under the watchdog: dropping what the target put in the event runs
-        its finalizers, which may hang too."""
+    def _watched(self, call: Callable[..., None], *arguments: object) -> None:
+        """tokasm's own ``call`` under the watchdog, its errors its own (unlike ``_call``):
+        dropping what the target put in an event runs the target's finalizers, which may
+        hang too."""
         watchdog = self._watchdog
         if watchdog is not None:
             watchdog.arm()
         try:
-            self._caller.take_back(lent, event)
+            call(*arguments)
         finally:
             if watchdog is not None:
                 watchdog.disarm()
@@ -193,7 +194,7 @@ class PythonSubject:
 
     def close(self) -> None:
         self._call(self._instances.clear)  # finalizers of the target's objects run here
-        self._caller.forget()
+        self._watched(self._caller.forget)
 
 
 def _raised_at(error: BaseException) -> str:
