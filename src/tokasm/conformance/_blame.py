@@ -288,23 +288,34 @@ def _evidence(result: CaseResult, case: Case | None) -> tuple[dict[str, float], 
     ran = dict(listed)
     if case is None:
         return failing, ran
-    if not broken:
-        for rule, weight in _situations_met(_Identity(case)).items():
-            ran[rule] = max(ran.get(rule, 0.0), weight)
-        return failing, ran
-    where, answer = _failing_step(result)
+    at_failure, met = (
+        _replayed(case, *_failing_step(result)) if broken else ({}, _met(_Identity(case)))
+    )
+    for weights, found in ((failing, at_failure), (ran, met)):
+        for rule, weight in found.items():
+            weights[rule] = max(weights.get(rule, 0.0), weight)
+    return failing, ran
+
+
+def _replayed(
+    case: Case, where: str | None, answer: tuple[str, str] | None
+) -> tuple[dict[str, float], dict[str, float]]:
+    """(failing, met): the rules the situation of the failing step ``where`` points at, and
+    those of every step up to it (all of them for a passing case), each with its weight."""
+    failing: dict[str, float] = {}
+    met: dict[str, float] = {}
     replay = _Replay()
     for step in case.steps:
         failed_here = step.where == where
         found = replay.situation(step, answer if failed_here else None)
         if found is not None:
             rule, weight = SITUATIONS[found], _weight(found)
-            ran[rule] = max(ran.get(rule, 0.0), weight)
+            met[rule] = max(met.get(rule, 0.0), weight)
             if failed_here:
-                failing[rule] = max(failing.get(rule, 0.0), weight)
+                failing[rule] = weight
         if failed_here:
             break
-    return failing, ran
+    return failing, met
 
 
 @dataclass(frozen=True, eq=False)
@@ -321,22 +332,11 @@ class _Identity:
 
 
 @lru_cache(maxsize=1024)
-def _situations_met(key: _Identity) -> dict[str, float]:
-    """The rules a case's situations point at, with their weights, over all its steps.
-
-    It depends on the case alone, and a passing case's evidence is nothing more,
-    so each case is replayed once however many targets pass it (a six-backend
-    check, a sweep of mutants) instead of once a target: that replay was as slow
-    as running the case.
-    """
-    met: dict[str, float] = {}
-    replay = _Replay()
-    for step in key.case.steps:
-        found = replay.situation(step, None)
-        if found is not None:
-            rule, weight = SITUATIONS[found], _weight(found)
-            met[rule] = max(met.get(rule, 0.0), weight)
-    return met
+def _met(key: _Identity) -> dict[str, float]:
+    """A passing case's rules met, which depend on the case alone: each case is replayed
+    once however many targets pass it (a six-backend check, a sweep of mutants) instead
+    of once a target, a replay as slow as running the case."""
+    return _replayed(key.case, None, None)[1]
 
 
 @dataclass(frozen=True)
