@@ -318,6 +318,22 @@ def test_the_pytest_route_errors_the_case_not_the_session(pytester: pytest.Pytes
     loading.stderr.fnmatch_lines(["*--tokasm-assembler: target 'exits_at_import:A'*SystemExit*"])
 
 
+def test_a_targets_keyboard_interrupt_is_its_error_when_sigint_is_ignored(
+    pytester: pytest.Pytester,
+) -> None:
+    """A background job of a non-interactive shell starts with SIGINT ignored: no Ctrl-C
+    can reach it, so a KeyboardInterrupt is the target's even where tokasm installed no
+    handler of its own (the pytest route)."""
+    pytester.makepyfile(raisers=RAISERS)
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)  # the child inherits it
+    try:
+        result = _conformance(pytester, "--tokasm-assembler", "raisers:Interrupts", "-k", "basic")
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
+    result.stdout.fnmatch_lines(["*raised KeyboardInterrupt*"])
+
+
 def test_a_targets_own_keyboard_interrupt_is_not_a_ctrl_c(project: Path) -> None:
     ran = tokasm_cmd(project, "check", "raisers:Interrupts", *FAST)
     assert ran.code == 1

@@ -11,6 +11,8 @@ but first notes that a signal really arrived. A ``KeyboardInterrupt`` is the
 user's if such a signal arrived, or if tokasm could not install its handler
 (another handler was set, or not on the main thread): then it stops the run,
 as it always did. Otherwise the target raised it itself, and it is an error.
+So is one raised while SIGINT is ignored (a background job of a
+non-interactive shell starts so): no Ctrl-C can raise it then.
 """
 
 from __future__ import annotations
@@ -69,8 +71,15 @@ def user_interrupted() -> None:
 
 def reraise_unless_target(error: BaseException) -> None:
     """Re-raise ``error`` if it is the user's Ctrl-C; return if it is the target's to answer for."""
-    if isinstance(error, KeyboardInterrupt) and (_Interrupts.received or not _Interrupts.watching):
+    if isinstance(error, KeyboardInterrupt) and _may_be_the_users():
         raise error
+
+
+def _may_be_the_users() -> bool:
+    """Whether a KeyboardInterrupt raised now may come from a real SIGINT."""
+    if _Interrupts.received:
+        return True
+    return not _Interrupts.watching and signal.getsignal(signal.SIGINT) is not signal.SIG_IGN
 
 
 def start_helper_thread(thread: threading.Thread) -> None:
