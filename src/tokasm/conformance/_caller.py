@@ -24,11 +24,15 @@ from __future__ import annotations
 
 import math
 from itertools import repeat
-from typing import Any, cast
+from operator import is_
+from typing import TYPE_CHECKING, Any, cast
 
 from ..errors import EventNotOwned
 from ._display import show
 from ._guard import reraise_unless_target
+
+if TYPE_CHECKING:
+    from .steps import FlatEvent
 
 __all__ = ["SCRIBBLE", "CallerHabits"]
 
@@ -104,6 +108,17 @@ def _nans(given: Any, sent: Any) -> bool:
     return type(sent) is float and math.isnan(given) and math.isnan(sent)
 
 
+_MARKED: dict[tuple[str, ...], dict[str, str]] = {}  # by key order: a corpus has a handful
+
+
+def _marked(keys: tuple[str, ...]) -> dict[str, str]:
+    """Each of ``keys`` mapped to the marker."""
+    marked = _MARKED.get(keys)
+    if marked is None:
+        marked = _MARKED[keys] = dict.fromkeys(keys, SCRIBBLE)
+    return marked
+
+
 def _scribble(value: Any) -> None:
     """Overwrite a lent event (a dict or list) and every container in it, so kept references
     see the marker. Each container once, since a target may have made the event contain
@@ -135,6 +150,8 @@ class CallerHabits:
 
     def __init__(self, *, gentle: bool = False) -> None:
         self._gentle = gentle
+        #: Whether events are lent in the one reused dict (not by the gentle caller).
+        self.reuses = not gentle
         self._reused: dict[object, object] = {}
         self._kept: list[object] = []
 
@@ -152,6 +169,27 @@ class CallerHabits:
                 if type(value) in _CONTAINERS:
                     reused[key] = _copy(value)
         return reused
+
+    def lend_flat(self, event: dict[str, object]) -> dict[object, object]:
+        """``lend`` for an event with a ``flat_event``, when the caller ``reuses``."""
+        reused = self._reused
+        reused.clear()
+        reused.update(event)
+        return reused
+
+    def take_back_flat(self, lent: dict[object, object], event: object, flat: FlatEvent) -> None:
+        """``take_back`` of what ``lend_flat`` lent: quickly when the dict still holds the
+        event's own objects, by identity, under exact ``str`` keys (so no code of the
+        target's runs), each key then getting the marker; else the whole way."""
+        keys = flat.keys
+        if (
+            len(lent) == len(keys)
+            and _STR_ONLY.issuperset(map(type, lent))
+            and all(map(is_, map(lent.get, keys, repeat(_ABSENT)), flat.values))
+        ):
+            lent.update(_marked(keys))
+        else:
+            self.take_back(lent, event)
 
     def take_back(self, lent: object, event: object) -> None:
         """After ``apply`` returned: EventNotOwned if the target modified the event; then

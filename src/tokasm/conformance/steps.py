@@ -12,8 +12,9 @@ A step's ``expect`` is None in a fuzzer program, before the oracle
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeAlias
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, Protocol, TypeAlias
 
 from ..errors import ProtocolError
 from ._display import show
@@ -26,6 +27,7 @@ __all__ = [
     "READ_SINCE",
     "Apply",
     "Expectation",
+    "FlatEvent",
     "Get",
     "Raises",
     "ReadSince",
@@ -62,6 +64,17 @@ class Raises:
 
 
 Expectation: TypeAlias = "Returns | Raises"
+
+
+class FlatEvent(NamedTuple):
+    """A dict event of ``str`` keys and non-container values, taken apart (``Apply.flat_event``)."""
+
+    keys: tuple[str, ...]
+    values: tuple[object, ...]
+
+
+#: One tuple per distinct key order: a corpus has a handful for its thousands of events.
+_FLAT_KEYS: dict[tuple[str, ...], tuple[str, ...]] = {}
 
 
 class _Assembler(Protocol):
@@ -138,6 +151,19 @@ class Apply(Step):
 
     def perform(self, assembler: _Assembler) -> str | None:
         return assembler.apply(self.event)
+
+    @functools.cached_property
+    def flat_event(self) -> FlatEvent | None:
+        """The event's keys and values if it is a dict of ``str`` keys and values that are not
+        containers, as nearly every event is; else None. Worked out once per step, as the
+        in-process runner hands the same corpus's events to many targets."""
+        event = self.event
+        if type(event) is not dict or not all(type(key) is str for key in event):
+            return None
+        values = tuple(event.values())
+        if any(type(value) in (dict, list) for value in values):
+            return None
+        return FlatEvent(_FLAT_KEYS.setdefault(tuple(event), tuple(event)), values)
 
     def describe(self) -> str:
         return f"apply({show(self.event)})"

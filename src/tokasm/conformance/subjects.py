@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Generator, Sequence
 
     from ..implementations import Assembler, AssemblerFactory
-    from .steps import Step
+    from .steps import FlatEvent, Step
 
 _T = TypeVar("_T")
 
@@ -64,6 +64,12 @@ def _error_kind(error: BaseException) -> str:
         if isinstance(error, kind):
             return kind.__name__
     return safe_text(type(error).__name__, 80)
+
+
+def _target_error(error: BaseException) -> ImplementationError:
+    """What the target raised, as the case's error; the user's own Ctrl-C is raised on."""
+    reraise_unless_target(error)
+    return ImplementationError(_error_kind(error), error_text(error))
 
 
 def _apply(assembler: Assembler, event: object) -> str | None:
@@ -145,8 +151,7 @@ class PythonSubject:
         try:
             return call(*arguments)
         except BaseException as error:  # see the module doc of _guard
-            reraise_unless_target(error)
-            raise ImplementationError(_error_kind(error), error_text(error)) from error
+            raise _target_error(error) from error
         finally:
             if watchdog is not None:
                 watchdog.disarm()
@@ -164,6 +169,8 @@ class PythonSubject:
         assembler = self._instances.get(step.instance)
         if assembler is None:
             raise ImplementationError("KeyError", f"no instance {step.instance!r} was created")
+        if type(step) is Apply and self._caller.reuses and (flat := step.flat_event) is not None:
+            return self._apply_flat(assembler, step, flat)
         if not isinstance(step, Apply):
             return self._call(step.perform, assembler)
         event = self._caller.lend(step.event)
@@ -171,6 +178,25 @@ class PythonSubject:
             return self._call(_apply, assembler, event)
         finally:
             self._watched(self._caller.take_back, event, step.event)
+
+    def _apply_flat(self, assembler: Assembler, step: Apply, flat: FlatEvent) -> str | None:
+        """``perform`` of the usual apply, lent, called and taken back in one watched stretch
+        (a step of the corpus's stress cases costs a few times the target's own work)."""
+        caller, event = self._caller, cast("dict[str, object]", step.event)
+        lent = caller.lend_flat(event)
+        watchdog = self._watchdog
+        if watchdog is not None:
+            watchdog.arm()
+        try:
+            try:
+                return assembler.apply(lent)  # type: ignore[arg-type]
+            except BaseException as error:  # see the module doc of _guard
+                raise _target_error(error) from error
+            finally:
+                caller.take_back_flat(lent, event, flat)
+        finally:
+            if watchdog is not None:
+                watchdog.disarm()
 
     def _watched(self, call: Callable[..., None], *arguments: object) -> None:
         """tokasm's own ``call`` under the watchdog, its errors its own (unlike ``_call``):
