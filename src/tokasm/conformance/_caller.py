@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 from itertools import repeat
 from operator import is_
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from ..errors import EventNotOwned
 from ._display import show
@@ -60,19 +60,6 @@ def _str_keys(given: dict[Any, Any]) -> bool:
     only. A key the target put in with the hash of ``"id"`` and an ``__eq__`` that says
     yes would otherwise stand in for ``"id"``, and its ``__eq__`` run."""
     return _STR_ONLY.issuperset(map(type, given))
-
-
-def _flat_and_same(given: object, sent: object) -> bool:
-    """Quickly, for the usual event: ``sent`` is a dict of scalars and ``given`` still holds
-    exactly them, by exact types, so only built-in ``==`` runs. False when unsure (a
-    container, a NaN): ``_same`` decides then."""
-    if type(given) is not dict or type(sent) is not dict or len(given) != len(sent):
-        return False
-    kinds = list(map(type, sent.values()))
-    if not _CONTAINER_TYPES.isdisjoint(kinds) or not _str_keys(given):
-        return False
-    values = list(map(given.get, sent, repeat(_ABSENT)))
-    return list(map(type, values)) == kinds and values == list(sent.values())
 
 
 def _same(given: Any, sent: Any) -> bool:
@@ -150,8 +137,6 @@ class CallerHabits:
 
     def __init__(self, *, gentle: bool = False) -> None:
         self._gentle = gentle
-        #: Whether events are lent in the one reused dict (not by the gentle caller).
-        self.reuses = not gentle
         self._reused: dict[object, object] = {}
         self._kept: list[object] = []
 
@@ -171,7 +156,11 @@ class CallerHabits:
         return reused
 
     def lend_flat(self, event: dict[str, object]) -> dict[object, object]:
-        """``lend`` for an event with a ``flat_event``, when the caller ``reuses``."""
+        """``lend`` for an event with a ``flat_event`` (nothing nested to copy)."""
+        if self._gentle:
+            lent: dict[Any, object] = dict(event)
+            self._kept.append(lent)
+            return lent
         reused = self._reused
         reused.clear()
         reused.update(event)
@@ -180,14 +169,15 @@ class CallerHabits:
     def take_back_flat(self, lent: dict[object, object], event: object, flat: FlatEvent) -> None:
         """``take_back`` of what ``lend_flat`` lent: quickly when the dict still holds the
         event's own objects, by identity, under exact ``str`` keys (so no code of the
-        target's runs), each key then getting the marker; else the whole way."""
+        target's runs), each key then getting the marker (unless gentle); else the whole way."""
         keys = flat.keys
         if (
             len(lent) == len(keys)
-            and _STR_ONLY.issuperset(map(type, lent))
+            and _str_keys(lent)
             and all(map(is_, map(lent.get, keys, repeat(_ABSENT)), flat.values))
         ):
-            lent.update(_marked(keys))
+            if not self._gentle:
+                lent.update(_marked(keys))
         else:
             self.take_back(lent, event)
 
@@ -198,18 +188,14 @@ class CallerHabits:
         modification; the subject runs this under the watchdog, as it may run target code
         (a finalizer of what the overwrite drops)."""
         try:
-            quick = not self._gentle and _flat_and_same(lent, event)
-            unchanged = quick or _same(lent, event)
+            unchanged = _same(lent, event)
         except BaseException as error:
             reraise_unless_target(error)
-            quick = unchanged = False
+            unchanged = False
         if not self._gentle:
             self._kept.clear()
             try:
-                if quick:  # exactly the event's own str keys: each gets the marker
-                    reused = cast("dict[object, object]", lent)
-                    reused.update(dict.fromkeys(cast("dict[str, object]", event), SCRIBBLE))
-                elif type(lent) in _CONTAINERS:
+                if type(lent) in _CONTAINERS:
                     _scribble(lent)
             except BaseException as error:
                 reraise_unless_target(error)

@@ -169,7 +169,7 @@ class PythonSubject:
         assembler = self._instances.get(step.instance)
         if assembler is None:
             raise ImplementationError("KeyError", f"no instance {step.instance!r} was created")
-        if type(step) is Apply and self._caller.reuses and (flat := step.flat_event) is not None:
+        if type(step) is Apply and (flat := step.flat_event) is not None:
             return self._apply_flat(assembler, step, flat)
         if not isinstance(step, Apply):
             return self._call(step.perform, assembler)
