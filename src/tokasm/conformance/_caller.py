@@ -170,11 +170,11 @@ class CallerHabits:
         """``take_back`` of what ``lend_flat`` lent: quickly when the dict still holds the
         event's own objects, by identity, under exact ``str`` keys (so no code of the
         target's runs), each key then getting the marker (unless gentle); else the whole way."""
-        keys = flat.keys
+        keys, values = flat
         if (
             len(lent) == len(keys)
             and _str_keys(lent)
-            and all(map(is_, map(lent.get, keys, repeat(_ABSENT)), flat.values))
+            and all(map(is_, map(lent.get, keys, repeat(_ABSENT)), values))
         ):
             if not self._gentle:
                 lent.update(_marked(keys))

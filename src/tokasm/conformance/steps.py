@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, Protocol, TypeAlias
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeAlias
 
 from ..errors import ProtocolError
 from ._display import show
@@ -66,15 +66,14 @@ class Raises:
 Expectation: TypeAlias = "Returns | Raises"
 
 
-class FlatEvent(NamedTuple):
-    """A dict event of ``str`` keys and non-container values, taken apart (``Apply.flat_event``)."""
-
-    keys: tuple[str, ...]
-    values: tuple[object, ...]
+#: A dict event of ``str`` keys and non-container values, taken apart: its keys, its values.
+FlatEvent: TypeAlias = "tuple[tuple[str, ...], tuple[object, ...]]"
 
 
 #: One tuple per distinct key order: a corpus has a handful for its thousands of events.
 _FLAT_KEYS: dict[tuple[str, ...], tuple[str, ...]] = {}
+_STR = frozenset({str})
+_CONTAINERS = frozenset({dict, list})
 
 
 class _Assembler(Protocol):
@@ -158,12 +157,13 @@ class Apply(Step):
         containers, as nearly every event is; else None. Worked out once per step, as the
         in-process runner hands the same corpus's events to many targets."""
         event = self.event
-        if type(event) is not dict or not all(type(key) is str for key in event):
+        if type(event) is not dict or not _STR.issuperset(map(type, event)):
             return None
         values = tuple(event.values())
-        if any(type(value) in (dict, list) for value in values):
+        if not _CONTAINERS.isdisjoint(map(type, values)):
             return None
-        return FlatEvent(_FLAT_KEYS.setdefault(tuple(event), tuple(event)), values)
+        keys = tuple(event)
+        return _FLAT_KEYS.setdefault(keys, keys), values
 
     def describe(self) -> str:
         return f"apply({show(self.event)})"
