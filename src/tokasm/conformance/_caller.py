@@ -25,14 +25,11 @@ from __future__ import annotations
 import math
 from itertools import repeat
 from operator import is_
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..errors import EventNotOwned
 from ._display import show
 from ._guard import reraise_unless_target
-
-if TYPE_CHECKING:
-    from .steps import FlatEvent
 
 __all__ = ["SCRIBBLE", "CallerHabits"]
 
@@ -95,17 +92,6 @@ def _nans(given: Any, sent: Any) -> bool:
     return type(sent) is float and math.isnan(given) and math.isnan(sent)
 
 
-_MARKED: dict[tuple[str, ...], dict[str, str]] = {}  # by key order: a corpus has a handful
-
-
-def _marked(keys: tuple[str, ...]) -> dict[str, str]:
-    """Each of ``keys`` mapped to the marker."""
-    marked = _MARKED.get(keys)
-    if marked is None:
-        marked = _MARKED[keys] = dict.fromkeys(keys, SCRIBBLE)
-    return marked
-
-
 def _scribble(value: Any) -> None:
     """Overwrite a lent event (a dict or list) and every container in it, so kept references
     see the marker. Each container once, since a target may have made the event contain
@@ -155,10 +141,17 @@ class CallerHabits:
                     reused[key] = _copy(value)
         return reused
 
-    def lend_flat(self, event: dict[str, object]) -> dict[object, object]:
-        """``lend`` for an event with a ``flat_event`` (nothing nested to copy)."""
+    def lend_flat(self, event: object) -> dict[Any, object] | None:
+        """``lend`` for the usual event, a dict of ``str`` keys and values that are not
+        containers (nothing nested to copy); None for any other event."""
+        if (
+            type(event) is not dict
+            or not _str_keys(event)
+            or not _CONTAINER_TYPES.isdisjoint(map(type, event.values()))
+        ):
+            return None
         if self._gentle:
-            lent: dict[Any, object] = dict(event)
+            lent = dict(event)
             self._kept.append(lent)
             return lent
         reused = self._reused
@@ -166,18 +159,17 @@ class CallerHabits:
         reused.update(event)
         return reused
 
-    def take_back_flat(self, lent: dict[object, object], event: object, flat: FlatEvent) -> None:
+    def take_back_flat(self, lent: dict[Any, object], event: dict[str, object]) -> None:
         """``take_back`` of what ``lend_flat`` lent: quickly when the dict still holds the
         event's own objects, by identity, under exact ``str`` keys (so no code of the
         target's runs), each key then getting the marker (unless gentle); else the whole way."""
-        keys, values = flat
         if (
-            len(lent) == len(keys)
+            len(lent) == len(event)
             and _str_keys(lent)
-            and all(map(is_, map(lent.get, keys, repeat(_ABSENT)), values))
+            and all(map(is_, map(lent.get, event, repeat(_ABSENT)), event.values()))
         ):
             if not self._gentle:
-                lent.update(_marked(keys))
+                lent.update(dict.fromkeys(event, SCRIBBLE))
         else:
             self.take_back(lent, event)
 

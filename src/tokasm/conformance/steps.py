@@ -12,7 +12,6 @@ A step's ``expect`` is None in a fuzzer program, before the oracle
 from __future__ import annotations
 
 import dataclasses
-import functools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeAlias
 
@@ -27,7 +26,6 @@ __all__ = [
     "READ_SINCE",
     "Apply",
     "Expectation",
-    "FlatEvent",
     "Get",
     "Raises",
     "ReadSince",
@@ -64,16 +62,6 @@ class Raises:
 
 
 Expectation: TypeAlias = "Returns | Raises"
-
-
-#: A dict event of ``str`` keys and non-container values, taken apart: its keys, its values.
-FlatEvent: TypeAlias = "tuple[tuple[str, ...], tuple[object, ...]]"
-
-
-#: One tuple per distinct key order: a corpus has a handful for its thousands of events.
-_FLAT_KEYS: dict[tuple[str, ...], tuple[str, ...]] = {}
-_STR = frozenset({str})
-_CONTAINERS = frozenset({dict, list})
 
 
 class _Assembler(Protocol):
@@ -150,20 +138,6 @@ class Apply(Step):
 
     def perform(self, assembler: _Assembler) -> str | None:
         return assembler.apply(self.event)
-
-    @functools.cached_property
-    def flat_event(self) -> FlatEvent | None:
-        """The event's keys and values if it is a dict of ``str`` keys and values that are not
-        containers, as nearly every event is; else None. Worked out once per step, as the
-        in-process runner hands the same corpus's events to many targets."""
-        event = self.event
-        if type(event) is not dict or not _STR.issuperset(map(type, event)):
-            return None
-        values = tuple(event.values())
-        if not _CONTAINERS.isdisjoint(map(type, values)):
-            return None
-        keys = tuple(event)
-        return _FLAT_KEYS.setdefault(keys, keys), values
 
     def describe(self) -> str:
         return f"apply({show(self.event)})"

@@ -11,7 +11,7 @@ import copy
 import importlib
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, TypeAlias, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, TypeVar, cast
 
 from ..errors import ImplementationError, TargetError
 from ..implementations import BACKENDS
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Generator, Sequence
 
     from ..implementations import Assembler, AssemblerFactory
-    from .steps import FlatEvent, Step
+    from .steps import Step
 
 _T = TypeVar("_T")
 
@@ -169,8 +169,8 @@ class PythonSubject:
         assembler = self._instances.get(step.instance)
         if assembler is None:
             raise ImplementationError("KeyError", f"no instance {step.instance!r} was created")
-        if type(step) is Apply and (flat := step.flat_event) is not None:
-            return self._apply_flat(assembler, step, flat)
+        if type(step) is Apply and (lent := self._caller.lend_flat(step.event)) is not None:
+            return self._apply_flat(assembler, lent, cast("dict[str, object]", step.event))
         if not isinstance(step, Apply):
             return self._call(step.perform, assembler)
         event = self._caller.lend(step.event)
@@ -179,11 +179,11 @@ class PythonSubject:
         finally:
             self._watched(self._caller.take_back, event, step.event)
 
-    def _apply_flat(self, assembler: Assembler, step: Apply, flat: FlatEvent) -> str | None:
-        """``perform`` of the usual apply, lent, called and taken back in one watched stretch
+    def _apply_flat(
+        self, assembler: Assembler, lent: dict[Any, object], event: dict[str, object]
+    ) -> str | None:
+        """``perform`` of the usual apply, called and taken back in one watched stretch
         (a step of the corpus's stress cases costs a few times the target's own work)."""
-        caller, event = self._caller, cast("dict[str, object]", step.event)
-        lent = caller.lend_flat(event)
         watchdog = self._watchdog
         if watchdog is not None:
             watchdog.arm()
@@ -193,7 +193,7 @@ class PythonSubject:
             except BaseException as error:  # see the module doc of _guard
                 raise _target_error(error) from error
             finally:
-                caller.take_back_flat(lent, event, flat)
+                self._caller.take_back_flat(lent, event)
         finally:
             if watchdog is not None:
                 watchdog.disarm()
