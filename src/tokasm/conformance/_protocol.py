@@ -7,6 +7,7 @@ drift apart from each other or from the document.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from typing import TYPE_CHECKING, Any, TypeAlias
@@ -17,7 +18,9 @@ from ._display import show
 from .steps import OPS
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping
+    from collections.abc import Callable, Iterable, Mapping
+
+    from .steps import Step
 
 __all__ = [
     "KNOWN_FEATURES",
@@ -32,6 +35,7 @@ __all__ = [
     "ProtocolError",
     "decode",
     "encode",
+    "encode_step",
     "error_response",
     "hello_request",
     "hello_response",
@@ -79,6 +83,22 @@ def encode(message: Mapping[str, object]) -> bytes:
     return (_ENCODER.encode(message) + "\n").encode("ascii")
 
 
+def encode_step(step: Step) -> bytes:
+    """``encode(step.request())``, the same bytes built faster, as a run sends tens of
+    thousands of steps: the ``op`` and ``instance`` part is formatted once per pair, the
+    rest is the step's arguments' own JSON. TypeError or ValueError as for ``encode``."""
+    arguments = _STEP_JSON(step.arguments())
+    if arguments == "{}":
+        return encode(step.request())
+    return (_request_head(step.op, step.instance) + arguments[1:] + "\n").encode("ascii")
+
+
+@functools.lru_cache(maxsize=1024)
+def _request_head(op: str, instance: str) -> str:
+    """The start of a request's line, up to the comma before its arguments."""
+    return _ENCODER.encode({"op": op, "instance": instance})[:-1] + ","
+
+
 _STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
 
 
@@ -98,6 +118,21 @@ def _not_json(constant: str) -> object:
 # Made once: json.dumps and json.loads with options build a new coder on every call.
 _ENCODER = json.JSONEncoder(separators=(",", ":"), allow_nan=False)
 _DECODER = json.JSONDecoder(parse_constant=_not_json)
+
+
+def _step_json() -> Callable[[object], str]:
+    """``_ENCODER.encode`` for a step's arguments, quicker: CPython's C encoder, which
+    ``JSONEncoder.encode`` builds anew on every call, built once (no cycle check: the
+    kit's own steps are acyclic JSON), or ``_ENCODER.encode`` where there is none."""
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:
+        return _ENCODER.encode
+    ascii_string = json.encoder.encode_basestring_ascii
+    parts = make(None, _ENCODER.default, ascii_string, None, ":", ",", False, False, False)
+    return lambda value: "".join(parts(value, 0))
+
+
+_STEP_JSON = _step_json()
 
 
 def _deeper_than(value: dict[str, object], limit: int) -> bool:

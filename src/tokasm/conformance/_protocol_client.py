@@ -12,7 +12,9 @@ restarted again and its remaining cases error at once.
 
 A case's requests are pipelined: up to ``PIPELINE_WINDOW`` are written ahead
 of their responses, with non-blocking writes and reads driven by one
-``poll``, so neither side can block the other on a full pipe. stdout is read
+``poll``, so neither side can block the other on a full pipe. Each step is
+encoded only when its request is about to be written, so the kit's encoding
+overlaps the testee's work on the requests before it. stdout is read
 in blocks and stderr drained by a thread into a bounded tail, so no amount of
 output grows the kit's memory past a line's limit.
 """
@@ -41,6 +43,7 @@ from ._protocol import (
     MAX_LINE_BYTES,
     decode,
     encode,
+    encode_step,
     hello_request,
     new_request,
     parse_hello,
@@ -105,6 +108,7 @@ _STDERR_LINE_CHARS = 500
 _READ_CHUNK = 1 << 20  # bytes per read of stdout
 _STDERR_CHUNK = 1 << 16  # bytes per read of stderr
 _WRITE_AHEAD = 1 << 20  # bytes of requests queued ahead (on top of the window's limit)
+_FLUSH_EVERY = 1 << 14  # bytes of requests written at once while answers wait to be read
 _ALIVE_CHECK = 0.1  # seconds between checks that the testee process still runs, while waiting
 _SHORT_LINE = 64  # bytes of a response line whose result is remembered
 _REAP_PAUSE = 0.002  # seconds between checks that a killed group is gone
@@ -279,7 +283,7 @@ class _Process:
         self.in_flight = 0  # requests written whose responses have not come
         self._answered = 0  # responses taken in the current exchange
 
-    def responses(self, requests: Sequence[bytes], timeout: float, window: int) -> Iterator[bytes]:
+    def responses(self, requests: _Requests, timeout: float, window: int) -> Iterator[bytes]:
         """Write ``requests``, up to ``window`` ahead, and yield each response line in order.
 
         Each response must be complete within ``timeout`` of the one before (or of the
@@ -289,20 +293,26 @@ class _Process:
         """
         outbox = bytearray()
         sent = answered = 0
+        count, lines = len(requests), self._lines
+        flush_at = _FLUSH_EVERY  # outbox bytes at which to write while answers wait here
         deadline = time.monotonic() + timeout
-        while answered < len(requests):
+        while answered < count:
             if sent == answered:
                 self._refuse_unasked()
-            while sent < len(requests) and sent - answered < window and len(outbox) < _WRITE_AHEAD:
+            while sent < count and sent - answered < window and len(outbox) < _WRITE_AHEAD:
                 outbox += requests[sent]
                 sent += 1
             self.in_flight, self._answered = sent - answered, answered
-            if not self._lines:
+            if not lines:
                 self._pump(outbox, deadline, timeout)
+                flush_at = len(outbox) + _FLUSH_EVERY
                 continue
+            if len(outbox) >= flush_at:  # the testee gets more to do while the kit reads
+                self._write(outbox)
+                flush_at = len(outbox) + _FLUSH_EVERY
             answered += 1
             deadline = time.monotonic() + timeout
-            yield self._lines.popleft()
+            yield lines.popleft()
         self.in_flight = 0
         self._refuse_unasked()
 
@@ -414,6 +424,39 @@ class _Process:
         self.kill()
 
 
+class _Requests:
+    """The request lines of one exchange: the queued ``new`` ones, then one per step, each
+    step's encoded when the exchange first asks for it (as it is about to be written)."""
+
+    def __init__(self, queued: list[bytes], steps: Sequence[Step] = ()) -> None:
+        self._lines = list(queued)
+        self._steps = steps
+        self._queued = len(queued)
+
+    def __len__(self) -> int:
+        return self._queued + len(self._steps)
+
+    def __getitem__(self, index: int) -> bytes:
+        if index < 0:
+            index += len(self)
+        lines = self._lines
+        while len(lines) <= index:
+            lines.append(_encoded(self._steps[len(lines) - self._queued]))
+        return lines[index]
+
+    def written(self, index: int) -> bytes:
+        """Line ``index``, or the last one encoded if it is not (nothing is encoded here)."""
+        lines = self._lines
+        return lines[min(index, len(lines) - 1)] if lines else b""
+
+
+def _encoded(step: Step) -> bytes:
+    try:
+        return encode_step(step)
+    except (TypeError, ValueError) as error:
+        raise SubjectFault(f"{step.op!r} request cannot be sent as JSON: {error}") from None
+
+
 class CommandSubject:
     """Runs cases through a testee command speaking protocol version 1.
 
@@ -461,7 +504,7 @@ class CommandSubject:
         process = _Process(self._argv)
         request = encode(hello_request())
         try:
-            (line,) = process.responses([request], timeout, 1)
+            (line,) = process.responses(_Requests([request]), timeout, 1)
             name, features = parse_hello(decode(line))
         except ProtocolError as error:
             raise self._killed(process, request, f"invalid response: {error}", "") from None
@@ -511,7 +554,7 @@ class CommandSubject:
         """Each step's result, or the ImplementationError it answered, in order; the
         requests (after any queued ``new``) are pipelined. A SubjectFault ends it and
         kills the testee; leaving early reads the remaining responses first."""
-        requests = [*self._queued, *(self._encoded(step) for step in steps)]
+        requests = _Requests(self._queued, steps)
         ops = ["new"] * len(self._queued) + [step.op for step in steps]
         self._queued = []
         process = self._running()
@@ -537,8 +580,7 @@ class CommandSubject:
         except ProtocolError as error:
             raise self._fault_at(process, requests[done], f"invalid response {error}") from None
         except SubjectFault as fault:
-            request = requests[min(done, len(requests) - 1)]
-            raise self._fault_at(process, request, str(fault)) from None
+            raise self._fault_at(process, requests.written(done), str(fault)) from None
         self._faults_in_a_row = 0
 
     def _fault_at(self, process: _Process, request: bytes, reason: str) -> SubjectFault:
@@ -561,7 +603,7 @@ class CommandSubject:
         (one with a ``result``) comes back for it, a stray line had shifted the answers, so
         the failure is the testee's framing (a fault), not the implementation's."""
         try:
-            (line,) = process.responses([new], self._timeout, 1)
+            (line,) = process.responses(_Requests([new]), self._timeout, 1)
         except SubjectFault as fault:
             raise self._fault_at(process, new, f"{fault} (after the case failed)") from None
         if b'"result"' in line and not self._new_says_result:
@@ -572,13 +614,6 @@ class CommandSubject:
                 f"the answers were out of step: {shifted} came back for a 'new' (a stray "
                 "line, or more than one line for a request)",
             )
-
-    @staticmethod
-    def _encoded(step: Step) -> bytes:
-        try:
-            return encode(step.request())
-        except (TypeError, ValueError) as error:
-            raise SubjectFault(f"{step.op!r} request cannot be sent as JSON: {error}") from None
 
     def new(self, instance: str) -> None:
         """Queue a fresh instance; its request goes with the next steps."""
