@@ -485,7 +485,7 @@ class FinalExcludesDelta(_Correct):
     """Breaks FINAL-RETURN: returns the text from before the final event's own delta."""
 
     def apply(self, event: Event) -> str | None:
-        before = self.get(event["id"])
+        before = self.get(event["id"]) if event.get("final") else None  # a read costs
         result = super().apply(event)
         if result is not None and "delta" in event and before is not None:
             return before
@@ -497,7 +497,7 @@ class UnseenFinalNone(_Correct):
     """Breaks FINAL-UNSEEN: finalizing an id never seen returns None."""
 
     def apply(self, event: Event) -> str | None:
-        unseen = self.get(event["id"]) is None
+        unseen = event["id"] not in self._parts and event["id"] not in self._done
         result = super().apply(event)
         return None if unseen else result
 
@@ -507,7 +507,7 @@ class UnseenFinalIgnoresDelta(_Correct):
     """Breaks FINAL-UNSEEN: finalizing an id never seen returns ``""`` even with a delta."""
 
     def apply(self, event: Event) -> str | None:
-        unseen = self.get(event["id"]) is None
+        unseen = event["id"] not in self._parts and event["id"] not in self._done
         result = super().apply(event)
         return "" if unseen and result is not None else result
 
@@ -711,6 +711,8 @@ class TotalBufferCap(_Scale):
             self._total += added
         else:
             self._total -= self._sizes.pop(key, 0)
+        if self._total <= self.CAP:
+            return result
         for other in [k for k in self._sizes if k != key]:
             if self._total <= self.CAP:
                 break
