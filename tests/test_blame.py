@@ -1,7 +1,8 @@
-"""The failure summary names the broken rule first, for one-bug implementations.
+"""Each mutant is caught, and the failure summary names the broken rule first.
 
 Each mutant in ``mutants.py`` breaks exactly one rule; run the corpus
-against it and ``blame`` must put that rule first, except for the mutants
+against it, and a case of the mutant's profile that lists that rule must
+fail, and ``blame`` must put that rule first, except for the mutants
 listed in ``MISSED``, which must stay few. Most of those fail a single case
 whose rule list has several rules, where the evidence is thin. A test per
 mutant lets xdist spread the runs, and shows which mutant moved.
@@ -16,7 +17,7 @@ import pytest
 from mutants import MUTANTS
 from tokasm.conformance._blame import SITUATIONS, blame
 from tokasm.conformance.corpus import load_corpus, requirement_ids
-from tokasm.conformance.results import CaseResult
+from tokasm.conformance.results import FAILING, CaseResult
 from tokasm.conformance.runner import DEFAULT_PROFILES, run_cases
 from tokasm.conformance.subjects import PythonSubject
 
@@ -58,17 +59,26 @@ def corpus() -> Corpus:
     return load_corpus()
 
 
-def _first_rule(corpus: Corpus, name: str) -> str | None:
-    mutant = MUTANTS[name]
+@pytest.mark.parametrize("name", list(MUTANTS))
+def test_a_case_naming_the_mutants_rule_fails_and_the_summary_names_it_first(
+    corpus: Corpus, name: str
+) -> None:
+    mutant, cases = MUTANTS[name], corpus.by_id()
     subject = PythonSubject(mutant.factory, name)
     results = list(run_cases(subject, corpus, DEFAULT_PROFILES | {mutant.profile}))
-    groups = blame(results, corpus.by_id())
-    return groups[0].requirement if groups else None
-
-
-@pytest.mark.parametrize("name", list(MUTANTS))
-def test_the_summary_names_the_mutants_rule_first(corpus: Corpus, name: str) -> None:
-    wanted, first = MUTANTS[name].requirement, _first_rule(corpus, name)
+    failing = [r for r in results if r.outcome in FAILING]
+    caught = [
+        r.case_id
+        for r in failing
+        if cases[r.case_id].profile == mutant.profile and mutant.requirement in r.requirements
+    ]
+    assert caught, (
+        f"mutant {name!r} breaks {mutant.requirement} but no {mutant.profile!r} case that "
+        f"lists {mutant.requirement} fails (other failing cases: "
+        f"{[r.case_id for r in failing] or 'none'})"
+    )
+    groups = blame(results, cases)
+    wanted, first = mutant.requirement, groups[0].requirement if groups else None
     if name in MISSED:
         assert first != wanted, f"{name} is now blamed on {wanted}: take it off MISSED"
     else:

@@ -1,8 +1,9 @@
 """The corpus catches every single-rule mistake in ``mutants.py``, and no correct backend.
 
 A kit that passes a buggy implementation is worse than none, so each mutant
-must fail a case that names the very rule it breaks; and a kit that fails a
-correct implementation is useless, so every bundled backend must pass.
+must fail a case that names the very rule it breaks (checked in ``test_blame``,
+from the same run that checks the summary); and a kit that fails a correct
+implementation is useless, so every bundled backend must pass.
 """
 
 from __future__ import annotations
@@ -38,23 +39,6 @@ def corpus() -> Corpus:
 
 def _failures(results: list[CaseResult]) -> list[str]:
     return [f"{r.case_id}: {r.outcome}\n{r.message}" for r in results if r.outcome in FAILING]
-
-
-@pytest.mark.parametrize("name", list(MUTANTS))
-def test_mutant_is_caught_by_a_case_naming_its_rule(corpus: Corpus, name: str) -> None:
-    mutant = MUTANTS[name]
-    subject = PythonSubject(mutant.factory, name)
-    caught: list[str] = []
-    # Stop at the first failing case that names the broken rule: proof enough, and fast.
-    for result in run_cases(subject, corpus, {mutant.profile}):
-        if result.outcome in FAILING:
-            caught.append(result.case_id)
-            if mutant.requirement in result.requirements:
-                return
-    pytest.fail(
-        f"mutant {name!r} breaks {mutant.requirement} but no {mutant.profile!r} case that "
-        f"lists {mutant.requirement} fails (other failing cases: {caught or 'none'})"
-    )
 
 
 def test_every_behaviour_rule_has_a_mutant() -> None:
