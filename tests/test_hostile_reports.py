@@ -550,10 +550,13 @@ def test_a_requested_profile_the_target_cannot_run_is_a_usage_error(project: Pat
 def _pytest_route(
     pytester: pytest.Pytester, *args: str, subprocess: bool = False
 ) -> pytest.RunResult:
-    """pytest on the conformance suite: inline, or in a subprocess (for xdist's workers)."""
+    """pytest on the conformance suite: inline, or in a subprocess (for xdist's workers),
+    there without hypothesis's pytest plugin (it imports hypothesis at the session's end)."""
     pytester.makepyfile(noread=NO_READ_SINCE, good=GOOD)
-    run = pytester.runpytest_subprocess if subprocess else pytester.runpytest_inprocess
-    return run("--pyargs", "tokasm.conformance", "-p", "no:cacheprovider", *args)
+    suite = ("--pyargs", "tokasm.conformance", "-p", "no:cacheprovider")
+    if subprocess:
+        return pytester.runpytest_subprocess(*suite, "-p", "no:hypothesispytest", *args)
+    return pytester.runpytest_inprocess(*suite, *args)
 
 
 def test_pytest_route_without_a_target_is_a_usage_error(pytester: pytest.Pytester) -> None:

@@ -447,11 +447,18 @@ def test_an_implementation_keeping_its_own_copies_conforms(project: Path) -> Non
     assert ran.code == 0, ran.out
 
 
+_SUITE = ("--pyargs", "tokasm.conformance", "-p", "no:cacheprovider")
+#: Hypothesis's pytest plugin imports hypothesis at the end of every session (0.6 s);
+#: a pytest process that runs no fuzz item is spared it.
+_NO_HYPOTHESIS_PLUGIN = ("-p", "no:hypothesispytest")
+
+
 def _conformance(pytester: pytest.Pytester, *args: str, inline: bool = False) -> pytest.RunResult:
     """pytest on the conformance suite: in a subprocess, or inline for targets that are
     harmless to the process running them."""
-    run = pytester.runpytest_inprocess if inline else pytester.runpytest_subprocess
-    return run("--pyargs", "tokasm.conformance", "-p", "no:cacheprovider", *args)
+    if inline:
+        return pytester.runpytest_inprocess(*_SUITE, *args)
+    return pytester.runpytest_subprocess(*_SUITE, *_NO_HYPOTHESIS_PLUGIN, *args)
 
 
 def test_the_pytest_route_gives_each_target_its_own_events(pytester: pytest.Pytester) -> None:
