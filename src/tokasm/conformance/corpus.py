@@ -22,7 +22,7 @@ import re
 import string
 from collections.abc import Hashable
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 import yaml
@@ -293,6 +293,20 @@ def _planned_steps(raws: list[Any]) -> int:
 
 _Reader: TypeAlias = "Callable[[_Expander, Mapping[str, Any], Mapping[str, int], str], Step]"
 _PLAIN_EVENT_KEYS = frozenset({"id", "delta", "final"})
+_RETURNS_NULL = Returns(None)  # most steps' expectation, one object for all (it is frozen)
+_VARIABLE = re.compile(r"\$\{([_a-zA-Z][_a-zA-Z0-9]*)\}")
+
+
+@lru_cache(maxsize=4096)
+def _pieces(raw: str) -> tuple[str, tuple[tuple[str, str], ...]] | None:
+    """``raw`` split at its ``${var}``: the text before the first, then each variable's
+    name with the text after it; None if a '$' is left over (``$$``, ``$var``), for
+    ``string.Template`` to read."""
+    parts = _VARIABLE.split(raw)
+    literals = parts[::2]
+    if any("$" in literal for literal in literals):
+        return None
+    return literals[0], tuple(zip(parts[1::2], literals[1:], strict=True))
 
 
 class _Expander:
@@ -338,28 +352,31 @@ class _Expander:
             )
 
     def string(self, raw: str, env: Mapping[str, int]) -> str:
-        if not env or "$" not in raw:
-            return self.built(raw)  # outside any 'as' repeat, '$' is literal
-        fast = raw
-        for name, value in env.items():  # the common case, without Template's regex
-            fast = fast.replace(f"${{{name}}}", str(value))
-        if "$" not in fast:
-            return self.built(fast)
-        try:
-            return self.built(string.Template(raw).substitute(env))
-        except (KeyError, ValueError) as error:
-            raise self.fail(f"bad ${{...}} substitution in {raw!r}: {error}") from None
-
-    def built(self, text: str) -> str:
-        """``text``, charged as it stands after substitution (``$i`` may grow to many
-        digits): its characters, or 1 for an empty one, which still costs its visit."""
+        """``raw`` with its ``${var}`` replaced (outside any 'as' repeat, '$' is literal),
+        charged as it stands then (``${i}`` may grow to many digits): its characters, or 1
+        for an empty one, which still costs its visit."""
+        text = self.substituted(raw, env) if env and "$" in raw else raw
         self.chars += len(text) or 1  # charge() inlined: this runs for every text
         if self.chars > self.char_limit[0]:
             self.charge(0)
         return text
 
+    def substituted(self, raw: str, env: Mapping[str, int]) -> str:
+        pieces = _pieces(raw)
+        if pieces is not None:  # the common case, split once per text as written
+            try:
+                return pieces[0] + "".join(
+                    [str(env[name]) + literal for name, literal in pieces[1]]
+                )
+            except KeyError:
+                pass  # Template says which variable is unknown
+        try:
+            return string.Template(raw).substitute(env)
+        except (KeyError, ValueError) as error:
+            raise self.fail(f"bad ${{...}} substitution in {raw!r}: {error}") from None
+
     def text(self, raw: object, env: Mapping[str, int]) -> str:
-        if isinstance(raw, str):
+        if type(raw) is str:
             return self.string(raw, env)
         assert isinstance(raw, dict)  # the schema allows nothing else
         self.charge(1)  # every visit costs, so a repeat of what makes no text stays bounded
@@ -384,7 +401,7 @@ class _Expander:
 
     def expect(self, raw: Mapping[str, Any], env: Mapping[str, int]) -> Returns:
         value = raw["returns"]
-        return Returns(None if value is None else self.text(value, env))
+        return _RETURNS_NULL if value is None else Returns(self.text(value, env))
 
     def instance(self, raw: Mapping[str, Any]) -> str:
         name: str = raw.get("on", self.instances[0])
@@ -449,7 +466,7 @@ class _Expander:
         if "apply_raw" in raw:
             return self.raw_event(raw["apply_raw"])  # sent exactly as written
         event = dict(raw["apply"])
-        if event.keys() - _PLAIN_EVENT_KEYS:  # extra keys (EVT-EXTRA-KEYS) are sent too: count
+        if not _PLAIN_EVENT_KEYS.issuperset(event):  # extra keys (EVT-EXTRA-KEYS) are sent: count
             self.raw_event(
                 {key: value for key, value in event.items() if key not in ("id", "delta")}
             )
