@@ -251,6 +251,35 @@ def test_restarts_that_hang_count_as_faults(tmp_path: Path, few: list[str]) -> N
     assert_no_process_left(reported_pgids(tmp_path))
 
 
+def _running_with(marker: str) -> list[str]:
+    """Command lines of the running processes that mention ``marker``."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if marker in cmdline and "pytest" not in cmdline:
+            found.append(cmdline)
+    return found
+
+
+def test_a_testee_started_while_the_corpus_is_read_is_the_one_used_or_killed(
+    tmp_path: Path, kit_here: Callable[..., Ran]
+) -> None:
+    """Testees boot while the kit reads the corpus; the subject takes that process (one
+    start in all), and one the run never takes, its corpus unreadable, is killed too."""
+    benign = hostile("stray-line", tmp_path, "--at", "1000000")  # it never strikes
+    ran = kit_here("--cmd", benign, "-k", "seed.example", *QUICK)
+    assert_clean(ran, EXIT_OK)
+    assert len(reported_pgids(tmp_path)) == 1
+    assert_no_process_left(reported_pgids(tmp_path))
+    unread = kit_here("--cmd", hostile("hang-all", tmp_path), "--cases", str(tmp_path / "none"))
+    assert_clean(unread, EXIT_USAGE)
+    assert "no such case folder" in unread.err
+    assert _running_with(str(tmp_path)) == []
+
+
 def test_a_crash_is_seen_when_the_process_exits_though_a_grandchild_holds_the_pipes(
     tmp_path: Path, few: list[str]
 ) -> None:

@@ -25,6 +25,7 @@ from ..conformance._protocol_client import (
     PIPELINE_WINDOW,
     START_TIMEOUT,
     CommandSubject,
+    prestart,
     split_command,
 )
 from ..conformance._reports import (
@@ -516,6 +517,9 @@ def run(args: argparse.Namespace) -> int:
 
 def _check(args: argparse.Namespace) -> int:
     reports = _report_plan(args)  # a bad report path is refused before the corpus is read
+    for line in args.cmd:  # testees boot while the corpus is read
+        with contextlib.suppress(TargetError):  # said when the session starts the targets
+            prestart(split_command(line))
     corpus, chosen = chosen_cases(args)
     cases, probe = _select(chosen, args.case)
     xfail: XfailList | None = load_xfail(args.xfail, corpus) if args.xfail else None

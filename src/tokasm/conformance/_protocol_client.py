@@ -69,6 +69,7 @@ __all__ = [
     "STDERR_TAIL_LINES",
     "CommandSubject",
     "kill_testees",
+    "prestart",
     "split_command",
     "testees_end_with_the_run",
 ]
@@ -114,6 +115,7 @@ _SHORT_LINE = 64  # bytes of a response line whose result is remembered
 _REAP_PAUSE = 0.002  # seconds between checks that a killed group is gone
 
 _LIVE: set[_Process] = set()  # every testee whose group is not yet killed and reaped
+_PRESTARTED: dict[tuple[str, ...], list[_Process]] = {}  # by command, not yet greeted
 _PR_SET_CHILD_SUBREAPER = 36  # linux/prctl.h
 
 
@@ -125,6 +127,16 @@ def split_command(command_line: str) -> list[str]:
         raise TargetError(f"command {command_line!r}: cannot split it: {error}") from None
 
 
+def prestart(argv: Sequence[str]) -> None:
+    """Start a testee for ``argv`` now, for the ``CommandSubject`` made for the same command
+    later to greet and use: its runtime boots while the kit reads the corpus. If it cannot
+    start, nothing happens here (the subject's own start says why); one never taken is
+    killed with the others at the end of the run."""
+    if argv:
+        with contextlib.suppress(SubjectFault):
+            _PRESTARTED.setdefault(tuple(argv), []).append(_Process(argv))
+
+
 def kill_testees() -> None:
     """SIGKILL the process group of every testee still running (safe in a signal handler)."""
     for process in list(_LIVE):
@@ -133,6 +145,7 @@ def kill_testees() -> None:
 
 def end_testees() -> None:
     """Kill every testee still running and reap its whole group."""
+    _PRESTARTED.clear()
     for process in list(_LIVE):
         process.kill()
 
@@ -501,7 +514,8 @@ class CommandSubject:
 
     def _start(self, timeout: float) -> _Process:
         """A fresh testee that has answered hello; SubjectFault (its stderr tail) if not."""
-        process = _Process(self._argv)
+        waiting = _PRESTARTED.get(tuple(self._argv))
+        process = waiting.pop() if waiting else _Process(self._argv)
         request = encode(hello_request())
         try:
             (line,) = process.responses(_Requests([request]), timeout, 1)
