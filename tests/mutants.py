@@ -1462,6 +1462,63 @@ class SwapsIdKeyForLookalike(_Correct):
         return text
 
 
+class _TrapWhenHashed(type):
+    """A metaclass whose classes cannot be hashed: a check that looks a key's type up in a
+    set runs this inside the kit (``SystemExit(0)`` made ``check`` exit 0, no verdict)."""
+
+    def __hash__(cls) -> int:
+        raise SystemExit(0)
+
+
+class _KeyOfATrappedType(metaclass=_TrapWhenHashed):
+    """An ordinary key; its type is the trap."""
+
+
+@_breaks("EVENT-OWNED")
+class SwapsIdKeyForOneOfATrappedType(_Correct):
+    """Breaks EVENT-OWNED: after apply, moves the id under a key whose type's metaclass
+    raises when the type is hashed (the event keeps its length)."""
+
+    def apply(self, event: Event) -> str | None:
+        text = super().apply(event)
+        fields = cast("dict[Any, Any]", event)
+        fields[_KeyOfATrappedType()] = fields.pop("id")
+        return text
+
+
+class _PosesAsStr(type):
+    """A metaclass whose classes hash like ``str`` and say they equal anything: looked up
+    in a set of types, the class passes for ``str``."""
+
+    def __hash__(cls) -> int:
+        return hash(str)
+
+    def __eq__(cls, other: object) -> bool:
+        return True
+
+
+class _StrImpostor(metaclass=_PosesAsStr):
+    """A key that hashes like ``"id"`` and equals anything, of a type posing as ``str``."""
+
+    def __hash__(self) -> int:
+        return hash("id")
+
+    def __eq__(self, other: object) -> bool:
+        return True
+
+
+@_breaks("EVENT-OWNED")
+class SwapsIdKeyForStrImpostor(_Correct):
+    """Breaks EVENT-OWNED: after apply, moves the id under a key that passes for ``"id"``,
+    of a type that passes for ``str`` wherever types are compared rather than identified."""
+
+    def apply(self, event: Event) -> str | None:
+        text = super().apply(event)
+        fields = cast("dict[Any, Any]", event)
+        fields[_StrImpostor()] = fields.pop("id")
+        return text
+
+
 # Cost (CACHE-FINAL) ---------------------------------------------------------------------
 # Not in MUTANTS: no corpus case can see a cost. The cost probe (``tokasm check``'s
 # ``cost.cache-final``, tokasm.conformance._cost) must flag the first and pass the second,

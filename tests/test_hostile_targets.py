@@ -170,6 +170,20 @@ class HangsWhenTheKeptEventsGo(ListJoinAssembler):
             event["junk"] = _HangsWhenFreed()
         return text
 
+# Keeps the dict it was lent and, in get(), puts into it what hangs when freed: the
+# caller empties that dict to lend it again, outside any call of the target's.
+class HangsWhenTheLentDictIsRefilled(ListJoinAssembler):
+    def __init__(self):
+        super().__init__()
+        self.kept = None
+    def apply(self, event):
+        self.kept = event
+        return super().apply(event)
+    def get(self, message_id):
+        if self.kept is not None:
+            self.kept["junk"] = _HangsWhenFreed()
+        return super().get(message_id)
+
 class LeavesThreadThenSleeps(LeavesThread):
     def get(self, message_id):
         print("hanging", file=sys.stderr, flush=True)
@@ -414,6 +428,8 @@ HABITS = [
     "TagsEventWithItself",
     "AddsHostileKey",
     "SwapsIdKeyForLookalike",
+    "SwapsIdKeyForOneOfATrappedType",
+    "SwapsIdKeyForStrImpostor",
 ]
 
 
@@ -574,12 +590,14 @@ def test_what_the_target_leaves_for_the_exit_does_not_keep_check_alive(
     assert "CONFORMANCE PASSED" in ran.out
 
 
+@pytest.mark.parametrize(
+    ("target", "cases"),
+    [("HangsWhenTheKeptEventsGo", "ids.*"), ("HangsWhenTheLentDictIsRefilled", "append.basic")],
+)
 def test_a_finalizer_that_hangs_when_the_kept_events_go_is_a_hang_like_any_other(
-    project: Path,
+    project: Path, target: str, cases: str
 ) -> None:
-    ran = tokasm_cmd(
-        project, "check", "hangs:HangsWhenTheKeptEventsGo", "--timeout", "1", "-k", "ids.*", *QUICK
-    )
+    ran = tokasm_cmd(project, "check", f"hangs:{target}", "--timeout", "1", "-k", cases, *QUICK)
     assert ran.code == 1
     assert "no answer after" in ran.out
     _no_traceback(ran)

@@ -210,8 +210,7 @@ function writeAll(text) {
 /**
  * Answer the tokasm line protocol (spec/PROTOCOL.md) on stdin/stdout with fresh
  * assemblers from `target` (a class or factory), until end of input. Blocking reads and
- * writes: no event loop between a request and its response. The answers to the requests
- * that one read brought are written together, one write instead of one per answer.
+ * writes: no event loop between a request and its response.
  */
 function serve(target, { name = `tokasm-node (node ${process.version})` } = {}) {
   const factory = factoryOf(target);
@@ -263,13 +262,11 @@ function serve(target, { name = `tokasm-node (node ${process.version})` } = {}) 
   let scanned = 0; // no line feed before this index: a long line is scanned once
   for (let size; (size = fs.readSync(0, chunk, 0, chunk.length, null)) > 0;) {
     pending += decoder.write(chunk.subarray(0, size));
-    let answers = ''; // to every request complete in this read, written at once
     for (let end; (end = pending.indexOf('\n', scanned)) >= 0; scanned = 0) {
       const line = pending.slice(0, end);
       pending = pending.slice(end + 1);
-      if (line.trim() !== '') answers += `${JSON.stringify(respond(line))}\n`;
+      if (line.trim() !== '') writeAll(`${JSON.stringify(respond(line))}\n`);
     }
-    if (answers !== '') writeAll(answers);
     scanned = pending.length;
   }
 }

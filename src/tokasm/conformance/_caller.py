@@ -39,7 +39,6 @@ SCRIBBLE = "\x00tokasm: this event was reused by the caller after apply returned
 
 _CONTAINERS = (dict, list)
 _CONTAINER_TYPES = frozenset(_CONTAINERS)
-_STR_ONLY = frozenset({str})
 _ABSENT = object()
 
 
@@ -55,8 +54,10 @@ def _copy(value: object) -> object:
 def _str_keys(given: dict[Any, Any]) -> bool:
     """Every key an exact ``str``: then looking one up compares with ``str``'s own ``==``
     only. A key the target put in with the hash of ``"id"`` and an ``__eq__`` that says
-    yes would otherwise stand in for ``"id"``, and its ``__eq__`` run."""
-    return _STR_ONLY.issuperset(map(type, given))
+    yes would otherwise stand in for ``"id"``, and its ``__eq__`` run. Told by identity:
+    looking a key's type up in a set would hash it, and its metaclass may hash (and
+    compare) as it likes."""
+    return all(map(is_, map(type, given), repeat(str)))
 
 
 def _same(given: Any, sent: Any) -> bool:
@@ -163,14 +164,18 @@ class CallerHabits:
         """``take_back`` of what ``lend_flat`` lent: quickly when the dict still holds the
         event's own objects, by identity, under exact ``str`` keys (so no code of the
         target's runs), each key then getting the marker (unless gentle); else the whole way."""
-        if (
-            len(lent) == len(event)
-            and _str_keys(lent)
-            and all(map(is_, map(lent.get, event, repeat(_ABSENT)), event.values()))
-        ):
-            if not self._gentle:
+        try:  # nothing of the target's runs here; should that change, it is a modification
+            unchanged = (
+                len(lent) == len(event)
+                and _str_keys(lent)
+                and all(map(is_, map(lent.get, event, repeat(_ABSENT)), event.values()))
+            )
+            if unchanged and not self._gentle:
                 lent.update(dict.fromkeys(event, SCRIBBLE))
-        else:
+        except BaseException as error:
+            reraise_unless_target(error)
+            unchanged = False
+        if not unchanged:
             self.take_back(lent, event)
 
     def take_back(self, lent: object, event: object) -> None:

@@ -11,7 +11,7 @@ import copy
 import importlib
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, TypeVar, cast
+from typing import TYPE_CHECKING, Protocol, TypeAlias, TypeVar, cast
 
 from ..errors import ImplementationError, TargetError
 from ..implementations import BACKENDS
@@ -169,31 +169,30 @@ class PythonSubject:
         assembler = self._instances.get(step.instance)
         if assembler is None:
             raise ImplementationError("KeyError", f"no instance {step.instance!r} was created")
-        if type(step) is Apply and (lent := self._caller.lend_flat(step.event)) is not None:
-            return self._apply_flat(assembler, lent, cast("dict[str, object]", step.event))
-        if not isinstance(step, Apply):
-            return self._call(step.perform, assembler)
-        event = self._caller.lend(step.event)
-        try:
-            return self._call(_apply, assembler, event)
-        finally:
-            self._watched(self._caller.take_back, event, step.event)
+        if isinstance(step, Apply):
+            return self._apply(assembler, step.event)
+        return self._call(step.perform, assembler)
 
-    def _apply_flat(
-        self, assembler: Assembler, lent: dict[Any, object], event: dict[str, object]
-    ) -> str | None:
-        """``perform`` of the usual apply, called and taken back in one watched stretch
-        (a step of the corpus's stress cases costs a few times the target's own work)."""
+    def _apply(self, assembler: Assembler, event: object) -> str | None:
+        """``apply(event)``, the event lent, the call made and the event taken back in one
+        watched stretch: lending and taking back drop what the target left in the reused
+        dict, whose finalizers may hang too. The usual event takes the quick way."""
+        caller = self._caller
         watchdog = self._watchdog
         if watchdog is not None:
             watchdog.arm()
         try:
+            flat = caller.lend_flat(event)
+            lent = caller.lend(event) if flat is None else flat
             try:
-                return assembler.apply(lent)  # type: ignore[arg-type]
+                return _apply(assembler, lent)
             except BaseException as error:  # see the module doc of _guard
                 raise _target_error(error) from error
             finally:
-                self._caller.take_back_flat(lent, event)
+                if flat is not None:
+                    caller.take_back_flat(flat, cast("dict[str, object]", event))
+                else:
+                    caller.take_back(lent, event)
         finally:
             if watchdog is not None:
                 watchdog.disarm()
