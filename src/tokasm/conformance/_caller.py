@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 from itertools import repeat
 from operator import is_
-from typing import Any
+from typing import Any, cast
 
 from ..errors import EventNotOwned
 from ._display import show
@@ -144,21 +144,14 @@ class CallerHabits:
 
     def lend_flat(self, event: object) -> dict[Any, object] | None:
         """``lend`` for the usual event, a dict of ``str`` keys and values that are not
-        containers (nothing nested to copy); None for any other event."""
+        containers (taken back by ``take_back_flat``); None for any other event."""
         if (
             type(event) is not dict
             or not _str_keys(event)
             or not _CONTAINER_TYPES.isdisjoint(map(type, event.values()))
         ):
             return None
-        if self._gentle:
-            lent = dict(event)
-            self._kept.append(lent)
-            return lent
-        reused = self._reused
-        reused.clear()
-        reused.update(event)
-        return reused
+        return cast("dict[Any, object]", self.lend(event))
 
     def take_back_flat(self, lent: dict[Any, object], event: dict[str, object]) -> None:
         """``take_back`` of what ``lend_flat`` lent: quickly when the dict still holds the
