@@ -60,6 +60,19 @@ def _str_keys(given: dict[Any, Any]) -> bool:
     return all(map(is_, map(type, given), repeat(str)))
 
 
+def _holds_the_same(given: object, sent: object) -> bool:
+    """Quickly, for the usual event: ``given`` is a dict holding, under exact ``str`` keys,
+    the very objects of the dict ``sent``, and nothing else. Told by identity and exact
+    types only, so no code of the target's runs; False when unsure (``_same`` decides)."""
+    return (
+        type(given) is dict
+        and type(sent) is dict
+        and len(given) == len(sent)
+        and _str_keys(given)
+        and all(map(is_, map(given.get, sent, repeat(_ABSENT)), sent.values()))
+    )
+
+
 def _same(given: Any, sent: Any) -> bool:
     """Whether ``given`` is still exactly the JSON value ``sent``, by exact types first, so
     nothing the target put inside runs code of its own (no ``__eq__``, no ``__hash__``).
@@ -142,35 +155,6 @@ class CallerHabits:
                     reused[key] = _copy(value)
         return reused
 
-    def lend_flat(self, event: object) -> dict[Any, object] | None:
-        """``lend`` for the usual event, a dict of ``str`` keys and values that are not
-        containers (taken back by ``take_back_flat``); None for any other event."""
-        if (
-            type(event) is not dict
-            or not _str_keys(event)
-            or not _CONTAINER_TYPES.isdisjoint(map(type, event.values()))
-        ):
-            return None
-        return cast("dict[Any, object]", self.lend(event))
-
-    def take_back_flat(self, lent: dict[Any, object], event: dict[str, object]) -> None:
-        """``take_back`` of what ``lend_flat`` lent: quickly when the dict still holds the
-        event's own objects, by identity, under exact ``str`` keys (so no code of the
-        target's runs), each key then getting the marker (unless gentle); else the whole way."""
-        try:  # nothing of the target's runs here; should that change, it is a modification
-            unchanged = (
-                len(lent) == len(event)
-                and _str_keys(lent)
-                and all(map(is_, map(lent.get, event, repeat(_ABSENT)), event.values()))
-            )
-            if unchanged and not self._gentle:
-                lent.update(dict.fromkeys(event, SCRIBBLE))
-        except BaseException as error:
-            reraise_unless_target(error)
-            unchanged = False
-        if not unchanged:
-            self.take_back(lent, event)
-
     def take_back(self, lent: object, event: object) -> None:
         """After ``apply`` returned: EventNotOwned if the target modified the event; then
         forget or overwrite it, as the caller would. Whatever the target left in the event
@@ -178,14 +162,19 @@ class CallerHabits:
         modification; the subject runs this under the watchdog, as it may run target code
         (a finalizer of what the overwrite drops)."""
         try:
-            unchanged = _same(lent, event)
+            quick = _holds_the_same(lent, event)
+            unchanged = quick or _same(lent, event)
         except BaseException as error:
             reraise_unless_target(error)
-            unchanged = False
+            quick = unchanged = False
         if not self._gentle:
             self._kept.clear()
             try:
-                if type(lent) in _CONTAINERS:
+                if quick:  # exactly the event's own keys: each gets the marker
+                    cast("dict[str, object]", lent).update(
+                        dict.fromkeys(cast("dict[str, object]", event), SCRIBBLE)
+                    )
+                elif type(lent) in _CONTAINERS:
                     _scribble(lent)
             except BaseException as error:
                 reraise_unless_target(error)

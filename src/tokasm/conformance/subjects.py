@@ -170,29 +170,25 @@ class PythonSubject:
         if assembler is None:
             raise ImplementationError("KeyError", f"no instance {step.instance!r} was created")
         if isinstance(step, Apply):
-            return self._apply(assembler, step.event)
+            return self._apply_lent(assembler, step.event)
         return self._call(step.perform, assembler)
 
-    def _apply(self, assembler: Assembler, event: object) -> str | None:
+    def _apply_lent(self, assembler: Assembler, event: object) -> str | None:
         """``apply(event)``, the event lent, the call made and the event taken back in one
         watched stretch: lending and taking back drop what the target left in the reused
-        dict, whose finalizers may hang too. The usual event takes the quick way."""
+        dict, whose finalizers may hang too."""
         caller = self._caller
         watchdog = self._watchdog
         if watchdog is not None:
             watchdog.arm()
         try:
-            flat = caller.lend_flat(event)
-            lent = caller.lend(event) if flat is None else flat
+            lent = caller.lend(event)
             try:
                 return _apply(assembler, lent)
             except BaseException as error:  # see the module doc of _guard
                 raise _target_error(error) from error
             finally:
-                if flat is not None:
-                    caller.take_back_flat(flat, cast("dict[str, object]", event))
-                else:
-                    caller.take_back(lent, event)
+                caller.take_back(lent, event)
         finally:
             if watchdog is not None:
                 watchdog.disarm()
