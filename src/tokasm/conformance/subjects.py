@@ -72,11 +72,6 @@ def _target_error(error: BaseException) -> ImplementationError:
     return ImplementationError(_error_kind(error), error_text(error))
 
 
-def _apply(assembler: Assembler, event: object) -> str | None:
-    """``assembler.apply(event)``, the method looked up inside the guard (it may raise too)."""
-    return assembler.apply(event)  # type: ignore[arg-type]
-
-
 class _Watch(Protocol):
     """What a subject tells a watchdog: target code starts running, and it returned."""
 
@@ -183,8 +178,8 @@ class PythonSubject:
             watchdog.arm()
         try:
             lent = caller.lend(event)
-            try:
-                return _apply(assembler, lent)
+            try:  # the method is looked up in here too: a lookup may raise as well
+                return assembler.apply(lent)  # type: ignore[arg-type]
             except BaseException as error:  # see the module doc of _guard
                 raise _target_error(error) from error
             finally:
