@@ -29,7 +29,7 @@ from tokasm.conformance._cost import (
     judge,
     probe_cache_final,
 )
-from tokasm.conformance.subjects import PythonSubject
+from tokasm.conformance.subjects import Foreign, PythonSubject
 from tokasm.errors import SubjectFault
 from tokasm.implementations import BACKENDS
 
@@ -113,7 +113,7 @@ class _Faulting(PythonSubject):
         super().__init__(JoinsOnceAtFinal, "faulting")
         self.left = 100
 
-    def perform(self, step: Step) -> str | None:
+    def perform(self, step: Step) -> str | Foreign | None:
         self.left -= 1
         if self.left < 0:
             raise SubjectFault("exited with code 1")

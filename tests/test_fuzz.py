@@ -32,7 +32,7 @@ from tokasm.conformance.corpus import load_corpus, load_file
 from tokasm.conformance.results import CaseResult
 from tokasm.conformance.runner import run_case
 from tokasm.conformance.steps import Apply, Get, Returns
-from tokasm.conformance.subjects import PythonSubject
+from tokasm.conformance.subjects import Foreign, PythonSubject
 from tokasm.conformance.testee import python_testee_command
 from tokasm.errors import SubjectFault
 from tokasm.implementations import BACKENDS
@@ -154,7 +154,7 @@ def test_fuzz_plays_the_callers_habits_in_process() -> None:
 class _FaultOnNul(PythonSubject):
     """A testee that dies whenever a delta carries NUL, as a C implementation might."""
 
-    def perform(self, step: Step) -> str | None:
+    def perform(self, step: Step) -> str | Foreign | None:
         event = step.event if isinstance(step, Apply) else None
         if isinstance(event, dict) and "\x00" in event.get("delta", ""):
             raise SubjectFault("testee exited with code -11")

@@ -184,10 +184,70 @@ class HangsWhenTheLentDictIsRefilled(ListJoinAssembler):
             self.kept["junk"] = _HangsWhenFreed()
         return super().get(message_id)
 
+class _HangsWhenShown:
+    def __repr__(self):
+        threading.Event().wait()
+
+# Returns a wrong value whose repr never returns: showing it is the target's code too.
+class ReturnsWhatHangsWhenShown(ListJoinAssembler):
+    def get(self, message_id):
+        return _HangsWhenShown()
+
 class LeavesThreadThenSleeps(LeavesThread):
     def get(self, message_id):
         print("hanging", file=sys.stderr, flush=True)
         time.sleep(3600)
+"""
+
+# Values and errors whose class, name or traceback is the target's code: reading any of
+# them may raise (SystemExit(0) ended check with exit 0, no verdict, no report) or hang.
+ATTRIBUTES = """\
+from tokasm.implementations import ListJoinAssembler
+
+class ClassRaises:
+    @property
+    def __class__(self):
+        raise SystemExit(0)
+
+class NameRaises(type):
+    def __getattribute__(cls, name):
+        if name in ("__name__", "__qualname__", "__module__"):
+            raise SystemExit(0)
+        return super().__getattribute__(name)
+
+class OfNameRaises(metaclass=NameRaises):
+    pass
+
+class ErrorClassRaises(Exception):
+    @property
+    def __class__(self):
+        raise SystemExit(0)
+
+class ErrorWithHostileTb(Exception):
+    @property
+    def __traceback__(self):
+        raise SystemExit(0)
+
+class ErrorOfNameRaises(Exception, metaclass=NameRaises):
+    pass
+
+def returning(value):
+    class Returns(ListJoinAssembler):
+        def get(self, message_id):
+            return value()
+    return Returns
+
+def raising(error):
+    class Raises(ListJoinAssembler):
+        def get(self, message_id):
+            raise error()
+    return Raises
+
+ReturnsClassRaises = returning(ClassRaises)
+ReturnsOfNameRaises = returning(OfNameRaises)
+RaisesClassRaises = raising(ErrorClassRaises)
+RaisesWithHostileTb = raising(ErrorWithHostileTb)
+RaisesOfNameRaises = raising(ErrorOfNameRaises)
 """
 
 NOISY = """\
@@ -404,6 +464,28 @@ def test_hostile_returned_values_are_shown_escaped_and_capped(project: Path) -> 
     assert os.path.getsize(project / "r.json") < 100_000
 
 
+ATTRIBUTE_TARGETS = [
+    "ReturnsClassRaises",
+    "ReturnsOfNameRaises",
+    "RaisesClassRaises",
+    "RaisesWithHostileTb",
+    "RaisesOfNameRaises",
+]
+
+
+def test_what_a_target_returns_or_raises_cannot_end_the_run_through_its_attributes(
+    project: Path,
+) -> None:
+    (project / "attributes.py").write_text(ATTRIBUTES, encoding="utf-8")
+    targets = [f"attributes:{name}" for name in ATTRIBUTE_TARGETS]
+    ran = tokasm_cmd(project, "check", *targets, *FAST, *REPORTS)
+    assert ran.code == 1, ran.out + ran.err
+    _no_traceback(ran)
+    report = _check_reports(project)
+    for target in targets:
+        assert _outcomes(report, target)["append.basic"] in ("failed", "errored"), target
+
+
 def test_a_str_subclass_with_the_right_text_passes_whatever_it_overrides(project: Path) -> None:
     ran = tokasm_here(project, "check", "values:RightOddStr", *FAST)
     assert ran.code == 0, ran.out
@@ -536,7 +618,7 @@ def test_debug_shows_the_full_traceback_of_the_users_code(project: Path) -> None
 # 4. The in-process watchdog ----------------------------------------------------------------
 
 
-@pytest.mark.parametrize("target", ["Sleeps", "Spins", "Waits"])
+@pytest.mark.parametrize("target", ["Sleeps", "Spins", "Waits", "ReturnsWhatHangsWhenShown"])
 def test_a_hung_call_is_reported_with_its_stack_and_the_reports_written(
     project: Path, target: str
 ) -> None:

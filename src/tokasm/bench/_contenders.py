@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from ..conformance._display import error_text
 from ..conformance._guard import reraise_unless_target
 from ..conformance.steps import READ_SINCE, Apply, Get, ReadSince, features_of
+from ..conformance.subjects import Foreign
 from ..errors import TargetError
 from ..implementations import BACKENDS
 from ._sweep import Contender
@@ -52,13 +53,19 @@ class _SubjectAssembler:
         subject.new(_INSTANCE)
 
     def apply(self, event: Event) -> str | None:
-        return self._subject.perform(Apply(_INSTANCE, None, event))
+        return _answer(self._subject.perform(Apply(_INSTANCE, None, event)))
 
     def get(self, message_id: str) -> str | None:
-        return self._subject.perform(Get(_INSTANCE, None, message_id))
+        return _answer(self._subject.perform(Get(_INSTANCE, None, message_id)))
 
     def read_since(self, message_id: str, offset: int) -> str | None:
-        return self._subject.perform(ReadSince(_INSTANCE, None, message_id, offset))
+        return _answer(self._subject.perform(ReadSince(_INSTANCE, None, message_id, offset)))
+
+
+def _answer(outcome: str | Foreign | None) -> str | None:
+    """A testee's answer: the protocol carries only text and null, never ``Foreign``."""
+    assert not isinstance(outcome, Foreign)
+    return outcome
 
 
 def protocol_contender(subject: Subject) -> Contender:

@@ -20,6 +20,7 @@ __all__ = [
     "SHOW_LIMIT",
     "TEXT_LIMIT",
     "abbreviated",
+    "class_name",
     "error_text",
     "first_difference",
     "safe_block",
@@ -108,7 +109,7 @@ def _plain_str(value: object) -> str:
         return _base_text(text) if issubclass(type(text), str) else f"<{type_name(value)}>"
     except BaseException as error:  # anything the target raises is shown
         reraise_unless_target(error)
-        return f"<{type_name(value)}: str() raised {type(error).__name__}>"
+        return f"<{type_name(value)}: str() raised {class_name(type(error))}>"
 
 
 def safe_text(value: object, limit: int = TEXT_LIMIT) -> str:
@@ -123,13 +124,26 @@ def safe_block(value: object, limit: int = BLOCK_LIMIT) -> str:
     return _cut(_plain_str(value), limit, keep="\n")
 
 
+# ``type``'s own getters, called on a class directly: reading ``cls.__name__`` runs the
+# class's metaclass (its ``__getattribute__``), which a target writes.
+_NAME = type.__dict__["__name__"]
+_QUALNAME = type.__dict__["__qualname__"]
+_MODULE = type.__dict__["__module__"]
+
+
+def class_name(cls: type) -> str:
+    """``cls``'s own name, read without running any code of the class or its metaclass."""
+    name = _NAME.__get__(cls)
+    return _cut(name if type(name) is str else "?", SHOW_LIMIT)
+
+
 def type_name(value: object) -> str:
-    """``module.Qualname`` of ``value``'s type, escaped (both are settable to anything)."""
+    """``module.Qualname`` of ``value``'s type, escaped (both are settable to anything),
+    read without running any code of the type or its metaclass."""
     cls = type(value)
-    module = cls.__dict__.get("__module__", "")
-    qualname = cls.__dict__.get("__qualname__", cls.__name__)
+    module, qualname = _MODULE.__get__(cls), _QUALNAME.__get__(cls)
     module_text = module if type(module) is str else ""
-    qualname_text = qualname if type(qualname) is str else cls.__name__
+    qualname_text = qualname if type(qualname) is str else "?"
     name = (
         f"{module_text}.{qualname_text}" if module_text not in ("", "builtins") else qualname_text
     )
@@ -142,7 +156,7 @@ def _repr(value: object) -> str:
         return text if type(text) is str else f"<{type_name(value)}>"
     except BaseException as error:  # a broken __repr__ is shown, not raised
         reraise_unless_target(error)
-        return f"<{type_name(value)}: repr() raised {type(error).__name__}>"
+        return f"<{type_name(value)}: repr() raised {class_name(type(error))}>"
 
 
 def show(value: object) -> str:
@@ -166,7 +180,7 @@ def abbreviated(*values: str) -> bool:
 
 def error_text(error: BaseException) -> str:
     """What a target's exception says, as ``Kind('message')``, escaped and capped."""
-    kind = _cut(type(error).__name__, SHOW_LIMIT)
+    kind = class_name(type(error))
     try:
         arguments = error.args
         shown = (

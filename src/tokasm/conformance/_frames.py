@@ -18,7 +18,7 @@ from ._display import error_text, safe_text
 if TYPE_CHECKING:
     from types import FrameType, TracebackType
 
-__all__ = ["quiet_stray_errors", "user_frames", "user_stack"]
+__all__ = ["quiet_stray_errors", "traceback_of", "user_frames", "user_stack"]
 
 _TOKASM = Path(__file__).resolve().parent.parent
 #: The bundled backends are the code under test when they are the target.
@@ -53,6 +53,16 @@ def _format(frames: list[traceback.FrameSummary]) -> list[str]:
 def _escaped(lines: list[str]) -> str:
     """Formatted frames (a file name or source line may hold anything), each line escaped."""
     return "".join(safe_text(line) + "\n" for chunk in lines for line in chunk.splitlines())
+
+
+#: ``BaseException``'s own traceback getter: an error's class, the target's, may override it.
+_TRACEBACK = BaseException.__dict__["__traceback__"]
+
+
+def traceback_of(error: BaseException) -> TracebackType | None:
+    """``error.__traceback__``, read without running any code of the error's class."""
+    tb: TracebackType | None = _TRACEBACK.__get__(error)
+    return tb
 
 
 def user_frames(tb: TracebackType | None) -> tuple[list[str], str]:

@@ -71,7 +71,8 @@ def user_interrupted() -> None:
 
 def reraise_unless_target(error: BaseException) -> None:
     """Re-raise ``error`` if it is the user's Ctrl-C; return if it is the target's to answer for."""
-    if isinstance(error, KeyboardInterrupt) and _may_be_the_users():
+    # By its real type: ``isinstance`` would ask the error's own ``__class__``, which may raise.
+    if issubclass(type(error), KeyboardInterrupt) and _may_be_the_users():
         raise error
 
 

@@ -55,7 +55,7 @@ if TYPE_CHECKING:
     from types import FrameType
 
     from .steps import Step
-    from .subjects import StepOutcome
+    from .subjects import Foreign, StepOutcome
 
 __all__ = [
     "BREAKER_FAULTS",
@@ -633,7 +633,7 @@ class CommandSubject:
         """Queue a fresh instance; its request goes with the next steps."""
         self._queued.append(encode(new_request(instance)))
 
-    def perform(self, step: Step) -> str | None:
+    def perform(self, step: Step) -> str | Foreign | None:
         with contextlib.closing(self.perform_steps([step])) as outcomes:
             outcome = next(outcomes)
             next(outcomes, None)  # the end of the exchange: checks for unasked output

@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING, cast
 
 from ..errors import EventNotOwned, ImplementationError, SubjectFault
 from ._display import abbreviated, first_difference, safe_text, show, type_name
-from ._frames import user_frames
+from ._frames import traceback_of, user_frames
 from .results import FAILING, CaseResult
 from .steps import Raises, Returns
-from .subjects import PythonSubject
+from .subjects import Foreign, PythonSubject
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Iterable, Iterator
@@ -58,7 +58,7 @@ def _matches(actual: object, expected: str | None) -> bool:
 def _raised(error: ImplementationError, debug: bool) -> str:
     """``raised Kind(...)``, then where in the user's code (all of its traceback with debug)."""
     cause = error.__cause__
-    frames, full = user_frames(cause.__traceback__) if cause is not None else ([], "")
+    frames, full = user_frames(traceback_of(cause)) if cause is not None else ([], "")
     text = f"raised {safe_text(error)}"  # a testee's kind and message are its own text
     if debug and full:
         return f"{text}\n  traceback of your code (innermost last):\n{full.rstrip()}"
@@ -109,7 +109,7 @@ def _check_step(step: Step, outcome: StepOutcome, case: Case, debug: bool) -> Ca
     ):
         return None
     assert expect is not None  # a corpus case always says what a step must do
-    if isinstance(outcome, ImplementationError):
+    if isinstance(outcome, ImplementationError):  # the kit's own object, as is ``Foreign``
         return _on_raise(step, case, outcome, debug)
     actual = outcome
     if isinstance(expect, Raises):
@@ -124,7 +124,8 @@ def _check_step(step: Step, outcome: StepOutcome, case: Case, debug: bool) -> Ca
     message = f"{_where(step)}\n  expected: {show(expect.value)}\n  actual:   {show(actual)}"
     if show(actual) == show(expect.value):  # only the type differs: name both
         message += (
-            f"\n  types:    expected {type(expect.value).__name__}, actual {type_name(actual)}"
+            f"\n  types:    expected {type(expect.value).__name__}, actual "
+            f"{actual.type_name if isinstance(actual, Foreign) else type_name(actual)}"
         )
     if _is_text(actual) and expect.value is not None:
         text = cast("str", actual)

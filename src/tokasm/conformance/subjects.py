@@ -10,14 +10,15 @@ from __future__ import annotations
 import copy
 import importlib
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TypeAlias, TypeVar, cast
 
 from ..errors import ImplementationError, TargetError
 from ..implementations import BACKENDS
 from ._caller import CallerHabits
-from ._display import error_text, safe_text, type_name
-from ._frames import user_frames
+from ._display import class_name, error_text, safe_text, show, type_name
+from ._frames import traceback_of, user_frames
 from ._guard import reraise_unless_target, watch_interrupts
 from .steps import Apply, features_of
 
@@ -29,10 +30,10 @@ if TYPE_CHECKING:
 
 _T = TypeVar("_T")
 
-__all__ = ["PythonSubject", "StepOutcome", "Subject", "resolve_target"]
+__all__ = ["Foreign", "PythonSubject", "StepOutcome", "Subject", "resolve_target"]
 
 #: What performing a step gives: its result, or the error the implementation raised.
-StepOutcome: TypeAlias = "str | ImplementationError | None"
+StepOutcome: TypeAlias = "str | Foreign | ImplementationError | None"
 
 
 class Subject(Protocol):
@@ -47,7 +48,7 @@ class Subject(Protocol):
     def new(self, instance: str) -> None:
         """Create a fresh assembler under ``instance``, replacing any earlier one."""
 
-    def perform(self, step: Step) -> str | None:
+    def perform(self, step: Step) -> str | Foreign | None:
         """Perform ``step`` on its instance: its result, or ImplementationError if it raised,
         or SubjectFault if the testee itself failed."""
 
@@ -59,11 +60,38 @@ class Subject(Protocol):
 
 
 def _error_kind(error: BaseException) -> str:
-    """Name the error by the strict profile's kinds where it is one of them."""
+    """Name the error by the strict profile's kinds where it is one of them (by its real
+    type and name: the error's ``__class__`` and its class's metaclass are the target's)."""
     for kind in (TypeError, ValueError):
-        if isinstance(error, kind):
+        if issubclass(type(error), kind):
             return kind.__name__
-    return safe_text(type(error).__name__, 80)
+    return safe_text(class_name(type(error)), 80)
+
+
+@dataclass(frozen=True)
+class Foreign:
+    """A step's result that is neither None nor text, shown once as it came back, under
+    the watchdog and the guard: its ``repr`` is the target's code, and may hang or raise."""
+
+    shown: str
+    type_name: str
+
+    def __repr__(self) -> str:
+        return self.shown
+
+
+def _returned(value: object) -> str | Foreign | None:
+    """A step's result as the kit keeps it: exactly None; a ``str``, or a subclass's own
+    characters as a ``str`` (no method of the subclass runs); anything else, ``Foreign``."""
+    if value is None or type(value) is str:
+        return value
+    if issubclass(type(value), str):
+        return str.__str__(value)
+    return Foreign(show(value), type_name(value))
+
+
+def _result_of(step: Step, assembler: Assembler) -> str | Foreign | None:
+    return _returned(step.perform(assembler))
 
 
 def _target_error(error: BaseException) -> ImplementationError:
@@ -160,15 +188,15 @@ class PythonSubject:
                 error.__cause__
             )
 
-    def perform(self, step: Step) -> str | None:
+    def perform(self, step: Step) -> str | Foreign | None:
         assembler = self._instances.get(step.instance)
         if assembler is None:
             raise ImplementationError("KeyError", f"no instance {step.instance!r} was created")
         if isinstance(step, Apply):
             return self._apply_lent(assembler, step.event)
-        return self._call(step.perform, assembler)
+        return self._call(_result_of, step, assembler)
 
-    def _apply_lent(self, assembler: Assembler, event: object) -> str | None:
+    def _apply_lent(self, assembler: Assembler, event: object) -> str | Foreign | None:
         """``apply(event)``, the event lent, the call made and the event taken back in one
         watched stretch: lending and taking back drop what the target left in the reused
         dict, whose finalizers may hang too."""
@@ -179,7 +207,7 @@ class PythonSubject:
         try:
             lent = caller.lend(event)
             try:  # the method is looked up in here too: a lookup may raise as well
-                return assembler.apply(lent)  # type: ignore[arg-type]
+                return _returned(assembler.apply(lent))  # type: ignore[arg-type]
             except BaseException as error:  # see the module doc of _guard
                 raise _target_error(error) from error
             finally:
@@ -215,7 +243,7 @@ class PythonSubject:
 
 def _raised_at(error: BaseException) -> str:
     """`` at file:line`` of the innermost user frame that raised ``error``, if any."""
-    frames, _ = user_frames(error.__traceback__)
+    frames, _ = user_frames(traceback_of(error))
     return f" (at {frames[-1]})" if frames else ""
 
 
@@ -243,7 +271,7 @@ def resolve_target(target: str) -> AssemblerFactory:
         reraise_unless_target(error)
         raise TargetError(
             f"target {target!r}: cannot import module {module_name!r}: "
-            f"{safe_text(type(error).__name__, 80)}: {safe_text(error)}"
+            f"{safe_text(class_name(type(error)), 80)}: {safe_text(error)}"
             f"{_raised_at(error)}"
         ) from error
     for part in attr_path.split("."):
@@ -260,7 +288,7 @@ def resolve_target(target: str) -> AssemblerFactory:
             ) from error
     if not callable(obj):
         raise TargetError(
-            f"target {target!r}: {attr_path!r} is a {type(obj).__name__}, "
+            f"target {target!r}: {attr_path!r} is a {type_name(obj)}, "
             "not a class or zero-argument factory"
         )
     return cast("AssemblerFactory", obj)
