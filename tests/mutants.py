@@ -632,6 +632,75 @@ class _Timing(_Correct):
     FAMILY: ClassVar[str] = "timing"
 
 
+@_breaks("APPEND")
+class TakesLongerPrefixedDeltaAsSnapshot(_Data):
+    """Breaks APPEND: a delta that starts with the whole text so far (three characters or
+    more) and is longer replaces it, for providers that resend the full text each time."""
+
+    def apply(self, event: Event) -> str | None:
+        key, delta = self._key(event["id"]), event.get("delta")
+        parts = self._parts.get(key)
+        if parts is not None and delta is not None and key not in self._done:
+            text = "".join(parts)
+            if len(text) >= 3 and len(delta) > len(text) and delta.startswith(text):
+                parts[:] = []
+        return super().apply(event)
+
+
+@_breaks("APPEND-REPEAT")
+class DropsRetransmittedDelta(_Data):
+    """Breaks APPEND-REPEAT: a delta of 12 characters or more equal to the one just before
+    it is taken for a retransmission and dropped."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._last: dict[str, str] = {}
+
+    def apply(self, event: Event) -> str | None:
+        key, delta = self._key(event["id"]), event.get("delta")
+        if delta is not None and len(delta) >= 12 and self._last.get(key) == delta:
+            event = _without(event, "delta")
+        if delta is not None:
+            self._last[key] = delta
+        return super().apply(event)
+
+
+@_breaks("EVT-ID-ANY")
+class StripsCarriageReturnFromIds(_Data):
+    """Breaks EVT-ID-ANY: ``id.rstrip("\\r")``, as for ids read from CRLF lines."""
+
+    def _key(self, message_id: str) -> str:
+        return message_id.rstrip("\r")
+
+
+@_breaks("EVT-ID-ANY")
+class StripsNulFromIds(_Data):
+    """Breaks EVT-ID-ANY: ``id.strip("\\x00")``, as for ids from fixed-size C buffers."""
+
+    def _key(self, message_id: str) -> str:
+        return message_id.strip("\x00")
+
+
+@_breaks("ASM-STATE")
+class SharesFinalTextsBySize(_Correct):
+    """Breaks ASM-STATE: a module-wide cache of final texts keyed by id and length, which
+    ``get`` reads first: instances that finalize one id with texts of one length share it."""
+
+    _cache: ClassVar[dict[tuple[str, int], str]] = {}
+
+    def apply(self, event: Event) -> str | None:
+        result = super().apply(event)
+        if result is not None:
+            self._cache[(event["id"], len(result))] = result
+        return result
+
+    def get(self, message_id: str) -> str | None:
+        text = super().get(message_id)
+        if text is None or message_id not in self._done:
+            return text
+        return self._cache.get((message_id, len(text)), text)
+
+
 @_breaks("APPEND-LONG")
 class PartsDequeMaxlen(_Scale):
     """Breaks APPEND-LONG: parts live in ``deque(maxlen=16384)``, which drops the oldest ones."""

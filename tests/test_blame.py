@@ -24,7 +24,7 @@ from tokasm.conformance.subjects import PythonSubject
 if TYPE_CHECKING:
     from tokasm.conformance.corpus import Corpus
 
-#: At least this share of the mutants is blamed on its own rule (85 of 106 now).
+#: At least this share of the mutants is blamed on its own rule (91 of 113 now).
 FLOOR = 0.78
 
 #: Mutants whose own rule is not put first, with the rule that is, as last measured.
@@ -51,6 +51,7 @@ MISSED = {
     "strict-creates-before-validating": "STRICT-DELTA-TYPE",
     "strict-rejects-empty-id": "EVT-ID-ANY",
     "strict-rejects-empty-delta": "EVT-WELLFORMED",
+    "drops-retransmitted-delta": "APPEND",
 }
 
 
