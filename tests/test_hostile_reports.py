@@ -651,6 +651,8 @@ def test_fuzz_save_path_is_checked_before_fuzzing(project: Path, save: str) -> N
 
 SIDE_EFFECTS = """\
 import os
+import subprocess
+import sys
 import time
 
 from tokasm.implementations import ListJoinAssembler
@@ -660,6 +662,18 @@ class Prints(ListJoinAssembler):
     def apply(self, event):
         print("debug output of the target")
         return super().apply(event)
+
+
+class WritesToTheRealStdout(ListJoinAssembler):
+    def apply(self, event):
+        print("written to sys.__stdout__", file=sys.__stdout__, flush=True)
+        return super().apply(event)
+
+
+class StartsAChildThatPrints(ListJoinAssembler):
+    def __init__(self):
+        super().__init__()
+        subprocess.run(["echo", "a child of the target"], check=True)
 
 
 class Umask(ListJoinAssembler):
@@ -686,6 +700,21 @@ def test_a_printing_target_cannot_corrupt_a_report_on_stdout(project: Path) -> N
     report = json.loads(ran.out)
     jsonschema.validate(report, _schema())
     assert "debug output of the target" in ran.err
+
+
+def test_nothing_a_target_writes_to_file_descriptor_1_lands_in_a_report_on_stdout(
+    project: Path,
+) -> None:
+    """A process of its own: ``sys.__stdout__`` and a child's inherited stdout are file
+    descriptor 1 itself, which the CLI points at stderr while targets run."""
+    (project / "effects.py").write_text(SIDE_EFFECTS, encoding="utf-8")
+    targets = ("effects:WritesToTheRealStdout", "effects:StartsAChildThatPrints")
+    ran = tokasm_cmd(project, "check", *targets, "-k", "append.basic", *QUICK, "--json", "-")
+    _clean(ran, 0)
+    report = json.loads(ran.out)
+    jsonschema.validate(report, _schema())
+    assert "written to sys.__stdout__" in ran.err
+    assert "a child of the target" in ran.err
 
 
 def test_a_target_changing_the_umask_cannot_make_reports_unreadable(project: Path) -> None:

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from types import FrameType
 
-__all__ = ["Console", "guarded_run", "silence_stdout"]
+__all__ = ["Console", "StdoutDiversion", "guarded_run", "silence_stdout"]
 
 
 def _silence(fd: int) -> None:
@@ -87,6 +87,43 @@ class Console:
             _silence(self._fd)
             return
         self._stream = stream
+
+
+class StdoutDiversion:
+    """While a report goes to stdout ('-'): everything else that goes to stdout goes to
+    stderr, so nothing a target writes can land in the report. ``print`` is redirected,
+    and where ``sys.stdout`` is file descriptor 1, the descriptor itself points at stderr,
+    for ``sys.__stdout__`` and a child process a target starts. ``restore`` (idempotent,
+    from any thread) puts it back before the report is written."""
+
+    def __init__(self) -> None:
+        self._kept: int | None = None
+        self._redirect = contextlib.redirect_stdout(sys.stderr)
+
+    def __enter__(self) -> StdoutDiversion:
+        stdout = sys.stdout
+        self._redirect.__enter__()
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            if stdout.fileno() == 1:  # not a host's capture (pytest's, say): leave fd 1 alone
+                stdout.flush()
+                self._kept = os.dup(1)
+                os.dup2(2, 1)
+        return self
+
+    def restore(self) -> None:
+        kept, self._kept = self._kept, None
+        if kept is None:
+            return
+        for stream in (sys.stdout, sys.__stdout__):  # what went through fd 1 meanwhile:
+            with contextlib.suppress(OSError, ValueError, AttributeError):  # to stderr
+                stream.flush()  # type: ignore[union-attr]
+        with contextlib.suppress(OSError):
+            os.dup2(kept, 1)
+        os.close(kept)
+
+    def __exit__(self, *exc: object) -> None:
+        self.restore()
+        self._redirect.__exit__(None, None, None)
 
 
 class _Terminated:

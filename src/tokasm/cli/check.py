@@ -62,7 +62,7 @@ from ..errors import (
 )
 from ..implementations import BACKENDS, EXPECTED_FAILURES
 from ._cases import add_case_options, chosen_cases
-from ._console import Console, guarded_run
+from ._console import Console, StdoutDiversion, guarded_run
 from .options import (
     TARGET_HELP,
     at_least_one,
@@ -324,6 +324,7 @@ class _Session:
         # with a report on stdout ('-'), everything else goes to stderr.
         self.stdout = Console(sys.stdout)
         self.console = Console(sys.stderr) if reports.to_stdout else self.stdout
+        self.diversion = StdoutDiversion()  # entered only with a report on stdout
         self.started = time.perf_counter()  # the current target's start
         self.watchdog = Watchdog(args.timeout, self.hung)
         self.subjects: list[Subject] = []
@@ -418,6 +419,7 @@ class _Session:
     def hung(self, seconds: float, stack: str) -> None:
         """The watchdog's report of a target call that ran ``seconds``: report, then exit."""
         try:
+            self.diversion.restore()  # a report on stdout goes to stdout
             code = self._report_hang(seconds, stack)
             sys.stdout.flush()
             sys.stderr.flush()
@@ -525,9 +527,9 @@ def _check(args: argparse.Namespace) -> int:
     xfail: XfailList | None = load_xfail(args.xfail, corpus) if args.xfail else None
     session = _Session(args, corpus, cases, xfail, reports, probe=probe and args.cost_probe)
     quiet_stray_errors()
-    # With a report on stdout ('-'), what a target prints goes to stderr instead.
-    diverted = contextlib.redirect_stdout(sys.stderr) if reports.to_stdout else None
-    with session.watchdog, diverted or contextlib.nullcontext():
+    # With a report on stdout ('-'), what a target writes there goes to stderr instead.
+    diverted = session.diversion if reports.to_stdout else contextlib.nullcontext()
+    with session.watchdog, diverted:
         session.start()
         try:
             _refuse_unrunnable_profiles(args.profile, chosen, session.subjects)
