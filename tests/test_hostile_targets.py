@@ -464,6 +464,24 @@ def test_hostile_returned_values_are_shown_escaped_and_capped(project: Path) -> 
     assert os.path.getsize(project / "r.json") < 100_000
 
 
+# A target whose frames come from a file that is not there, and whose module answers
+# requests for that file's source: reading its traceback must not ask.
+LOST_SOURCE = r"""
+SOURCE = (
+    "from tokasm.implementations import ListJoinAssembler\n"
+    "class Raises(ListJoinAssembler):\n"
+    "    def get(self, message_id):\n"
+    "        raise RuntimeError('boom')\n"
+)
+
+class _Loader:
+    def get_source(self, name):
+        raise SystemExit(0)
+
+exec(compile(SOURCE, "/nonexistent/lost_source.py", "exec"))
+__loader__ = _Loader()
+"""
+
 ATTRIBUTE_TARGETS = [
     "ReturnsClassRaises",
     "ReturnsOfNameRaises",
@@ -477,7 +495,8 @@ def test_what_a_target_returns_or_raises_cannot_end_the_run_through_its_attribut
     project: Path,
 ) -> None:
     (project / "attributes.py").write_text(ATTRIBUTES, encoding="utf-8")
-    targets = [f"attributes:{name}" for name in ATTRIBUTE_TARGETS]
+    (project / "lost_source.py").write_text(LOST_SOURCE, encoding="utf-8")
+    targets = [f"attributes:{name}" for name in ATTRIBUTE_TARGETS] + ["lost_source:Raises"]
     ran = tokasm_cmd(project, "check", *targets, *FAST, *REPORTS)
     assert ran.code == 1, ran.out + ran.err
     _no_traceback(ran)

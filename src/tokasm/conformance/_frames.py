@@ -7,6 +7,8 @@ bundled backends count as the user's code when they are the target.
 
 from __future__ import annotations
 
+import linecache
+import os
 import sys
 import threading
 import traceback
@@ -16,7 +18,7 @@ from typing import TYPE_CHECKING
 from ._display import error_text, safe_text
 
 if TYPE_CHECKING:
-    from types import FrameType, TracebackType
+    from types import CodeType, FrameType, TracebackType
 
 __all__ = ["quiet_stray_errors", "traceback_of", "user_frames", "user_stack"]
 
@@ -65,11 +67,38 @@ def traceback_of(error: BaseException) -> TracebackType | None:
     return tb
 
 
+def _summary(code: CodeType, lineno: int | None) -> traceback.FrameSummary:
+    """One frame, its source line read from its file on disk only. ``traceback``'s own
+    extraction asks the frame's module (its ``__loader__``) for the source of a file that
+    does not exist: that is the target's code, and it may raise ``SystemExit(0)`` or hang."""
+    filename, name = safe_text(code.co_filename), safe_text(code.co_name)
+    line = ""
+    if lineno is not None and os.path.isfile(filename):
+        line = linecache.getline(filename, lineno)
+    return traceback.FrameSummary(filename, lineno, name, lookup_line=False, line=line)
+
+
+def _traceback_frames(tb: TracebackType | None) -> traceback.StackSummary:
+    frames = []
+    while tb is not None:
+        frames.append(_summary(tb.tb_frame.f_code, tb.tb_lineno))
+        tb = tb.tb_next
+    return traceback.StackSummary.from_list(frames)
+
+
+def _stack_frames(frame: FrameType | None) -> traceback.StackSummary:
+    frames = []
+    while frame is not None:
+        frames.append(_summary(frame.f_code, frame.f_lineno))
+        frame = frame.f_back
+    return traceback.StackSummary.from_list(frames[::-1])
+
+
 def user_frames(tb: TracebackType | None) -> tuple[list[str], str]:
     """The user's frames of a traceback: the innermost few as ``file:line in function``, and
     the whole traceback of the user's code (for ``--debug``)."""
     try:
-        frames = _users(traceback.extract_tb(tb))
+        frames = _users(_traceback_frames(tb))
         full = _escaped(traceback.StackSummary.from_list(frames).format())
     except Exception:  # a frame that cannot be read is left out
         return [], ""
@@ -79,7 +108,7 @@ def user_frames(tb: TracebackType | None) -> tuple[list[str], str]:
 def user_stack(frame: FrameType | None) -> str:
     """The user's frames of a running thread's stack, innermost last (a hang's location)."""
     try:
-        frames = _users(traceback.extract_stack(frame))
+        frames = _users(_stack_frames(frame))
         return _escaped(traceback.StackSummary.from_list(frames).format())
     except Exception:  # a frame that cannot be read is left out
         return ""
