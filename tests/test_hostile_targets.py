@@ -193,6 +193,31 @@ class ReturnsWhatHangsWhenShown(ListJoinAssembler):
     def get(self, message_id):
         return _HangsWhenShown()
 
+# Finalizers that run where tokasm drops the target's objects: an instance the next case
+# replaces (the first one dropped is the probe tokasm makes at load), an error it raised.
+class HangsWhenDropped(ListJoinAssembler):
+    dropped = 0
+    def __del__(self):
+        HangsWhenDropped.dropped += 1
+        if HangsWhenDropped.dropped > 1:
+            threading.Event().wait()
+
+class SleepsWhenDropped(ListJoinAssembler):
+    dropped = 0
+    def __del__(self):
+        SleepsWhenDropped.dropped += 1
+        if SleepsWhenDropped.dropped > 1:
+            print("hanging", file=sys.stderr, flush=True)
+            time.sleep(3600)
+
+class _ErrorThatHangsWhenFreed(Exception):
+    def __del__(self):
+        threading.Event().wait()
+
+class RaisesWhatHangsWhenFreed(ListJoinAssembler):
+    def get(self, message_id):
+        raise _ErrorThatHangsWhenFreed("boom")
+
 class LeavesThreadThenSleeps(LeavesThread):
     def get(self, message_id):
         print("hanging", file=sys.stderr, flush=True)
@@ -422,6 +447,8 @@ def test_a_targets_own_keyboard_interrupt_is_not_a_ctrl_c(project: Path) -> None
         # A thread the target left running does not keep the stopped run alive either.
         ("hangs:LeavesThreadThenSleeps", signal.SIGINT, 130, "interrupted"),
         ("hangs:LeavesThreadThenSleeps", signal.SIGTERM, 143, "terminated"),
+        # Python swallows what a finalizer raises, the SIGTERM's KeyboardInterrupt too.
+        ("hangs:SleepsWhenDropped", signal.SIGTERM, 143, "terminated"),
     ],
 )
 def test_a_real_ctrl_c_or_sigterm_still_stops_the_run(
@@ -693,7 +720,12 @@ def test_what_the_target_leaves_for_the_exit_does_not_keep_check_alive(
 
 @pytest.mark.parametrize(
     ("target", "cases"),
-    [("HangsWhenTheKeptEventsGo", "ids.*"), ("HangsWhenTheLentDictIsRefilled", "append.basic")],
+    [
+        ("HangsWhenTheKeptEventsGo", "ids.*"),
+        ("HangsWhenTheLentDictIsRefilled", "append.basic"),
+        ("HangsWhenDropped", "append.*"),
+        ("RaisesWhatHangsWhenFreed", "append.basic"),
+    ],
 )
 def test_a_finalizer_that_hangs_when_the_kept_events_go_is_a_hang_like_any_other(
     project: Path, target: str, cases: str

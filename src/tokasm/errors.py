@@ -74,12 +74,21 @@ class SubjectFault(TargetFault):
 
 
 class ImplementationError(TargetFault):
-    """The implementation raised (or answered ``ok: false``) for one request."""
+    """The implementation raised (or answered ``ok: false``) for one request.
 
-    def __init__(self, kind: str | None, message: str) -> None:
+    ``frames`` (innermost last) and ``traceback`` say where in the user's code, read while
+    the error was caught: the target's own exception object is not kept, since freeing it
+    later (its finalizer, its frames' objects') would run the target's code unwatched.
+    """
+
+    def __init__(
+        self, kind: str | None, message: str, *, frames: tuple[str, ...] = (), traceback: str = ""
+    ) -> None:
         super().__init__(f"{kind}: {message}" if kind else message)
         self.kind = kind
         self.message = message
+        self.frames = frames
+        self.traceback = traceback
 
 
 class EventNotOwned(ImplementationError):

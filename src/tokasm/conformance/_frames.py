@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ._display import error_text, safe_text
+from ._guard import pass_on_lost_interrupt
 
 if TYPE_CHECKING:
     from types import CodeType, FrameType, TracebackType
@@ -125,7 +126,8 @@ def _stray(where: str, error: BaseException | None, tb: TracebackType | None) ->
 
 
 def _unraisable(info: sys.UnraisableHookArgs) -> None:
-    _stray("a finalizer or callback", info.exc_value, info.exc_traceback)
+    if not pass_on_lost_interrupt(info.exc_value):  # the user's Ctrl-C is no stray error
+        _stray("a finalizer or callback", info.exc_value, info.exc_traceback)
 
 
 def _thread_error(info: threading.ExceptHookArgs) -> None:

@@ -26,6 +26,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "interrupts_watched",
+    "pass_on_lost_interrupt",
+    "raise_lost_interrupt",
     "reraise_unless_target",
     "start_helper_thread",
     "user_interrupted",
@@ -41,6 +43,7 @@ class _Interrupts:
 
     watching = False
     received = False
+    lost = False  # a real one that a finalizer swallowed, not yet raised again
 
 
 def _note_and_interrupt(signum: int, frame: FrameType | None) -> None:
@@ -81,6 +84,23 @@ def _may_be_the_users() -> bool:
     if _Interrupts.received:
         return True
     return not _Interrupts.watching and signal.getsignal(signal.SIGINT) is not signal.SIG_IGN
+
+
+def pass_on_lost_interrupt(error: BaseException | None) -> bool:
+    """A real Ctrl-C (or SIGTERM, which unwinds as one) that struck while a finalizer ran
+    is swallowed by Python, which only reports it (``sys.unraisablehook``): noted here, for
+    ``raise_lost_interrupt`` to raise again once the call that freed the object returns.
+    Whether one is waiting to be raised."""
+    lost = error is not None and issubclass(type(error), KeyboardInterrupt)
+    _Interrupts.lost |= lost and _may_be_the_users()
+    return _Interrupts.lost
+
+
+def raise_lost_interrupt() -> None:
+    """Raise the user's KeyboardInterrupt that a finalizer swallowed, if one did."""
+    if _Interrupts.lost:
+        _Interrupts.lost = False
+        raise KeyboardInterrupt
 
 
 def start_helper_thread(thread: threading.Thread) -> None:

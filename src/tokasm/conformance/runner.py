@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, cast
 
 from ..errors import EventNotOwned, ImplementationError, SubjectFault
 from ._display import abbreviated, first_difference, safe_text, show, type_name
-from ._frames import traceback_of, user_frames
 from .results import FAILING, CaseResult
 from .steps import Raises, Returns
 from .subjects import Foreign, PythonSubject
@@ -57,12 +56,10 @@ def _matches(actual: object, expected: str | None) -> bool:
 
 def _raised(error: ImplementationError, debug: bool) -> str:
     """``raised Kind(...)``, then where in the user's code (all of its traceback with debug)."""
-    cause = error.__cause__
-    frames, full = user_frames(traceback_of(cause)) if cause is not None else ([], "")
     text = f"raised {safe_text(error)}"  # a testee's kind and message are its own text
-    if debug and full:
-        return f"{text}\n  traceback of your code (innermost last):\n{full.rstrip()}"
-    return text + "".join(f"\n    at {frame}" for frame in frames)
+    if debug and error.traceback:
+        return f"{text}\n  traceback of your code (innermost last):\n{error.traceback.rstrip()}"
+    return text + "".join(f"\n    at {frame}" for frame in error.frames)
 
 
 _OWNED = f"breaks {EVENT_OWNED}: "

@@ -19,7 +19,7 @@ from ..implementations import BACKENDS
 from ._caller import CallerHabits
 from ._display import class_name, error_text, safe_text, show, type_name
 from ._frames import traceback_of, user_frames
-from ._guard import reraise_unless_target, watch_interrupts
+from ._guard import raise_lost_interrupt, reraise_unless_target, watch_interrupts
 from .steps import Apply, features_of
 
 if TYPE_CHECKING:
@@ -95,9 +95,13 @@ def _result_of(step: Step, assembler: Assembler) -> str | Foreign | None:
 
 
 def _target_error(error: BaseException) -> ImplementationError:
-    """What the target raised, as the case's error; the user's own Ctrl-C is raised on."""
+    """What the target raised, as the case's error, where it was raised included; the user's
+    own Ctrl-C is raised on."""
     reraise_unless_target(error)
-    return ImplementationError(_error_kind(error), error_text(error))
+    frames, full = user_frames(traceback_of(error))
+    return ImplementationError(
+        _error_kind(error), error_text(error), frames=tuple(frames), traceback=full
+    )
 
 
 class _Watch(Protocol):
@@ -172,21 +176,28 @@ class PythonSubject:
         if watchdog is not None:
             watchdog.arm()
         try:
-            return call(*arguments)
-        except BaseException as error:  # see the module doc of _guard
-            raise _target_error(error) from error
+            try:
+                return call(*arguments)
+            except BaseException as error:  # see the module doc of _guard
+                failure = _target_error(error)  # the target's error is freed here, watched
+            raise failure
         finally:
             if watchdog is not None:
                 watchdog.disarm()
+            raise_lost_interrupt()  # a Ctrl-C a finalizer swallowed meanwhile
 
     def new(self, instance: str) -> None:
         self._watched(self._caller.forget)  # a case's first act: the last case's events go
+        self._watched(self._instances.pop, instance, None)  # and its instance: finalizers
         try:
             self._instances[instance] = self._call(self._factory)
         except ImplementationError as error:
-            raise ImplementationError(error.kind, f"factory raised {error.message}") from (
-                error.__cause__
-            )
+            raise ImplementationError(
+                error.kind,
+                f"factory raised {error.message}",
+                frames=error.frames,
+                traceback=error.traceback,
+            ) from None
 
     def perform(self, step: Step) -> str | Foreign | None:
         assembler = self._instances.get(step.instance)
@@ -209,14 +220,16 @@ class PythonSubject:
             try:  # the method is looked up in here too: a lookup may raise as well
                 return _returned(assembler.apply(lent))  # type: ignore[arg-type]
             except BaseException as error:  # see the module doc of _guard
-                raise _target_error(error) from error
+                failure = _target_error(error)  # the target's error is freed here, watched
             finally:
                 caller.take_back(lent, event)
+            raise failure
         finally:
             if watchdog is not None:
                 watchdog.disarm()
+            raise_lost_interrupt()  # a Ctrl-C a finalizer swallowed meanwhile
 
-    def _watched(self, call: Callable[..., None], *arguments: object) -> None:
+    def _watched(self, call: Callable[..., object], *arguments: object) -> None:
         """tokasm's own ``call`` under the watchdog, its errors its own (unlike ``_call``):
         dropping what the target put in an event runs the target's finalizers, which may
         hang too. ``_call`` arms the watchdog itself: calling this from it cost 8% a step."""
@@ -228,6 +241,7 @@ class PythonSubject:
         finally:
             if watchdog is not None:
                 watchdog.disarm()
+            raise_lost_interrupt()  # a Ctrl-C a finalizer swallowed meanwhile
 
     def perform_steps(self, steps: Sequence[Step]) -> Generator[StepOutcome, None, None]:
         for step in steps:
