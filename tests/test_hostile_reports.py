@@ -653,6 +653,7 @@ SIDE_EFFECTS = """\
 import os
 import subprocess
 import sys
+import threading
 import time
 
 from tokasm.implementations import ListJoinAssembler
@@ -668,6 +669,21 @@ class WritesToTheRealStdout(ListJoinAssembler):
     def apply(self, event):
         print("written to sys.__stdout__", file=sys.__stdout__, flush=True)
         return super().apply(event)
+
+
+class LeavesAThreadWritingToStdout(ListJoinAssembler):
+    started = False
+    def __init__(self):
+        super().__init__()
+        if not LeavesAThreadWritingToStdout.started:
+            LeavesAThreadWritingToStdout.started = True
+            threading.Thread(target=self._write, daemon=True).start()
+
+    @staticmethod
+    def _write():
+        while True:
+            os.write(1, b"a thread of the target\\n")
+            time.sleep(0.0001)
 
 
 class StartsAChildThatPrints(ListJoinAssembler):
@@ -708,7 +724,11 @@ def test_nothing_a_target_writes_to_file_descriptor_1_lands_in_a_report_on_stdou
     """A process of its own: ``sys.__stdout__`` and a child's inherited stdout are file
     descriptor 1 itself, which the CLI points at stderr while targets run."""
     (project / "effects.py").write_text(SIDE_EFFECTS, encoding="utf-8")
-    targets = ("effects:WritesToTheRealStdout", "effects:StartsAChildThatPrints")
+    targets = (
+        "effects:WritesToTheRealStdout",
+        "effects:StartsAChildThatPrints",
+        "effects:LeavesAThreadWritingToStdout",  # still writing when the report is
+    )
     ran = tokasm_cmd(project, "check", *targets, "-k", "append.basic", *QUICK, "--json", "-")
     _clean(ran, 0)
     report = json.loads(ran.out)

@@ -76,6 +76,13 @@ class Console:
             if self._fd is not None:
                 _silence(self._fd)
 
+    def close(self) -> None:
+        """Close the stream (one this console was made for: not a shared one like stderr)."""
+        stream, self._stream = self._stream, None
+        if stream is not None:
+            with contextlib.suppress(OSError, ValueError):
+                stream.close()
+
     def _reopen(self, text: str) -> None:
         self._stream = None
         if self._fd is None:
@@ -90,15 +97,16 @@ class Console:
 
 
 class StdoutDiversion:
-    """While a report goes to stdout ('-'): everything else that goes to stdout goes to
-    stderr, so nothing a target writes can land in the report. ``print`` is redirected,
-    and where ``sys.stdout`` is file descriptor 1, the descriptor itself points at stderr,
-    for ``sys.__stdout__`` and a child process a target starts. ``restore`` (idempotent,
-    from any thread) puts it back before the report is written."""
+    """While a report goes to stdout ('-'): the report's own way to stdout (``report``), and
+    everything else that goes to stdout goes to stderr, so nothing a target writes can land
+    in the report. ``print`` is redirected; where ``sys.stdout`` is file descriptor 1, the
+    descriptor itself points at stderr, for ``sys.__stdout__``, a child process a target
+    starts and a thread it leaves running, until the diversion ends (after the report)."""
 
     def __init__(self) -> None:
         self._kept: int | None = None
         self._redirect = contextlib.redirect_stdout(sys.stderr)
+        self.report = Console(sys.stdout)
 
     def __enter__(self) -> StdoutDiversion:
         stdout = sys.stdout
@@ -106,12 +114,16 @@ class StdoutDiversion:
         with contextlib.suppress(OSError, ValueError, AttributeError):
             if stdout.fileno() == 1:  # not a host's capture (pytest's, say): leave fd 1 alone
                 stdout.flush()
-                self._kept = os.dup(1)
+                kept = os.dup(1)
+                encoding, errors = stdout.encoding, stdout.errors
+                self.report = Console(open(kept, "w", encoding=encoding, errors=errors))
+                self._kept = kept
                 os.dup2(2, 1)
         return self
 
-    def restore(self) -> None:
+    def __exit__(self, *exc: object) -> None:
         kept, self._kept = self._kept, None
+        self._redirect.__exit__(None, None, None)
         if kept is None:
             return
         for stream in (sys.stdout, sys.__stdout__):  # what went through fd 1 meanwhile:
@@ -119,11 +131,7 @@ class StdoutDiversion:
                 stream.flush()  # type: ignore[union-attr]
         with contextlib.suppress(OSError):
             os.dup2(kept, 1)
-        os.close(kept)
-
-    def __exit__(self, *exc: object) -> None:
-        self.restore()
-        self._redirect.__exit__(None, None, None)
+        self.report.close()  # and the descriptor kept
 
 
 class _Terminated:

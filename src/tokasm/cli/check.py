@@ -322,9 +322,9 @@ class _Session:
         self.reports = reports
         # Printing that a closed pipe or a target closing sys.stdout cannot stop;
         # with a report on stdout ('-'), everything else goes to stderr.
-        self.stdout = Console(sys.stdout)
-        self.console = Console(sys.stderr) if reports.to_stdout else self.stdout
         self.diversion = StdoutDiversion()  # entered only with a report on stdout
+        self._stdout = Console(sys.stdout)
+        self.console = Console(sys.stderr) if reports.to_stdout else self._stdout
         self.started = time.perf_counter()  # the current target's start
         self.watchdog = Watchdog(args.timeout, self.hung)
         self.subjects: list[Subject] = []
@@ -416,10 +416,14 @@ class _Session:
             self.console.print(details)
         return run_
 
+    @property
+    def stdout(self) -> Console:
+        """Where a report on stdout goes (its own way there while targets are diverted)."""
+        return self.diversion.report if self.reports.to_stdout else self._stdout
+
     def hung(self, seconds: float, stack: str) -> None:
         """The watchdog's report of a target call that ran ``seconds``: report, then exit."""
         try:
-            self.diversion.restore()  # a report on stdout goes to stdout
             code = self._report_hang(seconds, stack)
             sys.stdout.flush()
             sys.stderr.flush()
@@ -529,22 +533,27 @@ def _check(args: argparse.Namespace) -> int:
     quiet_stray_errors()
     # With a report on stdout ('-'), what a target writes there goes to stderr instead.
     diverted = session.diversion if reports.to_stdout else contextlib.nullcontext()
-    with session.watchdog, diverted:
-        session.start()
-        try:
-            _refuse_unrunnable_profiles(args.profile, chosen, session.subjects)
-            reports.remove_stale()
-            session.console.print(version_line())
-            profiles = DEFAULT_PROFILES | set(args.profile)
-            for index, subject in enumerate(session.subjects):
-                run_ = session.run_target(subject, profiles)
-                if session.limit.reached:
-                    unstarted = session.subjects[index + 1 :]
-                    for other in unstarted:
-                        other.close()
-                    names = [other.name for other in unstarted]
-                    session.console.print(_not_run(session.limit, run_.target, session.left, names))
-                    break
-        finally:
-            session.close()
-    return session.conclude()
+    with diverted:
+        with session.watchdog:
+            session.start()
+            try:
+                _refuse_unrunnable_profiles(args.profile, chosen, session.subjects)
+                reports.remove_stale()
+                session.console.print(version_line())
+                _run_targets(session, DEFAULT_PROFILES | set(args.profile))
+            finally:
+                session.close()
+        return session.conclude()
+
+
+def _run_targets(session: _Session, profiles: Set[str]) -> None:
+    """Each target in turn, until the --maxfail limit is reached."""
+    for index, subject in enumerate(session.subjects):
+        run_ = session.run_target(subject, profiles)
+        if session.limit.reached:
+            unstarted = session.subjects[index + 1 :]
+            for other in unstarted:
+                other.close()
+            names = [other.name for other in unstarted]
+            session.console.print(_not_run(session.limit, run_.target, session.left, names))
+            break
