@@ -532,6 +532,27 @@ def test_what_a_target_returns_or_raises_cannot_end_the_run_through_its_attribut
         assert _outcomes(report, target)["append.basic"] in ("failed", "errored"), target
 
 
+def test_isolate_fails_a_result_that_is_not_text_as_in_process_without_a_testee_fault(
+    project: Path,
+) -> None:
+    """The protocol carries text or null only; the Python testee answers anything else so
+    that the step fails, never as a testee fault, which restarts it and, five cases in a
+    row, opens the circuit breaker on cases that pass."""
+    chosen = ("-k", "append.*", *QUICK)
+
+    def failing() -> set[str]:
+        outcomes = _outcomes(_check_reports(project), "values:HugeList")
+        return {case for case, outcome in outcomes.items() if outcome in ("failed", "errored")}
+
+    in_process = tokasm_here(project, "check", "values:HugeList", *chosen, *REPORTS)
+    failing_in_process = failing()
+    isolated = tokasm_cmd(project, "check", "values:HugeList", "--isolate", *chosen, *REPORTS)
+    assert (in_process.code, isolated.code) == (1, 1), isolated.out
+    assert failing() == failing_in_process
+    assert "testee fault" not in isolated.out
+    assert "circuit breaker" not in isolated.out
+
+
 def test_a_str_subclass_with_the_right_text_passes_whatever_it_overrides(project: Path) -> None:
     ran = tokasm_here(project, "check", "values:RightOddStr", *FAST)
     assert ran.code == 0, ran.out

@@ -41,12 +41,16 @@ if TYPE_CHECKING:
     from ..implementations import AssemblerFactory
     from ._protocol import Message
 
-__all__ = ["main", "python_testee_command", "respond", "serve"]
+__all__ = ["NOT_TEXT", "main", "python_testee_command", "respond", "serve"]
 
 
 def python_testee_command(target: str) -> list[str]:
     """The argv that serves ``target`` over the protocol with this interpreter."""
     return [sys.executable, "-m", "tokasm.conformance.testee", target]
+
+
+#: The kind of the error answered for a result that is neither text nor null.
+NOT_TEXT = "ReturnedNotText"
 
 
 def _dispatch(subject: PythonSubject, request: Message) -> Message:
@@ -62,9 +66,10 @@ def _dispatch(subject: PythonSubject, request: Message) -> Message:
     if step is None or (step.feature is not None and step.feature not in subject.features):
         raise ProtocolError(f"unknown op {op!r}")
     result = subject.perform(step.from_request(request))
-    if isinstance(result, Foreign):  # no text and no null: sent as what it showed as, in a
-        # result the kit refuses (an answer the protocol cannot carry is a testee fault)
-        return {"ok": True, "result": {"not text": result.shown}}
+    if isinstance(result, Foreign):  # the protocol carries text or null only: answered as an
+        # error of a kind no step expects, so the step fails as it does in process, without
+        # a testee fault (a restart, the circuit breaker) that would cost other cases
+        return error_response(NOT_TEXT, f"returned {result.shown}, which is neither text nor null")
     return result_response(result)
 
 
