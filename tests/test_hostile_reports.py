@@ -686,6 +686,28 @@ class LeavesAThreadWritingToStdout(ListJoinAssembler):
             time.sleep(0.0001)
 
 
+class _FlushRaises:
+    def write(self, text):
+        return len(text)
+    def flush(self):
+        raise RuntimeError("flush")
+
+
+class ReplacesTheRealStdout(ListJoinAssembler):
+    def __init__(self):
+        super().__init__()
+        sys.__stdout__ = _FlushRaises()
+
+
+class TakesTheDescriptorsAbove2(ListJoinAssembler):
+    taken = []
+    def __init__(self):
+        super().__init__()
+        if not TakesTheDescriptorsAbove2.taken:
+            os.closerange(3, 256)
+            TakesTheDescriptorsAbove2.taken.append(open("taken.txt", "w"))
+
+
 class StartsAChildThatPrints(ListJoinAssembler):
     def __init__(self):
         super().__init__()
@@ -735,6 +757,43 @@ def test_nothing_a_target_writes_to_file_descriptor_1_lands_in_a_report_on_stdou
     jsonschema.validate(report, _schema())
     assert "written to sys.__stdout__" in ran.err
     assert "a child of the target" in ran.err
+
+
+def test_a_target_replacing_sys_dunder_stdout_does_not_change_the_exit_status(
+    project: Path,
+) -> None:
+    (project / "effects.py").write_text(SIDE_EFFECTS, encoding="utf-8")
+    ran = tokasm_cmd(
+        project,
+        "check",
+        "effects:ReplacesTheRealStdout",
+        "-k",
+        "append.basic",
+        *QUICK,
+        "--json",
+        "-",
+    )
+    _clean(ran, 0)
+    jsonschema.validate(json.loads(ran.out), _schema())
+
+
+def test_a_target_taking_the_descriptor_kept_for_stdout_gets_no_report(project: Path) -> None:
+    """It closed every descriptor above 2 and opened a file that reused the number kept for
+    the report on stdout: the report is refused, not written into the target's file."""
+    (project / "effects.py").write_text(SIDE_EFFECTS, encoding="utf-8")
+    ran = tokasm_cmd(
+        project,
+        "check",
+        "effects:TakesTheDescriptorsAbove2",
+        "-k",
+        "append.basic",
+        *QUICK,
+        "--json",
+        "-",
+    )
+    assert ran.code == 2, ran.out + ran.err
+    assert "cannot write report" in ran.err
+    assert (project / "taken.txt").read_text(encoding="utf-8") == ""
 
 
 def test_a_target_changing_the_umask_cannot_make_reports_unreadable(project: Path) -> None:

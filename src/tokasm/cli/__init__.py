@@ -18,7 +18,7 @@ from ..conformance._display import safe_block
 from ..conformance._protocol_client import end_testees, testees_end_with_the_run
 from ..errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, UsageError
 from . import bench, cases, check, export, fuzz
-from ._console import Console, silence_stdout
+from ._console import Console, StdoutDiversion, flush_quietly, silence_stdout
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -71,6 +71,7 @@ def command() -> NoReturn:
     exit. tokasm's own clean-up (stopping testees) has run by then, and runs again here.
     ``main`` called by a program of its own never ends it: that program owns its exit.
     """
+    StdoutDiversion.process_ends = True
     try:
         code: int | str | None = main()
     except SystemExit as stop:  # --help, --version, SIGTERM's 143
@@ -78,8 +79,8 @@ def command() -> NoReturn:
     with contextlib.suppress(OSError, ValueError, AttributeError):  # streams a target closed
         if isinstance(code, str):  # as the interpreter shows sys.exit("message")
             print(code, file=sys.stderr)
-        sys.stdout.flush()
-        sys.stderr.flush()
+    flush_quietly(sys.stdout)  # by their class's flush: a target may have set its own on them
+    flush_quietly(sys.stderr)
     end_testees()
     os._exit(code if isinstance(code, int) else EXIT_OK if code is None else EXIT_FAILED)
 

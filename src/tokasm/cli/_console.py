@@ -16,13 +16,14 @@ import signal
 import sys
 from typing import TYPE_CHECKING, TextIO
 
+from ..conformance._guard import reraise_unless_target
 from ..errors import EXIT_TERMINATED
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
     from types import FrameType
 
-__all__ = ["Console", "StdoutDiversion", "guarded_run", "silence_stdout"]
+__all__ = ["Console", "StdoutDiversion", "flush_quietly", "guarded_run", "silence_stdout"]
 
 
 def _silence(fd: int) -> None:
@@ -96,15 +97,30 @@ class Console:
         self._stream = stream
 
 
+def flush_quietly(stream: object) -> None:
+    """Flush ``stream`` by its class's own method (a target may have set another on it),
+    whatever that raises but the user's Ctrl-C."""
+    try:
+        type(stream).flush(stream)  # type: ignore[attr-defined]
+    except BaseException as error:
+        reraise_unless_target(error)
+
+
 class StdoutDiversion:
     """While a report goes to stdout ('-'): the report's own way to stdout (``report``), and
     everything else that goes to stdout goes to stderr, so nothing a target writes can land
     in the report. ``print`` is redirected; where ``sys.stdout`` is file descriptor 1, the
     descriptor itself points at stderr, for ``sys.__stdout__``, a child process a target
-    starts and a thread it leaves running, until the diversion ends (after the report)."""
+    starts and a thread it leaves running: until the diversion ends, after the report, or
+    for good in the ``tokasm`` program, whose process ends right after (``process_ends``)."""
+
+    #: Set by the ``tokasm`` program: fd 1 is not pointed back at stdout at the end.
+    process_ends = False
 
     def __init__(self) -> None:
         self._kept: int | None = None
+        self._kept_id: tuple[int, int] | None = None
+        self._streams: tuple[object, ...] = ()
         self._redirect = contextlib.redirect_stdout(sys.stderr)
         self.report = Console(sys.stdout)
 
@@ -113,24 +129,38 @@ class StdoutDiversion:
         self._redirect.__enter__()
         with contextlib.suppress(OSError, ValueError, AttributeError):
             if stdout.fileno() == 1:  # not a host's capture (pytest's, say): leave fd 1 alone
-                stdout.flush()
+                flush_quietly(stdout)
                 kept = os.dup(1)
+                status = os.fstat(kept)
                 encoding, errors = stdout.encoding, stdout.errors
                 self.report = Console(open(kept, "w", encoding=encoding, errors=errors))
-                self._kept = kept
+                self._kept, self._kept_id = kept, (status.st_dev, status.st_ino)
+                self._streams = (stdout, sys.__stdout__)  # flushed at the end, as they are now
                 os.dup2(2, 1)
         return self
+
+    @property
+    def intact(self) -> bool:
+        """Whether the copy of stdout kept for the report is still that file (a target may
+        close the descriptor and open a file of its own under the same number)."""
+        if self._kept is None:
+            return True
+        try:
+            status = os.fstat(self._kept)
+        except OSError:
+            return False
+        return (status.st_dev, status.st_ino) == self._kept_id
 
     def __exit__(self, *exc: object) -> None:
         kept, self._kept = self._kept, None
         self._redirect.__exit__(None, None, None)
         if kept is None:
             return
-        for stream in (sys.stdout, sys.__stdout__):  # what went through fd 1 meanwhile:
-            with contextlib.suppress(OSError, ValueError, AttributeError):  # to stderr
-                stream.flush()  # type: ignore[union-attr]
-        with contextlib.suppress(OSError):
-            os.dup2(kept, 1)
+        for stream in self._streams:  # what went through fd 1 meanwhile: to stderr
+            flush_quietly(stream)
+        if not StdoutDiversion.process_ends:
+            with contextlib.suppress(OSError):
+                os.dup2(kept, 1)
         self.report.close()  # and the descriptor kept
 
 

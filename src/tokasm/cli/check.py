@@ -8,7 +8,7 @@ import fnmatch
 import os
 import sys
 import time
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -421,6 +421,16 @@ class _Session:
         """Where a report on stdout goes (its own way there while targets are diverted)."""
         return self.diversion.report if self.reports.to_stdout else self._stdout
 
+    def _report_stdout(self) -> Callable[[str], None]:
+        """How a report on stdout is printed, or refused if a target took its descriptor."""
+        if not (self.reports.to_stdout and not self.diversion.intact):
+            return self.stdout.print
+
+        def refuse(text: str) -> None:
+            raise OSError("a target closed or replaced the descriptor kept for stdout")
+
+        return refuse
+
     def hung(self, seconds: float, stack: str) -> None:
         """The watchdog's report of a target call that ran ``seconds``: report, then exit."""
         try:
@@ -471,7 +481,7 @@ class _Session:
     def conclude(self) -> int:
         """Write every report (each on its own, before anything is printed that a closed
         stdout could stop), then print the card and verdict: the exit code."""
-        failures = self.reports.write(self.runs, self.stdout.print)
+        failures = self.reports.write(self.runs, self._report_stdout())
         self.console.print(render_card(self.runs))
         self.console.print(render_verdict(self.runs, self.size))
         if failures:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import linecache
 import os
+import stat
 import sys
 import threading
 import traceback
@@ -68,13 +69,27 @@ def traceback_of(error: BaseException) -> TracebackType | None:
     return tb
 
 
+#: The largest source file a line is shown from (``linecache`` reads a file whole).
+_MAX_SOURCE_BYTES = 4 * 1024 * 1024
+
+
+def _readable_source(filename: str) -> bool:
+    """A regular file of a source file's size: not a FIFO, a device, or a ``/proc`` file
+    (size 0, and reading one may block), nor a huge one."""
+    try:
+        status = os.stat(filename)
+    except (OSError, ValueError):
+        return False
+    return stat.S_ISREG(status.st_mode) and 0 < status.st_size <= _MAX_SOURCE_BYTES
+
+
 def _summary(code: CodeType, lineno: int | None) -> traceback.FrameSummary:
     """One frame, its source line read from its file on disk only. ``traceback``'s own
     extraction asks the frame's module (its ``__loader__``) for the source of a file that
     does not exist: that is the target's code, and it may raise ``SystemExit(0)`` or hang."""
     filename, name = safe_text(code.co_filename), safe_text(code.co_name)
     line = ""
-    if lineno is not None and os.path.isfile(filename):
+    if lineno is not None and _readable_source(filename):
         line = linecache.getline(filename, lineno)
     return traceback.FrameSummary(filename, lineno, name, lookup_line=False, line=line)
 

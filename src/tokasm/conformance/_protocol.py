@@ -29,6 +29,7 @@ __all__ = [
     "MAX_NAME_CHARS",
     "MAX_TEXT_CHARS",
     "MAX_VALUES",
+    "NOT_TEXT",
     "OK",
     "PROTOCOL_VERSION",
     "Message",
@@ -73,6 +74,11 @@ MAX_TEXT_CHARS = 2000
 
 #: The response to ``new``.
 OK: Message = {"ok": True}
+
+#: The error kind of an answer for a result that is neither text nor null, which the
+#: protocol cannot carry (the Python testee's ``--isolate``): the step failed, as it would
+#: have in process, and the testee is not at fault.
+NOT_TEXT = "ReturnedNotText"
 
 
 def encode(message: Mapping[str, object]) -> bytes:

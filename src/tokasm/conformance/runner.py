@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, cast
 
 from ..errors import EventNotOwned, ImplementationError, SubjectFault
 from ._display import abbreviated, first_difference, safe_text, show, type_name
+from ._protocol import NOT_TEXT
 from .results import FAILING, CaseResult
 from .steps import Raises, Returns
 from .subjects import Foreign, PythonSubject
@@ -82,6 +83,16 @@ def _on_raise(step: Step, case: Case, error: ImplementationError, debug: bool) -
     expect = step.expect
     if isinstance(error, EventNotOwned):
         return _owned(case, f"{_where(step)}\n  {error.message}")
+    if error.kind == NOT_TEXT:  # a result the protocol cannot carry: shown as in process
+        assert expect is not None  # a corpus case always says what a step must do
+        shown = safe_text(error.message)
+        if isinstance(expect, Raises):
+            expected, shown = f"raises {expect.kind}", f"returned {shown}"
+        else:
+            expected = show(expect.value)
+        return CaseResult.of(
+            case, "failed", f"{_where(step)}\n  expected: {expected}\n  actual:   {shown}"
+        )
     raised = _raised(error, debug)
     if not isinstance(expect, Raises):
         assert expect is not None  # a corpus case always says what a step must do

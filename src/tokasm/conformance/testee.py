@@ -24,6 +24,7 @@ from .._versions import PROTOCOL_VERSION
 from ..errors import ImplementationError, ProtocolError, TargetError
 from ..implementations import strict
 from ._protocol import (
+    NOT_TEXT,
     OK,
     decode,
     encode,
@@ -41,16 +42,12 @@ if TYPE_CHECKING:
     from ..implementations import AssemblerFactory
     from ._protocol import Message
 
-__all__ = ["NOT_TEXT", "main", "python_testee_command", "respond", "serve"]
+__all__ = ["main", "python_testee_command", "respond", "serve"]
 
 
 def python_testee_command(target: str) -> list[str]:
     """The argv that serves ``target`` over the protocol with this interpreter."""
     return [sys.executable, "-m", "tokasm.conformance.testee", target]
-
-
-#: The kind of the error answered for a result that is neither text nor null.
-NOT_TEXT = "ReturnedNotText"
 
 
 def _dispatch(subject: PythonSubject, request: Message) -> Message:
@@ -69,7 +66,7 @@ def _dispatch(subject: PythonSubject, request: Message) -> Message:
     if isinstance(result, Foreign):  # the protocol carries text or null only: answered as an
         # error of a kind no step expects, so the step fails as it does in process, without
         # a testee fault (a restart, the circuit breaker) that would cost other cases
-        return error_response(NOT_TEXT, f"returned {result.shown}, which is neither text nor null")
+        return error_response(NOT_TEXT, result.shown)
     return result_response(result)
 
 
