@@ -17,6 +17,7 @@ the probe fails only if every one of ``ATTEMPTS`` measurements exceeds it.
 
 from __future__ import annotations
 
+import secrets
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -76,7 +77,6 @@ BATCH = 0.0005
 BUILD_BUDGET = 60.0
 
 _INSTANCE = "cost"
-_SHORT, _LONG = "short", "long"
 _DESCRIPTION = (
     f"reads after final cost the same for a text of 1 part and of {PARTS} parts (CACHE-FINAL)"
 )
@@ -157,15 +157,28 @@ def _performed(subject: Subject, steps: Sequence[Step], deadline: float) -> None
             )
 
 
-def _build(subject: Subject, parts: int) -> str:
+@dataclass(frozen=True)
+class _Ids:
+    """The two messages' ids, new for each probe, so that no target can tell by the id
+    which read is timed against which (an id is ``m`` and 8 random hex digits)."""
+
+    short: str
+    long: str
+
+    @classmethod
+    def drawn(cls) -> _Ids:
+        return cls(f"m{secrets.token_hex(4)}", f"m{secrets.token_hex(4)}")
+
+
+def _build(subject: Subject, parts: int, ids: _Ids) -> str:
     """Finalize the long and the short message on a fresh instance; return their text."""
     subject.new(_INSTANCE)
     deltas = ["x" if index % TEXT_EVERY == 0 else "" for index in range(parts)]
     text = "".join(deltas)
-    applies = [Apply(_INSTANCE, None, {"id": _LONG, "delta": delta}) for delta in deltas]
+    applies = [Apply(_INSTANCE, None, {"id": ids.long, "delta": delta}) for delta in deltas]
     _performed(subject, applies, time.monotonic() + BUILD_BUDGET)
-    _expect(subject, Apply(_INSTANCE, None, {"id": _LONG, "final": True}), text)
-    _expect(subject, Apply(_INSTANCE, None, {"id": _SHORT, "delta": text, "final": True}), text)
+    _expect(subject, Apply(_INSTANCE, None, {"id": ids.long, "final": True}), text)
+    _expect(subject, Apply(_INSTANCE, None, {"id": ids.short, "delta": text, "final": True}), text)
     return text
 
 
@@ -182,10 +195,10 @@ def _read(subject: Subject, message_id: str) -> Action:
     return read
 
 
-def _measure(subject: Subject) -> Timing:
-    reads = {message_id: _read(subject, message_id) for message_id in (_SHORT, _LONG)}
+def _measure(subject: Subject, ids: _Ids) -> Timing:
+    reads = {message_id: _read(subject, message_id) for message_id in (ids.short, ids.long)}
     best = interleaved_min(reads, ROUNDS, BATCH)
-    return Timing(best[_SHORT], best[_LONG])
+    return Timing(best[ids.short], best[ids.long])
 
 
 def _micro(seconds: float) -> str:
@@ -213,11 +226,12 @@ def probe_cache_final(subject: Subject, parts: int = PARTS) -> CaseResult:
     """Run the probe on ``subject``: a case-like result for CACHE-FINAL."""
 
     try:
-        text = _build(subject, parts)
+        ids = _Ids.drawn()
+        text = _build(subject, parts, ids)
         # A first read of each, checked: a target that caches at its first read passes too.
-        _expect(subject, Get(_INSTANCE, None, _LONG), text)
-        _expect(subject, Get(_INSTANCE, None, _SHORT), text)
-        verdict = judge(lambda: _measure(subject))
+        _expect(subject, Get(_INSTANCE, None, ids.long), text)
+        _expect(subject, Get(_INSTANCE, None, ids.short), text)
+        verdict = judge(lambda: _measure(subject, ids))
     except _NotMeasurable as unmeasurable:
         return probe_result(unmeasurable.outcome, unmeasurable.message)
     except SubjectFault as fault:
