@@ -7,13 +7,14 @@ import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tokasm.cli import main
 from tokasm.conformance._paths import spec_dir
 
 if TYPE_CHECKING:
-    from pathlib import Path
+    from collections.abc import Iterator
 
     import pytest
 
@@ -25,6 +26,7 @@ __all__ = [
     "Ran",
     "copy_spec",
     "example_session",
+    "running_processes",
     "tokasm_cmd",
     "tokasm_main",
     "tokasm_started",
@@ -211,3 +213,15 @@ def tokasm_here(folder: Path, *args: str) -> Ran:
     with user_folder(folder), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         code = main(list(args))
     return Ran(code, out.getvalue(), err.getvalue())
+
+
+def running_processes() -> Iterator[tuple[str, str]]:
+    """(working folder, command line) of every process running now (Linux ``/proc``), for
+    tests that prove none outlived a run."""
+    for proc in Path("/proc").iterdir():
+        try:
+            cwd = os.readlink(proc / "cwd")
+            cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        yield cwd, cmdline

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 import jsonschema
 import pytest
 
-from helpers import QUICK, tokasm_here
+from helpers import QUICK, running_processes, tokasm_here
 from tokasm.cli import main
 from tokasm.cli.options import MAX_SECONDS
 from tokasm.conformance._paths import spec_dir
@@ -253,15 +253,7 @@ def test_restarts_that_hang_count_as_faults(tmp_path: Path, few: list[str]) -> N
 
 def _running_with(marker: str) -> list[str]:
     """Command lines of the running processes that mention ``marker``."""
-    found = []
-    for proc in Path("/proc").iterdir():
-        try:
-            cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode()
-        except OSError:
-            continue
-        if marker in cmdline and "pytest" not in cmdline:
-            found.append(cmdline)
-    return found
+    return [c for _, c in running_processes() if marker in c and "pytest" not in c]
 
 
 def test_a_testee_started_while_the_corpus_is_read_is_the_one_used_or_killed(

@@ -740,18 +740,23 @@ def test_a_printing_target_cannot_corrupt_a_report_on_stdout(project: Path) -> N
     assert "debug output of the target" in ran.err
 
 
+def _with_a_report_on_stdout(project: Path, *targets: str) -> Ran:
+    """``check`` of the side-effect targets, in a process of its own, with ``--json -``."""
+    (project / "effects.py").write_text(SIDE_EFFECTS, encoding="utf-8")
+    return tokasm_cmd(project, "check", *targets, "-k", "append.basic", *QUICK, "--json", "-")
+
+
 def test_nothing_a_target_writes_to_file_descriptor_1_lands_in_a_report_on_stdout(
     project: Path,
 ) -> None:
     """A process of its own: ``sys.__stdout__`` and a child's inherited stdout are file
     descriptor 1 itself, which the CLI points at stderr while targets run."""
-    (project / "effects.py").write_text(SIDE_EFFECTS, encoding="utf-8")
-    targets = (
+    ran = _with_a_report_on_stdout(
+        project,
         "effects:WritesToTheRealStdout",
         "effects:StartsAChildThatPrints",
         "effects:LeavesAThreadWritingToStdout",  # still writing when the report is
     )
-    ran = tokasm_cmd(project, "check", *targets, "-k", "append.basic", *QUICK, "--json", "-")
     _clean(ran, 0)
     report = json.loads(ran.out)
     jsonschema.validate(report, _schema())
@@ -762,17 +767,7 @@ def test_nothing_a_target_writes_to_file_descriptor_1_lands_in_a_report_on_stdou
 def test_a_target_replacing_sys_dunder_stdout_does_not_change_the_exit_status(
     project: Path,
 ) -> None:
-    (project / "effects.py").write_text(SIDE_EFFECTS, encoding="utf-8")
-    ran = tokasm_cmd(
-        project,
-        "check",
-        "effects:ReplacesTheRealStdout",
-        "-k",
-        "append.basic",
-        *QUICK,
-        "--json",
-        "-",
-    )
+    ran = _with_a_report_on_stdout(project, "effects:ReplacesTheRealStdout")
     _clean(ran, 0)
     jsonschema.validate(json.loads(ran.out), _schema())
 
@@ -780,17 +775,7 @@ def test_a_target_replacing_sys_dunder_stdout_does_not_change_the_exit_status(
 def test_a_target_taking_the_descriptor_kept_for_stdout_gets_no_report(project: Path) -> None:
     """It closed every descriptor above 2 and opened a file that reused the number kept for
     the report on stdout: the report is refused, not written into the target's file."""
-    (project / "effects.py").write_text(SIDE_EFFECTS, encoding="utf-8")
-    ran = tokasm_cmd(
-        project,
-        "check",
-        "effects:TakesTheDescriptorsAbove2",
-        "-k",
-        "append.basic",
-        *QUICK,
-        "--json",
-        "-",
-    )
+    ran = _with_a_report_on_stdout(project, "effects:TakesTheDescriptorsAbove2")
     assert ran.code == 2, ran.out + ran.err
     assert "cannot write report" in ran.err
     assert (project / "taken.txt").read_text(encoding="utf-8") == ""

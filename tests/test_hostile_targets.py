@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import jsonschema
 import pytest
 
-from helpers import QUICK, Ran, tokasm_cmd, tokasm_here, tokasm_started
+from helpers import QUICK, Ran, running_processes, tokasm_cmd, tokasm_here, tokasm_started
 from tokasm.conformance._paths import spec_dir
 
 if TYPE_CHECKING:
@@ -756,12 +756,7 @@ def test_a_finalizer_that_hangs_when_the_kept_events_go_is_a_hang_like_any_other
 
 def _testees(folder: Path) -> Iterator[str]:
     """Command lines of running processes that serve a target from ``folder``."""
-    for proc in Path("/proc").iterdir():
-        try:
-            cwd = os.readlink(proc / "cwd")
-            cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode()
-        except OSError:
-            continue
+    for cwd, cmdline in running_processes():
         if cwd == str(folder) and "tokasm.conformance.testee" in cmdline:
             yield cmdline
 
