@@ -637,13 +637,18 @@ class TakesLongerPrefixedDeltaAsSnapshot(_Data):
     """Breaks APPEND: a delta that starts with the whole text so far (three characters or
     more) and is longer replaces it, for providers that resend the full text each time."""
 
+    def __init__(self) -> None:
+        super().__init__()
+        self._sizes: dict[str, int] = {}  # the text so far joined only for a longer delta
+
     def apply(self, event: Event) -> str | None:
         key, delta = self._key(event["id"]), event.get("delta")
-        parts = self._parts.get(key)
-        if parts is not None and delta is not None and key not in self._done:
-            text = "".join(parts)
-            if len(text) >= 3 and len(delta) > len(text) and delta.startswith(text):
+        if delta is not None and key not in self._done:
+            size, parts = self._sizes.get(key, 0), self._parts.get(key)
+            if parts and 3 <= size < len(delta) and delta.startswith("".join(parts)):
                 parts[:] = []
+                size = 0
+            self._sizes[key] = size + len(delta)
         return super().apply(event)
 
 

@@ -395,3 +395,15 @@ def test_spec_dir_override_without_version_fails(
     monkeypatch.setenv(SPEC_DIR_ENV, str(tmp_path / "nowhere"))
     with pytest.raises(CorpusError, match="nowhere"):
         spec_dir()
+
+
+def test_the_shipped_corpus_expands_as_any_folder_would(tmp_path: Path) -> None:
+    """tokasm expands its own corpus lazily, case by case, trusting that its tests expand
+    every case: this is that test. A copy of the folder is not tokasm's own, so it is
+    expanded on load, within every budget, and must give the very same steps."""
+    shipped = load_corpus()
+    copy = copy_spec(tmp_path)
+    for path in (spec_dir() / "cases").glob("*.yaml"):
+        (copy / "cases" / path.name).write_bytes(path.read_bytes())
+    copied = load_corpus(copy)
+    assert [(c.id, c.steps) for c in copied] == [(c.id, c.steps) for c in shipped]

@@ -11,25 +11,34 @@ from pathlib import Path
 
 from ..errors import CorpusError
 
-__all__ = ["SPEC_DIR_ENV", "spec_dir", "spec_version"]
+__all__ = ["SPEC_DIR_ENV", "shipped", "spec_dir", "spec_version"]
 
 SPEC_DIR_ENV = "TOKASM_SPEC_DIR"
 
 _PACKAGE = Path(__file__).resolve().parent.parent
 
 
+#: The spec folders tokasm ships: the wheel's copy, then the checkout's.
+_SHIPPED = (_PACKAGE / "_spec", _PACKAGE.parent.parent / "spec")
+
+
 def spec_dir() -> Path:
     """The spec folder in use; CorpusError (exit 2) names where it looked, and the variable."""
     override = os.environ.get(SPEC_DIR_ENV)
-    candidates = (
-        [Path(override)] if override else [_PACKAGE / "_spec", _PACKAGE.parent.parent / "spec"]
-    )
+    candidates = [Path(override)] if override else list(_SHIPPED)
     for candidate in candidates:
         if (candidate / "VERSION").is_file():
             return candidate
     looked = ", ".join(str(c) for c in candidates)
     hint = f" ({SPEC_DIR_ENV} is set)" if override else ""
     raise CorpusError(f"no tokasm spec folder (with a VERSION file){hint}; looked in {looked}")
+
+
+def shipped(root: Path) -> bool:
+    """Whether ``root`` is the spec folder tokasm ships, whose every case its own tests load,
+    rather than one ``TOKASM_SPEC_DIR`` names, which may hold anything."""
+    shipped_root = next((folder for folder in _SHIPPED if (folder / "VERSION").is_file()), None)
+    return shipped_root is not None and root.resolve() == shipped_root.resolve()
 
 
 def spec_version() -> str:
