@@ -1,10 +1,18 @@
-"""Shared test setup: Hypothesis profiles (CI is derandomized so it cannot flake)."""
+"""Shared test setup: Hypothesis profiles (CI is derandomized so it cannot flake), and one
+bytecode cache for the session's subprocesses."""
 
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
+from functools import partial
+from typing import TYPE_CHECKING
 
 from hypothesis import HealthCheck, settings
+
+if TYPE_CHECKING:
+    import pytest
 
 settings.register_profile(
     "ci",
@@ -15,3 +23,23 @@ settings.register_profile(
 )
 settings.register_profile("dev", deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The suite's Python subprocesses (some 150 runs of tokasm, and xdist's workers) share
+    one bytecode cache in a folder of the session's own.
+
+    Where ``PYTHONDONTWRITEBYTECODE`` keeps a machine's trees free of ``__pycache__``, each
+    run would otherwise compile tokasm from its source again: 0.25 s of a 0.45 s
+    ``check -k``. The session's folder keeps the trees just as clean, and goes at its end.
+    """
+    if (
+        not os.environ.get("PYTHONDONTWRITEBYTECODE")
+        or "PYTHONPYCACHEPREFIX" in os.environ
+        or hasattr(config, "workerinput")  # an xdist worker: its controller did this
+    ):
+        return
+    folder = tempfile.mkdtemp(prefix="tokasm-tests-bytecode-")
+    config.add_cleanup(partial(shutil.rmtree, folder, ignore_errors=True))
+    os.environ["PYTHONPYCACHEPREFIX"] = folder
+    del os.environ["PYTHONDONTWRITEBYTECODE"]

@@ -18,7 +18,7 @@ from mutants import MUTANTS
 from tokasm.conformance._blame import SITUATIONS, blame
 from tokasm.conformance.corpus import load_corpus, requirement_ids
 from tokasm.conformance.results import FAILING, CaseResult
-from tokasm.conformance.runner import DEFAULT_PROFILES, run_cases
+from tokasm.conformance.runner import DEFAULT_PROFILES, EVENT_OWNED, run_cases
 from tokasm.conformance.subjects import PythonSubject
 
 if TYPE_CHECKING:
@@ -78,6 +78,10 @@ def test_a_case_naming_the_mutants_rule_fails_and_the_summary_names_it_first(
         f"lists {mutant.requirement} fails (other failing cases: "
         f"{[r.case_id for r in failing] or 'none'})"
     )
+    if mutant.requirement == EVENT_OWNED:  # a caller's habit: no other rule takes the blame
+        for result in failing:
+            assert result.requirements[0] == EVENT_OWNED, result.case_id
+            assert result.message.startswith(f"breaks {EVENT_OWNED}"), result.message
     groups = blame(results, cases)
     wanted, first = mutant.requirement, groups[0].requirement if groups else None
     if name in MISSED:

@@ -77,7 +77,16 @@ def test_correct_target_passes_with_case_ids_in_item_names(project: pytest.Pytes
 
 
 def test_broken_target_fails_with_the_runner_message(project: pytest.Pytester) -> None:
-    result = _conformance(project, "--tokasm-assembler", BROKEN, "-rf")
+    result = _conformance(
+        project,
+        "--tokasm-assembler",
+        BROKEN,
+        "-rf",
+        "-k",
+        "seed.example",
+        "--tokasm-fuzz-examples",
+        "0",
+    )
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines(
         [
