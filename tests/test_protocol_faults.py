@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from tokasm.conformance.results import CaseResult
 
 FAULTY = Path(__file__).resolve().parent / "testees" / "faulty.py"
-TIMEOUT = 1.0  # a hang costs this; far above a normal request (well under 1 ms)
+TIMEOUT = 0.5  # a hang costs this; far above a normal request (well under 1 ms)
 STRIKE_AT = 4  # request number (hello is 1); well inside the first few cases
 
 
