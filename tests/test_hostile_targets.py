@@ -15,6 +15,9 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
+import sys
+import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -26,7 +29,7 @@ from helpers import QUICK, Ran, running_processes, tokasm_cmd, tokasm_here, toka
 from tokasm.conformance._paths import spec_dir
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
 
 pytest_plugins = ["pytester"]
 
@@ -130,6 +133,11 @@ class Spins(ListJoinAssembler):
     def get(self, message_id):
         while True:
             pass
+
+class SleepsOnceMarked(ListJoinAssembler):
+    def get(self, message_id):
+        open("hanging", "w").close()
+        time.sleep(3600)
 
 class Waits(ListJoinAssembler):
     def get(self, message_id):
@@ -769,3 +777,37 @@ def test_the_pytest_route_isolates_a_hanging_target(pytester: pytest.Pytester) -
     assert result.parseoutcomes()["failed"] == 2
     result.stdout.fnmatch_lines(["*no response within 0.5 s*"])
     assert list(_testees(pytester.path)) == []
+
+
+def _until(condition: Callable[[], bool], seconds: float) -> bool:
+    """Whether ``condition`` came true within ``seconds``, checked every 10 ms."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_a_sigterm_that_ends_the_pytest_route_ends_its_testees_first(
+    pytester: pytest.Pytester, workers: list[str]
+) -> None:
+    """pytest has no SIGTERM handler: a cancelled CI job ends it with no unconfigure and no
+    atexit, and each testee, in a session of its own, would live on (under xdist, the
+    controller's own; its workers end theirs when they find the controller gone)."""
+    pytester.makepyfile(hangs=HANGS)
+    command = [sys.executable, "-m", "pytest", *_SUITE, *_NO_HYPOTHESIS_PLUGIN, *workers]
+    command += ["--tokasm-assembler", "hangs:SleepsOnceMarked", "--tokasm-isolate"]
+    command += ["--tokasm-timeout", "600", "-k", "seed.example"]
+    process = subprocess.Popen(
+        command, cwd=pytester.path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    try:
+        assert _until((pytester.path / "hanging").exists, 60), "no testee hangs"
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=60) == -signal.SIGTERM  # ended by the signal, as before
+        assert _until(lambda: not any(_testees(pytester.path)), 10), list(_testees(pytester.path))
+    finally:
+        process.kill()
+        process.wait()

@@ -51,7 +51,7 @@ from ._protocol import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Generator, Iterator, Sequence
+    from collections.abc import Callable, Generator, Iterator, Sequence
     from types import FrameType
 
     from .steps import Step
@@ -68,6 +68,7 @@ __all__ = [
     "STDERR_TAIL_BYTES",
     "STDERR_TAIL_LINES",
     "CommandSubject",
+    "fatal_signals_kill_testees",
     "kill_testees",
     "prestart",
     "split_command",
@@ -206,6 +207,38 @@ def testees_end_with_the_run() -> Iterator[None]:
             signal.signal(signum, handler)
         interrupts_watched(False)
         end_testees()
+
+
+#: Signals whose default action ends the process at once, with no ``atexit``, no
+#: ``finally`` and no pytest unconfigure: a CI job cancelled (SIGTERM), a terminal closed.
+_FATAL = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name))
+
+
+def fatal_signals_kill_testees() -> Callable[[], None]:
+    """Until the returned undo is called, each of ``_FATAL`` that nothing handles kills
+    every testee group first, then ends the process as it would have (its status says
+    the signal). For a host that runs testees with no run of its own to wrap in
+    ``testees_end_with_the_run`` (the pytest plugin): each testee has a session of its
+    own, so the signal that ends the host would not reach it."""
+    installed: dict[int, Any] = {}
+    if threading.current_thread() is threading.main_thread():
+        for signum in _FATAL:
+            if signal.getsignal(signum) is signal.SIG_DFL:
+                installed[signum] = signal.signal(signum, _kill_testees_then_die)
+
+    def undo() -> None:
+        for signum, previous in installed.items():
+            if signal.getsignal(signum) is _kill_testees_then_die:
+                signal.signal(signum, previous)
+        installed.clear()
+
+    return undo
+
+
+def _kill_testees_then_die(signum: int, frame: FrameType | None) -> None:
+    kill_testees()
+    signal.signal(signum, signal.SIG_DFL)
+    signal.raise_signal(signum)
 
 
 @functools.lru_cache(maxsize=256)

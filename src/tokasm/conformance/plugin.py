@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
-    from collections.abc import Set
+    from collections.abc import Callable, Set  # noqa: F401 (Callable: a stash key's type)
 
     from ._xfail import XfailList
     from .corpus import Case, Corpus
@@ -46,6 +46,7 @@ __all__ = [
 _SUBJECTS = pytest.StashKey[dict[str, "Subject"]]()
 _XFAIL = pytest.StashKey["XfailList | None"]()
 _CASES = pytest.StashKey["list[Case]"]()
+_UNDO_SIGNALS = pytest.StashKey["Callable[[], None]"]()
 
 _NO_TARGET_ID = "no-assembler"
 _NO_TARGET = (
@@ -199,11 +200,13 @@ def _check_profile_gaps(config: pytest.Config, subjects: dict[str, Subject]) -> 
 
 
 def _subject(config: pytest.Config, target: str) -> Subject:
-    from ._protocol_client import DEFAULT_TIMEOUT, CommandSubject
+    from ._protocol_client import DEFAULT_TIMEOUT, CommandSubject, fatal_signals_kill_testees
     from .subjects import PythonSubject, resolve_target
     from .testee import python_testee_command
 
     if config.getoption("tokasm_isolate"):
+        if _UNDO_SIGNALS not in config.stash:  # a SIGTERM ending pytest kills them first
+            config.stash[_UNDO_SIGNALS] = fatal_signals_kill_testees()
         timeout: float | None = config.getoption("tokasm_timeout")
         return CommandSubject(python_testee_command(target), timeout or DEFAULT_TIMEOUT)
     return PythonSubject(resolve_target(target), target)
@@ -213,6 +216,9 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     """Stop the testee processes of ``--tokasm-isolate``: none outlives the session."""
     for subject in config.stash.get(_SUBJECTS, {}).values():
         subject.close()
+    undo_signals = config.stash.get(_UNDO_SIGNALS, None)
+    if undo_signals is not None:
+        undo_signals()
 
 
 def selected_profiles(config: pytest.Config) -> Set[str]:
