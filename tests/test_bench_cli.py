@@ -385,6 +385,26 @@ def test_a_quadratic_class_cannot_stretch_the_sweep_past_max_time(project: Path)
     assert "Traceback" not in ran.err
 
 
+def test_a_run_that_ignores_its_interrupt_ends_the_sweep_with_the_results_so_far(
+    project: Path,
+) -> None:
+    """The run at 80 deltas swallows the watchdog's interrupt: a thread cannot be stopped,
+    so the sweep reports what it has, the stuck run as the series' error, and ends."""
+    ran = tokasm_cmd(
+        project,
+        *("bench", "slow_assemblers:IgnoresTheInterrupt", "--only", "--quick"),
+        *("--repeats", "1", "--scenario", "stream_then_finalize", "--sizes", "40,80"),
+        *("--budget", "0.5", "--json", "out.json"),
+    )
+    assert ran.code == 1, ran.out + ran.err
+    [result] = _report(project)["results"]
+    assert [point["size"] for point in result["points"]] == [40]
+    assert "ignored the interrupt" in result["error"]
+    assert "_append" in result["error"]  # where it was stuck
+    assert "ignored the interrupt" in ran.out
+    assert "Traceback" not in ran.err
+
+
 def test_a_run_that_hangs_is_interrupted_and_the_sweep_goes_on(project: Path) -> None:
     """Predicted to fit, the run at 80 deltas hangs: it is stopped at twice the budget."""
     ran = tokasm_cmd(

@@ -230,6 +230,15 @@ class LeavesThreadThenSleeps(LeavesThread):
     def get(self, message_id):
         print("hanging", file=sys.stderr, flush=True)
         time.sleep(3600)
+
+class SleepsThroughEverything(ListJoinAssembler):
+    def get(self, message_id):
+        print("hanging", file=sys.stderr, flush=True)
+        while True:
+            try:
+                time.sleep(3600)
+            except BaseException:
+                pass
 """
 
 # Values and errors whose class, name or traceback is the target's code: reading any of
@@ -457,6 +466,8 @@ def test_a_targets_own_keyboard_interrupt_is_not_a_ctrl_c(project: Path) -> None
         ("hangs:LeavesThreadThenSleeps", signal.SIGTERM, 143, "terminated"),
         # Python swallows what a finalizer raises, the SIGTERM's KeyboardInterrupt too.
         ("hangs:SleepsWhenDropped", signal.SIGTERM, 143, "terminated"),
+        # The SIGTERM's KeyboardInterrupt is swallowed, and the target sleeps on.
+        ("hangs:SleepsThroughEverything", signal.SIGTERM, 143, "terminated"),
     ],
 )
 def test_a_real_ctrl_c_or_sigterm_still_stops_the_run(

@@ -21,6 +21,7 @@ import math
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Protocol
 
 from ..conformance._display import error_text
@@ -32,7 +33,7 @@ from ._watchdog import Overrun, watchdog
 from .workload import make_workload
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Sequence
+    from collections.abc import Callable, Iterator, Sequence
 
     from ..implementations import AssemblerFactory
     from .scenarios import Action, Scenario
@@ -281,6 +282,8 @@ class _Sweep:
     settings: SweepSettings
     progress: SweepProgress | None
     results: Sequence[Series]
+    #: Told the results so far when a run ignored its interrupt and cannot be stopped.
+    on_stuck: Callable[[Sequence[Series]], object] | None = None
     started: float = field(default_factory=time.perf_counter)
 
     def left(self) -> float:
@@ -337,8 +340,9 @@ class _Sweep:
             else (max(total, 0.0), MAX_TIME, "--max-time plus --budget")
         )
         watch = _Watch()
+        stuck = None if self.on_stuck is None else partial(self._stuck, series, size, seconds)
         try:
-            with watchdog(seconds):
+            with watchdog(seconds, stuck):
                 yield watch
         except Overrun:
             watch.overran = True
@@ -348,6 +352,19 @@ class _Sweep:
                 series.skips.append(Skip(size, phase, limit, reason, interrupted=True))
             if phase == TIME:  # a traced run's line says it (``_log_cells``)
                 self.finished(series, size, reason)
+
+    def _stuck(self, series: Series, size: int, limit: float, ran: float, stack: str) -> None:
+        """From the watchdog's thread: the run of ``series`` at ``size`` ignored its
+        interrupt. It is the series' error, and ``on_stuck`` gets the results so far."""
+        where = f"\nthe stuck code's stack (innermost last):\n{stack.rstrip()}" if stack else ""
+        series.error = (
+            f"still running at {format_size(size)} after {ran:.3g} s, though interrupted "
+            f"at {limit:.3g} s: it ignored the interrupt (it catches BaseException, or "
+            f"uses SIGALRM itself), and a thread cannot be stopped, so the sweep ended "
+            f"here; measure it in a process of its own with --cmd{where}"
+        )
+        assert self.on_stuck is not None
+        self.on_stuck(self.results)
 
     def starting(self, step: str) -> None:
         if self.progress:
@@ -536,8 +553,10 @@ def run_sweep(
     contenders: Sequence[Contender],
     settings: SweepSettings,
     progress: SweepProgress | None = None,
+    on_stuck: Callable[[Sequence[Series]], object] | None = None,
 ) -> list[Series]:
-    """Every scenario on every contender that supports it, sizes ascending.
+    """Every scenario on every contender that supports it, sizes ascending; ``on_stuck``
+    ends the process with the results so far if a run cannot be stopped (``_Sweep``).
 
     First the climb: one size at a time, smallest first (probe sizes, from
     ``probe_sizes``, in their place but not reported), every scenario on every
@@ -557,7 +576,7 @@ def run_sweep(
         for scenario in scenarios
     ]
     watch_interrupts()  # so that a target's own KeyboardInterrupt is its error, not a Ctrl-C
-    sweep = _Sweep(settings, progress, [series for _, row in grid for series in row])
+    sweep = _Sweep(settings, progress, [series for _, row in grid for series in row], on_stuck)
     probes = probe_sizes(settings.sizes)
     for size in sorted({*probes, *settings.sizes}):
         _climb(sweep, grid, size, reported=size not in probes)

@@ -14,9 +14,12 @@ import contextlib
 import os
 import signal
 import sys
+import threading
+import time
 from typing import TYPE_CHECKING, TextIO
 
-from ..conformance._guard import reraise_unless_target
+from ..conformance._guard import reraise_unless_target, start_helper_thread
+from ..conformance._protocol_client import kill_testees
 from ..errors import EXIT_TERMINATED
 
 if TYPE_CHECKING:
@@ -170,16 +173,34 @@ class _Terminated:
     seen = False
 
 
+#: Seconds the ``tokasm`` program has to unwind after a SIGTERM before it ends without
+#: that: target code that swallows the KeyboardInterrupt (``except BaseException``) would
+#: otherwise keep it running until a watchdog's limit, and end it with another status.
+UNWIND_GRACE = 3.0
+
+
 def _interrupt(signum: int, frame: FrameType | None) -> None:
     """SIGTERM unwinds the run as Ctrl-C does: the SIGINT handler runs in place (so what
     kills testees and tells a real Ctrl-C from a target's own KeyboardInterrupt sees a
     real one), else KeyboardInterrupt is raised here. A SystemExit would not do: it is
     what a target raises, so it would be that case's error and the run would go on."""
+    if not _Terminated.seen and StdoutDiversion.process_ends:
+        start_helper_thread(threading.Thread(target=_end_unwound, daemon=True))
     _Terminated.seen = True
     handler = signal.getsignal(signal.SIGINT)
     if callable(handler):
         handler(signal.SIGINT, frame)
     raise KeyboardInterrupt(signal.Signals(signum).name)
+
+
+def _end_unwound() -> None:
+    """The end of the ``tokasm`` program ``UNWIND_GRACE`` seconds after a SIGTERM, if
+    the run has not unwound by then: its testees killed, and the status SIGTERM gives."""
+    time.sleep(UNWIND_GRACE)
+    with contextlib.suppress(OSError):
+        os.write(2, b"tokasm: terminated (the code running went on after SIGTERM)\n")
+    kill_testees()
+    os._exit(EXIT_TERMINATED)
 
 
 @contextlib.contextmanager

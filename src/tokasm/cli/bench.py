@@ -6,8 +6,9 @@ import json
 import os
 import sys
 import time
+from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 from ..bench._contenders import bundled_contenders, protocol_contender, python_contender
 from ..bench._plot import check_plot, write_plot
@@ -16,14 +17,20 @@ from ..bench._sweep import FULL, QUICK, SweepSettings, over_max_time, run_sweep
 from ..bench._units import format_size
 from ..bench.scenarios import SCENARIOS
 from ..conformance._progress import progress_wanted
-from ..conformance._protocol_client import DEFAULT_TIMEOUT, CommandSubject, split_command
+from ..conformance._protocol_client import (
+    DEFAULT_TIMEOUT,
+    CommandSubject,
+    kill_testees,
+    split_command,
+)
 from ..conformance.subjects import resolve_target
-from ..errors import ReportError
+from ..errors import EXIT_FAILED, ReportError
 from ..implementations import DEFAULT_BACKEND
 from .options import TARGET_HELP, at_least_one, exit_codes, positive_seconds, size_list, subcommand
 
 if TYPE_CHECKING:
     import argparse
+    from collections.abc import Callable, Sequence
 
     from ..bench._sweep import Contender, Series
     from ..conformance.subjects import Subject
@@ -264,20 +271,54 @@ def _measure(args: argparse.Namespace, contenders: list[Contender]) -> int:
     if any(contender.per_request for contender in contenders):
         print("protocol testees are measured per request: their costs include the round trip")
     progress = _progress(args.quiet)
-    started = time.perf_counter()
+    grid = f"{len(scenarios)} scenarios x {len(contenders)}"
+    report = partial(_report, args, settings, grid, time.perf_counter())
+    stuck = partial(_end_stuck, progress, report)
     try:
-        results = run_sweep(scenarios, contenders, settings, progress)
+        results = run_sweep(scenarios, contenders, settings, progress, on_stuck=stuck)
     finally:
         if progress:
             progress.close()
+    return report(results)
+
+
+def _end_stuck(
+    progress: _LiveLine | _CellLog | None,
+    report: Callable[[list[Series]], int],
+    results: Sequence[Series],
+) -> NoReturn:
+    """From the sweep's watchdog thread, for a run that ignored its interrupt: the results
+    so far reported, testees killed, then the end of the process (a thread cannot be
+    stopped). Target code is still running, so none of it is called here."""
+    try:
+        if progress:
+            progress.close()
+        code = report(list(results))
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except BaseException:  # the process must end whatever happens here
+        code = EXIT_FAILED
+    finally:
+        kill_testees()
+    os._exit(code)
+
+
+def _report(
+    args: argparse.Namespace,
+    settings: SweepSettings,
+    grid: str,
+    started: float,
+    results: list[Series],
+) -> int:
+    """Print the tables and write the reports of ``results``; the exit status."""
     text = render_table(results, settings, DEFAULT_BACKEND)
     matrix = render_matrix(results, DEFAULT_BACKEND)
     print(text)
     print()
     print(matrix)
     print(
-        f"\n{len(scenarios)} scenarios x {len(contenders)} implementations, "
-        f"{_min_of(results, settings.repeats)}, in {time.perf_counter() - started:.0f} s"
+        f"\n{grid} implementations, {_min_of(results, settings.repeats)}, "
+        f"in {time.perf_counter() - started:.0f} s"
         + (f", stopped by --max-time {settings.max_time:g} s" if over_max_time(results) else "")
     )
     _write_reports(args, results, text, matrix, to_json(results, settings, DEFAULT_BACKEND))
