@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING
 
 import pytest
@@ -61,6 +62,23 @@ def test_a_corrupt_entry_is_ignored(spec: Path, tmp_path: Path) -> None:
     for entry in (tmp_path / "cache").glob("cases-*.json"):
         entry.write_text("{not json", encoding="utf-8")
     assert load_file(path, spec) == expected
+
+
+def test_a_changed_entry_is_read_from_the_file_again_when_a_lazy_case_expands(
+    spec: Path, tmp_path: Path
+) -> None:
+    """tokasm's own corpus expands a case when it first runs, long after its cache entry
+    was read: an entry changed so that the case no longer expands gives the file's case,
+    and the file's document is saved over it."""
+    path = _write(spec, "x")
+    [expected] = load_file(path, spec)
+    [saved] = (tmp_path / "cache").glob("cases-*.json")
+    entry = json.loads(saved.read_text(encoding="utf-8"))
+    entry["cases"][0]["steps"][0]["on"] = "undeclared"
+    saved.write_text(json.dumps(entry), encoding="utf-8")
+    [case] = load_file(path, spec, lazy=True)
+    assert case == expected
+    assert "on" not in json.loads(saved.read_text(encoding="utf-8"))["cases"][0]["steps"][0]
 
 
 @pytest.mark.parametrize(

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 import yaml
 
 from ..errors import CorpusError
-from ._document_cache import document_key, recall, remember
+from ._document_cache import CACHE_DIR_ENV, document_key, recall, remember
 from ._paths import shipped, spec_dir
 from .steps import Apply, Get, Raises, ReadSince, Returns
 
@@ -114,6 +114,22 @@ class Case:
     @cached_property
     def steps(self) -> tuple[Step, ...]:
         return self.expand()
+
+    def __eq__(self, other: object) -> bool:
+        """Equal fields and equal steps (so both cases are expanded)."""
+        if type(other) is not Case:
+            return NotImplemented
+        return (
+            all(getattr(self, name) == getattr(other, name) for name in _COMPARED)
+            and self.steps == other.steps
+        )
+
+    def __hash__(self) -> int:
+        return hash(tuple(getattr(self, name) for name in _COMPARED))
+
+
+#: What two cases' equality compares besides their steps: every field but ``expand``.
+_COMPARED = tuple(case_field.name for case_field in dataclasses.fields(Case) if case_field.compare)
 
 
 @dataclass(frozen=True)
@@ -298,6 +314,8 @@ def _planned_steps(raws: list[Any]) -> int:
 
 
 _Reader: TypeAlias = "Callable[[_Expander, Mapping[str, Any], Mapping[str, int], str], Step]"
+#: The cases of a file's own document, parsed and checked when first called.
+_Raws: TypeAlias = "Callable[[], list[Mapping[str, Any]]]"
 _PLAIN_EVENT_KEYS = frozenset({"id", "delta", "final"})
 _RETURNS_NULL = Returns(None)  # most steps' expectation, one object for all (it is frozen)
 _VARIABLE = re.compile(r"\$\{([_a-zA-Z][_a-zA-Z0-9]*)\}")
@@ -511,12 +529,18 @@ def _expander(raw: Mapping[str, Any], source: Path, chars_left: int = MAX_CASE_C
 
 
 def _parse_case(
-    raw: Mapping[str, Any], source: Path, expander: _Expander, *, lazy: bool = False
+    raw: Mapping[str, Any],
+    source: Path,
+    expander: _Expander,
+    *,
+    lazy: bool = False,
+    read_again: _Raws | None = None,
 ) -> Case:
-    """The case of ``raw``, its steps expanded now, or when first used if ``lazy``."""
+    """The case of ``raw``, its steps expanded now, or when first used if ``lazy`` (then
+    from the file's own document, ``read_again``, if the cache's copy fails to expand)."""
     expander.check_steps(raw["steps"])
     if lazy:
-        expand = partial(_expanded, raw, source)
+        expand = partial(_expanded, raw, source, read_again)
     else:
         steps = _steps_of(raw, expander)
         expand = partial(_given, steps)
@@ -535,8 +559,20 @@ def _given(steps: tuple[Step, ...]) -> tuple[Step, ...]:
     return steps
 
 
-def _expanded(raw: Mapping[str, Any], source: Path) -> tuple[Step, ...]:
-    return _steps_of(raw, _expander(raw, source))
+def _expanded(raw: Mapping[str, Any], source: Path, read_again: _Raws | None) -> tuple[Step, ...]:
+    try:
+        return _steps_of(raw, _expander(raw, source))
+    except Exception:
+        if read_again is None:
+            raise
+    # ``raw`` came from a cache entry changed since it was saved: the case as the file has it
+    fresh = next((case for case in read_again() if case["id"] == raw["id"]), None)
+    if fresh is None:
+        raise CorpusError(
+            f"{source}: case {raw['id']!r}: not in the file, but in its entry of the document "
+            f"cache, which was changed; remove the cache folder (or set {CACHE_DIR_ENV}='')"
+        )
+    return _steps_of(fresh, _expander(fresh, source))
 
 
 def _steps_of(raw: Mapping[str, Any], expander: _Expander) -> tuple[Step, ...]:
@@ -549,7 +585,13 @@ def _steps_of(raw: Mapping[str, Any], expander: _Expander) -> tuple[Step, ...]:
         ) from None
 
 
-def _parse_cases(raws: list[Mapping[str, Any]], source: Path, *, lazy: bool = False) -> list[Case]:
+def _parse_cases(
+    raws: list[Mapping[str, Any]],
+    source: Path,
+    *,
+    lazy: bool = False,
+    read_again: _Raws | None = None,
+) -> list[Case]:
     """Every case of one file, within the file's total budget of steps and characters (of
     characters only if expanded now: a lazy file is one tokasm ships, and CI expands it)."""
     for raw in raws:  # a case's own limit is the more precise message
@@ -564,7 +606,7 @@ def _parse_cases(raws: list[Mapping[str, Any]], source: Path, *, lazy: bool = Fa
     chars_left = MAX_FILE_CHARS
     for raw in raws:
         expander = _expander(raw, source, chars_left)
-        cases.append(_parse_case(raw, source, expander, lazy=lazy))
+        cases.append(_parse_case(raw, source, expander, lazy=lazy, read_again=read_again))
         chars_left -= expander.chars
     return cases
 
@@ -578,16 +620,23 @@ def load_file(path: Path, root: Path | None = None, *, lazy: bool = False) -> li
     except (OSError, ValueError) as error:
         raise CorpusError(f"{path}: cannot read: {error}") from None
     key = document_key(data, schema_path)
+    read = cache(partial(_read, data, path, schema_path, key))
     recalled = recall(key)
     if recalled is not None:
         try:
-            return _parse_cases(recalled["cases"], path, lazy=lazy)
+            return _parse_cases(recalled["cases"], path, lazy=lazy, read_again=read)
         except Exception:  # an entry changed in the cache: read the file itself
             pass
+    return _parse_cases(read(), path, lazy=lazy)
+
+
+def _read(data: bytes, path: Path, schema_path: Path, key: str) -> list[Mapping[str, Any]]:
+    """The cases of a case file's bytes, parsed and checked, and saved in the cache."""
     document: Any = _parsed(data, path)
     _validate(document, path, schema_path)
     remember(key, document)
-    return _parse_cases(document["cases"], path, lazy=lazy)
+    cases: list[Mapping[str, Any]] = document["cases"]
+    return cases
 
 
 def _parsed(data: bytes, path: Path) -> object:
