@@ -231,11 +231,23 @@ class LeavesThreadThenSleeps(LeavesThread):
         print("hanging", file=sys.stderr, flush=True)
         time.sleep(3600)
 
+class SwallowsOneInterrupt(ListJoinAssembler):
+    slept = False
+    def get(self, message_id):
+        if not SwallowsOneInterrupt.slept:
+            SwallowsOneInterrupt.slept = True
+            try:  # the signal is sent once "hanging" is read: it must land in here
+                print("hanging", file=sys.stderr, flush=True)
+                time.sleep(3600)
+            except BaseException:
+                pass
+        return super().get(message_id)
+
 class SleepsThroughEverything(ListJoinAssembler):
     def get(self, message_id):
-        print("hanging", file=sys.stderr, flush=True)
         while True:
             try:
+                print("hanging", file=sys.stderr, flush=True)
                 time.sleep(3600)
             except BaseException:
                 pass
@@ -466,7 +478,9 @@ def test_a_targets_own_keyboard_interrupt_is_not_a_ctrl_c(project: Path) -> None
         ("hangs:LeavesThreadThenSleeps", signal.SIGTERM, 143, "terminated"),
         # Python swallows what a finalizer raises, the SIGTERM's KeyboardInterrupt too.
         ("hangs:SleepsWhenDropped", signal.SIGTERM, 143, "terminated"),
-        # The SIGTERM's KeyboardInterrupt is swallowed, and the target sleeps on.
+        # The SIGTERM's KeyboardInterrupt is swallowed, and the run goes on to its end,
+        # or the target sleeps on.
+        ("hangs:SwallowsOneInterrupt", signal.SIGTERM, 143, "terminated"),
         ("hangs:SleepsThroughEverything", signal.SIGTERM, 143, "terminated"),
     ],
 )

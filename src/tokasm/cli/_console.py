@@ -16,7 +16,7 @@ import signal
 import sys
 import threading
 import time
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, NoReturn, TextIO
 
 from ..conformance._guard import reraise_unless_target, start_helper_thread
 from ..conformance._protocol_client import kill_testees
@@ -210,6 +210,7 @@ def guarded_run() -> Iterator[None]:
     replaces ``sys.stdout`` or ``sys.stderr`` does not leave them replaced."""
     streams = sys.stdout, sys.stderr
     previous = None
+    _Terminated.seen = False
     with contextlib.suppress(ValueError):  # not the main thread: leave signals alone
         previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
@@ -217,10 +218,17 @@ def guarded_run() -> Iterator[None]:
     except KeyboardInterrupt:
         if not _Terminated.seen:
             raise
-        with contextlib.suppress(OSError):
-            os.write(2, b"tokasm: terminated\n")
-        raise SystemExit(EXIT_TERMINATED) from None
+        _terminated()
+    else:
+        if _Terminated.seen:  # target code swallowed it, and the run went on to its end
+            _terminated()
     finally:
         sys.stdout, sys.stderr = streams
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
+
+
+def _terminated() -> NoReturn:
+    with contextlib.suppress(OSError):
+        os.write(2, b"tokasm: terminated\n")
+    raise SystemExit(EXIT_TERMINATED) from None
