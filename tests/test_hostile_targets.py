@@ -814,15 +814,15 @@ def _until(condition: Callable[[], bool], seconds: float) -> bool:
     return True
 
 
-@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
 def test_a_sigterm_that_ends_the_pytest_route_ends_its_testees_first(
-    pytester: pytest.Pytester, workers: list[str]
+    pytester: pytest.Pytester,
 ) -> None:
     """pytest has no SIGTERM handler: a cancelled CI job ends it with no unconfigure and no
-    atexit, and each testee, in a session of its own, would live on (under xdist, the
-    controller's own; its workers end theirs when they find the controller gone)."""
+    atexit, and each testee, in a session of its own, would live on. (Under xdist, the
+    controller is such a process too; its workers end their testees when they find the
+    controller gone, a few seconds later.)"""
     pytester.makepyfile(hangs=HANGS)
-    command = [sys.executable, "-m", "pytest", *_SUITE, *_NO_HYPOTHESIS_PLUGIN, *workers]
+    command = [sys.executable, "-m", "pytest", *_SUITE, *_NO_HYPOTHESIS_PLUGIN]
     command += ["--tokasm-assembler", "hangs:SleepsOnceMarked", "--tokasm-isolate"]
     command += ["--tokasm-timeout", "600", "-k", "seed.example"]
     process = subprocess.Popen(
