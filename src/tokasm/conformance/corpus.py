@@ -388,10 +388,12 @@ class _Expander:
     def substituted(self, raw: str, env: Mapping[str, int]) -> str:
         pieces = _pieces(raw)
         if pieces is not None:  # the common case, split once per text as written
+            head, rest = pieces
             try:
-                return pieces[0] + "".join(
-                    [str(env[name]) + literal for name, literal in pieces[1]]
-                )
+                if len(rest) == 1:  # most texts have one variable: no list to build
+                    ((name, tail),) = rest
+                    return f"{head}{env[name]}{tail}"
+                return head + "".join([f"{env[name]}{tail}" for name, tail in rest])
             except KeyError:
                 pass  # Template says which variable is unknown
         try:
