@@ -46,7 +46,7 @@ from ..conformance._xfail import (
     parse_xfail,
     render_xfail,
 )
-from ..conformance.corpus import PROFILES, profile_gap
+from ..conformance.corpus import PROFILES, expand, profile_gap
 from ..conformance.results import FAILING, CaseResult, TargetRun, timed
 from ..conformance.runner import DEFAULT_PROFILES, run_cases
 from ..conformance.subjects import PythonSubject, Subject, resolve_target
@@ -538,6 +538,7 @@ def _check(args: argparse.Namespace) -> int:
             prestart(split_command(line))
     corpus, chosen = chosen_cases(args)
     cases, probe = _select(chosen, args.case)
+    expand(cases)  # now, while testees boot, not between their requests
     xfail: XfailList | None = load_xfail(args.xfail, corpus) if args.xfail else None
     session = _Session(args, corpus, cases, xfail, reports, probe=probe and args.cost_probe)
     quiet_stray_errors()

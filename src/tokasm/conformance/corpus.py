@@ -52,6 +52,7 @@ __all__ = [
     "Case",
     "Corpus",
     "CorpusError",
+    "expand",
     "load_corpus",
     "load_file",
     "parse_case",
@@ -746,6 +747,12 @@ def requirement_ids(root: Path | None = None) -> dict[str, str]:
             requirement, rest = stripped[4:].split("** (", 1)
             found[requirement] = rest.split(")", 1)[0]
     return found
+
+
+def expand(cases: Iterable[Case]) -> None:
+    """Expand the steps of each of ``cases`` now, if they are not yet (they are kept)."""
+    for case in cases:
+        _ = case.steps
 
 
 def profile_gap(
