@@ -24,6 +24,7 @@ import json
 import posixpath
 import re
 import unicodedata
+import uuid
 import zlib
 from collections import OrderedDict, UserString, deque
 from collections.abc import Callable, Mapping
@@ -1048,6 +1049,261 @@ class MemoizesUnknownGet(_Timing):
         return text
 
 
+# Found by the sensitivity pass on corpus 1.4.0 (each passed a default check then).
+
+
+@_breaks("APPEND-EXACT")
+class SentencePieceSpaces(_Data):
+    """Breaks APPEND-EXACT: turns SentencePiece's word marker U+2581 into a space, as a
+    gateway forwarding raw tokens does; a real U+2581 in text is changed too."""
+
+    def _delta(self, delta: str) -> str:
+        return delta.replace("\u2581", " ")
+
+
+@_breaks("APPEND-EXACT")
+class ByteLevelBpeSpaces(_Data):
+    """Breaks APPEND-EXACT: turns byte-level BPE's U+0120 and U+010A into a space and a
+    newline, as code decoding GPT-2-style tokens by hand does."""
+
+    def _delta(self, delta: str) -> str:
+        return delta.replace("\u0120", " ").replace("\u010a", "\n")
+
+
+@_breaks("APPEND-EXACT")
+class RepairsMojibake(_Data):
+    """Breaks APPEND-EXACT: a delta that reads as UTF-8 once encoded as cp1252 is "repaired"
+    (a hand-made ftfy), so real text such as U+00C3 U+2014 becomes U+00D7."""
+
+    def _delta(self, delta: str) -> str:
+        try:
+            return delta.encode("cp1252").decode("utf-8")
+        except UnicodeError:
+            return delta
+
+
+@_breaks("APPEND-EXACT")
+class UnescapesNumericEntities(_Data):
+    """Breaks APPEND-EXACT: decodes numeric character references (``&#39;``, ``&#x27;``),
+    as clients of APIs that returned them escaped do."""
+
+    def _delta(self, delta: str) -> str:
+        return re.sub(
+            r"&#(x?)([0-9a-fA-F]+);",
+            lambda found: chr(int(found.group(2), 16 if found.group(1) else 10)),
+            delta,
+        )
+
+
+@_breaks("APPEND-EXACT")
+class StripsTextPresentationSelector(_Data):
+    """Breaks APPEND-EXACT: removes U+FE0E (text presentation), as emoji sanitizers do."""
+
+    def _delta(self, delta: str) -> str:
+        return delta.replace("\ufe0e", "")
+
+
+@_breaks("APPEND-EXACT")
+class StripsReasoningBlocks(_Data):
+    """Breaks APPEND-EXACT: removes ``<think>...</think>`` from the completed text, as
+    gateways in front of reasoning models do."""
+
+    def _finish(self, text: str) -> str:
+        return re.sub(r"<think>.*?</think>", "", text, flags=re.DOTALL)
+
+
+@_breaks("EVT-ID-ANY")
+class CanonicalUuidIds(_Data):
+    """Breaks EVT-ID-ANY: an id that parses as a UUID is keyed by its canonical spelling, so
+    upper case, braces, ``urn:uuid:`` and hyphen-less forms are one message."""
+
+    def _key(self, message_id: str) -> str:
+        try:
+            return str(uuid.UUID(message_id))
+        except ValueError:
+            return message_id
+
+
+@_breaks("EVT-ID-ANY")
+class CanonicalJsonIds(_Data):
+    """Breaks EVT-ID-ANY: an id that parses as a JSON object or array is keyed by its
+    canonical dump, so key order and spacing stop mattering."""
+
+    def _key(self, message_id: str) -> str:
+        if message_id[:1] in ("{", "["):
+            try:
+                return json.dumps(json.loads(message_id), sort_keys=True)
+            except ValueError:
+                pass
+        return message_id
+
+
+class _HidesAnUnfinishedTail(_Data):
+    """While a message is open, ``get`` leaves out a tail that ``_unfinished`` says is a
+    part of something not yet whole, so a UI never shows half of it."""
+
+    def _unfinished(self, text: str) -> int:
+        return 0
+
+    def get(self, message_id: str) -> str | None:
+        text = super().get(message_id)
+        if text is None or self._key(message_id) in self._done:
+            return text
+        return text[: len(text) - self._unfinished(text)]
+
+
+@_breaks("GET-TEXT")
+class HidesTrailingJoinerWhileOpen(_HidesAnUnfinishedTail):
+    """Breaks GET-TEXT: an open text ending in a zero-width joiner reads without it."""
+
+    def _unfinished(self, text: str) -> int:
+        return int(text.endswith("\u200d"))
+
+
+@_breaks("GET-TEXT")
+class HidesHalfAFlagWhileOpen(_HidesAnUnfinishedTail):
+    """Breaks GET-TEXT: an open text ending in an odd run of regional indicators (half a
+    flag) reads without the last one."""
+
+    def _unfinished(self, text: str) -> int:
+        run = len(text) - len(text.rstrip(_REGIONAL_INDICATORS))
+        return run % 2
+
+
+_REGIONAL_INDICATORS = "".join(chr(code) for code in range(0x1F1E6, 0x1F200))
+
+
+@_breaks("GET-TEXT")
+class HoldsBackStopSequencePrefix(_HidesAnUnfinishedTail):
+    """Breaks GET-TEXT: an open text ending in the start of a stop sequence (``<|im_end|>``,
+    ``</s>``, ``<|endoftext|>``) reads without it, as inference servers hold text back."""
+
+    def _unfinished(self, text: str) -> int:
+        stops = ("<|endoftext|>", "</s>", "<|im_end|>")
+        return max(
+            (n for stop in stops for n in range(1, len(stop)) if text.endswith(stop[:n])), default=0
+        )
+
+
+@_breaks("EVT-EXTRA-KEYS")
+class FinalizesOnSdkStopEvents(_Data):
+    """Breaks EVT-EXTRA-KEYS: an event typed as the end of a block, message or response
+    (``message_stop``, ``content_block_stop``, ``response.output_text.done``) finalizes."""
+
+    def apply(self, event: Event) -> str | None:
+        stops = ("message_stop", "content_block_stop", "response.output_text.done")
+        if _extra(event).get("type") in stops:
+            event = {**event, "final": True}
+        return super().apply(event)
+
+
+@_breaks("EVT-EXTRA-KEYS")
+class TakesTextOfDeltaEvents(_Data):
+    """Breaks EVT-EXTRA-KEYS: a ``text_delta`` or ``content_block_delta`` event with no
+    ``delta`` appends its ``text``, as for Anthropic's stream."""
+
+    def apply(self, event: Event) -> str | None:
+        extra = _extra(event)
+        if extra.get("type") in ("text_delta", "content_block_delta") and "delta" not in event:
+            text = extra.get("text")
+            if isinstance(text, str):
+                event = {**event, "delta": text}
+        return super().apply(event)
+
+
+@_breaks("EVT-EXTRA-KEYS")
+class TakesChoicesDeltaContent(_Data):
+    """Breaks EVT-EXTRA-KEYS: a non-empty ``choices[0].delta.content`` is the delta, as for
+    OpenAI's chunks, whatever ``delta`` says."""
+
+    def apply(self, event: Event) -> str | None:
+        choices = _extra(event).get("choices")
+        if isinstance(choices, list) and choices and isinstance(choices[0], dict):
+            inner = choices[0].get("delta")
+            content = inner.get("content") if isinstance(inner, dict) else None
+            if isinstance(content, str) and content:
+                event = {**event, "delta": content}
+        return super().apply(event)
+
+
+@_breaks("EVT-EXTRA-KEYS")
+class ReopensOnMessageStartAfterFinal(_Data):
+    """Breaks EVT-EXTRA-KEYS: a ``message_start`` event for a finalized id starts it again."""
+
+    def apply(self, event: Event) -> str | None:
+        key = self._key(event["id"])
+        if key in self._done and _extra(event).get("type") == "message_start":
+            del self._done[key]
+        return super().apply(event)
+
+
+@_breaks("GET-TEXT")
+class OneDirtyFlagForAllReads(_Timing):
+    """Breaks GET-TEXT: each open message's read is cached, and one flag for the whole
+    assembler (set by any apply, cleared by any read) says whether the caches are stale."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._read: dict[str, str] = {}
+        self._dirty = True
+
+    def apply(self, event: Event) -> str | None:
+        self._dirty = True
+        return super().apply(event)
+
+    def get(self, message_id: str) -> str | None:
+        if message_id in self._done or message_id not in self._parts:
+            return super().get(message_id)
+        if self._dirty or message_id not in self._read:
+            self._read[message_id] = "".join(self._parts[message_id])
+            self._dirty = False
+        return self._read[message_id]
+
+
+@_breaks("GET-TEXT")
+class EvictsFinalizedPastFourMebibytes(_Scale):
+    """Breaks GET-TEXT: finalized texts past 4 MiB in all are evicted, oldest first, as a
+    history budget would."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._kept = 0
+
+    def apply(self, event: Event) -> str | None:
+        fresh = self._key(event["id"]) not in self._done
+        result = super().apply(event)
+        if fresh and result is not None:
+            self._kept += len(result)
+            while self._kept > 4 << 20 and len(self._done) > 1:
+                self._kept -= len(self._done.pop(next(iter(self._done))))
+        return result
+
+
+@_breaks("CREATE")
+class ForgetsEmptyOpenMessages(_Scale):
+    """Breaks CREATE: an open message still empty 2048 events after it was created is
+    dropped, as a sweep of abandoned streams would, and reads as unknown."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._events = 0
+        self._born: dict[str, int] = {}
+
+    def apply(self, event: Event) -> str | None:
+        self._events += 1
+        key = self._key(event["id"])
+        if key not in self._parts and key not in self._done:
+            self._born[key] = self._events
+        if self._events % 256 == 0:
+            for old, born in list(self._born.items()):
+                parts = self._parts.get(old)
+                if parts is None or any(parts):
+                    del self._born[old]
+                elif self._events - born > 2048 and old != key:
+                    del self._parts[old], self._born[old]
+        return super().apply(event)
+
+
 # --- incremental profile ---------------------------------------------------------------
 
 
@@ -1059,6 +1315,18 @@ class _Incremental(_Correct):
     def read_since(self, message_id: str, offset: int) -> str | None:
         text = self.get(message_id)
         return None if text is None else text[offset:]
+
+
+@_breaks("INC-READ-SINCE")
+class ReadSinceHidesTrailingJoiner(_Incremental):
+    """Breaks INC-READ-SINCE: while the message is open, what ``read_since`` returns leaves
+    out a trailing zero-width joiner, so a UI never shows half an emoji sequence."""
+
+    def read_since(self, message_id: str, offset: int) -> str | None:
+        text = super().read_since(message_id, offset)
+        if text is None or self._key(message_id) in self._done:
+            return text
+        return text.removesuffix("\u200d")
 
 
 @_breaks("INC-READ-SINCE")

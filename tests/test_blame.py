@@ -24,7 +24,7 @@ from tokasm.conformance.subjects import PythonSubject
 if TYPE_CHECKING:
     from tokasm.conformance.corpus import Corpus
 
-#: At least this share of the mutants is blamed on its own rule (91 of 113 now).
+#: At least this share of the mutants is blamed on its own rule (106 of 132 now).
 FLOOR = 0.78
 
 #: Mutants whose own rule is not put first, with the rule that is, as last measured.
@@ -52,6 +52,10 @@ MISSED = {
     "strict-rejects-empty-id": "EVT-ID-ANY",
     "strict-rejects-empty-delta": "EVT-WELLFORMED",
     "drops-retransmitted-delta": "APPEND",
+    "canonical-json-ids": "INTERLEAVE",
+    "one-dirty-flag-for-all-reads": "INTERLEAVE",
+    "evicts-finalized-past-four-mebibytes": "APPEND-LONG",
+    "finalized-lru": "AFTER-REFINAL",  # since corpus 1.5.0's reads weigh GET-TEXT down
 }
 
 
