@@ -1318,6 +1318,100 @@ class _Incremental(_Correct):
 
 
 @_breaks("INC-READ-SINCE")
+class CompactsOnGetKeepingStaleStarts(_Incremental):
+    """Breaks INC-READ-SINCE: ``read_since`` finds its part by an index of where each delta
+    starts, and ``get`` compacts an open message's parts into one without rebuilding it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._starts: dict[str, list[int]] = {}
+
+    def apply(self, event: Event) -> str | None:
+        key = self._key(event["id"])
+        parts = self._parts.get(key, [])
+        if key not in self._done and "delta" in event:
+            self._starts.setdefault(key, []).append(sum(map(len, parts)))
+        return super().apply(event)
+
+    def get(self, message_id: str) -> str | None:
+        text = super().get(message_id)
+        parts = self._parts.get(message_id)
+        if parts is not None and text is not None:
+            parts[:] = [text]  # compacted, but ``_starts`` still counts the old parts
+        return text
+
+    def read_since(self, message_id: str, offset: int) -> str | None:
+        parts = self._parts.get(message_id)
+        if message_id in self._done or parts is None:
+            return super().read_since(message_id, offset)
+        starts = self._starts.get(message_id, [])
+        index = max((i for i, start in enumerate(starts) if start <= offset), default=0)
+        if index >= len(parts):
+            return ""
+        return "".join(parts[index:])[offset - starts[index] if starts else offset :]
+
+
+@_breaks("INC-READ-SINCE")
+class ReadSinceCacheKeptThroughFinalDelta(_Incremental):
+    """Breaks INC-READ-SINCE: reads are cached per offset and dropped when a delta arrives,
+    except the delta a final event carries."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._reads: dict[str, dict[int, str | None]] = {}
+
+    def apply(self, event: Event) -> str | None:
+        if "delta" in event and not event.get("final", False):
+            self._reads.pop(self._key(event["id"]), None)
+        return super().apply(event)
+
+    def read_since(self, message_id: str, offset: int) -> str | None:
+        if self.get(message_id) is None:
+            return None
+        reads = self._reads.setdefault(message_id, {})
+        if offset not in reads:
+            reads[offset] = super().read_since(message_id, offset)
+        return reads[offset]
+
+
+@_breaks("ASM-STATE")
+class SharesFinalizedReadsAcrossInstances(_Incremental):
+    """Breaks ASM-STATE: reads of finalized messages are memoized in a class attribute, since
+    a completed text never changes; but another instance's message of that id does."""
+
+    _memo: ClassVar[dict[tuple[str, int], str]] = {}
+
+    def read_since(self, message_id: str, offset: int) -> str | None:
+        if message_id not in self._done:
+            return super().read_since(message_id, offset)
+        found = self._memo.get((message_id, offset))
+        if found is None:
+            found = self._memo[message_id, offset] = self._done[message_id][offset:]
+        return found
+
+
+@_breaks("INC-READ-SINCE")
+class ReadSinceHoldsBackTrailingCr(_Incremental):
+    """Breaks INC-READ-SINCE: while the message is open, a trailing CR is held back until
+    the LF that may follow it arrives."""
+
+    def read_since(self, message_id: str, offset: int) -> str | None:
+        text = super().read_since(message_id, offset)
+        if text is None or self._key(message_id) in self._done:
+            return text
+        return text.removesuffix("\r")
+
+
+@_breaks("INC-OFFSET-END")
+class OffsetsWrapAt32Bits(_Incremental):
+    """Breaks INC-OFFSET-END: the offset goes through a C ``uint32_t``, as in a binding to a
+    native library, so 2**32 reads from the start."""
+
+    def read_since(self, message_id: str, offset: int) -> str | None:
+        return super().read_since(message_id, offset % 2**32)
+
+
+@_breaks("INC-READ-SINCE")
 class ReadSinceHidesTrailingJoiner(_Incremental):
     """Breaks INC-READ-SINCE: while the message is open, what ``read_since`` returns leaves
     out a trailing zero-width joiner, so a UI never shows half an emoji sequence."""
