@@ -1,11 +1,14 @@
-"""Validated case documents kept between runs, so a repeat run skips YAML and schema work.
+"""Which case files passed the schema, kept between runs, so a repeat run skips that check.
 
-Parsing a corpus file and checking it against ``case.schema.json`` is half of
-what loading the corpus costs. A document that passed is saved as JSON under a
-key made of the file's bytes, the schema's bytes and tokasm's version, so any
-change to either makes a new key; expansion and every other check still run on
-each load. The cache is an optimisation only: a missing, unwritable or
-corrupt entry means the file is parsed and checked as if there were no cache.
+Checking a case file against ``case.schema.json`` costs five times what parsing
+it does (0.35 s against 0.07 s for the bundled corpus). A file that passed
+leaves an empty entry named by a key made of the file's bytes, the schema's
+bytes and tokasm's version, so any change to either makes a new key. Cases are
+always read from the file itself, never from the cache, so an entry changed or
+planted by another program cannot change a verdict: at worst it spares the
+schema check of a file whose exact bytes it names. The cache is an
+optimisation only: a missing or unwritable entry means the file is checked as
+if there were no cache.
 
 Where: ``$TOKASM_CACHE_DIR`` (empty turns the cache off), else
 ``$XDG_CACHE_HOME/tokasm``, else ``~/.cache/tokasm``.
@@ -15,20 +18,17 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import os
-import tempfile
 from functools import cache
 from pathlib import Path
-from typing import Any
 
 from .._versions import __version__
 
-__all__ = ["CACHE_DIR_ENV", "document_key", "recall", "remember"]
+__all__ = ["CACHE_DIR_ENV", "checked_before", "note_checked", "validation_key"]
 
 CACHE_DIR_ENV = "TOKASM_CACHE_DIR"
 
-_FORMAT = "1"  # bump when the way documents are stored or read changes
+_FORMAT = "2"  # bump when what an entry means changes (1 kept whole documents)
 
 
 def _cache_dir() -> Path | None:
@@ -44,7 +44,7 @@ def _schema_digest(schema_path: Path) -> bytes:
     return hashlib.sha256(schema_path.read_bytes()).digest()
 
 
-def document_key(data: bytes, schema_path: Path) -> str:
+def validation_key(data: bytes, schema_path: Path) -> str:
     """The cache key of a case file's bytes, checked against the schema at ``schema_path``."""
     digest = hashlib.sha256(f"{_FORMAT}:{__version__}:".encode())
     digest.update(_schema_digest(schema_path))
@@ -52,32 +52,21 @@ def document_key(data: bytes, schema_path: Path) -> str:
     return digest.hexdigest()
 
 
-def recall(key: str) -> Any:
-    """The document saved under ``key``, or None."""
+def _entry(folder: Path, key: str) -> Path:
+    return folder / f"valid-{key}"
+
+
+def checked_before(key: str) -> bool:
+    """Whether the bytes of ``key`` passed the schema in an earlier run."""
     folder = _cache_dir()
-    if folder is None:
-        return None
-    try:
-        return json.loads((folder / f"cases-{key}.json").read_bytes())
-    except (OSError, ValueError, RecursionError):  # unreadable, not JSON, nested too deeply
-        return None
+    return folder is not None and _entry(folder, key).is_file()
 
 
-def remember(key: str, document: object) -> None:
-    """Save a validated document under ``key`` if JSON carries it exactly (YAML can say
-    more: integer keys, dates), atomically; never fails."""
+def note_checked(key: str) -> None:
+    """Record that the bytes of ``key`` passed the schema; never fails."""
     folder = _cache_dir()
     if folder is None:
         return
-    try:
-        text = json.dumps(document, ensure_ascii=True, allow_nan=False)
-        if json.loads(text) != document:
-            return
+    with contextlib.suppress(OSError):
         folder.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(dir=folder, prefix=".cases-", suffix=".tmp")
-        with os.fdopen(handle, "w", encoding="ascii") as stream:
-            stream.write(text)
-        os.replace(temporary, folder / f"cases-{key}.json")
-    except (OSError, ValueError, TypeError, RecursionError):
-        with contextlib.suppress(OSError, UnboundLocalError):
-            os.unlink(temporary)
+        _entry(folder, key).touch()

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 import yaml
 
 from ..errors import CorpusError
-from ._document_cache import CACHE_DIR_ENV, document_key, recall, remember
+from ._document_cache import checked_before, note_checked, validation_key
 from ._paths import shipped, spec_dir
 from .steps import Apply, Get, Raises, ReadSince, Returns
 
@@ -315,8 +315,6 @@ def _planned_steps(raws: list[Any]) -> int:
 
 
 _Reader: TypeAlias = "Callable[[_Expander, Mapping[str, Any], Mapping[str, int], str], Step]"
-#: The cases of a file's own document, parsed and checked when first called.
-_Raws: TypeAlias = "Callable[[], list[Mapping[str, Any]]]"
 _PLAIN_EVENT_KEYS = frozenset({"id", "delta", "final"})
 _RETURNS_NULL = Returns(None)  # most steps' expectation, one object for all (it is frozen)
 _VARIABLE = re.compile(r"\$\{([_a-zA-Z][_a-zA-Z0-9]*)\}")
@@ -532,18 +530,12 @@ def _expander(raw: Mapping[str, Any], source: Path, chars_left: int = MAX_CASE_C
 
 
 def _parse_case(
-    raw: Mapping[str, Any],
-    source: Path,
-    expander: _Expander,
-    *,
-    lazy: bool = False,
-    read_again: _Raws | None = None,
+    raw: Mapping[str, Any], source: Path, expander: _Expander, *, lazy: bool = False
 ) -> Case:
-    """The case of ``raw``, its steps expanded now, or when first used if ``lazy`` (then
-    from the file's own document, ``read_again``, if the cache's copy fails to expand)."""
+    """The case of ``raw``, its steps expanded now, or when first used if ``lazy``."""
     expander.check_steps(raw["steps"])
     if lazy:
-        expand = partial(_expanded, raw, source, read_again)
+        expand = partial(_expanded, raw, source)
     else:
         steps = _steps_of(raw, expander)
         expand = partial(_given, steps)
@@ -562,20 +554,8 @@ def _given(steps: tuple[Step, ...]) -> tuple[Step, ...]:
     return steps
 
 
-def _expanded(raw: Mapping[str, Any], source: Path, read_again: _Raws | None) -> tuple[Step, ...]:
-    try:
-        return _steps_of(raw, _expander(raw, source))
-    except Exception:
-        if read_again is None:
-            raise
-    # ``raw`` came from a cache entry changed since it was saved: the case as the file has it
-    fresh = next((case for case in read_again() if case["id"] == raw["id"]), None)
-    if fresh is None:
-        raise CorpusError(
-            f"{source}: case {raw['id']!r}: not in the file, but in its entry of the document "
-            f"cache, which was changed; remove the cache folder (or set {CACHE_DIR_ENV}='')"
-        )
-    return _steps_of(fresh, _expander(fresh, source))
+def _expanded(raw: Mapping[str, Any], source: Path) -> tuple[Step, ...]:
+    return _steps_of(raw, _expander(raw, source))
 
 
 def _steps_of(raw: Mapping[str, Any], expander: _Expander) -> tuple[Step, ...]:
@@ -588,13 +568,7 @@ def _steps_of(raw: Mapping[str, Any], expander: _Expander) -> tuple[Step, ...]:
         ) from None
 
 
-def _parse_cases(
-    raws: list[Mapping[str, Any]],
-    source: Path,
-    *,
-    lazy: bool = False,
-    read_again: _Raws | None = None,
-) -> list[Case]:
+def _parse_cases(raws: list[Mapping[str, Any]], source: Path, *, lazy: bool = False) -> list[Case]:
     """Every case of one file, within the file's total budget of steps and characters (of
     characters only if expanded now: a lazy file is one tokasm ships, and CI expands it)."""
     for raw in raws:  # a case's own limit is the more precise message
@@ -609,7 +583,7 @@ def _parse_cases(
     chars_left = MAX_FILE_CHARS
     for raw in raws:
         expander = _expander(raw, source, chars_left)
-        cases.append(_parse_case(raw, source, expander, lazy=lazy, read_again=read_again))
+        cases.append(_parse_case(raw, source, expander, lazy=lazy))
         chars_left -= expander.chars
     return cases
 
@@ -622,24 +596,12 @@ def load_file(path: Path, root: Path | None = None, *, lazy: bool = False) -> li
         data = read_bounded(path, MAX_FILE_BYTES, "the case file")
     except (OSError, ValueError) as error:
         raise CorpusError(f"{path}: cannot read: {error}") from None
-    key = document_key(data, schema_path)
-    read = cache(partial(_read, data, path, schema_path, key))
-    recalled = recall(key)
-    if recalled is not None:
-        try:
-            return _parse_cases(recalled["cases"], path, lazy=lazy, read_again=read)
-        except Exception:  # an entry changed in the cache: read the file itself
-            pass
-    return _parse_cases(read(), path, lazy=lazy)
-
-
-def _read(data: bytes, path: Path, schema_path: Path, key: str) -> list[Mapping[str, Any]]:
-    """The cases of a case file's bytes, parsed and checked, and saved in the cache."""
     document: Any = _parsed(data, path)
-    _validate(document, path, schema_path)
-    remember(key, document)
-    cases: list[Mapping[str, Any]] = document["cases"]
-    return cases
+    key = validation_key(data, schema_path)
+    if not checked_before(key):  # the schema check is most of what a load costs
+        _validate(document, path, schema_path)
+        note_checked(key)
+    return _parse_cases(document["cases"], path, lazy=lazy)
 
 
 def _parsed(data: bytes, path: Path) -> object:
