@@ -17,7 +17,12 @@ import threading
 
 from tokasm.implementations import ListJoinAssembler
 
-__all__ = ["HangsOnALongMessage", "IgnoresTheInterrupt", "RebuildsTextEachDelta"]
+__all__ = [
+    "HangsOnALongMessage",
+    "IgnoresTheInterrupt",
+    "RebuildsTextEachDelta",
+    "SwallowsTheInterruptOnce",
+]
 
 #: Deltas a message may have before ``HangsOnALongMessage`` stops answering.
 HANG_AFTER = 60
@@ -52,4 +57,20 @@ class IgnoresTheInterrupt(ListJoinAssembler):
         super()._append(message_id, delta)
         while len(self._parts[message_id]) > HANG_AFTER:
             with contextlib.suppress(BaseException):  # even the sweep's Overrun
+                threading.Event().wait()
+
+
+class SwallowsTheInterruptOnce(ListJoinAssembler):
+    """``HangsOnALongMessage``, but the interrupt that ends the wait is swallowed and the
+    run goes on, its time over the limit: it returns, late, as if nothing had happened."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._swallowed = False
+
+    def _append(self, message_id: str, delta: str | None) -> None:
+        super()._append(message_id, delta)
+        if len(self._parts[message_id]) > HANG_AFTER and not self._swallowed:
+            self._swallowed = True
+            with contextlib.suppress(BaseException):
                 threading.Event().wait()

@@ -405,12 +405,14 @@ def test_a_run_that_ignores_its_interrupt_ends_the_sweep_with_the_results_so_far
     assert "Traceback" not in ran.err
 
 
-def test_a_run_that_hangs_is_interrupted_and_the_sweep_goes_on(project: Path) -> None:
-    """Predicted to fit, the run at 80 deltas hangs: it is stopped at twice the budget."""
+@pytest.mark.parametrize("target", ["HangsOnALongMessage", "SwallowsTheInterruptOnce"])
+def test_a_run_that_hangs_is_interrupted_and_the_sweep_goes_on(project: Path, target: str) -> None:
+    """Predicted to fit, the run at 80 deltas hangs: it is stopped at twice the budget. A
+    run that swallows the interrupt and then returns, late, is stopped all the same."""
     ran = tokasm_cmd(
         project,
         "bench",
-        "slow_assemblers:HangsOnALongMessage",
+        f"slow_assemblers:{target}",
         "--only",
         "--quick",
         "--repeats",

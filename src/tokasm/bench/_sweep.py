@@ -416,7 +416,7 @@ def _fits(sweep: _Sweep, series: Series, size: int, repeats: int, reported: bool
 def _time_once(sweep: _Sweep, series: Series, workload: Workload, reported: bool) -> _Cell | None:
     """Set up ``series`` on ``workload`` and time one run: its point (or probe) and action."""
     size = workload.size
-    with sweep.watched(series, TIME, size, reported):
+    with sweep.watched(series, TIME, size, reported) as watch:
         start = time.perf_counter()
         with _recording(series):
             action = _guarded(series, series.scenario.prepare(series.contender.factory, workload))
@@ -424,12 +424,11 @@ def _time_once(sweep: _Sweep, series: Series, workload: Workload, reported: bool
             return None
         setup = time.perf_counter() - start
         seconds = time_action(action, sweep.settings.batch)
-        if series.error:
-            return None
-        point = Point(size, seconds, series.scenario.operations(size), setup_seconds=setup)
-        (series.points if reported else series.probes).append(point)
-        return _Cell(series, workload, action, point)
-    return None
+    if series.error or watch.overran:  # overran: interrupted, or swallowed it and ran on
+        return None
+    point = Point(size, seconds, series.scenario.operations(size), setup_seconds=setup)
+    (series.points if reported else series.probes).append(point)
+    return _Cell(series, workload, action, point)
 
 
 def _first_round(
@@ -492,11 +491,11 @@ def _rounds(sweep: _Sweep, scenario: Scenario, row: Sequence[Series]) -> None:
                 continue
             with sweep.watched(series, TIME, point.size, reported=True) as watch:
                 seconds = time_action(action, batch)
-                if series.error is None:
-                    point.seconds = min(point.seconds, seconds)
-                    point.runs += 1
             if watch.overran:  # that cell hung: the others go on
                 cells.remove(cell)
+            elif series.error is None:
+                point.seconds = min(point.seconds, seconds)
+                point.runs += 1
     sweep.log(f"{scenario.name}: rounds 2 to {repeats} over {len(cells)} cells done")
 
 
@@ -514,10 +513,10 @@ def _trace_memory(sweep: _Sweep, cells: Sequence[_Cell], size: int, reported: bo
         sweep.starting(
             f"{series.scenario.name}: memory of {series.contender.name} at {format_size(size)}"
         )
-        with sweep.watched(series, MEMORY, size, reported), _recording(series):
-            cell.point.memory = peak_memory(
-                series.scenario, series.contender.factory, cell.workload
-            )
+        with sweep.watched(series, MEMORY, size, reported) as watch, _recording(series):
+            memory = peak_memory(series.scenario, series.contender.factory, cell.workload)
+        if not watch.overran and series.error is None:
+            cell.point.memory = memory
 
 
 def _log_cells(sweep: _Sweep, cells: Sequence[_Cell], size: int, reported: bool) -> None:

@@ -42,7 +42,14 @@ class Overrun(BaseException):
     """The code under the watchdog was still running when its limit passed."""
 
 
+class _Alarm:
+    """Whether the alarm of the body now watched went off."""
+
+    rang = False
+
+
 def _alarm(signum: int, frame: FrameType | None) -> None:
+    _Alarm.rang = True
     raise Overrun
 
 
@@ -71,9 +78,12 @@ def watchdog(
             yield
             return
         previous = signal.signal(signal.SIGALRM, _alarm)
+        _Alarm.rang = False
         signal.setitimer(signal.ITIMER_REAL, max(seconds, 1e-3))
         try:
             yield
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0.0)
             signal.signal(signal.SIGALRM, previous)
+        if _Alarm.rang:  # the body swallowed its Overrun, and returned late: overrun all the same
+            raise Overrun
