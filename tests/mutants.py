@@ -1138,6 +1138,50 @@ class CanonicalJsonIds(_Data):
         return message_id
 
 
+@_breaks("EVT-ID-ANY")
+class KeysFloatLikeIdsAsFloats(_Data):
+    """Breaks EVT-ID-ANY: an id that is the ``repr`` of a float is stored as that float, to
+    keep numeric ids as numbers; ``"nan"`` then never finds its message again, and ``"0.0"``
+    and ``"-0.0"`` are one."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._parts = cast("dict[str, list[str]]", _FloatKeys())
+        self._done = cast("dict[str, str]", _FloatKeys())
+
+
+class _FloatKeys(dict[object, Any]):
+    """A dict whose ``str`` keys that read as a float's ``repr`` are that float."""
+
+    @staticmethod
+    def _float(key: object) -> object:
+        if isinstance(key, str):
+            try:
+                number = float(key)
+            except ValueError:
+                return key
+            return number if repr(number) == key else key
+        return key
+
+    def __getitem__(self, key: object) -> Any:
+        return super().__getitem__(self._float(key))
+
+    def __setitem__(self, key: object, value: Any) -> None:
+        super().__setitem__(self._float(key), value)
+
+    def __delitem__(self, key: object) -> None:
+        super().__delitem__(self._float(key))
+
+    def __contains__(self, key: object) -> bool:
+        return super().__contains__(self._float(key))
+
+    def get(self, key: object, default: Any = None) -> Any:
+        return super().get(self._float(key), default)
+
+    def setdefault(self, key: object, default: Any = None) -> Any:
+        return super().setdefault(self._float(key), default)
+
+
 class _HidesAnUnfinishedTail(_Data):
     """While a message is open, ``get`` leaves out a tail that ``_unfinished`` says is a
     part of something not yet whole, so a UI never shows half of it."""
@@ -1527,6 +1571,16 @@ class _Surrogates(_Correct):
     """A correct assembler run on the lone-surrogate cases; the mutants below break them."""
 
     PROFILE: ClassVar[str] = "surrogates"
+
+
+@_breaks("SURR-LONE")
+class KeysIdsByBackslashEscapes(_Surrogates):
+    """Breaks SURR-LONE: ids are stored as UTF-8 with ``backslashreplace``, the usual way to
+    put a ``str`` with lone surrogates in a bytes key store, so ``"m\\ud800"`` (a lone
+    surrogate) and ``"m\\\\ud800"`` (a backslash and text) are one key."""
+
+    def _key(self, message_id: str) -> str:
+        return message_id.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 @_breaks("SURR-LONE")

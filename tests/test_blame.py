@@ -24,7 +24,7 @@ from tokasm.conformance.subjects import PythonSubject
 if TYPE_CHECKING:
     from tokasm.conformance.corpus import Corpus
 
-#: At least this share of the mutants is blamed on its own rule (110 of 137 now).
+#: At least this share of the mutants is blamed on its own rule (111 of 139 now).
 FLOOR = 0.78
 
 #: Mutants whose own rule is not put first, with the rule that is, as last measured.
@@ -57,6 +57,7 @@ MISSED = {
     "evicts-finalized-past-four-mebibytes": "APPEND-LONG",
     "finalized-lru": "AFTER-REFINAL",  # since corpus 1.5.0's reads weigh GET-TEXT down
     "shares-finalized-reads-across-instances": "INC-READ-SINCE",
+    "keys-float-like-ids-as-floats": "GET-TEXT",
 }
 
 
