@@ -159,19 +159,23 @@ def _performed(subject: Subject, steps: Sequence[Step], deadline: float) -> None
 
 @dataclass(frozen=True)
 class _Ids:
-    """The two messages' ids, new for each probe, so that no target can tell by the id
-    which read is timed against which (an id is ``m`` and 8 random hex digits)."""
+    """The messages' ids, new for each probe, so that no target can tell by the id which
+    read is timed against which (an id is ``m`` and 8 random hex digits); ``newest`` is
+    finalized last and never read."""
 
     short: str
     long: str
+    newest: str
 
     @classmethod
     def drawn(cls) -> _Ids:
-        return cls(f"m{secrets.token_hex(4)}", f"m{secrets.token_hex(4)}")
+        return cls(*(f"m{secrets.token_hex(4)}" for _ in range(3)))
 
 
 def _build(subject: Subject, parts: int, ids: _Ids) -> str:
-    """Finalize the long and the short message on a fresh instance; return their text."""
+    """Finalize the long and the short message on a fresh instance, then a third one, so
+    that neither timed message is the newest (a correct target may keep a fast path for
+    the message finalized last); return their text."""
     subject.new(_INSTANCE)
     deltas = ["x" if index % TEXT_EVERY == 0 else "" for index in range(parts)]
     text = "".join(deltas)
@@ -179,6 +183,7 @@ def _build(subject: Subject, parts: int, ids: _Ids) -> str:
     _performed(subject, applies, time.monotonic() + BUILD_BUDGET)
     _expect(subject, Apply(_INSTANCE, None, {"id": ids.long, "final": True}), text)
     _expect(subject, Apply(_INSTANCE, None, {"id": ids.short, "delta": text, "final": True}), text)
+    _expect(subject, Apply(_INSTANCE, None, {"id": ids.newest, "delta": "z", "final": True}), "z")
     return text
 
 
