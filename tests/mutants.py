@@ -1573,6 +1573,27 @@ class _Surrogates(_Correct):
     PROFILE: ClassVar[str] = "surrogates"
 
 
+@_breaks("SURR-SPLIT-PAIR")
+class JournalsDeltasAsJson(_Surrogates):
+    """Breaks SURR-SPLIT-PAIR: each delta goes through a JSON journal (``json.dumps``, then
+    ``json.loads``), whose escapes turn a high and low surrogate side by side into one
+    astral character; lone ones come back as they were."""
+
+    def _delta(self, delta: str) -> str:
+        text: str = json.loads(json.dumps(delta))
+        return text
+
+
+@_breaks("SURR-SPLIT-PAIR")
+class KeysIdsAsUtf16(_Surrogates):
+    """Breaks SURR-SPLIT-PAIR: ids are keyed as UTF-16 (a wide-character key store), so a
+    high and low surrogate side by side in an id are the astral character's id."""
+
+    def _key(self, message_id: str) -> str:
+        units = message_id.encode("utf-16-le", "surrogatepass")
+        return units.decode("utf-16-le", "surrogatepass")
+
+
 @_breaks("SURR-LONE")
 class KeysIdsByBackslashEscapes(_Surrogates):
     """Breaks SURR-LONE: ids are stored as UTF-8 with ``backslashreplace``, the usual way to
