@@ -42,17 +42,6 @@ class Overrun(BaseException):
     """The code under the watchdog was still running when its limit passed."""
 
 
-class _Alarm:
-    """Whether the alarm of the body now watched went off."""
-
-    rang = False
-
-
-def _alarm(signum: int, frame: FrameType | None) -> None:
-    _Alarm.rang = True
-    raise Overrun
-
-
 def _available() -> bool:
     return (
         hasattr(signal, "setitimer")
@@ -77,13 +66,19 @@ def watchdog(
         if not _available():
             yield
             return
-        previous = signal.signal(signal.SIGALRM, _alarm)
-        _Alarm.rang = False
+        rang = False
+
+        def alarm(signum: int, frame: FrameType | None) -> None:
+            nonlocal rang
+            rang = True
+            raise Overrun
+
+        previous = signal.signal(signal.SIGALRM, alarm)
         signal.setitimer(signal.ITIMER_REAL, max(seconds, 1e-3))
         try:
             yield
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0.0)
             signal.signal(signal.SIGALRM, previous)
-        if _Alarm.rang:  # the body swallowed its Overrun, and returned late: overrun all the same
+        if rang:  # the body swallowed its Overrun, and returned late: overrun all the same
             raise Overrun
