@@ -1125,6 +1125,15 @@ class CanonicalUuidIds(_Data):
 
 
 @_breaks("EVT-ID-ANY")
+class LowercasesEmailLikeIds(_Data):
+    """Breaks EVT-ID-ANY: an id with an ``@`` is lower-cased, as user ids that are e-mail
+    addresses often are; other ids stay case-sensitive."""
+
+    def _key(self, message_id: str) -> str:
+        return message_id.lower() if "@" in message_id else message_id
+
+
+@_breaks("EVT-ID-ANY")
 class CanonicalJsonIds(_Data):
     """Breaks EVT-ID-ANY: an id that parses as a JSON object or array is keyed by its
     canonical dump, so key order and spacing stop mattering."""

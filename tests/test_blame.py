@@ -24,7 +24,7 @@ from tokasm.conformance.subjects import PythonSubject
 if TYPE_CHECKING:
     from tokasm.conformance.corpus import Corpus
 
-#: At least this share of the mutants is blamed on its own rule (113 of 141 now).
+#: At least this share of the mutants is blamed on its own rule (114 of 142 now).
 FLOOR = 0.78
 
 #: Mutants whose own rule is not put first, with the rule that is, as last measured.
