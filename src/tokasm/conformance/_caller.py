@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 from itertools import repeat
 from operator import is_
-from typing import Any, cast
+from typing import Any
 
 from ..errors import EventNotOwned
 from ._display import show
@@ -61,15 +61,16 @@ def _str_keys(given: dict[Any, Any]) -> bool:
 
 
 def _holds_the_same(given: object, sent: object) -> bool:
-    """Quickly, for the usual event: ``given`` is a dict holding, under exact ``str`` keys,
-    the very objects of the dict ``sent``, and nothing else. Told by identity and exact
-    types only, so no code of the target's runs; False when unsure (``_same`` decides)."""
+    """Quickly, for the usual event: ``given`` is a dict holding the very keys and values of
+    the dict ``sent``, in its order, and nothing else. Told by identity and exact types
+    only, so no code of the target's runs (its keys are ``sent``'s own ``str`` objects, so
+    none is hashed or compared); False when unsure (``_same`` decides)."""
     return (
         type(given) is dict
         and type(sent) is dict
         and len(given) == len(sent)
-        and _str_keys(given)
-        and all(map(is_, map(given.get, sent, repeat(_ABSENT)), sent.values()))
+        and False not in map(is_, given, sent)
+        and False not in map(is_, given.values(), sent.values())
     )
 
 
@@ -155,7 +156,7 @@ class CallerHabits:
                     reused[key] = _copy(value)
         return reused
 
-    def take_back(self, lent: object, event: object) -> None:
+    def take_back(self, lent: Any, event: Any) -> None:
         """After ``apply`` returned: EventNotOwned if the target modified the event; then
         forget or overwrite it, as the caller would. Whatever the target left in the event
         that raises here (a key's ``__eq__``, a thread changing it meanwhile) counts as a
@@ -168,12 +169,12 @@ class CallerHabits:
             reraise_unless_target(error)
             quick = unchanged = False
         if not self._gentle:
-            self._kept.clear()
+            if self._kept:
+                self._kept.clear()
             try:
-                if quick:  # exactly the event's own keys: each gets the marker
-                    cast("dict[str, object]", lent).update(
-                        dict.fromkeys(cast("dict[str, object]", event), SCRIBBLE)
-                    )
+                if quick:  # exactly the event's own keys (no code of the target's runs)
+                    for key in event:
+                        lent[key] = SCRIBBLE
                 elif type(lent) in _CONTAINERS:
                     _scribble(lent)
             except BaseException as error:
