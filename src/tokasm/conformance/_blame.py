@@ -25,7 +25,7 @@ import warnings
 from collections import defaultdict
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from .steps import Apply, Raises, ReadSince
 
@@ -75,6 +75,10 @@ WEAK = frozenset({"final on an open id", "get of a message"})
 #: Situations where the answer itself (an exception, a reordered text) says more.
 _ORDINARY = WEAK | {"final on an unseen id", "non-final apply", "get after deltas sent past final"}
 _WEAK_WEIGHT = 0.2
+#: What ``_Replay._get`` says with no answer known; the answer may tell these apart further.
+_GETS = frozenset({"get of an unknown id", "get after deltas sent past final", "get of a message"})
+#: Situations an answer refines: judging the failing step reads its message for these.
+_ANSWERED = _ORDINARY | _GETS
 
 _BROKEN = ("failed", "errored")
 _RAN = ("passed", "failed", "errored", "xfailed")
@@ -114,6 +118,15 @@ class _Message:
         return self.parts >= _LONG_PARTS or self.length >= _LONG_TEXT
 
 
+class _Seen(NamedTuple):
+    """A message as the replay knew it at one step: what judging that step's answer reads."""
+
+    last_delta: str | None
+    touched_after_final: bool
+    had_delta: bool
+    length: int
+
+
 @dataclass
 class _Replay:
     """What the model knows before each step: per instance, each message's state."""
@@ -122,21 +135,9 @@ class _Replay:
     refused: set[str] = field(default_factory=set)
     keys: dict[tuple[str, str], set[str]] = field(default_factory=dict)  # (instance, key): ids
 
-    def situation(self, step: Step, answer: tuple[str, str] | None) -> str | None:
-        """A step's situation; ``answer`` is (expected, actual) as shown, at the failing step."""
-        found = self._situation(step, answer[1] if answer else None)
-        if answer is None or found not in _ORDINARY:
-            return found
-        expected, actual = answer
-        if actual.startswith("raised "):
-            return "raised on a well-formed event"
-        if found == "final on an unseen id":
-            return found
-        message = self.instances[step.instance].get(str(step.message_id))
-        last = message.last_delta if message else None
-        return _wrong_text(step, _text(expected), _text(actual), last) or found
-
-    def _situation(self, step: Step, actual: str | None) -> str | None:
+    def situation(self, step: Step, actual: str | None) -> str | None:
+        """A step's situation, the replay's state moved past it; ``actual`` is the answer as
+        shown (None: not known)."""
         if isinstance(step.expect, Raises):
             self.refused.add(step.instance)
             return None
@@ -212,6 +213,15 @@ class _Replay:
             message.length += len(delta)
         message.final |= event.get("final") is True
 
+    def message_of(self, step: Step) -> _Seen | None:
+        """What the replay knows of the step's message, as it stands now."""
+        message = self.instances.get(step.instance, {}).get(str(step.message_id))
+        if message is None:
+            return None
+        return _Seen(
+            message.last_delta, message.touched_after_final, message.had_delta, message.length
+        )
+
     @staticmethod
     def _read_since(step: ReadSince, message: _Message | None) -> str:
         if message is None:
@@ -222,7 +232,7 @@ class _Replay:
         return "read_since at or past the end" if at_end else "read_since within the text"
 
     @staticmethod
-    def _get(message: _Message | None, actual: str | None) -> str:
+    def _get(message: _Message | _Seen | None, actual: str | None) -> str:
         if message is None:
             return "get of an unknown id"
         if message.touched_after_final and actual != "None":
@@ -289,33 +299,12 @@ def _evidence(result: CaseResult, case: Case | None) -> tuple[dict[str, float], 
     if case is None:
         return failing, ran
     at_failure, met = (
-        _replayed(case, *_failing_step(result)) if broken else ({}, _met(_Identity(case)))
+        _replayed(case, *_failing_step(result)) if broken else _replayed(case, None, None)
     )
     for weights, found in ((failing, at_failure), (ran, met)):
         for rule, weight in found.items():
             weights[rule] = max(weights.get(rule, 0.0), weight)
     return failing, ran
-
-
-def _replayed(
-    case: Case, where: str | None, answer: tuple[str, str] | None
-) -> tuple[dict[str, float], dict[str, float]]:
-    """(failing, met): the rules the situation of the failing step ``where`` points at, and
-    those of every step up to it (all of them for a passing case), each with its weight."""
-    failing: dict[str, float] = {}
-    met: dict[str, float] = {}
-    replay = _Replay()
-    for step in case.steps:
-        failed_here = step.where == where
-        found = replay.situation(step, answer if failed_here else None)
-        if found is not None:
-            rule, weight = SITUATIONS[found], _weight(found)
-            met[rule] = max(met.get(rule, 0.0), weight)
-            if failed_here:
-                failing[rule] = weight
-        if failed_here:
-            break
-    return failing, met
 
 
 @dataclass(frozen=True, eq=False)
@@ -331,12 +320,77 @@ class _Identity:
         return isinstance(other, _Identity) and other.case is self.case
 
 
+@dataclass(frozen=True)
+class _Log:
+    """A case replayed once with no answer known: each step's situation, its message as the
+    replay knew it, and where each rule's weight met so far rose. A failing step is judged
+    from here, with the answer it got, instead of replaying the case up to it once per
+    failing target: a sweep of mutants failed a long case thousands of times."""
+
+    steps: Sequence[Step]
+    found: list[str | None]
+    seen: list[_Seen | None]
+    at: dict[str, int]  # a step's index by its ``where``
+    rises: list[tuple[int, str, float]]  # (index, rule, weight met from that step on)
+
+
 @lru_cache(maxsize=1024)
-def _met(key: _Identity) -> dict[str, float]:
-    """A passing case's rules met, which depend on the case alone: each case is replayed
-    once however many targets pass it (a six-backend check, a sweep of mutants) instead
-    of once a target, a replay as slow as running the case."""
-    return _replayed(key.case, None, None)[1]
+def _log(key: _Identity) -> _Log:
+    replay = _Replay()
+    steps = key.case.steps
+    found: list[str | None] = []
+    seen: list[_Seen | None] = []
+    rises: list[tuple[int, str, float]] = []
+    met: dict[str, float] = {}
+    for index, step in enumerate(steps):
+        situation = replay.situation(step, None)
+        found.append(situation)
+        seen.append(replay.message_of(step) if situation in _ANSWERED else None)
+        if situation is not None:
+            rule, weight = SITUATIONS[situation], _weight(situation)
+            if weight > met.get(rule, 0.0):
+                met[rule] = weight
+                rises.append((index, rule, weight))
+    return _Log(steps, found, seen, {step.where: i for i, step in enumerate(steps)}, rises)
+
+
+def _judged(log: _Log, index: int, answer: tuple[str, str] | None) -> str | None:
+    """The failing step's situation, told apart further by the answer it got, if known."""
+    found = log.found[index]
+    if answer is None or found not in _ANSWERED:
+        return found
+    step, seen = log.steps[index], log.seen[index]
+    expected, actual = answer
+    if found == "final on an open id" and actual == "None":
+        found = "final on an open id answered None"
+    elif found in _GETS:
+        found = _Replay._get(seen, actual)
+    if found not in _ORDINARY:
+        return found
+    if actual.startswith("raised "):
+        return "raised on a well-formed event"
+    if found == "final on an unseen id":
+        return found
+    last = seen.last_delta if seen else None
+    return _wrong_text(step, _text(expected), _text(actual), last) or found
+
+
+def _replayed(
+    case: Case, where: str | None, answer: tuple[str, str] | None
+) -> tuple[dict[str, float], dict[str, float]]:
+    """(failing, met): the rules the situation of the failing step ``where`` points at, and
+    those of every step up to it (all of them for a passing case), each with its weight."""
+    log = _log(_Identity(case))
+    index = log.at.get(where) if where is not None else None
+    end = len(log.found) if index is None else index
+    met = {rule: weight for at, rule, weight in log.rises if at < end}  # rises only grow
+    failing: dict[str, float] = {}
+    found = None if index is None else _judged(log, index, answer)
+    if found is not None:
+        rule, weight = SITUATIONS[found], _weight(found)
+        met[rule] = max(met.get(rule, 0.0), weight)
+        failing[rule] = weight
+    return failing, met
 
 
 @dataclass(frozen=True)
