@@ -26,6 +26,7 @@ import re
 import unicodedata
 import uuid
 import zlib
+from bisect import insort
 from collections import OrderedDict, UserString, deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -357,6 +358,8 @@ class EscapesAstral(_Correct):
     """Breaks APPEND-EXACT: round-trips deltas through ASCII with escapes for astral characters."""
 
     def _delta(self, delta: str) -> str:
+        if not delta or max(delta) < "\U00010000":  # nothing to escape: quickly
+            return delta
         return "".join(c if ord(c) < 0x10000 else f"\\U{ord(c):08x}" for c in delta)
 
 
@@ -422,7 +425,9 @@ class SortsParts(_Correct):
 
     def apply(self, event: Event) -> str | None:
         result = super().apply(event)
-        self._parts.get(event["id"], []).sort()
+        parts = self._parts.get(event["id"], [])
+        if parts:  # sorted already but for the part just added
+            insort(parts, parts.pop())
         return result
 
 
@@ -1378,12 +1383,13 @@ class CompactsOnGetKeepingStaleStarts(_Incremental):
     def __init__(self) -> None:
         super().__init__()
         self._starts: dict[str, list[int]] = {}
+        self._lengths: dict[str, int] = {}
 
     def apply(self, event: Event) -> str | None:
         key = self._key(event["id"])
-        parts = self._parts.get(key, [])
         if key not in self._done and "delta" in event:
-            self._starts.setdefault(key, []).append(sum(map(len, parts)))
+            self._starts.setdefault(key, []).append(self._lengths.get(key, 0))
+            self._lengths[key] = self._lengths.get(key, 0) + len(event["delta"])
         return super().apply(event)
 
     def get(self, message_id: str) -> str | None:
