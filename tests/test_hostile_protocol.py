@@ -45,6 +45,9 @@ if TYPE_CHECKING:
 HOSTILE = Path(__file__).resolve().parent / "testees" / "hostile.py"
 MEMORY_LIMIT = 500 * 1024 * 1024  # bytes the kit may peak at while attacked
 TIMEOUT = "0.5"  # seconds per request: far above a normal answer, so only hangs pay it
+#: Seconds per request where no request is ever answered (only hello, which has its own
+#: start timeout of at least a second): nothing normal has to fit in it, only a hang pays it.
+HANG_TIMEOUT = "0.1"
 KIT_DEADLINE = 180  # seconds before a stuck kit is killed and its test fails
 
 
@@ -226,12 +229,12 @@ def test_a_wrapper_that_does_not_exec_leaves_no_process_and_the_breaker_bounds_t
     tmp_path: Path, few: list[str]
 ) -> None:
     wrapped = shlex.join(["sh", "-c", hostile("hang-all", tmp_path) + "; :"])
-    ran = kit(tmp_path, "--timeout", TIMEOUT, "--cmd", wrapped, *few, *QUICK)
+    ran = kit(tmp_path, "--timeout", HANG_TIMEOUT, "--cmd", wrapped, *few, *QUICK)
     assert_clean(ran, EXIT_FAILED)
     results = outcomes(ran)
     assert {outcome for outcome, _ in results} == {"errored"}
     hangs, rest = results[:BREAKER_FAULTS], results[BREAKER_FAULTS:]
-    assert all(f"no response within {float(TIMEOUT):g} s" in message for _, message in hangs)
+    assert all(f"no response within {float(HANG_TIMEOUT):g} s" in message for _, message in hangs)
     assert all("circuit breaker" not in message for _, message in hangs)
     assert all("circuit breaker" in message for _, message in rest)  # at once: no more waits
     assert len(reported_pgids(tmp_path)) == BREAKER_FAULTS  # started once, restarted K - 1
@@ -239,9 +242,10 @@ def test_a_wrapper_that_does_not_exec_leaves_no_process_and_the_breaker_bounds_t
 
 
 def test_restarts_that_hang_count_as_faults(tmp_path: Path, few: list[str]) -> None:
-    ran = kit(
-        tmp_path, "--timeout", TIMEOUT, "--cmd", hostile("hang-restart", tmp_path), *few, *QUICK
-    )
+    # The hang strikes at the first request after hello, so no request is ever answered:
+    # the request timeout can be a hang's (each restart's hello has a second at least).
+    testee = hostile("hang-restart", tmp_path, "--at", "2")
+    ran = kit(tmp_path, "--timeout", HANG_TIMEOUT, "--cmd", testee, *few, *QUICK)
     assert_clean(ran, EXIT_FAILED)
     messages = [message for outcome, message in outcomes(ran) if outcome == "errored"]
     faults = [message for message in messages if "circuit breaker" not in message]
@@ -414,11 +418,12 @@ def test_a_testee_that_restarts_as_another_is_a_run_level_problem(
 
 
 def test_a_testee_that_cannot_take_pipelined_requests_is_told_to_use_no_pipeline(
-    tmp_path: Path, few: list[str]
+    tmp_path: Path, kit_here: Callable[..., Ran], few: list[str]
 ) -> None:
     testee = hostile("no-stream-reading", tmp_path)
-    ran = kit(tmp_path, "--timeout", TIMEOUT, "--cmd", testee, *few, *QUICK)
+    # Its first case times out, and tells it: one timeout, not the breaker's five.
+    ran = kit(tmp_path, "--timeout", TIMEOUT, "--maxfail", "1", "--cmd", testee, *few, *QUICK)
     assert_clean(ran, EXIT_FAILED)
     assert "--no-pipeline" in ran.out
-    fallback = kit(tmp_path, "--no-pipeline", "--cmd", testee, *few, *QUICK)
+    fallback = kit_here("--no-pipeline", "--cmd", testee, *few, *QUICK)  # neither hangs nor floods
     assert_clean(fallback, EXIT_OK)
