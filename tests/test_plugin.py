@@ -103,12 +103,15 @@ def test_broken_target_fails_with_the_runner_message(project: pytest.Pytester) -
 
 
 def test_several_targets_get_one_item_per_case_each(project: pytest.Pytester) -> None:
+    """Shown on the one case asserted (``-k``): every case of both targets, compared with
+    ``tokasm check``, is the xdist agreement test's."""
     result = _conformance(
         project,
         *("--tokasm-assembler", "good:Impl", "--tokasm-assembler", BROKEN),
-        *("--tokasm-fuzz-examples", "0", "-v"),
+        *("--tokasm-fuzz-examples", "0", "-k", "seed.example", "-v"),
     )
     assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.assert_outcomes(passed=1, failed=1)  # one item per target for the case
     result.stdout.fnmatch_lines_random(
         [
             "*test_case[[]good:Impl/seed.example[]] PASSED*",
@@ -255,16 +258,37 @@ SUBTLE_MUTANTS = [
 ]
 
 
-def _failures(junit: Path) -> dict[str, set[str]]:
-    """Target -> ids of its failed or errored cases, from a JUnit file of the pytest route."""
-    found: dict[str, set[str]] = {target: set() for target in SUBTLE_MUTANTS}
+def _verdicts(junit: Path) -> dict[str, str]:
+    """Item name -> failed, skipped or passed, from a JUnit file of the pytest route."""
+    verdicts = {}
     for case in ET.parse(junit).iter("testcase"):
-        if case.find("failure") is not None or case.find("error") is not None:
-            target, case_id = case.get("name", "")[len("test_case[") : -1].split("/")
+        failed = case.find("failure") is not None or case.find("error") is not None
+        skipped = case.find("skipped") is not None
+        verdicts[case.get("name", "")] = "failed" if failed else "skipped" if skipped else "passed"
+    return verdicts
+
+
+def _failures(verdicts: dict[str, str]) -> dict[str, set[str]]:
+    """Target -> ids of its failed or errored cases, from ``_verdicts``."""
+    found: dict[str, set[str]] = {target: set() for target in SUBTLE_MUTANTS}
+    for name, verdict in verdicts.items():
+        if verdict == "failed":
+            target, case_id = name[len("test_case[") : -1].split("/")
             found[target].add(case_id)
     # The documented difference (pytest_suite's docstring): check fuzzes only a target that
     # passed every case; the fuzz item runs anyway and may find the same bug again.
     return {target: failed - {"fuzz"} for target, failed in found.items()}
+
+
+#: The cases of the run under xdist (``-k``): both mutants' failures among them (the long
+#: stream, the interleaved messages), passes of every target, and skips (surrogates). The
+#: workers still collect the whole corpus, and must agree on it; what they run is where the
+#: time goes (three targets, and two more interpreters to start).
+XDIST_WORDS = ("interleave", "long", "seed", "surrogates")
+
+
+def _in_xdist_run(name: str) -> bool:
+    return any(word in name.rsplit("/", 1)[-1] for word in XDIST_WORDS)
 
 
 def test_pytest_route_and_check_agree_serially_and_under_xdist(
@@ -273,7 +297,9 @@ def test_pytest_route_and_check_agree_serially_and_under_xdist(
     """Same failing cases per target from ``tokasm check``, pytest in-process and pytest -n 2.
 
     The one subprocess run of the module: the installed ``pytest11`` entry point
-    and xdist workers, as a user's ``python -m pytest`` sees them.
+    and xdist workers, as a user's ``python -m pytest`` sees them. Check and the serial
+    run cover the whole corpus; the xdist run gives every item of ``XDIST_WORDS`` the
+    verdict the serial run gave it.
     """
     targets = [*SUBTLE_MUTANTS, "good:Impl"]
     monkeypatch.syspath_prepend(project.path)
@@ -291,18 +317,34 @@ def test_pytest_route_and_check_agree_serially_and_under_xdist(
     # shrinking a found bug for every mutant was most of this test's time. Nor is the cost
     # probe, whose timing is the cost tests' business (and hypothesis's own pytest plugin,
     # whose end-of-session import of hypothesis costs each pytest process 0.6 s).
-    args = ["--pyargs", "tokasm.conformance", "-p", "no:cacheprovider", "-k", "not cost"]
+    args = ["--pyargs", "tokasm.conformance", "-p", "no:cacheprovider"]
     args += ["--tokasm-fuzz-examples", "0"]
     args += [arg for target in targets for arg in ("--tokasm-assembler", target)]
-    serial = project.runpytest_inprocess(*args, "--junitxml=serial.xml")
+    serial = project.runpytest_inprocess(*args, "-k", "not cost", "--junitxml=serial.xml")
     assert serial.ret == pytest.ExitCode.TESTS_FAILED
-    assert _failures(project.path / "serial.xml") == by_check
+    serial_verdicts = _verdicts(project.path / "serial.xml")
+    assert _failures(serial_verdicts) == by_check
+    assert serial.parseoutcomes()["deselected"] == 3  # one probe per target
 
+    selection = " or ".join(XDIST_WORDS)
     parallel = project.runpytest_subprocess(
-        *args, "-p", "no:hypothesispytest", "-n", "2", "--junitxml=parallel.xml"
+        *args,
+        *("-k", f"not cost and ({selection})", "-p", "no:hypothesispytest", "-n", "2"),
+        "--junitxml=parallel.xml",
     )
     assert parallel.ret == pytest.ExitCode.TESTS_FAILED
-    outcomes = serial.parseoutcomes()
-    assert outcomes.pop("deselected") == 3  # one probe per target (xdist's workers deselect)
-    assert parallel.parseoutcomes() == outcomes
-    assert _failures(project.path / "parallel.xml") == by_check
+    expected = {name: v for name, v in serial_verdicts.items() if _in_xdist_run(name)}
+    # Each mutant fails some of these cases, every target passes some, and some are skipped.
+    for target in SUBTLE_MUTANTS:
+        assert _failures(expected)[target], target
+    for target in targets:
+        assert any(v == "passed" and f"[{target}/" in n for n, v in expected.items()), target
+    assert "skipped" in expected.values()
+    counts = {verdict: list(expected.values()).count(verdict) for verdict in set(expected.values())}
+    assert parallel.parseoutcomes() == counts  # xdist's workers deselect: none reported
+    parallel_verdicts = _verdicts(project.path / "parallel.xml")
+    assert parallel_verdicts == expected
+    assert _failures(parallel_verdicts) == {
+        target: {case for case in failed if _in_xdist_run(f"{target}/{case}")}
+        for target, failed in by_check.items()
+    }
