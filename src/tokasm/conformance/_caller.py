@@ -60,20 +60,6 @@ def _str_keys(given: dict[Any, Any]) -> bool:
     return all(map(is_, map(type, given), repeat(str)))
 
 
-def _holds_the_same(given: object, sent: object) -> bool:
-    """Quickly, for the usual event: ``given`` is a dict holding the very keys and values of
-    the dict ``sent``, in its order, and nothing else. Told by identity and exact types
-    only, so no code of the target's runs (its keys are ``sent``'s own ``str`` objects, so
-    none is hashed or compared); False when unsure (``_same`` decides)."""
-    return (
-        type(given) is dict
-        and type(sent) is dict
-        and len(given) == len(sent)
-        and False not in map(is_, given, sent)
-        and False not in map(is_, given.values(), sent.values())
-    )
-
-
 def _same(given: Any, sent: Any) -> bool:
     """Whether ``given`` is still exactly the JSON value ``sent``, by exact types first, so
     nothing the target put inside runs code of its own (no ``__eq__``, no ``__hash__``).
@@ -162,8 +148,16 @@ class CallerHabits:
         that raises here (a key's ``__eq__``, a thread changing it meanwhile) counts as a
         modification; the subject runs this under the watchdog, as it may run target code
         (a finalizer of what the overwrite drops)."""
-        try:
-            quick = _holds_the_same(lent, event)
+        try:  # quickly, for the usual event: the very keys and values of the dict ``event``,
+            # in its order, and nothing else, told by identity and exact types only, so no
+            # code of the target's runs (no key is hashed or compared); else ``_same`` decides
+            quick = (
+                type(lent) is dict
+                and type(event) is dict
+                and len(lent) == len(event)
+                and False not in map(is_, lent, event)
+                and False not in map(is_, lent.values(), event.values())
+            )
             unchanged = quick or _same(lent, event)
         except BaseException as error:
             reraise_unless_target(error)

@@ -108,14 +108,9 @@ def _on_raise(step: Step, case: Case, error: ImplementationError, debug: bool) -
 
 
 def _check_step(step: Step, outcome: StepOutcome, case: Case, debug: bool) -> CaseResult | None:
-    """None if the step behaved as expected, else the case's failing result."""
+    """None if the step behaved as expected, else the case's failing result (``_run_steps``
+    has passed the usual answer, exactly None or a ``str`` as expected, already)."""
     expect = step.expect
-    if type(expect) is Returns and (  # the usual answer, quickly: exactly None or a str
-        outcome is None
-        if expect.value is None
-        else type(outcome) is str and outcome == expect.value
-    ):
-        return None
     assert expect is not None  # a corpus case always says what a step must do
     if isinstance(outcome, ImplementationError):  # the kit's own object, as is ``Foreign``
         return _on_raise(step, case, outcome, debug)
@@ -159,8 +154,14 @@ def _run_steps(subject: Subject, case: Case, debug: bool) -> CaseResult:
             subject.new(instance)
         with contextlib.closing(subject.perform_steps(case.steps)) as outcomes:
             for step in case.steps:
-                doing = step
-                failure = _check_step(step, next(outcomes), case, debug)
+                doing, outcome, expect = step, next(outcomes), step.expect
+                if type(expect) is Returns and (  # the usual answer, quickly
+                    outcome is None
+                    if expect.value is None
+                    else type(outcome) is str and outcome == expect.value
+                ):
+                    continue
+                failure = _check_step(step, outcome, case, debug)
                 if failure is not None:
                     return failure
             doing = "the end of the case"

@@ -218,7 +218,8 @@ class PythonSubject:
         try:
             lent = caller.lend(event)
             try:  # the method is looked up in here too: a lookup may raise as well
-                return _returned(assembler.apply(lent))  # type: ignore[arg-type]
+                result = assembler.apply(lent)  # type: ignore[arg-type]
+                return result if result is None or type(result) is str else _returned(result)
             except BaseException as error:  # see the module doc of _guard
                 failure = _target_error(error)  # the target's error is freed here, watched
             finally:
@@ -244,9 +245,14 @@ class PythonSubject:
             raise_lost_interrupt()  # a Ctrl-C a finalizer swallowed meanwhile
 
     def perform_steps(self, steps: Sequence[Step]) -> Generator[StepOutcome, None, None]:
+        instances, apply_lent, perform = self._instances, self._apply_lent, self.perform
         for step in steps:
-            try:
-                yield self.perform(step)
+            try:  # the usual step, an apply to a created instance, without perform's lookups
+                assembler = instances.get(step.instance) if type(step) is Apply else None
+                if assembler is None:
+                    yield perform(step)
+                else:
+                    yield apply_lent(assembler, cast("Apply", step).event)
             except ImplementationError as error:
                 yield error
 
