@@ -245,14 +245,9 @@ class PythonSubject:
             raise_lost_interrupt()  # a Ctrl-C a finalizer swallowed meanwhile
 
     def perform_steps(self, steps: Sequence[Step]) -> Generator[StepOutcome, None, None]:
-        instances, apply_lent, perform = self._instances, self._apply_lent, self.perform
         for step in steps:
-            try:  # the usual step, an apply to a created instance, without perform's lookups
-                assembler = instances.get(step.instance) if type(step) is Apply else None
-                if assembler is None:
-                    yield perform(step)
-                else:
-                    yield apply_lent(assembler, cast("Apply", step).event)
+            try:
+                yield self.perform(step)
             except ImplementationError as error:
                 yield error
 
