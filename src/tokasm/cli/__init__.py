@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib
 import os
 import sys
 from typing import TYPE_CHECKING, NoReturn
@@ -17,7 +18,6 @@ from .._versions import version_line
 from ..conformance._display import safe_block
 from ..conformance._protocol_client import end_testees, testees_end_with_the_run
 from ..errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, UsageError
-from . import bench, cases, check, export, fuzz
 from ._console import Console, StdoutDiversion, flush_quietly, silence_stdout
 
 if TYPE_CHECKING:
@@ -26,7 +26,20 @@ if TYPE_CHECKING:
 __all__ = ["command", "main"]
 
 
-def build_parser() -> argparse.ArgumentParser:
+#: Each command's module, in the order ``tokasm --help`` lists them.
+COMMANDS: dict[str, str] = {
+    "check": "check",
+    "bench": "bench",
+    "fuzz": "fuzz",
+    "export": "export",
+    "list": "cases",
+    "show": "cases",
+}
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The ``tokasm`` parser; with ``command``, only that command's module is imported
+    and registered (all it parses), so ``tokasm check`` does not import the benchmarks."""
     parser = argparse.ArgumentParser(
         prog="tokasm",
         description="Conformance kit for the streaming token assembler.",
@@ -34,14 +47,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=version_line())
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for module in (check, bench, fuzz, export, cases):
-        module.add_parser(commands)
+    wanted = [COMMANDS[command]] if command in COMMANDS else list(COMMANDS.values())
+    for name in dict.fromkeys(wanted):
+        importlib.import_module(f"{__name__}.{name}").add_parser(commands)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    given = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(given[0] if given else None)
+    args = parser.parse_args(given)
     try:
         with testees_end_with_the_run():
             code: int = args.run(args)
