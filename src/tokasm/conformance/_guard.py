@@ -34,8 +34,11 @@ __all__ = [
     "watch_interrupts",
 ]
 
-#: The signals that stop a run (Ctrl-C, a CI cancel).
-_STOPPING = frozenset({signal.SIGINT, signal.SIGTERM})
+#: The signals that stop a run (Ctrl-C, a CI cancel), and the alarm that interrupts a
+#: benchmark run (``bench._watchdog``): each must wake the main thread, never a helper.
+_FOR_THE_MAIN_THREAD = frozenset(
+    {signal.SIGINT, signal.SIGTERM, *([signal.SIGALRM] if hasattr(signal, "SIGALRM") else [])}
+)
 
 
 class _Interrupts:
@@ -104,12 +107,15 @@ def raise_lost_interrupt() -> None:
 
 
 def start_helper_thread(thread: threading.Thread) -> None:
-    """Start one of tokasm's own helper threads with the stopping signals blocked in it.
+    """Start one of tokasm's own helper threads with the stopping signals and the bench's
+    alarm blocked in it.
 
     The kernel may deliver a signal to any thread that does not block it, and
     only the thread it lands on is woken: one landing on a helper leaves a
     target's ``time.sleep`` on the main thread asleep, and the run ends by the
-    watchdog's timeout (exit 1, reports written) instead of the signal (143).
+    watchdog's timeout (exit 1, reports written) instead of the signal (143). A
+    bench alarm landing on the watchdog thread left a run waiting on a lock
+    uninterrupted, reported as ignoring its interrupt.
     The mask is set before the thread starts (it inherits it), so there is no
     moment when the helper could take one; a signal arriving meanwhile waits
     for the caller's mask to be restored.
@@ -117,7 +123,7 @@ def start_helper_thread(thread: threading.Thread) -> None:
     if not hasattr(signal, "pthread_sigmask"):  # not on Windows
         thread.start()
         return
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPPING)
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, _FOR_THE_MAIN_THREAD)
     try:
         thread.start()
     finally:
