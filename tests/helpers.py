@@ -14,7 +14,7 @@ from tokasm.cli import main
 from tokasm.conformance._paths import spec_dir
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterator, Mapping
 
     import pytest
 
@@ -29,6 +29,7 @@ __all__ = [
     "running_processes",
     "tokasm_cmd",
     "tokasm_main",
+    "tokasm_program",
     "tokasm_started",
     "user_case_folder",
 ]
@@ -61,11 +62,35 @@ class Ran:
     err: str
 
 
-def tokasm_cmd(folder: Path, *args: str) -> Ran:
-    """Run ``python -m tokasm ARGS`` in ``folder``, as a user would from their project."""
+def tokasm_program(shortened: Mapping[str, float] | None = None) -> list[str]:
+    """The command line of the ``tokasm`` program, ``python -m tokasm``.
+
+    ``shortened`` sets tokasm's own waits first, by module and name (e.g.
+    ``{"tokasm.cli._console.UNWIND_GRACE": 0.5}``), then runs the same program: a test
+    that provokes a wait pays a short one, with the code path and verdict unchanged. A
+    name that is not there fails the run, so a renamed constant cannot silently cost the
+    full wait again.
+    """
+    if not shortened:
+        return [sys.executable, "-m", "tokasm"]
+    lines = ["import importlib"]
+    for dotted, seconds in shortened.items():
+        module, name = dotted.rsplit(".", 1)
+        lines += [
+            f"module = importlib.import_module({module!r})",
+            f"assert hasattr(module, {name!r}), {dotted!r}",
+            f"module.{name} = {seconds!r}",
+        ]
+    lines.append("from tokasm.cli import command; command()")
+    return [sys.executable, "-c", "\n".join(lines)]
+
+
+def tokasm_cmd(folder: Path, *args: str, shortened: Mapping[str, float] | None = None) -> Ran:
+    """Run ``python -m tokasm ARGS`` in ``folder``, as a user would from their project
+    (``shortened``: see ``tokasm_program``)."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     done = subprocess.run(
-        [sys.executable, "-m", "tokasm", *args],
+        [*tokasm_program(shortened), *args],
         cwd=folder,
         env=env,
         capture_output=True,
@@ -85,12 +110,15 @@ def tokasm_main(capsys: pytest.CaptureFixture[str], *args: str) -> Ran:
     return Ran(code, out, err)
 
 
-def tokasm_started(folder: Path, *args: str) -> subprocess.Popen[str]:
+def tokasm_started(
+    folder: Path, *args: str, shortened: Mapping[str, float] | None = None
+) -> subprocess.Popen[str]:
     """``python -m tokasm ARGS`` started in ``folder``, its stdout and stderr pipes (text)
-    to read while it runs: for a closed pipe, a signal, a hang."""
+    to read while it runs: for a closed pipe, a signal, a hang (``shortened``: see
+    ``tokasm_program``)."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     return subprocess.Popen(
-        [sys.executable, "-m", "tokasm", *args],
+        [*tokasm_program(shortened), *args],
         cwd=folder,
         env=env,
         stdout=subprocess.PIPE,

@@ -12,8 +12,10 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +30,7 @@ from tokasm.bench import (
     scaling_exponent,
     verdict,
 )
+from tokasm.bench._watchdog import watchdog
 from tokasm.bench.scenarios import SCENARIOS
 from tokasm.cli import main
 from tokasm.implementations import BACKENDS, DEFAULT_BACKEND
@@ -385,6 +388,25 @@ def test_a_quadratic_class_cannot_stretch_the_sweep_past_max_time(project: Path)
     assert "Traceback" not in ran.err
 
 
+def _blocked_signals(thread: threading.Thread) -> set[int]:
+    """The signals ``thread`` blocks, from the kernel's own account of it (Linux)."""
+    status = Path(f"/proc/self/task/{thread.native_id}/status").read_text(encoding="ascii")
+    mask = int(next(line for line in status.splitlines() if line.startswith("SigBlk:"))[7:], 16)
+    return {number for number in range(1, 65) if mask >> (number - 1) & 1}
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs Linux's /proc")
+def test_the_alarm_that_interrupts_a_run_can_only_wake_the_run() -> None:
+    """The watchdog's own thread blocks SIGALRM (and SIGINT, SIGTERM): the kernel may hand
+    a process's signal to any thread that does not, and one that landed there left a run
+    waiting on a lock asleep, reported as ignoring its interrupt."""
+    with watchdog(60, on_ignored=lambda seconds, stack: None):
+        (helper,) = [t for t in threading.enumerate() if t.name == "tokasm-watchdog"]
+        blocked = _blocked_signals(helper)
+    assert {signal.SIGALRM, signal.SIGINT, signal.SIGTERM} <= blocked
+    assert signal.SIGALRM not in _blocked_signals(threading.main_thread())
+
+
 def test_a_run_that_ignores_its_interrupt_ends_the_sweep_with_the_results_so_far(
     project: Path,
 ) -> None:
@@ -395,6 +417,7 @@ def test_a_run_that_ignores_its_interrupt_ends_the_sweep_with_the_results_so_far
         *("bench", "slow_assemblers:IgnoresTheInterrupt", "--only", "--quick"),
         *("--repeats", "1", "--scenario", "stream_then_finalize", "--sizes", "40,80"),
         *("--budget", "0.5", "--json", "out.json"),
+        shortened={"tokasm.bench._watchdog.IGNORED_GRACE": 0.5},  # what it waits out
     )
     assert ran.code == 1, ran.out + ran.err
     [result] = _report(project)["results"]
@@ -424,9 +447,10 @@ def test_a_run_that_hangs_is_interrupted_and_the_sweep_goes_on(project: Path, ta
         "--sizes",
         "40,80,160",
         "--budget",
-        "0.5",
+        "0.25",
         "--json",
         "out.json",
+        shortened={"tokasm.bench._sweep.OVERRUN_FLOOR": 0.5},  # each hang waits it out
     )
     assert ran.code == 0, ran.out + ran.err
     assert "Traceback" not in ran.err
@@ -437,7 +461,7 @@ def test_a_run_that_hangs_is_interrupted_and_the_sweep_goes_on(project: Path, ta
         assert (first["size"], first["limit"]) == (80, "budget")
         assert (
             first["reason"]
-            == "over --budget: interrupted, still running after 1 s (2x --budget, at least 1 s)"
+            == "over --budget: interrupted, still running after 0.5 s (2x --budget, at least 0.5 s)"
         )
         assert (above["size"], above["reason"]) == (
             160,

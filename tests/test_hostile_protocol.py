@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 import jsonschema
 import pytest
 
-from helpers import QUICK, running_processes, tokasm_here
+from helpers import QUICK, running_processes, tokasm_here, tokasm_program
 from tokasm.cli import main
 from tokasm.cli.options import MAX_SECONDS
 from tokasm.conformance._paths import spec_dir
@@ -40,7 +40,7 @@ from tokasm.conformance.testee import python_testee_command
 from tokasm.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED, EXIT_USAGE
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping
 
 HOSTILE = Path(__file__).resolve().parent / "testees" / "hostile.py"
 MEMORY_LIMIT = 500 * 1024 * 1024  # bytes the kit may peak at while attacked
@@ -73,13 +73,13 @@ def hostile(mode: str, tmp_path: Path, *options: str) -> str:
     return shlex.join([*argv, "--marker", str(tmp_path / "struck"), *options])
 
 
-def start_kit(tmp_path: Path, *args: str) -> subprocess.Popen[bytes]:
+def start_kit(
+    tmp_path: Path, *args: str, shortened: Mapping[str, float] | None = None
+) -> subprocess.Popen[bytes]:
     with (tmp_path / "out").open("wb") as out, (tmp_path / "err").open("wb") as err:
         return subprocess.Popen(
             [
-                sys.executable,
-                "-m",
-                "tokasm",
+                *tokasm_program(shortened),
                 "check",
                 "-q",
                 "--json",
@@ -120,8 +120,8 @@ def valid_report(tmp_path: Path) -> Any:
     return report
 
 
-def kit(tmp_path: Path, *args: str) -> Ran:
-    return finish_kit(start_kit(tmp_path, *args), tmp_path)
+def kit(tmp_path: Path, *args: str, shortened: Mapping[str, float] | None = None) -> Ran:
+    return finish_kit(start_kit(tmp_path, *args, shortened=shortened), tmp_path)
 
 
 @pytest.fixture
@@ -243,9 +243,11 @@ def test_a_wrapper_that_does_not_exec_leaves_no_process_and_the_breaker_bounds_t
 
 def test_restarts_that_hang_count_as_faults(tmp_path: Path, few: list[str]) -> None:
     # The hang strikes at the first request after hello, so no request is ever answered:
-    # the request timeout can be a hang's (each restart's hello has a second at least).
+    # the request timeout can be a hang's, and so can a restart's hello (a restart waits
+    # for it the first start's time four times over, plus RESTART_MARGIN: 0.25 s here).
     testee = hostile("hang-restart", tmp_path, "--at", "2")
-    ran = kit(tmp_path, "--timeout", HANG_TIMEOUT, "--cmd", testee, *few, *QUICK)
+    margin = {"tokasm.conformance._protocol_client.RESTART_MARGIN": 0.25}
+    ran = kit(tmp_path, "--timeout", HANG_TIMEOUT, "--cmd", testee, *few, *QUICK, shortened=margin)
     assert_clean(ran, EXIT_FAILED)
     messages = [message for outcome, message in outcomes(ran) if outcome == "errored"]
     faults = [message for message in messages if "circuit breaker" not in message]
