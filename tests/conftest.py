@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING
 
 from hypothesis import HealthCheck, settings
 
+from tokasm.conformance._fuzzing import HYPOTHESIS_STORAGE_ENV
+
 if TYPE_CHECKING:
     import pytest
 
@@ -26,6 +28,21 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.ge
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    """The session's processes share what they can: Hypothesis's folder, and bytecode."""
+    _one_hypothesis_folder(config)
+    _one_bytecode_cache(config)
+
+
+def _one_hypothesis_folder(config: pytest.Config) -> None:
+    """Every process of the session, xdist's workers and the tokasm runs in fresh folders
+    included, uses the checkout's ``.hypothesis``: Hypothesis caches there the constants it
+    finds in local source (tokasm's own, in an editable install), which take about a
+    second to find again in each process that fuzzes in a folder of its own."""
+    if not hasattr(config, "workerinput"):
+        os.environ.setdefault(HYPOTHESIS_STORAGE_ENV, str(config.rootpath / ".hypothesis"))
+
+
+def _one_bytecode_cache(config: pytest.Config) -> None:
     """The suite's Python subprocesses (some 150 runs of tokasm, and xdist's workers) share
     one bytecode cache in a folder of the session's own.
 

@@ -9,8 +9,7 @@ import pytest
 
 from helpers import copy_spec
 from tokasm.conformance import corpus as corpus_module
-from tokasm.conformance._document_cache import CACHE_DIR_ENV
-from tokasm.conformance._paths import spec_dir
+from tokasm.conformance._paths import CACHE_DIR_ENV, spec_dir
 from tokasm.conformance.corpus import CorpusError, load_file
 
 if TYPE_CHECKING:

@@ -22,11 +22,17 @@ from hypothesis import strategies as st
 
 from helpers import QUICK, Ran, copy_spec, tokasm_cmd, tokasm_main, user_folder
 from mutants import MUTANTS
-from tokasm.conformance._fuzz import fuzz
+from tokasm.conformance import _fuzz as fuzz_module
+from tokasm.conformance._fuzz import FuzzReport, fuzz
 from tokasm.conformance._fuzz_cases import case_document, dump_case_file
 from tokasm.conformance._fuzz_strategies import Program
-from tokasm.conformance._fuzzing import CHECK_EXAMPLES, fuzz_phase
-from tokasm.conformance._paths import SPEC_DIR_ENV, spec_dir
+from tokasm.conformance._fuzzing import (
+    CHECK_EXAMPLES,
+    HYPOTHESIS_STORAGE_ENV,
+    SHRINK_BUDGET,
+    fuzz_phase,
+)
+from tokasm.conformance._paths import CACHE_DIR_ENV, SPEC_DIR_ENV, spec_dir
 from tokasm.conformance._protocol_client import CommandSubject
 from tokasm.conformance.corpus import load_corpus, load_file
 from tokasm.conformance.results import CaseResult
@@ -364,6 +370,31 @@ def test_cli_prints_a_case_that_reproduces_the_failure(
     assert ran.out.startswith((project / "found.yaml").read_text(encoding="utf-8"))
 
 
+@pytest.mark.parametrize("cache", ["on", "off", "chosen"])
+def test_the_program_keeps_hypothesis_files_out_of_the_users_folder(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cache: str
+) -> None:
+    """Hypothesis caches the constants of local source files in its folder, ``.hypothesis``
+    in the current one by default: the program puts it in tokasm's cache (a temporary one,
+    removed, with the cache off), or leaves it where HYPOTHESIS_STORAGE_DIRECTORY says
+    (here the session's own, as conftest sets it: its constants are found already)."""
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setenv("TMPDIR", str(scratch))
+    monkeypatch.setenv(CACHE_DIR_ENV, "" if cache == "off" else str(tmp_path / "cache"))
+    if cache != "chosen":
+        monkeypatch.delenv(HYPOTHESIS_STORAGE_ENV, raising=False)
+    ran = tokasm_cmd(project, "fuzz", "good:Impl", "--examples", "5", "--seed", "0")
+    assert ran.code == 0, ran.out + ran.err
+    assert not (project / ".hypothesis").exists()
+    kept = tmp_path / "cache" / "hypothesis"
+    if cache == "on":
+        assert any(kept.rglob("*")), "Hypothesis wrote nothing in tokasm's cache"
+    else:
+        assert not kept.exists()
+    assert list(scratch.iterdir()) == []  # a temporary folder goes at the end
+
+
 def test_cli_exit_codes(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     clean = _fuzz(capsys, project, "good:Impl", "--examples", "40", "--seed", "0")
     assert clean.code == 0, clean.err
@@ -375,13 +406,40 @@ def test_cli_exit_codes(project: Path, capsys: pytest.CaptureFixture[str]) -> No
         assert "error:" in bad.err
 
 
+@pytest.mark.parametrize(
+    ("given", "budget"), [((), SHRINK_BUDGET), (("--shrink-budget", "0.5"), 0.5)]
+)
+def test_cli_shrink_budget_reaches_the_fuzzer(
+    project: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    given: tuple[str, ...],
+    budget: float,
+) -> None:
+    asked: list[float] = []
+
+    def recording(subject: Subject, **options: Any) -> FuzzReport:
+        asked.append(options["shrink_budget"])
+        return fuzz(subject, **options)
+
+    monkeypatch.setattr(fuzz_module, "fuzz", recording)
+    ran = _fuzz(capsys, project, "good:Impl", "--examples", "1", "--seed", "0", *given)
+    assert ran.code == 0, ran.err
+    assert asked == [budget]
+    refused = _fuzz(capsys, project, "good:Impl", "--shrink-budget", "0")
+    assert refused.code == 2
+    assert "--shrink-budget" in refused.err
+
+
 def test_cli_fuzzes_a_protocol_testee(project: Path) -> None:
     testee = f"{sys.executable} -m tokasm.conformance.testee"
     clean = tokasm_cmd(
         project, "fuzz", "--cmd", f"{testee} list-join", "--examples", "30", "--seed", "0"
     )
     assert clean.code == 0, clean.out + clean.err
-    broken = tokasm_cmd(project, "fuzz", "--cmd", f"{testee} {BROKEN}", "--seed", "4")
+    broken = tokasm_cmd(
+        project, "fuzz", "--cmd", f"{testee} {BROKEN}", "--seed", "4", "--shrink-budget", "1"
+    )
     assert broken.code == 1, broken.out + broken.err
     assert 'delta: ""' in broken.out
 

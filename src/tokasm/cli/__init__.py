@@ -11,11 +11,13 @@ import argparse
 import contextlib
 import importlib
 import os
+import shutil
 import sys
 from typing import TYPE_CHECKING, NoReturn
 
 from .._versions import version_line
 from ..conformance._display import safe_block
+from ..conformance._fuzzing import hypothesis_files_kept_by_tokasm
 from ..conformance._protocol_client import end_testees, testees_end_with_the_run
 from ..errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, UsageError
 from ._console import Console, StdoutDiversion, flush_quietly, silence_stdout
@@ -87,6 +89,7 @@ def command() -> NoReturn:
     ``main`` called by a program of its own never ends it: that program owns its exit.
     """
     StdoutDiversion.process_ends = True
+    scratch = hypothesis_files_kept_by_tokasm()
     try:
         code: int | str | None = main()
     except SystemExit as stop:  # --help, --version, SIGTERM's 143
@@ -97,6 +100,8 @@ def command() -> NoReturn:
     flush_quietly(sys.stdout)  # by their class's flush: a target may have set its own on them
     flush_quietly(sys.stderr)
     end_testees()
+    if scratch is not None:
+        shutil.rmtree(scratch, ignore_errors=True)
     os._exit(code if isinstance(code, int) else EXIT_OK if code is None else EXIT_FAILED)
 
 

@@ -82,8 +82,16 @@ def add_parser(commands: Commands) -> None:
         type=positive_seconds,
         metavar="SECONDS",
         help="start no new example after this long (default: no limit); "
-        f"shrinking a disagreement has its own limit: {SHRINK_BUDGET:g} s for Hypothesis "
-        "and as long again for the final simplification",
+        "shrinking a disagreement has its own limit, --shrink-budget",
+    )
+    parser.add_argument(
+        "--shrink-budget",
+        type=positive_seconds,
+        default=SHRINK_BUDGET,
+        metavar="SECONDS",
+        help="how long Hypothesis may shrink a disagreement, and the final simplification "
+        f"as long again (default {SHRINK_BUDGET:g}): shorter for a quicker, less simple "
+        "counterexample",
     )
     parser.add_argument(
         "--instances",
@@ -184,6 +192,7 @@ def _fuzz(args: argparse.Namespace) -> int:
             examples=args.examples,
             seed=args.seed,
             budget=args.budget,
+            shrink_budget=args.shrink_budget,
             instances=args.instances,
         )
     finally:

@@ -10,33 +10,26 @@ schema check of a file whose exact bytes it names. The cache is an
 optimisation only: a missing or unwritable entry means the file is checked as
 if there were no cache.
 
-Where: ``$TOKASM_CACHE_DIR`` (empty turns the cache off), else
-``$XDG_CACHE_HOME/tokasm``, else ``~/.cache/tokasm``.
+Where: tokasm's cache folder (``_paths.cache_dir``); ``TOKASM_CACHE_DIR`` set
+empty turns the cache off.
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
-import os
 from functools import cache
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .._versions import __version__
+from ._paths import cache_dir
 
-__all__ = ["CACHE_DIR_ENV", "checked_before", "note_checked", "validation_key"]
+if TYPE_CHECKING:
+    from pathlib import Path
 
-CACHE_DIR_ENV = "TOKASM_CACHE_DIR"
+__all__ = ["checked_before", "note_checked", "validation_key"]
 
 _FORMAT = "2"  # bump when what an entry means changes (1 kept whole documents)
-
-
-def _cache_dir() -> Path | None:
-    chosen = os.environ.get(CACHE_DIR_ENV)
-    if chosen is not None:
-        return Path(chosen) if chosen else None
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "tokasm"
 
 
 @cache
@@ -58,13 +51,13 @@ def _entry(folder: Path, key: str) -> Path:
 
 def checked_before(key: str) -> bool:
     """Whether the bytes of ``key`` passed the schema in an earlier run."""
-    folder = _cache_dir()
+    folder = cache_dir()
     return folder is not None and _entry(folder, key).is_file()
 
 
 def note_checked(key: str) -> None:
     """Record that the bytes of ``key`` passed the schema; never fails."""
-    folder = _cache_dir()
+    folder = cache_dir()
     if folder is None:
         return
     with contextlib.suppress(OSError):

@@ -8,7 +8,12 @@ a second of start-up.
 
 from __future__ import annotations
 
+import os
+import tempfile
+from pathlib import Path
 from typing import TYPE_CHECKING
+
+from ._paths import cache_dir
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -16,7 +21,18 @@ if TYPE_CHECKING:
     from .results import CaseResult
     from .subjects import Subject
 
-__all__ = ["CHECK_EXAMPLES", "INSTANCE_NAMES", "SHRINK_BUDGET", "fuzz_phase"]
+__all__ = [
+    "CHECK_EXAMPLES",
+    "HYPOTHESIS_STORAGE_ENV",
+    "INSTANCE_NAMES",
+    "SHRINK_BUDGET",
+    "fuzz_phase",
+    "hypothesis_files_kept_by_tokasm",
+]
+
+#: Hypothesis's own variable for the folder it writes in (``.hypothesis`` in the current
+#: folder when unset).
+HYPOTHESIS_STORAGE_ENV = "HYPOTHESIS_STORAGE_DIRECTORY"
 
 #: Instance names a fuzzed program may use, as the case schema allows them
 #: (``^[a-z][a-z0-9_]*$``).
@@ -56,3 +72,25 @@ def fuzz_phase(
     )
     problem = report.problem()
     return () if problem is None else (problem,)
+
+
+def hypothesis_files_kept_by_tokasm() -> Path | None:
+    """For the ``tokasm`` program, whose process is its own: Hypothesis writes under tokasm's
+    cache folder, not into the user's project as ``.hypothesis/``.
+
+    What it writes there is its cache of the constants it finds in local source files
+    (every file outside site-packages, the target's module included): finding them again
+    costs about a second in each fresh folder, so a CI job's clean checkout paid it on
+    every run. A folder the user chose (``HYPOTHESIS_STORAGE_DIRECTORY``) is kept. With
+    tokasm's cache turned off, a temporary folder is used, returned for the caller to
+    remove at the end. The pytest route leaves its session's Hypothesis alone.
+    """
+    if HYPOTHESIS_STORAGE_ENV in os.environ:
+        return None
+    folder = cache_dir()
+    if folder is None:
+        temporary = Path(tempfile.mkdtemp(prefix="tokasm-hypothesis-"))
+        os.environ[HYPOTHESIS_STORAGE_ENV] = str(temporary)
+        return temporary
+    os.environ[HYPOTHESIS_STORAGE_ENV] = str(folder / "hypothesis")
+    return None

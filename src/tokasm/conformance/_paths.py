@@ -1,4 +1,5 @@
-"""Where the language-neutral ``spec/`` folder is, installed or in a checkout.
+"""Where the language-neutral ``spec/`` folder is, installed or in a checkout, and where
+tokasm keeps what it reuses between runs.
 
 Like jsonschema's suite loader: an environment variable wins, then the copy
 the wheel carries (``tokasm/_spec``), then the checkout's top-level ``spec/``.
@@ -11,9 +12,10 @@ from pathlib import Path
 
 from ..errors import CorpusError
 
-__all__ = ["SPEC_DIR_ENV", "shipped", "spec_dir", "spec_version"]
+__all__ = ["CACHE_DIR_ENV", "SPEC_DIR_ENV", "cache_dir", "shipped", "spec_dir", "spec_version"]
 
 SPEC_DIR_ENV = "TOKASM_SPEC_DIR"
+CACHE_DIR_ENV = "TOKASM_CACHE_DIR"
 
 _PACKAGE = Path(__file__).resolve().parent.parent
 
@@ -44,3 +46,13 @@ def shipped(root: Path) -> bool:
 def spec_version() -> str:
     """The corpus semver from ``spec/VERSION``."""
     return (spec_dir() / "VERSION").read_text(encoding="utf-8").strip()
+
+
+def cache_dir() -> Path | None:
+    """tokasm's cache folder: ``$TOKASM_CACHE_DIR`` (set empty: no cache, None), else
+    ``$XDG_CACHE_HOME/tokasm``, else ``~/.cache/tokasm``."""
+    chosen = os.environ.get(CACHE_DIR_ENV)
+    if chosen is not None:
+        return Path(chosen) if chosen else None
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "tokasm"
