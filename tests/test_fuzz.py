@@ -370,29 +370,51 @@ def test_cli_prints_a_case_that_reproduces_the_failure(
     assert ran.out.startswith((project / "found.yaml").read_text(encoding="utf-8"))
 
 
-@pytest.mark.parametrize("cache", ["on", "off", "chosen"])
-def test_the_program_keeps_hypothesis_files_out_of_the_users_folder(
-    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cache: str
+#: A target that records, when it is loaded, where Hypothesis was told to write.
+RECORDS_STORAGE = f"""\
+import os, pathlib
+pathlib.Path("storage.txt").write_text(os.environ.get({HYPOTHESIS_STORAGE_ENV!r}, "unset"))
+from tokasm.implementations import ListJoinAssembler as Impl
+"""
+
+
+def test_the_program_keeps_hypothesis_files_in_tokasms_cache(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Hypothesis caches the constants of local source files in its folder, ``.hypothesis``
-    in the current one by default: the program puts it in tokasm's cache (a temporary one,
-    removed, with the cache off), or leaves it where HYPOTHESIS_STORAGE_DIRECTORY says
-    (here the session's own, as conftest sets it: its constants are found already)."""
-    scratch = tmp_path / "scratch"
-    scratch.mkdir()
-    monkeypatch.setenv("TMPDIR", str(scratch))
-    monkeypatch.setenv(CACHE_DIR_ENV, "" if cache == "off" else str(tmp_path / "cache"))
-    if cache != "chosen":
-        monkeypatch.delenv(HYPOTHESIS_STORAGE_ENV, raising=False)
+    in the current one by default: the program has it write under tokasm's cache."""
+    monkeypatch.delenv(HYPOTHESIS_STORAGE_ENV, raising=False)
+    monkeypatch.setenv(CACHE_DIR_ENV, str(tmp_path / "cache"))
     ran = tokasm_cmd(project, "fuzz", "good:Impl", "--examples", "5", "--seed", "0")
     assert ran.code == 0, ran.out + ran.err
     assert not (project / ".hypothesis").exists()
-    kept = tmp_path / "cache" / "hypothesis"
-    if cache == "on":
-        assert any(kept.rglob("*")), "Hypothesis wrote nothing in tokasm's cache"
+    assert any((tmp_path / "cache" / "hypothesis").rglob("*")), "Hypothesis wrote nothing"
+
+
+@pytest.mark.parametrize("choice", ["cache off", "chosen by the user"])
+def test_where_hypothesis_writes_without_tokasms_cache(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, choice: str
+) -> None:
+    """With the cache off, a temporary folder, removed at the end; a folder the user chose
+    is kept. (Told by what the target saw: no fuzzing, so no second of Hypothesis.)"""
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setenv("TMPDIR", str(scratch))
+    (project / "records.py").write_text(RECORDS_STORAGE, encoding="utf-8")
+    if choice == "cache off":
+        monkeypatch.setenv(CACHE_DIR_ENV, "")
+        monkeypatch.delenv(HYPOTHESIS_STORAGE_ENV, raising=False)
     else:
-        assert not kept.exists()
-    assert list(scratch.iterdir()) == []  # a temporary folder goes at the end
+        monkeypatch.setenv(HYPOTHESIS_STORAGE_ENV, str(tmp_path / "mine"))
+    ran = tokasm_cmd(project, "check", "records:Impl", "-k", "append.basic", *QUICK)
+    assert ran.code == 0, ran.out + ran.err
+    seen = Path((project / "storage.txt").read_text(encoding="utf-8"))
+    if choice == "cache off":
+        assert seen.parent == scratch
+        assert seen.name.startswith("tokasm-hypothesis-")
+    else:
+        assert seen == tmp_path / "mine"
+    assert list(scratch.iterdir()) == []  # the temporary folder went at the end
 
 
 def test_cli_exit_codes(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
