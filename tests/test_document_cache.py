@@ -3,17 +3,14 @@
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
+from pathlib import Path
 
 import pytest
 
 from helpers import copy_spec
 from tokasm.conformance import corpus as corpus_module
-from tokasm.conformance._paths import CACHE_DIR_ENV, spec_dir
+from tokasm.conformance._paths import CACHE_DIR_ENV, cache_dir, spec_dir
 from tokasm.conformance.corpus import CorpusError, load_file
-
-if TYPE_CHECKING:
-    from pathlib import Path
 
 CASE = """\
 description: Cases for the cache test
@@ -133,3 +130,20 @@ def test_an_unwritable_cache_folder_changes_nothing(
     blocker.write_text("", encoding="utf-8")
     monkeypatch.setenv(CACHE_DIR_ENV, str(blocker / "cache"))
     assert load_file(_write(spec, "x"), spec)
+
+
+def test_no_home_folder_means_no_cache(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Neither HOME nor a password entry to find one: no cache, rather than a crash of
+    every command (Python 3.12 raises, earlier ones answer ``~``)."""
+
+    def no_home() -> Path:
+        raise RuntimeError("Could not determine home directory.")
+
+    monkeypatch.delenv(CACHE_DIR_ENV, raising=False)
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.setattr(Path, "home", staticmethod(no_home))
+    assert cache_dir() is None
+    monkeypatch.setattr(Path, "home", staticmethod(lambda: Path("~")))
+    assert cache_dir() is None
+    monkeypatch.setenv("XDG_CACHE_HOME", "/somewhere")
+    assert cache_dir() == Path("/somewhere/tokasm")

@@ -374,7 +374,12 @@ def test_cli_prints_a_case_that_reproduces_the_failure(
 RECORDS_STORAGE = f"""\
 import os, pathlib
 pathlib.Path("storage.txt").write_text(os.environ.get({HYPOTHESIS_STORAGE_ENV!r}, "unset"))
+import threading
 from tokasm.implementations import ListJoinAssembler as Impl
+
+class Hangs(Impl):
+    def get(self, message_id):
+        threading.Event().wait()
 """
 
 
@@ -391,12 +396,20 @@ def test_the_program_keeps_hypothesis_files_in_tokasms_cache(
     assert any((tmp_path / "cache" / "hypothesis").rglob("*")), "Hypothesis wrote nothing"
 
 
-@pytest.mark.parametrize("choice", ["cache off", "chosen by the user"])
+@pytest.mark.parametrize(
+    ("choice", "target"),
+    [
+        ("cache off", "records:Impl"),
+        ("cache off", "records:Hangs"),  # the run ends by the hang's report, exit 1
+        ("chosen by the user", "records:Impl"),
+    ],
+)
 def test_where_hypothesis_writes_without_tokasms_cache(
-    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, choice: str
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, choice: str, target: str
 ) -> None:
-    """With the cache off, a temporary folder, removed at the end; a folder the user chose
-    is kept. (Told by what the target saw: no fuzzing, so no second of Hypothesis.)"""
+    """With the cache off, a temporary folder, removed at the end however the run ends; a
+    folder the user chose is kept. (Told by what the target saw: no fuzzing, so no second
+    of Hypothesis.)"""
     scratch = tmp_path / "scratch"
     scratch.mkdir()
     monkeypatch.setenv("TMPDIR", str(scratch))
@@ -406,8 +419,8 @@ def test_where_hypothesis_writes_without_tokasms_cache(
         monkeypatch.delenv(HYPOTHESIS_STORAGE_ENV, raising=False)
     else:
         monkeypatch.setenv(HYPOTHESIS_STORAGE_ENV, str(tmp_path / "mine"))
-    ran = tokasm_cmd(project, "check", "records:Impl", "-k", "append.basic", *QUICK)
-    assert ran.code == 0, ran.out + ran.err
+    ran = tokasm_cmd(project, "check", target, "-k", "append.basic", "--timeout", "0.5", *QUICK)
+    assert ran.code == (1 if target.endswith("Hangs") else 0), ran.out + ran.err
     seen = Path((project / "storage.txt").read_text(encoding="utf-8"))
     if choice == "cache off":
         assert seen.parent == scratch

@@ -201,6 +201,18 @@ class ReturnsWhatHangsWhenShown(ListJoinAssembler):
     def get(self, message_id):
         return _HangsWhenShown()
 
+class _HangsWhenFreed:
+    def __repr__(self):
+        return "<hangs when freed>"
+    def __del__(self):
+        threading.Event().wait()
+
+# Returns a wrong value whose finalizer never returns: dropping it is the target's code too.
+class ReturnsWhatHangsWhenFreed(ListJoinAssembler):
+    def apply(self, event):
+        super().apply(event)
+        return _HangsWhenFreed()
+
 # Finalizers that run where tokasm drops the target's objects: an instance the next case
 # replaces (the first one dropped is the probe tokasm makes at load), an error it raised.
 class HangsWhenDropped(ListJoinAssembler):
@@ -708,7 +720,9 @@ def test_debug_shows_the_full_traceback_of_the_users_code(project: Path) -> None
 # 4. The in-process watchdog ----------------------------------------------------------------
 
 
-@pytest.mark.parametrize("target", ["Sleeps", "Spins", "Waits", "ReturnsWhatHangsWhenShown"])
+@pytest.mark.parametrize(
+    "target", ["Sleeps", "Spins", "Waits", "ReturnsWhatHangsWhenShown", "ReturnsWhatHangsWhenFreed"]
+)
 def test_a_hung_call_is_reported_with_its_stack_and_the_reports_written(
     project: Path, target: str
 ) -> None:

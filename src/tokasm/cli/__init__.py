@@ -10,8 +10,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib
-import os
-import shutil
 import sys
 from typing import TYPE_CHECKING, NoReturn
 
@@ -20,7 +18,14 @@ from ..conformance._display import safe_block
 from ..conformance._fuzzing import hypothesis_files_kept_by_tokasm
 from ..conformance._protocol_client import end_testees, testees_end_with_the_run
 from ..errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, UsageError
-from ._console import Console, StdoutDiversion, flush_quietly, silence_stdout
+from ._console import (
+    Console,
+    StdoutDiversion,
+    end_process,
+    flush_quietly,
+    remove_at_the_end,
+    silence_stdout,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -90,6 +95,8 @@ def command() -> NoReturn:
     """
     StdoutDiversion.process_ends = True
     scratch = hypothesis_files_kept_by_tokasm()
+    if scratch is not None:
+        remove_at_the_end(scratch)
     try:
         code: int | str | None = main()
     except SystemExit as stop:  # --help, --version, SIGTERM's 143
@@ -100,9 +107,7 @@ def command() -> NoReturn:
     flush_quietly(sys.stdout)  # by their class's flush: a target may have set its own on them
     flush_quietly(sys.stderr)
     end_testees()
-    if scratch is not None:
-        shutil.rmtree(scratch, ignore_errors=True)
-    os._exit(code if isinstance(code, int) else EXIT_OK if code is None else EXIT_FAILED)
+    end_process(code if isinstance(code, int) else EXIT_OK if code is None else EXIT_FAILED)
 
 
 def _flush_stdout() -> None:

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import sys
 import threading
 import time
-from typing import TYPE_CHECKING, NoReturn, TextIO
+from typing import TYPE_CHECKING, ClassVar, NoReturn, TextIO
 
 from ..conformance._guard import reraise_unless_target, start_helper_thread
 from ..conformance._protocol_client import kill_testees
@@ -24,9 +25,18 @@ from ..errors import EXIT_TERMINATED
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
+    from pathlib import Path
     from types import FrameType
 
-__all__ = ["Console", "StdoutDiversion", "flush_quietly", "guarded_run", "silence_stdout"]
+__all__ = [
+    "Console",
+    "StdoutDiversion",
+    "end_process",
+    "flush_quietly",
+    "guarded_run",
+    "remove_at_the_end",
+    "silence_stdout",
+]
 
 
 def _silence(fd: int) -> None:
@@ -167,6 +177,26 @@ class StdoutDiversion:
         self.report.close()  # and the descriptor kept
 
 
+class _Scratch:
+    """Folders the ``tokasm`` program removes when it ends, whichever way it ends."""
+
+    folders: ClassVar[list[Path]] = []
+
+
+def remove_at_the_end(folder: Path) -> None:
+    """Have ``end_process`` remove ``folder``, a temporary folder of the program's own."""
+    _Scratch.folders.append(folder)
+
+
+def end_process(code: int) -> NoReturn:
+    """The end of the process at once with ``code``, from wherever it ends: its last line,
+    the report of a hang, a stuck benchmark run, a swallowed SIGTERM. Its temporary
+    folders go first (``os._exit`` runs no clean-up of its own)."""
+    for folder in _Scratch.folders:
+        shutil.rmtree(folder, ignore_errors=True)
+    os._exit(code)
+
+
 class _Terminated:
     """Whether the KeyboardInterrupt unwinding the run came from SIGTERM."""
 
@@ -200,7 +230,7 @@ def _end_unwound() -> None:
     with contextlib.suppress(OSError):
         os.write(2, b"tokasm: terminated (the code running went on after SIGTERM)\n")
     kill_testees()
-    os._exit(EXIT_TERMINATED)
+    end_process(EXIT_TERMINATED)
 
 
 @contextlib.contextmanager

@@ -26,6 +26,7 @@ from ..conformance._protocol_client import (
 from ..conformance.subjects import resolve_target
 from ..errors import EXIT_FAILED, ReportError
 from ..implementations import DEFAULT_BACKEND
+from ._console import end_process
 from .options import TARGET_HELP, at_least_one, exit_codes, positive_seconds, size_list, subcommand
 
 if TYPE_CHECKING:
@@ -300,7 +301,7 @@ def _end_stuck(
         code = EXIT_FAILED
     finally:
         kill_testees()
-    os._exit(code)
+    end_process(code)
 
 
 def _report(

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import fnmatch
-import os
 import sys
 import time
 from collections.abc import Callable, Generator
@@ -62,7 +61,7 @@ from ..errors import (
 )
 from ..implementations import BACKENDS, EXPECTED_FAILURES
 from ._cases import add_case_options, chosen_cases
-from ._console import Console, StdoutDiversion, guarded_run
+from ._console import Console, StdoutDiversion, end_process, guarded_run
 from .options import (
     TARGET_HELP,
     at_least_one,
@@ -441,7 +440,7 @@ class _Session:
             code = EXIT_FAILED
         finally:
             self.close()
-        os._exit(code)
+        end_process(code)
 
     def _report_hang(self, seconds: float, stack: str) -> int:
         where = f"\nthe hung code's stack (innermost last):\n{stack.rstrip()}" if stack else ""

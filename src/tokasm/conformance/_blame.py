@@ -351,7 +351,10 @@ def _log(key: _Identity) -> _Log:
             if weight > met.get(rule, 0.0):
                 met[rule] = weight
                 rises.append((index, rule, weight))
-    return _Log(steps, found, seen, {step.where: i for i, step in enumerate(steps)}, rises)
+    at: dict[str, int] = {}
+    for index, step in enumerate(steps):
+        at.setdefault(step.where, index)  # the first step so numbered, as a replay stops at
+    return _Log(steps, found, seen, at, rises)
 
 
 def _judged(log: _Log, index: int, answer: tuple[str, str] | None) -> str | None:

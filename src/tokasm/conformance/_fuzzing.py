@@ -83,13 +83,17 @@ def hypothesis_files_kept_by_tokasm() -> Path | None:
     costs about a second in each fresh folder, so a CI job's clean checkout paid it on
     every run. A folder the user chose (``HYPOTHESIS_STORAGE_DIRECTORY``) is kept. With
     tokasm's cache turned off, a temporary folder is used, returned for the caller to
-    remove at the end. The pytest route leaves its session's Hypothesis alone.
+    remove at the end (``cli._console.end_process``). The pytest route leaves its
+    session's Hypothesis alone.
     """
     if HYPOTHESIS_STORAGE_ENV in os.environ:
         return None
     folder = cache_dir()
     if folder is None:
-        temporary = Path(tempfile.mkdtemp(prefix="tokasm-hypothesis-"))
+        try:
+            temporary = Path(tempfile.mkdtemp(prefix="tokasm-hypothesis-"))
+        except OSError:  # no temporary folder to be had: Hypothesis is left as it is
+            return None
         os.environ[HYPOTHESIS_STORAGE_ENV] = str(temporary)
         return temporary
     os.environ[HYPOTHESIS_STORAGE_ENV] = str(folder / "hypothesis")

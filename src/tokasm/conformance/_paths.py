@@ -50,9 +50,17 @@ def spec_version() -> str:
 
 def cache_dir() -> Path | None:
     """tokasm's cache folder: ``$TOKASM_CACHE_DIR`` (set empty: no cache, None), else
-    ``$XDG_CACHE_HOME/tokasm``, else ``~/.cache/tokasm``."""
+    ``$XDG_CACHE_HOME/tokasm``, else ``~/.cache/tokasm`` (None where there is no home)."""
     chosen = os.environ.get(CACHE_DIR_ENV)
     if chosen is not None:
         return Path(chosen) if chosen else None
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    base = os.environ.get("XDG_CACHE_HOME")
+    if not base:
+        try:
+            home = Path.home()
+        except (RuntimeError, KeyError, OSError):  # no HOME and no password entry
+            return None
+        if str(home) == "~":  # Python before 3.12 says so by not expanding it
+            return None
+        base = str(home / ".cache")
     return Path(base) / "tokasm"

@@ -218,8 +218,8 @@ class PythonSubject:
         try:
             lent = caller.lend(event)
             try:  # the method is looked up in here too: a lookup may raise as well
-                result = assembler.apply(lent)  # type: ignore[arg-type]
-                return result if result is None or type(result) is str else _returned(result)
+                # and what it returned is freed in here (a finalizer may hang): no local
+                return _returned(assembler.apply(lent))  # type: ignore[arg-type]
             except BaseException as error:  # see the module doc of _guard
                 failure = _target_error(error)  # the target's error is freed here, watched
             finally:
