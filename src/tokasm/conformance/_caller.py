@@ -157,6 +157,7 @@ class CallerHabits:
                 and len(lent) == len(event)
                 and False not in map(is_, lent, event)
                 and False not in map(is_, lent.values(), event.values())
+                and len(lent) == len(event)  # again: a thread may have taken one meanwhile
             )
             unchanged = quick or _same(lent, event)
         except BaseException as error:
