@@ -386,8 +386,9 @@ class Hangs(Impl):
 def test_the_program_keeps_hypothesis_files_in_tokasms_cache(
     project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Hypothesis caches the constants of local source files in its folder, ``.hypothesis``
-    in the current one by default: the program has it write under tokasm's cache."""
+    """Hypothesis caches its Unicode table and the constants of local source files in its
+    folder, ``.hypothesis`` in the current one by default: the program has it write under
+    tokasm's cache."""
     monkeypatch.delenv(HYPOTHESIS_STORAGE_ENV, raising=False)
     monkeypatch.setenv(CACHE_DIR_ENV, str(tmp_path / "cache"))
     ran = tokasm_cmd(project, "fuzz", "good:Impl", "--examples", "5", "--seed", "0")
