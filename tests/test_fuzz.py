@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any, cast
 import jsonschema
 import pytest
 import yaml
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
+from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 
 from helpers import QUICK, Ran, copy_spec, tokasm_cmd, tokasm_main, user_folder
@@ -26,6 +27,7 @@ from tokasm.conformance import _fuzz as fuzz_module
 from tokasm.conformance._fuzz import FuzzReport, fuzz
 from tokasm.conformance._fuzz_cases import case_document, dump_case_file
 from tokasm.conformance._fuzz_strategies import Program
+from tokasm.conformance._fuzz_strategies import any_texts
 from tokasm.conformance._fuzzing import (
     CHECK_EXAMPLES,
     HYPOTHESIS_STORAGE_ENV,
@@ -429,6 +431,27 @@ def test_where_hypothesis_writes_without_tokasms_cache(
     else:
         assert seen == tmp_path / "mine"
     assert list(scratch.iterdir()) == []  # the temporary folder went at the end
+
+
+def _drawn(strategy: st.SearchStrategy[str]) -> list[str]:
+    drawn: list[str] = []
+
+    @hypothesis_seed(7)
+    @settings(
+        max_examples=200, database=None, derandomize=False, suppress_health_check=list(HealthCheck)
+    )
+    @given(strategy)
+    def record(text: str) -> None:
+        drawn.append(text)
+
+    record()
+    return drawn
+
+
+def test_the_fuzzers_texts_are_what_hypothesis_draws_for_any_text() -> None:
+    """Every character but the surrogates, told by code point: seed for seed the texts
+    ``st.text()`` draws, without the table of Unicode categories it builds first."""
+    assert _drawn(any_texts(max_size=8)) == _drawn(st.text(max_size=8))
 
 
 def test_cli_exit_codes(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
