@@ -26,8 +26,7 @@ from mutants import MUTANTS
 from tokasm.conformance import _fuzz as fuzz_module
 from tokasm.conformance._fuzz import FuzzReport, fuzz
 from tokasm.conformance._fuzz_cases import case_document, dump_case_file
-from tokasm.conformance._fuzz_strategies import Program
-from tokasm.conformance._fuzz_strategies import any_texts
+from tokasm.conformance._fuzz_strategies import Program, any_texts
 from tokasm.conformance._fuzzing import (
     CHECK_EXAMPLES,
     HYPOTHESIS_STORAGE_ENV,
