@@ -78,13 +78,14 @@ def hypothesis_files_kept_by_tokasm() -> Path | None:
     """For the ``tokasm`` program, whose process is its own: Hypothesis writes under tokasm's
     cache folder, not into the user's project as ``.hypothesis/``.
 
-    What it writes there is its table of Unicode characters and its cache of the
-    constants it finds in local source files (outside site-packages, the target's module
-    included): building them again costs about 1.5 s in each fresh folder, so a CI job's
-    clean checkout paid it on every run. A folder the user chose
-    (``HYPOTHESIS_STORAGE_DIRECTORY``) is kept. With tokasm's cache turned off, a
-    temporary folder is used, returned for the caller to remove at the end
-    (``cli._console.end_process``). The pytest route leaves its session's Hypothesis alone.
+    What it writes there is its cache of the constants it finds in local source files
+    (outside site-packages, the target's module included), and the table of Unicode
+    categories that the fuzzer's texts no longer need (``any_texts``): together 1.5 s to
+    build again in each fresh folder, which a CI job's clean checkout paid on every run.
+    A folder the user chose (``HYPOTHESIS_STORAGE_DIRECTORY``) is kept. With tokasm's
+    cache turned off, a temporary folder is used, returned for the caller to remove at
+    the end (``cli._console.end_process``). The pytest route leaves its session's
+    Hypothesis alone.
     """
     if HYPOTHESIS_STORAGE_ENV in os.environ:
         return None
