@@ -1639,6 +1639,42 @@ class Utf16Storage(_Surrogates):
         return None if text is None else self._finish(text)
 
 
+@_breaks("EVT-SHAPE")
+class IgnoresNonDictEvents(_Correct):
+    """Breaks EVT-SHAPE: ignores an event that is not a dict, as defensive code does
+    (``if not isinstance(event, dict): return None``); any mapping is an event."""
+
+    def apply(self, event: Event) -> str | None:
+        if not isinstance(event, dict):
+            return None
+        return super().apply(event)
+
+
+@_breaks("EVT-SHAPE")
+class JournalsEventsAsJson(_Correct):
+    """Breaks EVT-SHAPE: keeps a JSON journal of the events it was sent, and
+    ``json.dumps`` raises for a mapping that is not a dict."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._journal: list[str] = []
+
+    def apply(self, event: Event) -> str | None:
+        self._journal.append(json.dumps(event))
+        return super().apply(event)
+
+
+@_breaks("EVT-SHAPE")
+class ExactStrIdsOnly(_Correct):
+    """Breaks EVT-SHAPE: takes only an exact ``str`` as an id (``type(id) is str``),
+    refusing a ``str`` subclass such as a ``StrEnum`` member."""
+
+    def apply(self, event: Event) -> str | None:
+        if type(event["id"]) is not str:
+            raise TypeError(f"id must be a str, got {type(event['id']).__name__}")
+        return super().apply(event)
+
+
 # --- strict profile --------------------------------------------------------------------
 
 
@@ -1656,6 +1692,31 @@ class _Strict(StrictAssembler):
     def _prepare(self, event: object) -> Event:
         """Turn what arrived into the event that is validated (the identity when correct)."""
         return cast("Event", event)
+
+
+@_breaks("EVT-SHAPE")
+class StrictRequiresDict(_Strict):
+    """Breaks EVT-SHAPE: its validator takes only a dict (``type(event) is dict``), refusing
+    a valid event that is another mapping (STRICT-EVENT-TYPE refuses only non-mappings)."""
+
+    def _prepare(self, event: object) -> Event:
+        if type(event) is not dict:
+            raise TypeError(f"event must be a dict, got {type(event).__name__}")
+        return super()._prepare(event)
+
+
+@_breaks("EVT-SHAPE")
+class StrictExactStrOnly(_Strict):
+    """Breaks EVT-SHAPE: its validator takes only exact ``str`` values (``type(value) is
+    str``), refusing a valid id or delta of a ``str`` subclass (STRICT-ID-TYPE refuses only
+    non-strings)."""
+
+    def _prepare(self, event: object) -> Event:
+        if isinstance(event, Mapping):
+            for key in ("id", "delta"):
+                if key in event and isinstance(event[key], str) and type(event[key]) is not str:
+                    raise TypeError(f"{key} must be a str, got {type(event[key]).__name__}")
+        return super()._prepare(event)
 
 
 @_breaks("STRICT-EVENT-TYPE")

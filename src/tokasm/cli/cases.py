@@ -94,8 +94,10 @@ def _render_case(case: Case, limit: int) -> str:
         f"  profile: {case.profile}",
         f"  source: {case.source}",
         f"  instances: {', '.join(repr(name) for name in case.instances)}",
-        f"  steps ({len(steps)}; each must return what follows '->'):",
     ]
+    if case.events_in_process:
+        lines.append(f"  events in process: {case.events_in_process} (spec/CASES.md)")
+    lines.append(f"  steps ({len(steps)}; each must return what follows '->'):")
     if limit and len(steps) > limit + TAIL_STEPS:
         hidden = len(steps) - limit - TAIL_STEPS
         lines += [_step_line(step) for step in steps[:limit]]

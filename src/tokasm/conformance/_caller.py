@@ -13,6 +13,11 @@ frees it after ``apply`` returned. So by default the runner does the same:
   that kept a reference to the event, or to a container inside it, reads the
   marker later, or the next event, and its texts go wrong.
 
+A case marked ``events_in_process: other-mappings`` (CASES.md) is lent otherwise:
+each event a new read-only mapping that is not a dict (``MappingProxyType``),
+its strings of a ``str`` subclass (``CallerText``), kept alive and never
+touched: another caller's valid events (EVT-SHAPE), which JSON cannot carry.
+
 Such a failure could look like any other rule's; the runner re-runs a failing
 case with ``gentle=True`` (a new deep copy per apply, each kept alive until the
 case ends, never touched) and names EVENT-OWNED when only the habits fail it.
@@ -25,16 +30,27 @@ from __future__ import annotations
 import math
 from itertools import repeat
 from operator import is_
+from types import MappingProxyType
 from typing import Any
 
 from ..errors import EventNotOwned
 from ._display import show
 from ._guard import reraise_unless_target
 
-__all__ = ["SCRIBBLE", "CallerHabits"]
+__all__ = ["OTHER_MAPPINGS", "SCRIBBLE", "CallerHabits", "CallerText"]
 
 #: What the caller writes into an event after ``apply`` returned.
 SCRIBBLE = "\x00tokasm: this event was reused by the caller after apply returned"
+
+#: ``events_in_process`` of a case whose events are lent as other mappings (CASES.md).
+OTHER_MAPPINGS = "other-mappings"
+
+
+class CallerText(str):
+    """A ``str`` subclass, as a caller's strings may be (a ``StrEnum`` id, a markup-safe
+    delta): a string all the same (EVT-SHAPE), and a text when returned (RETURN-TYPE)."""
+
+    __slots__ = ()
 
 
 _CONTAINERS = (dict, list)
@@ -49,6 +65,19 @@ def _copy(value: object) -> object:
     if type(value) is list:
         return [_copy(v) if type(v) in _CONTAINERS else v for v in value]
     return value
+
+
+def _other_mapping(event: object) -> object:
+    """``event`` as another caller hands it over: a read-only mapping that is not a dict,
+    its string values of a ``str`` subclass; an event that is not a dict, as it is."""
+    if type(event) is not dict:
+        return _copy(event)
+    return MappingProxyType(
+        {
+            key: CallerText(value) if type(value) is str else _copy(value)
+            for key, value in event.items()
+        }
+    )
 
 
 def _str_keys(given: dict[Any, Any]) -> bool:
@@ -122,15 +151,16 @@ def _overwrite(container: Any) -> list[Any]:
 class CallerHabits:
     """Lends each event to a target as a caller would, and checks it came back unmodified."""
 
-    def __init__(self, *, gentle: bool = False) -> None:
-        self._gentle = gentle
+    def __init__(self, *, gentle: bool = False, other_mappings: bool = False) -> None:
+        self._gentle = gentle or other_mappings
+        self._other_mappings = other_mappings
         self._reused: dict[object, object] = {}
         self._kept: list[object] = []
 
     def lend(self, event: Any) -> object:
         """The object the target gets for the corpus event ``event`` (never ``event`` itself)."""
         if self._gentle or type(event) is not dict:
-            lent = _copy(event)
+            lent = _other_mapping(event) if self._other_mappings else _copy(event)
             self._kept.append(lent)
             return lent
         reused = self._reused
@@ -147,7 +177,10 @@ class CallerHabits:
         forget or overwrite it, as the caller would. Whatever the target left in the event
         that raises here (a key's ``__eq__``, a thread changing it meanwhile) counts as a
         modification; the subject runs this under the watchdog, as it may run target code
-        (a finalizer of what the overwrite drops)."""
+        (a finalizer of what the overwrite drops). Other mappings are read-only: kept, as
+        lent."""
+        if self._other_mappings:
+            return
         try:  # quickly, for the usual event: the very keys and values of the dict ``event``,
             # in its order, and nothing else, told by identity and exact types only, so no
             # code of the target's runs (no key is hashed or compared); else ``_same`` decides

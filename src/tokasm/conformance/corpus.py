@@ -111,6 +111,9 @@ class Case:
     source: Path
     #: False for a case from a user folder (``--cases DIR``), not the spec folder's corpus.
     bundled: bool = True
+    #: How an in-process runner lends the events (CASES.md): None, as the caller's own dict
+    #: (``_caller``); ``other-mappings``: read-only mappings of ``str`` subclass strings.
+    events_in_process: str | None = None
 
     @cached_property
     def steps(self) -> tuple[Step, ...]:
@@ -547,6 +550,7 @@ def _parse_case(
         instances=expander.instances,
         expand=expand,
         source=source,
+        events_in_process=raw.get("events_in_process"),
     )
 
 

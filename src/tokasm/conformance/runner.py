@@ -17,6 +17,7 @@ import dataclasses
 from typing import TYPE_CHECKING, cast
 
 from ..errors import EventNotOwned, ImplementationError, SubjectFault
+from ._caller import OTHER_MAPPINGS
 from ._display import abbreviated, first_difference, safe_text, show, type_name
 from ._protocol import NOT_TEXT
 from .results import FAILING, CaseResult
@@ -38,6 +39,9 @@ DEFAULT_PROFILES: frozenset[str] = frozenset({"required", "incremental"})
 
 #: The rule a target breaks when it modifies an event or depends on it after apply returned.
 EVENT_OWNED = "EVENT-OWNED"
+
+#: The rule a target breaks when it refuses or mishandles a valid event of another shape.
+EVT_SHAPE = "EVT-SHAPE"
 
 
 def _is_text(value: object) -> bool:
@@ -177,22 +181,59 @@ def _run_steps(subject: Subject, case: Case, debug: bool) -> CaseResult:
     return CaseResult.of(case, "passed")
 
 
-def _passes_with_fresh_events(subject: PythonSubject, case: Case, debug: bool) -> bool:
-    """Whether ``case`` passes when every event is a new object kept alive; the twin is
-    closed at once, under the watchdog, not left to be freed wherever it happens to be."""
-    twin = subject.with_fresh_events()
+def _with_fresh_events(
+    subject: PythonSubject, case: Case, debug: bool, *, other_mappings: bool = False
+) -> CaseResult:
+    """``case`` run with every event a new object kept alive; the twin is closed at once,
+    under the watchdog, not left to be freed wherever it happens to be."""
+    twin = subject.with_fresh_events(other_mappings=other_mappings)
     try:
-        return _run_steps(twin, case, debug).outcome == "passed"
+        return _run_steps(twin, case, debug)
     finally:
         twin.close()
+
+
+def _passes_with_fresh_events(subject: PythonSubject, case: Case, debug: bool) -> bool:
+    return _with_fresh_events(subject, case, debug).outcome == "passed"
+
+
+def _in_other_mappings(subject: PythonSubject, case: Case, debug: bool) -> CaseResult:
+    """A case whose events are lent as other mappings (``_caller``). If it fails so, it is
+    run as any other case, with a caller's habits: a failure there is its verdict (a target
+    that changes the event fails on a read-only one too: EVENT-OWNED); a pass means only
+    the events' shape fails it, and the result says so, naming EVT-SHAPE first."""
+    result = _with_fresh_events(subject, case, debug, other_mappings=True)
+    if result.outcome not in FAILING:
+        return result
+    usual = _run_with_habits(subject, case, debug)
+    if usual.outcome in FAILING:
+        return usual
+    shaped = CaseResult.of(
+        case,
+        "failed",
+        f"breaks {EVT_SHAPE}: this case passes when every event is a plain dict of plain "
+        "strings, but fails when each is a read-only mapping that is not a dict, its "
+        "strings of a str subclass: events as valid, as another caller hands them over. "
+        "With those events:\n" + result.message,
+    )
+    others = tuple(rid for rid in case.requirements if rid != EVT_SHAPE)
+    return dataclasses.replace(shaped, requirements=(EVT_SHAPE, *others))
 
 
 def run_case(subject: Subject, case: Case, *, debug: bool = False) -> CaseResult:
     """Run one case on fresh instances; a testee fault errors this case only.
 
     In process, a case that fails with a caller's habits but passes when every
-    event is a fresh object kept alive is reported as breaking EVENT-OWNED.
+    event is a fresh object kept alive is reported as breaking EVENT-OWNED; a case
+    marked ``events_in_process: other-mappings`` is run with such events (EVT-SHAPE).
     """
+    if case.events_in_process == OTHER_MAPPINGS and isinstance(subject, PythonSubject):
+        return _in_other_mappings(subject, case, debug)
+    return _run_with_habits(subject, case, debug)
+
+
+def _run_with_habits(subject: Subject, case: Case, debug: bool) -> CaseResult:
+    """The case run as ``run_case`` says, events lent with a caller's habits in process."""
     result = _run_steps(subject, case, debug)
     if (
         result.outcome in FAILING

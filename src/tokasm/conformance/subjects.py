@@ -162,11 +162,12 @@ class PythonSubject:
     def features(self) -> frozenset[str]:
         return self._features
 
-    def with_fresh_events(self) -> PythonSubject:
+    def with_fresh_events(self, *, other_mappings: bool = False) -> PythonSubject:
         """The same target, sent a new event object per apply, each kept alive and untouched:
-        the gentlest caller, to tell a caller-habit failure (EVENT-OWNED) from any other."""
+        the gentlest caller, to tell a caller-habit failure (EVENT-OWNED) from any other;
+        with ``other_mappings``, each a read-only mapping of ``str`` subclass strings."""
         twin = copy.copy(self)
-        twin._caller = CallerHabits(gentle=True)
+        twin._caller = CallerHabits(gentle=True, other_mappings=other_mappings)
         twin._instances = {}
         return twin
 
