@@ -1,7 +1,8 @@
 """Correct assemblers built in unusual ways, which the kit must keep passing.
 
 A kit that fails a correct implementation because of how it is built (a
-container type, closures, a storage encoding, a ``str`` subclass) is as
+container type, closures, a storage encoding, a ``str`` subclass, copies of
+every event) is as
 wrong as one that passes a buggy one. ``UNUSUAL`` maps a short name to a
 zero-argument factory; ``tests/test_unusual.py`` checks each one conforms
 through ``tokasm check`` with its defaults, so every class here must be right
@@ -12,6 +13,7 @@ Only the standard library is imported, so the file can be copied anywhere.
 
 from __future__ import annotations
 
+import copy
 import sys
 from array import array
 from collections.abc import Callable, Generator, Mapping
@@ -208,6 +210,15 @@ class ReturnsStrSubclass(DictSubclassStore):
         return None if text is None else Text(text)
 
 
+class CopiesEachEvent(DictSubclassStore):
+    """Deep-copies each event, then merges it over its defaults, as a defensive caller of
+    its own would: correct (EVENT-OWNED allows any copy), whatever mapping it was sent."""
+
+    def apply(self, event: _Event) -> str | None:
+        own: dict[str, Any] = {"final": False} | dict(copy.deepcopy(event))
+        return super().apply(own)
+
+
 #: Name -> zero-argument factory of a correct, unusually built assembler.
 UNUSUAL: dict[str, Callable[[], object]] = {
     "DictSubclassStore": DictSubclassStore,
@@ -216,4 +227,5 @@ UNUSUAL: dict[str, Callable[[], object]] = {
     "GeneratorPerMessage": GeneratorPerMessage,
     "TupleSnapshots": TupleSnapshots,
     "ReturnsStrSubclass": ReturnsStrSubclass,
+    "CopiesEachEvent": CopiesEachEvent,
 }

@@ -14,9 +14,9 @@ frees it after ``apply`` returned. So by default the runner does the same:
   marker later, or the next event, and its texts go wrong.
 
 A case marked ``events_in_process: other-mappings`` (CASES.md) is lent otherwise:
-each event a new read-only mapping that is not a dict (``MappingProxyType``),
-its strings of a ``str`` subclass (``CallerText``), kept alive and never
-touched: another caller's valid events (EVT-SHAPE), which JSON cannot carry.
+each event a new read-only mapping that is not a dict (``CallerMapping``), its
+strings of a ``str`` subclass (``CallerText``), kept alive and never touched:
+another caller's valid events (EVT-SHAPE), which JSON cannot carry.
 
 Such a failure could look like any other rule's; the runner re-runs a failing
 case with ``gentle=True`` (a new deep copy per apply, each kept alive until the
@@ -28,16 +28,16 @@ another target is sent. The cost is one copy and one comparison per event.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator, Mapping
 from itertools import repeat
 from operator import is_
-from types import MappingProxyType
 from typing import Any
 
 from ..errors import EventNotOwned
 from ._display import show
 from ._guard import reraise_unless_target
 
-__all__ = ["OTHER_MAPPINGS", "SCRIBBLE", "CallerHabits", "CallerText"]
+__all__ = ["OTHER_MAPPINGS", "SCRIBBLE", "CallerHabits", "CallerMapping", "CallerText"]
 
 #: What the caller writes into an event after ``apply`` returned.
 SCRIBBLE = "\x00tokasm: this event was reused by the caller after apply returned"
@@ -51,6 +51,46 @@ class CallerText(str):
     delta): a string all the same (EVT-SHAPE), and a text when returned (RETURN-TYPE)."""
 
     __slots__ = ()
+
+
+class CallerMapping(Mapping[str, object]):
+    """A read-only mapping that is not a dict, as a frozen-dict type is: it has dict's
+    read-only methods (``copy()``, ``|``) and copies, deep or not, so the usual correct
+    habits (``dict(event)``, ``event.copy()``, ``copy.deepcopy(event)``) take it, while
+    a check for ``dict`` or ``json.dumps`` refuses it (EVT-SHAPE)."""
+
+    __slots__ = ("_items",)
+
+    def __init__(self, items: dict[str, object]) -> None:
+        self._items = items
+
+    def __getitem__(self, key: str) -> object:
+        return self._items[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._items!r})"
+
+    def __reduce__(self) -> tuple[type[CallerMapping], tuple[dict[str, object]]]:
+        return (type(self), (dict(self._items),))
+
+    def copy(self) -> dict[str, object]:
+        return dict(self._items)
+
+    def __or__(self, other: object) -> dict[str, object]:
+        if not isinstance(other, Mapping):
+            return NotImplemented
+        return {**self._items, **other}
+
+    def __ror__(self, other: object) -> dict[str, object]:
+        if not isinstance(other, Mapping):
+            return NotImplemented
+        return {**other, **self._items}
 
 
 _CONTAINERS = (dict, list)
@@ -72,7 +112,7 @@ def _other_mapping(event: object) -> object:
     its string values of a ``str`` subclass; an event that is not a dict, as it is."""
     if type(event) is not dict:
         return _copy(event)
-    return MappingProxyType(
+    return CallerMapping(
         {
             key: CallerText(value) if type(value) is str else _copy(value)
             for key, value in event.items()
