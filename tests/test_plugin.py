@@ -102,6 +102,20 @@ def test_broken_target_fails_with_the_runner_message(project: pytest.Pytester) -
     assert "suite.py" not in result.stdout.str()  # pytrace=False: no frames into tokasm
 
 
+def test_the_fuzz_item_is_skipped_once_a_case_of_its_target_failed(
+    project: pytest.Pytester,
+) -> None:
+    """As ``tokasm check`` fuzzes only a target that passed every case: the failing case
+    runs first, so the fuzz item knows (a serial run)."""
+    result = _conformance(
+        project,
+        *("--tokasm-assembler", BROKEN, "--tokasm-fuzz-examples", "5", "-rs"),
+        *("-k", "seed.example or fuzz"),
+    )
+    result.assert_outcomes(failed=1, skipped=1)
+    result.stdout.fnmatch_lines(["SKIPPED * a case of this target failed: fuzzing looks *"])
+
+
 def test_several_targets_get_one_item_per_case_each(project: pytest.Pytester) -> None:
     """Shown on the one case asserted (``-k``): every case of both targets, compared with
     ``tokasm check``, is the xdist agreement test's."""
@@ -276,7 +290,7 @@ def _failures(verdicts: dict[str, str]) -> dict[str, set[str]]:
             target, case_id = name[len("test_case[") : -1].split("/")
             found[target].add(case_id)
     # The documented difference (pytest_suite's docstring): check fuzzes only a target that
-    # passed every case; the fuzz item runs anyway and may find the same bug again.
+    # passed every case; under xdist the fuzz item may not know, and find the bug again.
     return {target: failed - {"fuzz"} for target, failed in found.items()}
 
 

@@ -12,14 +12,16 @@ The one-liner, for a project that keeps its own tests (``tests/test_tokasm.py``)
 ``test_tokasm[fuzz]`` (the fuzz phase of ``tokasm check``): the same checks
 as ``tokasm check``. A nonconforming case fails with the runner's message
 (step, event sent, expected and actual by repr), without a traceback into
-tokasm. One difference: ``tokasm check`` fuzzes only a target that passed
-every case, while the fuzz item runs anyway (items are independent, and may
-run on different pytest-xdist workers), so it may report a failing case's
-bug again, shrunk.
+tokasm. As ``tokasm check`` fuzzes only a target that passed every case, the
+fuzz item is skipped once a case of its target has failed in the same
+process (always so in a serial run, the fuzz item coming last). Under
+pytest-xdist the failing cases may have run on another worker: the fuzz item
+may run then, and report a failing case's bug again, shrunk.
 """
 
 from __future__ import annotations
 
+import weakref
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeAlias
 
@@ -31,6 +33,7 @@ from ._cost import PROBE_ID, probe_cache_final
 from ._fuzzing import CHECK_EXAMPLES, fuzz_phase
 from ._xfail import XfailError, load_xfail, parse_xfail
 from .corpus import Case, load_corpus, profile_gap
+from .results import FAILING
 from .runner import DEFAULT_PROFILES, run_case, skip_reason
 from .subjects import PythonSubject
 
@@ -60,6 +63,10 @@ CHECKS: tuple[str, ...] = (PROBE_ID, FUZZ_ID)
 #: What one item checks: a corpus case, or one of ``CHECKS`` by its id.
 Check: TypeAlias = "Case | str"
 
+#: The targets of this process that failed a case (expected failures included): their
+#: fuzz item is skipped, as ``tokasm check`` skips its fuzz phase.
+_FAILED_A_CASE: weakref.WeakSet[Subject] = weakref.WeakSet()
+
 
 def check_id(check: Check) -> str:
     return check.id if isinstance(check, Case) else check
@@ -76,6 +83,12 @@ def check_case(
     if case == FUZZ_ID:
         if fuzz_examples <= 0:
             pytest.skip("fuzzing turned off (0 examples)")
+        if subject in _FAILED_A_CASE:
+            pytest.skip(
+                "a case of this target failed: fuzzing looks for what the corpus missed, so, "
+                "as in tokasm check, it runs only for a target that passed every case "
+                "(tokasm fuzz searches a failing target further)"
+            )
         for problem in fuzz_phase(subject, (), fuzz_examples):
             pytest.fail(problem, pytrace=False)
         return
@@ -84,6 +97,8 @@ def check_case(
         if reason:
             pytest.skip(reason)
         result = run_case(subject, case)
+        if result.outcome in FAILING:
+            _FAILED_A_CASE.add(subject)
     else:
         result = probe_cache_final(subject)
     rules = ", ".join(result.requirements)
