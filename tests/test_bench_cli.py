@@ -416,8 +416,11 @@ def test_a_run_that_ignores_its_interrupt_ends_the_sweep_with_the_results_so_far
         project,
         *("bench", "slow_assemblers:IgnoresTheInterrupt", "--only", "--quick"),
         *("--repeats", "1", "--scenario", "stream_then_finalize", "--sizes", "40,80"),
-        *("--budget", "0.5", "--json", "out.json"),
-        shortened={"tokasm.bench._watchdog.IGNORED_GRACE": 0.5},  # what it waits out
+        *("--budget", "0.25", "--json", "out.json"),
+        shortened={  # what it waits out: the run's limit, then the grace past it
+            "tokasm.bench._sweep.OVERRUN_FLOOR": 0.5,
+            "tokasm.bench._watchdog.IGNORED_GRACE": 0.5,
+        },
     )
     assert ran.code == 1, ran.out + ran.err
     [result] = _report(project)["results"]
