@@ -37,7 +37,14 @@ from ..errors import EventNotOwned
 from ._display import show
 from ._guard import reraise_unless_target
 
-__all__ = ["OTHER_MAPPINGS", "SCRIBBLE", "CallerHabits", "CallerMapping", "CallerText"]
+__all__ = [
+    "OTHER_MAPPINGS",
+    "SCRIBBLE",
+    "CallerHabits",
+    "CallerMapping",
+    "CallerText",
+    "OtherMappingsCaller",
+]
 
 #: What the caller writes into an event after ``apply`` returned.
 SCRIBBLE = "\x00tokasm: this event was reused by the caller after apply returned"
@@ -191,16 +198,15 @@ def _overwrite(container: Any) -> list[Any]:
 class CallerHabits:
     """Lends each event to a target as a caller would, and checks it came back unmodified."""
 
-    def __init__(self, *, gentle: bool = False, other_mappings: bool = False) -> None:
-        self._gentle = gentle or other_mappings
-        self._other_mappings = other_mappings
+    def __init__(self, *, gentle: bool = False) -> None:
+        self._gentle = gentle
         self._reused: dict[object, object] = {}
         self._kept: list[object] = []
 
     def lend(self, event: Any) -> object:
         """The object the target gets for the corpus event ``event`` (never ``event`` itself)."""
         if self._gentle or type(event) is not dict:
-            lent = _other_mapping(event) if self._other_mappings else _copy(event)
+            lent = _copy(event)
             self._kept.append(lent)
             return lent
         reused = self._reused
@@ -217,10 +223,7 @@ class CallerHabits:
         forget or overwrite it, as the caller would. Whatever the target left in the event
         that raises here (a key's ``__eq__``, a thread changing it meanwhile) counts as a
         modification; the subject runs this under the watchdog, as it may run target code
-        (a finalizer of what the overwrite drops). Other mappings are read-only: kept, as
-        lent."""
-        if self._other_mappings:
-            return
+        (a finalizer of what the overwrite drops)."""
         try:  # quickly, for the usual event: the very keys and values of the dict ``event``,
             # in its order, and nothing else, told by identity and exact types only, so no
             # code of the target's runs (no key is hashed or compared); else ``_same`` decides
@@ -254,3 +257,20 @@ class CallerHabits:
     def forget(self) -> None:
         """Drop every event kept for the case that ended."""
         self._kept.clear()
+
+
+class OtherMappingsCaller(CallerHabits):
+    """Another caller's valid events (EVT-SHAPE): each a new ``CallerMapping`` of
+    ``CallerText`` strings, kept alive until the case ends. They are read-only, so there
+    is nothing to take back."""
+
+    def __init__(self) -> None:
+        super().__init__(gentle=True)
+
+    def lend(self, event: Any) -> object:
+        lent = _other_mapping(event)
+        self._kept.append(lent)
+        return lent
+
+    def take_back(self, lent: Any, event: Any) -> None:
+        return

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Protocol, TypeAlias, TypeVar, cast
 
 from ..errors import ImplementationError, TargetError
 from ..implementations import BACKENDS
-from ._caller import CallerHabits
+from ._caller import CallerHabits, OtherMappingsCaller
 from ._display import class_name, error_text, safe_text, show, type_name
 from ._frames import traceback_of, user_frames
 from ._guard import raise_lost_interrupt, reraise_unless_target, watch_interrupts
@@ -167,7 +167,7 @@ class PythonSubject:
         the gentlest caller, to tell a caller-habit failure (EVENT-OWNED) from any other;
         with ``other_mappings``, each a read-only mapping of ``str`` subclass strings."""
         twin = copy.copy(self)
-        twin._caller = CallerHabits(gentle=True, other_mappings=other_mappings)
+        twin._caller = OtherMappingsCaller() if other_mappings else CallerHabits(gentle=True)
         twin._instances = {}
         return twin
 
