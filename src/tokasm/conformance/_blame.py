@@ -94,6 +94,7 @@ _LONG_ID = 32
 _MANY_OPEN = 100
 
 
+@lru_cache(maxsize=1 << 14)  # an id recurs with each of its deltas
 def _id_keys(message_id: str) -> tuple[str, ...]:
     """What a careless implementation might key a message by (EVT-ID-ANY): distinct ids
     sharing one of these are ids it could merge."""
@@ -134,6 +135,7 @@ class _Replay:
     instances: dict[str, dict[str, _Message]] = field(default_factory=dict)
     refused: set[str] = field(default_factory=set)
     keys: dict[tuple[str, str], set[str]] = field(default_factory=dict)  # (instance, key): ids
+    open_messages: dict[str, int] = field(default_factory=dict)  # by instance: kept, not counted
 
     def situation(self, step: Step, actual: str | None) -> str | None:
         """A step's situation, the replay's state moved past it; ``actual`` is the answer as
@@ -161,7 +163,7 @@ class _Replay:
             return "message sent extra keys"
         if message is not None and message.long:
             return "message of thousands of deltas or a long one"
-        if sum(not other.final for other in messages.values()) >= _MANY_OPEN:
+        if self.open_messages.get(step.instance, 0) >= _MANY_OPEN:
             return "one of hundreds of open messages"
         if isinstance(step, ReadSince):
             return self._read_since(step, message)
@@ -170,8 +172,8 @@ class _Replay:
     def _shared(self, instance: str, message_id: str, messages: dict[str, _Message]) -> str | None:
         if message_id == "":
             return "the empty id"
-        keys = (self.keys.get((instance, key), set()) for key in _id_keys(message_id))
-        if any(ids - {message_id} for ids in keys):
+        keys = (self.keys.get((instance, key), ()) for key in _id_keys(message_id))
+        if any(len(ids) > (message_id in ids) for ids in keys):  # another id shares a key
             return "an id like another but for case, spaces, normalization or length"
         elsewhere = (ids for name, ids in self.instances.items() if name != instance)
         if message_id not in messages and any(message_id in ids for ids in elsewhere):
@@ -199,9 +201,12 @@ class _Replay:
         self, instance: str, event: dict[str, object], messages: dict[str, _Message]
     ) -> None:
         message_id = str(event["id"])
-        for key in _id_keys(message_id):
-            self.keys.setdefault((instance, key), set()).add(message_id)
-        message = messages.setdefault(message_id, _Message())
+        message = messages.get(message_id)
+        if message is None:
+            for key in _id_keys(message_id):
+                self.keys.setdefault((instance, key), set()).add(message_id)
+            message = messages[message_id] = _Message()
+            self.open_messages[instance] = self.open_messages.get(instance, 0) + 1
         delta = event.get("delta")
         message.extra_keys |= bool(set(event) - _EVENT_KEYS)
         if message.final:
@@ -211,7 +216,9 @@ class _Replay:
             message.last_delta = delta
             message.parts += 1
             message.length += len(delta)
-        message.final |= event.get("final") is True
+        if not message.final and event.get("final") is True:
+            message.final = True
+            self.open_messages[instance] -= 1
 
     def message_of(self, step: Step) -> _Seen | None:
         """What the replay knows of the step's message, as it stands now."""

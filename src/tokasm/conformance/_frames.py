@@ -13,6 +13,7 @@ import stat
 import sys
 import threading
 import traceback
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -31,6 +32,7 @@ _BUNDLED = _TOKASM / "implementations"
 SHORT_FRAMES = 3
 
 
+@lru_cache(maxsize=1024)  # resolving a path is a system call per folder, and files repeat
 def _is_users(filename: str) -> bool:
     """A frame of the code under test: anything outside tokasm (and the import machinery),
     or a bundled backend."""
