@@ -19,7 +19,6 @@ import json
 import math
 import os
 import re
-import string
 from collections.abc import Hashable
 from dataclasses import dataclass, field
 from functools import cache, cached_property, lru_cache, partial
@@ -317,22 +316,27 @@ def _planned_steps(raws: list[Any]) -> int:
     )
 
 
-_Reader: TypeAlias = "Callable[[_Expander, Mapping[str, Any], Mapping[str, int], str], Step]"
+#: Builds a text as written, in a scope of ``as`` variables, charging what it builds.
+_Text: TypeAlias = "Callable[[Mapping[str, int]], str]"
+#: Appends what a step as written unrolls to, in a scope and numbered ``where``.
+_Emit: TypeAlias = "Callable[[Mapping[str, int], str, list[Step]], None]"
 _PLAIN_EVENT_KEYS = frozenset({"id", "delta", "final"})
 _RETURNS_NULL = Returns(None)  # most steps' expectation, one object for all (it is frozen)
 _VARIABLE = re.compile(r"\$\{([_a-zA-Z][_a-zA-Z0-9]*)\}")
 
 
 @lru_cache(maxsize=4096)
-def _pieces(raw: str) -> tuple[str, tuple[tuple[str, str], ...]] | None:
-    """``raw`` split at its ``${var}``: the text before the first, then each variable's
-    name with the text after it; None if a '$' is left over (``$$``, ``$var``), for
+def _format(raw: str) -> str | None:
+    """``raw`` as a ``str.format_map`` form, ``${var}`` as ``{var}``, so one call fills
+    in every variable; None if a '$' is left over (``$$``, ``$var``), for
     ``string.Template`` to read."""
     parts = _VARIABLE.split(raw)
     literals = parts[::2]
     if any("$" in literal for literal in literals):
         return None
-    return literals[0], tuple(zip(parts[1::2], literals[1:], strict=True))
+    parts[::2] = [literal.replace("{", "{{").replace("}", "}}") for literal in literals]
+    parts[1::2] = [f"{{{name}}}" for name in parts[1::2]]
+    return "".join(parts)
 
 
 class _Expander:
@@ -340,6 +344,11 @@ class _Expander:
 
     ``chars`` counts every character the expanded case holds so far, so no
     text grows past ``MAX_CASE_CHARS`` before the case is refused.
+
+    A step as written is compiled on its first visit (as a step inside a repeat is
+    reached, in order, so errors come as they would one step at a time) into an emitter
+    that knows its instance and expectation and how to build its texts; every turn of a
+    repeat then only runs it.
     """
 
     def __init__(
@@ -355,7 +364,7 @@ class _Expander:
         self._declared = frozenset(instances)  # a case may declare thousands
         self.chars = 0
         self.char_limit = char_limit  # the limit and its name, for the message
-        self._readers: dict[int, _Reader] = {}  # by id() of a step as written
+        self._emitters: dict[int, _Emit] = {}  # by id() of a step as written
 
     def fail(self, message: str) -> CorpusError:
         return CorpusError(f"{self.source}: case {self.case_id!r}: {message}")
@@ -382,26 +391,55 @@ class _Expander:
         charged as it stands then (``${i}`` may grow to many digits): its characters, or 1
         for an empty one, which still costs its visit."""
         text = self.substituted(raw, env) if env and "$" in raw else raw
-        self.chars += len(text) or 1  # charge() inlined: this runs for every text
-        if self.chars > self.char_limit[0]:
-            self.charge(0)
+        self.charge(len(text) or 1)
         return text
 
     def substituted(self, raw: str, env: Mapping[str, int]) -> str:
-        pieces = _pieces(raw)
-        if pieces is not None:  # the common case, split once per text as written
-            head, rest = pieces
+        form = _format(raw)
+        if form is not None:  # the common case
             try:
-                if len(rest) == 1:  # most texts have one variable: no list to build
-                    ((name, tail),) = rest
-                    return f"{head}{env[name]}{tail}"
-                return head + "".join([f"{env[name]}{tail}" for name, tail in rest])
+                return form.format_map(env)
             except KeyError:
                 pass  # Template says which variable is unknown
+        from string import Template  # for "$$", "$var" and errors only: 0.5 ms to import
+
         try:
-            return string.Template(raw).substitute(env)
+            return Template(raw).substitute(env)
         except (KeyError, ValueError) as error:
             raise self.fail(f"bad ${{...}} substitution in {raw!r}: {error}") from None
+
+    def text_of(self, raw: object) -> _Text:
+        """How to build the text expression ``raw`` (as ``text`` does), worked out once for
+        all its visits: most are strings, either without '$' or with ``${var}`` only."""
+        if type(raw) is not str:
+            return partial(self.text, raw)
+        if "$" in raw:
+            form = _format(raw)
+            return partial(self.string, raw) if form is None else self.template(raw, form)
+        size = len(raw) or 1
+
+        def literal(env: Mapping[str, int]) -> str:
+            self.chars += size  # charge() inlined: this runs for most texts
+            if self.chars > self.char_limit[0]:
+                self.charge(0)
+            return raw
+
+        return literal
+
+    def template(self, raw: str, form: str) -> _Text:
+        """``string`` of ``raw``, its variables filled in by one call on its ``_format``."""
+
+        def template(env: Mapping[str, int]) -> str:
+            try:
+                text = form.format_map(env) if env else raw  # outside any 'as' repeat
+            except KeyError:
+                return self.string(raw, env)  # refused, naming the unknown variable
+            self.chars += len(text) or 1  # charge() inlined, as in ``literal``
+            if self.chars > self.char_limit[0]:
+                self.charge(0)
+            return text
+
+        return template
 
     def text(self, raw: object, env: Mapping[str, int]) -> str:
         if type(raw) is str:
@@ -420,16 +458,12 @@ class _Expander:
             return once * repeat
         if name in env:
             raise self.fail(f"text repeat 'as: {name}' shadows an outer repeat")
-        return "".join(self.text(raw["text"], {**env, name: i}) for i in range(raw["repeat"]))
-
-    def raw_event(self, value: object) -> object:
-        """An event (or part of one) sent as written, its size counted like any text."""
-        self.charge(len(json.dumps(value, default=str)))
-        return value
-
-    def expect(self, raw: Mapping[str, Any], env: Mapping[str, int]) -> Returns:
-        value = raw["returns"]
-        return _RETURNS_NULL if value is None else Returns(self.text(value, env))
+        part, inner = self.text_of(raw["text"]), dict(env)
+        built = []
+        for i in range(raw["repeat"]):
+            inner[name] = i  # one scope, refilled: part() keeps none of it
+            built.append(part(inner))
+        return "".join(built)
 
     def instance(self, raw: Mapping[str, Any]) -> str:
         name: str = raw.get("on", self.instances[0])
@@ -438,48 +472,73 @@ class _Expander:
             raise self.fail(f"step uses instance {name!r}, not declared in {shown}")
         return name
 
-    def steps(self, raws: list[Any], env: Mapping[str, int], prefix: str) -> Iterator[Step]:
+    def steps(self, raws: list[Any], env: Mapping[str, int], prefix: str) -> list[Step]:
         """The plain steps of ``raws``, numbered after ``prefix``, repeats unrolled."""
+        built: list[Step] = []
+        self.unroll(raws, env, prefix, built)
+        self._emitters.clear()  # they refer back to the expander
+        return built
+
+    def unroll(
+        self, raws: list[Any], env: Mapping[str, int], prefix: str, built: list[Step]
+    ) -> None:
+        """Append the plain steps of ``raws`` to ``built``: one list, not a generator per
+        repeat level, so a step costs the same however deeply it is nested."""
+        emitters = self._emitters
         for number, raw in enumerate(raws, start=1):
-            where = f"{prefix}{number}"
-            if "repeat" in raw:
-                name = raw.get("as")
-                if name is not None and name in env:
-                    raise self.fail(f"step {where}: 'as: {name}' shadows an outer repeat")
-                for i in range(raw["repeat"]):
-                    inner = {**env, name: i} if name else env
-                    yield from self.steps(raw["steps"], inner, f"{where}[{i}].")
-            else:
-                yield self.reader(raw)(self, raw, env, where)
+            (emitters.get(id(raw)) or self.emitter(raw))(env, f"{prefix}{number}", built)
 
-    def reader(self, raw: Mapping[str, Any]) -> _Reader:
-        """How to read ``raw``, by its operation's key (the schema ensures one), looked up once
-        per written step however often a repeat unrolls it."""
-        found = self._readers.get(id(raw))
-        if found is None:
-            found = next(_READERS[key] for key in _READERS if key in raw)
-            self._readers[id(raw)] = found
-        return found
+    def emitter(self, raw: Mapping[str, Any]) -> _Emit:
+        """The emitter of the step ``raw`` as written, by its operation's key (the schema
+        ensures one), kept for every other visit."""
+        if "repeat" in raw:
+            emit: _Emit = partial(self.repeat, raw)
+        else:
+            emit = next(_COMPILERS[key] for key in _COMPILERS if key in raw)(self, raw)
+        self._emitters[id(raw)] = emit
+        return emit
 
-    def apply(self, raw: Mapping[str, Any], env: Mapping[str, int], where: str) -> Step:
-        return Apply(
-            self.instance(raw), self.apply_expect(raw, env), self.event(raw, env), where=where
-        )
+    def repeat(
+        self, raw: Mapping[str, Any], env: Mapping[str, int], where: str, built: list[Step]
+    ) -> None:
+        """Append the steps of a step ``repeat``, each turn's numbered ``where[i].``."""
+        name = raw.get("as")
+        if name is not None and name in env:
+            raise self.fail(f"step {where}: 'as: {name}' shadows an outer repeat")
+        raws = raw["steps"]
+        if not name:
+            for i in range(raw["repeat"]):
+                self.unroll(raws, env, f"{where}[{i}].", built)
+            return
+        inner = dict(env)
+        for i in range(raw["repeat"]):
+            inner[name] = i  # one scope, refilled: an emitter keeps none of it
+            self.unroll(raws, inner, f"{where}[{i}].", built)
 
-    def get(self, raw: Mapping[str, Any], env: Mapping[str, int], where: str) -> Step:
-        return Get(
-            self.instance(raw), self.expect(raw, env), self.text(raw["get"], env), where=where
-        )
+    def apply(self, raw: Mapping[str, Any]) -> _Emit:
+        instance, expect, event = self.instance(raw), self.apply_expect(raw), self.event(raw)
 
-    def read_since(self, raw: Mapping[str, Any], env: Mapping[str, int], where: str) -> Step:
-        query = raw["read_since"]
-        return ReadSince(
-            self.instance(raw),
-            self.expect(raw, env),
-            self.text(query["id"], env),
-            self.offset(query["offset"], env),
-            where=where,
-        )
+        def apply(env: Mapping[str, int], where: str, built: list[Step]) -> None:
+            built.append(Apply(instance, expect(env), event(env), where=where))
+
+        return apply
+
+    def get(self, raw: Mapping[str, Any]) -> _Emit:
+        instance, expect, message = self.instance(raw), self.expect(raw), self.text_of(raw["get"])
+
+        def get(env: Mapping[str, int], where: str, built: list[Step]) -> None:
+            built.append(Get(instance, expect(env), message(env), where=where))
+
+        return get
+
+    def read_since(self, raw: Mapping[str, Any]) -> _Emit:
+        instance, expect, query = self.instance(raw), self.expect(raw), raw["read_since"]
+        message, offset = self.text_of(query["id"]), partial(self.offset, query["offset"])
+
+        def read_since(env: Mapping[str, int], where: str, built: list[Step]) -> None:
+            built.append(ReadSince(instance, expect(env), message(env), offset(env), where=where))
+
+        return read_since
 
     def offset(self, raw: int | str, env: Mapping[str, int]) -> int:
         """An integer offset, or digits and ``${var}`` that expand to one (e.g. ``${t}${u}0``)."""
@@ -490,25 +549,51 @@ class _Expander:
             raise self.fail(f"offset {raw!r} uses ${{...}} outside any 'as' repeat")
         return int(expanded)
 
-    def event(self, raw: Mapping[str, Any], env: Mapping[str, int]) -> object:
+    def expect(self, raw: Mapping[str, Any]) -> Callable[[Mapping[str, int]], Returns]:
+        value = raw["returns"]
+        if value is None:
+            return lambda env: _RETURNS_NULL
+        text = self.text_of(value)
+        return lambda env: Returns(text(env))
+
+    def apply_expect(self, raw: Mapping[str, Any]) -> Callable[[Mapping[str, int]], Expectation]:
+        if "raises" in raw:
+            raises = Raises(raw["raises"])  # frozen: one for every turn of a repeat
+            return lambda env: raises
+        return self.expect(raw)
+
+    def event(self, raw: Mapping[str, Any]) -> Callable[[Mapping[str, int]], object]:
+        """How to build the event of an ``apply``: a new dict each time, its ``id`` and
+        ``delta`` built, any other key sent as written; an ``apply_raw`` value as written.
+        What is sent as written is charged like a text, as its JSON."""
         if "apply_raw" in raw:
-            return self.raw_event(raw["apply_raw"])  # sent exactly as written
-        event = dict(raw["apply"])
-        if not _PLAIN_EVENT_KEYS.issuperset(event):  # extra keys (EVT-EXTRA-KEYS) are sent: count
-            self.raw_event(
-                {key: value for key, value in event.items() if key not in ("id", "delta")}
-            )
-        event["id"] = self.text(event["id"], env)
-        if "delta" in event:
-            event["delta"] = self.text(event["delta"], env)
+            value = raw["apply_raw"]
+            return partial(self.sent_as_written, value, len(json.dumps(value, default=str)))
+        written: dict[str, Any] = raw["apply"]
+        extras = {key: value for key, value in written.items() if key not in ("id", "delta")}
+        extra = 0 if _PLAIN_EVENT_KEYS.issuperset(written) else len(json.dumps(extras, default=str))
+        message = self.text_of(written["id"])
+        delta = self.text_of(written["delta"]) if "delta" in written else None
+
+        def event(env: Mapping[str, int]) -> object:
+            if extra:  # extra keys (EVT-EXTRA-KEYS) are sent, so counted, before the texts
+                self.charge(extra)
+            built = dict(written)
+            built["id"] = message(env)
+            if delta is not None:
+                built["delta"] = delta(env)
+            return built
+
         return event
 
-    def apply_expect(self, raw: Mapping[str, Any], env: Mapping[str, int]) -> Expectation:
-        return Raises(raw["raises"]) if "raises" in raw else self.expect(raw, env)
+    def sent_as_written(self, value: object, size: int, env: Mapping[str, int]) -> object:
+        self.charge(size)
+        return value
 
 
-#: How each step form of CASES.md is read, by its key (``apply_raw``: an event sent as written).
-_READERS: dict[str, _Reader] = {
+#: How each step form of CASES.md is compiled, by its key (``apply_raw``: an event sent
+#: as written).
+_COMPILERS: dict[str, Callable[[_Expander, Mapping[str, Any]], _Emit]] = {
     "apply": _Expander.apply,
     "apply_raw": _Expander.apply,
     "get": _Expander.get,
