@@ -11,7 +11,6 @@ from __future__ import annotations
 import gc
 import sys
 import time
-import tracemalloc
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -89,6 +88,10 @@ def peak_memory(scenario: Scenario, factory: AssemblerFactory, workload: Workloa
     The workload already exists and is not counted; the deltas sliced from it
     while streaming are, for as long as the assembler keeps them.
     """
+    # Here, not at the top: the cost probe of every ``tokasm check`` imports this module
+    # for ``interleaved_min``, and tracemalloc (with pickle) costs it about 2 ms.
+    import tracemalloc
+
     gc.collect()
     start = _clock()
     tracemalloc.start()
