@@ -416,10 +416,10 @@ def test_a_run_that_ignores_its_interrupt_ends_the_sweep_with_the_results_so_far
         project,
         *("bench", "slow_assemblers:IgnoresTheInterrupt", "--only", "--quick"),
         *("--repeats", "1", "--scenario", "stream_then_finalize", "--sizes", "40,80"),
-        *("--budget", "0.25", "--json", "out.json"),
+        *("--budget", "0.15", "--json", "out.json"),
         shortened={  # what it waits out: the run's limit, then the grace past it
-            "tokasm.bench._sweep.OVERRUN_FLOOR": 0.5,
-            "tokasm.bench._watchdog.IGNORED_GRACE": 0.5,
+            "tokasm.bench._sweep.OVERRUN_FLOOR": 0.3,
+            "tokasm.bench._watchdog.IGNORED_GRACE": 0.3,
         },
     )
     assert ran.code == 1, ran.out + ran.err
@@ -450,10 +450,10 @@ def test_a_run_that_hangs_is_interrupted_and_the_sweep_goes_on(project: Path, ta
         "--sizes",
         "40,80,160",
         "--budget",
-        "0.25",
+        "0.15",
         "--json",
         "out.json",
-        shortened={"tokasm.bench._sweep.OVERRUN_FLOOR": 0.5},  # each hang waits it out
+        shortened={"tokasm.bench._sweep.OVERRUN_FLOOR": 0.3},  # each hang waits it out
     )
     assert ran.code == 0, ran.out + ran.err
     assert "Traceback" not in ran.err
@@ -464,7 +464,7 @@ def test_a_run_that_hangs_is_interrupted_and_the_sweep_goes_on(project: Path, ta
         assert (first["size"], first["limit"]) == (80, "budget")
         assert (
             first["reason"]
-            == "over --budget: interrupted, still running after 0.5 s (2x --budget, at least 0.5 s)"
+            == "over --budget: interrupted, still running after 0.3 s (2x --budget, at least 0.3 s)"
         )
         assert (above["size"], above["reason"]) == (
             160,

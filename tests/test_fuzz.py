@@ -421,7 +421,7 @@ def test_where_hypothesis_writes_without_tokasms_cache(
         monkeypatch.delenv(HYPOTHESIS_STORAGE_ENV, raising=False)
     else:
         monkeypatch.setenv(HYPOTHESIS_STORAGE_ENV, str(tmp_path / "mine"))
-    ran = tokasm_cmd(project, "check", target, "-k", "append.basic", "--timeout", "0.5", *QUICK)
+    ran = tokasm_cmd(project, "check", target, "-k", "append.basic", "--timeout", "0.25", *QUICK)
     assert ran.code == (1 if target.endswith("Hangs") else 0), ran.out + ran.err
     seen = Path((project / "storage.txt").read_text(encoding="utf-8"))
     if choice == "cache off":

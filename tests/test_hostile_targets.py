@@ -727,7 +727,7 @@ def test_a_hung_call_is_reported_with_its_stack_and_the_reports_written(
     project: Path, target: str
 ) -> None:
     ran = tokasm_cmd(
-        project, "check", f"hangs:{target}", "chunked", "--timeout", "0.5", *FAST, *REPORTS
+        project, "check", f"hangs:{target}", "chunked", "--timeout", "0.25", *FAST, *REPORTS
     )
     assert ran.code == 1
     _no_traceback(ran)
@@ -790,7 +790,7 @@ def test_what_the_target_leaves_for_the_exit_does_not_keep_check_alive(
 def test_a_finalizer_that_hangs_when_the_kept_events_go_is_a_hang_like_any_other(
     project: Path, target: str, cases: str
 ) -> None:
-    ran = tokasm_cmd(project, "check", f"hangs:{target}", "--timeout", "0.5", "-k", cases, *QUICK)
+    ran = tokasm_cmd(project, "check", f"hangs:{target}", "--timeout", "0.25", "-k", cases, *QUICK)
     assert ran.code == 1
     assert "no answer after" in ran.out
     _no_traceback(ran)
