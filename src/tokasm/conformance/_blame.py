@@ -172,12 +172,14 @@ class _Replay:
     def _shared(self, instance: str, message_id: str, messages: dict[str, _Message]) -> str | None:
         if message_id == "":
             return "the empty id"
-        keys = (self.keys.get((instance, key), ()) for key in _id_keys(message_id))
-        if any(len(ids) > (message_id in ids) for ids in keys):  # another id shares a key
-            return "an id like another but for case, spaces, normalization or length"
-        elsewhere = (ids for name, ids in self.instances.items() if name != instance)
-        if message_id not in messages and any(message_id in ids for ids in elsewhere):
-            return "same id known to another instance"
+        for key in _id_keys(message_id):  # loops, not generators: this runs for every step
+            ids = self.keys.get((instance, key), ())
+            if len(ids) > (message_id in ids):  # another id shares the key
+                return "an id like another but for case, spaces, normalization or length"
+        if message_id not in messages and len(self.instances) > 1:
+            for name, known in self.instances.items():
+                if name != instance and message_id in known:
+                    return "same id known to another instance"
         return None
 
     @staticmethod

@@ -118,6 +118,11 @@ class Case:
     def steps(self) -> tuple[Step, ...]:
         return self.expand()
 
+    @cached_property
+    def features(self) -> frozenset[str]:
+        """The features its steps need (``READ_SINCE``): found once, not at every run."""
+        return frozenset(step.feature for step in self.steps if step.feature)
+
     def __eq__(self, other: object) -> bool:
         """Equal fields and equal steps (so both cases are expanded)."""
         if type(other) is not Case:
@@ -570,8 +575,10 @@ class _Expander:
             value = raw["apply_raw"]
             return partial(self.sent_as_written, value, len(json.dumps(value, default=str)))
         written: dict[str, Any] = raw["apply"]
-        extras = {key: value for key, value in written.items() if key not in ("id", "delta")}
-        extra = 0 if _PLAIN_EVENT_KEYS.issuperset(written) else len(json.dumps(extras, default=str))
+        extra = 0
+        if not _PLAIN_EVENT_KEYS.issuperset(written):
+            extras = {key: value for key, value in written.items() if key not in ("id", "delta")}
+            extra = len(json.dumps(extras, default=str))
         message = self.text_of(written["id"])
         delta = self.text_of(written["delta"]) if "delta" in written else None
 
@@ -816,7 +823,7 @@ def profile_gap(
     """
     chosen = list(cases)
     for profile in dict.fromkeys(requested):
-        needed = {s.feature for c in chosen if c.profile == profile for s in c.steps if s.feature}
+        needed = {f for c in chosen if c.profile == profile for f in c.features}
         missing = sorted(needed - features)
         if missing:
             return (

@@ -145,7 +145,7 @@ def skip_reason(case: Case, profiles: Collection[str], features: Collection[str]
     """Why ``case`` does not run for this selection, or None if it does."""
     if case.profile not in profiles:
         return f"profile {case.profile!r} not selected (use --profile {case.profile})"
-    missing = sorted({s.feature for s in case.steps if s.feature} - set(features))
+    missing = sorted(case.features.difference(features))
     if missing:
         return f"target has no {', '.join(missing)} ({case.profile} profile)"
     return None
