@@ -179,7 +179,10 @@ def _build(subject: Subject, parts: int, ids: _Ids) -> str:
     subject.new(_INSTANCE)
     deltas = ["x" if index % TEXT_EVERY == 0 else "" for index in range(parts)]
     text = "".join(deltas)
-    applies = [Apply(_INSTANCE, None, {"id": ids.long, "delta": delta}) for delta in deltas]
+    # Two steps, each sent many times (a step is frozen, and its event is lent as a copy):
+    # building 30,000 of them cost a tenth of the probe.
+    steps = {delta: Apply(_INSTANCE, None, {"id": ids.long, "delta": delta}) for delta in deltas}
+    applies = [steps[delta] for delta in deltas]
     _performed(subject, applies, time.monotonic() + BUILD_BUDGET)
     _expect(subject, Apply(_INSTANCE, None, {"id": ids.long, "final": True}), text)
     _expect(subject, Apply(_INSTANCE, None, {"id": ids.short, "delta": text, "final": True}), text)
