@@ -11,6 +11,7 @@ from __future__ import annotations
 import gc
 import sys
 import time
+import tracemalloc
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -88,10 +89,6 @@ def peak_memory(scenario: Scenario, factory: AssemblerFactory, workload: Workloa
     The workload already exists and is not counted; the deltas sliced from it
     while streaming are, for as long as the assembler keeps them.
     """
-    # Here, not at the top: the cost probe of every ``tokasm check`` imports this module
-    # for ``interleaved_min``, and tracemalloc (with pickle) costs it about 2 ms.
-    import tracemalloc
-
     gc.collect()
     start = _clock()
     tracemalloc.start()

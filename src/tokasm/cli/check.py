@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .._versions import version_line
+from ..conformance._blame import render_blame
 from ..conformance._cost import PROBE_ID, probe_cache_final, probe_result
 from ..conformance._display import safe_text
 from ..conformance._frames import quiet_stray_errors
@@ -408,19 +409,12 @@ class _Session:
         for xfail in _expected_failures(subject.name, self.xfail):
             run_ = apply_xfail(run_, xfail, self.corpus)
         self.runs.append(run_)
-        details = "\n".join(filter(None, [render_failures(run_), self._blame(run_)]))
+        details = "\n".join(
+            filter(None, [render_failures(run_), render_blame(run_, self.corpus.by_id())])
+        )
         if details:
             self.console.print(details)
         return run_
-
-    def _blame(self, run_: TargetRun) -> str:
-        """The rules ``run_`` most likely broke; none when it conforms (no failed or errored
-        case), so a clean run does not import ``_blame`` (3 ms)."""
-        if run_.conforms:
-            return ""
-        from ..conformance._blame import render_blame
-
-        return render_blame(run_, self.corpus.by_id())
 
     @property
     def stdout(self) -> Console:
