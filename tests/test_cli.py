@@ -7,6 +7,7 @@ the same exit code and text without the start-up.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import shutil
@@ -305,3 +306,13 @@ def test_wheel_carries_corpus_and_runs_from_anywhere(tmp_path: Path) -> None:
     )
     assert probe.returncode == 0, probe.stderr
     assert "CONFORMANCE PASSED" in probe.stdout
+
+
+def test_a_check_run_in_process_leaves_the_garbage_collector_as_it_found_it(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The corpus is frozen out of the collector's walks during the run only: a program that
+    calls ``main`` again and again must not keep each run's garbage for good."""
+    ran = tokasm_main(capsys, "check", "chunked", "-k", "append.basic", *QUICK)
+    assert ran.code == 0, ran.out
+    assert gc.get_freeze_count() == 0

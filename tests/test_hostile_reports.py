@@ -725,7 +725,38 @@ class FreezesTheClock(ListJoinAssembler):
     def __init__(self):
         super().__init__()
         time.perf_counter = lambda: 1.0
+
+
+class UsesUpEveryDescriptor(ListJoinAssembler):
+    # A leak: every descriptor the process may open is taken, and kept. It also gets texts
+    # wrong, so that tokasm has a failure summary to print afterwards.
+    kept = []
+    def __init__(self):
+        super().__init__()
+        if not UsesUpEveryDescriptor.kept:
+            import resource
+            _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+            resource.setrlimit(resource.RLIMIT_NOFILE, (64, hard))
+            try:
+                while True:
+                    UsesUpEveryDescriptor.kept.append(open(os.devnull))
+            except OSError:
+                pass
+
+    def get(self, message_id):
+        text = super().get(message_id)
+        return None if text is None else text + "!"
 """
+
+
+def test_a_target_that_uses_up_every_descriptor_still_gets_its_verdict(project: Path) -> None:
+    """What tokasm needs after a target ran (the failure summary, the card) was imported before
+    it loaded: an import that late fails once the target has taken every descriptor."""
+    (project / "effects.py").write_text(SIDE_EFFECTS, encoding="utf-8")
+    ran = tokasm_cmd(project, "check", "effects:UsesUpEveryDescriptor", "-k", "append.*", *QUICK)
+    _clean(ran, 1)
+    assert "likely broken rules of effects:UsesUpEveryDescriptor" in ran.out
+    assert "CONFORMANCE FAILED" in ran.out
 
 
 def test_a_printing_target_cannot_corrupt_a_report_on_stdout(project: Path) -> None:

@@ -540,15 +540,11 @@ def _check(args: argparse.Namespace) -> int:
     cases, probe = _select(chosen, args.case)
     expand(cases)  # now, while testees boot, not between their requests
     xfail: XfailList | None = load_xfail(args.xfail, corpus) if args.xfail else None
-    # The corpus lives as long as the run: frozen before any target is loaded, its 70,000
-    # steps are no longer walked by each full garbage collection (a check that fuzzes
-    # seven targets took 12% less time).
-    gc.freeze()
     session = _Session(args, corpus, cases, xfail, reports, probe=probe and args.cost_probe)
     quiet_stray_errors()
     # With a report on stdout ('-'), what a target writes there goes to stderr instead.
     diverted = session.diversion if reports.to_stdout else contextlib.nullcontext()
-    with diverted:
+    with _frozen(), diverted:
         with session.watchdog:
             session.start()
             try:
@@ -559,6 +555,19 @@ def _check(args: argparse.Namespace) -> int:
             finally:
                 session.close()
         return session.conclude()
+
+
+@contextlib.contextmanager
+def _frozen() -> Generator[None, None, None]:
+    """Everything made so far, the expanded corpus above all, kept out of the garbage
+    collector's walks while the targets run (it lives as long as the run, and each full
+    collection walked its 70,000 steps: a check fuzzing seven targets took 12% less time).
+    Thawed at the end, so a program that calls ``main`` again keeps none of its garbage."""
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
 
 
 def _run_targets(session: _Session, profiles: Set[str]) -> None:
