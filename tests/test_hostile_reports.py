@@ -728,8 +728,7 @@ class FreezesTheClock(ListJoinAssembler):
 
 
 class UsesUpEveryDescriptor(ListJoinAssembler):
-    # A leak: every descriptor the process may open is taken, and kept. It also gets texts
-    # wrong, so that tokasm has a failure summary to print afterwards.
+    # A leak: every descriptor the process may open is taken, and kept.
     kept = []
     def __init__(self):
         super().__init__()
@@ -743,20 +742,44 @@ class UsesUpEveryDescriptor(ListJoinAssembler):
             except OSError:
                 pass
 
+
+class UsesUpEveryDescriptorAndFails(UsesUpEveryDescriptor):
+    # Its texts are wrong too: tokasm has a failure summary to print afterwards.
     def get(self, message_id):
         text = super().get(message_id)
         return None if text is None else text + "!"
 """
 
 
-def test_a_target_that_uses_up_every_descriptor_still_gets_its_verdict(project: Path) -> None:
+def test_a_target_that_uses_up_every_descriptor_still_gets_its_failure_summary(
+    project: Path,
+) -> None:
     """What tokasm needs after a target ran (the failure summary, the card) was imported before
     it loaded: an import that late fails once the target has taken every descriptor."""
     (project / "effects.py").write_text(SIDE_EFFECTS, encoding="utf-8")
-    ran = tokasm_cmd(project, "check", "effects:UsesUpEveryDescriptor", "-k", "append.*", *QUICK)
+    target = "effects:UsesUpEveryDescriptorAndFails"
+    ran = tokasm_cmd(project, "check", target, "-k", "append.*", *QUICK)
     _clean(ran, 1)
-    assert "likely broken rules of effects:UsesUpEveryDescriptor" in ran.out
+    assert f"likely broken rules of {target}" in ran.out
     assert "CONFORMANCE FAILED" in ran.out
+
+
+def test_a_target_that_uses_up_every_descriptor_loses_no_report(project: Path) -> None:
+    """Descriptors held from before it loaded are the reports' own; the fuzz phase, which
+    imports Hypothesis only when it runs, cannot: the run says so, and does not conform."""
+    (project / "effects.py").write_text(SIDE_EFFECTS, encoding="utf-8")
+    ran = tokasm_cmd(
+        project,
+        *("check", "effects:UsesUpEveryDescriptor", "-k", "append.*", "--no-cost-probe"),
+        *("--json", "r.json", "--junit", "r.xml", "--markdown", "r.md"),
+    )
+    _clean(ran, 1)
+    assert "fuzz phase not run: importing the fuzzer failed: OSError" in ran.out
+    assert "corpus unavailable" not in ran.out  # its version was read before the target ran
+    report = _valid_json(project / "r.json")
+    assert [run["conforms"] for run in report["runs"]] == [False]
+    _valid_junit(project / "r.xml")
+    assert "UsesUpEveryDescriptor" in (project / "r.md").read_text(encoding="utf-8")
 
 
 def test_a_printing_target_cannot_corrupt_a_report_on_stdout(project: Path) -> None:

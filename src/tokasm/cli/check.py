@@ -544,13 +544,14 @@ def _check(args: argparse.Namespace) -> int:
     quiet_stray_errors()
     # With a report on stdout ('-'), what a target writes there goes to stderr instead.
     diverted = session.diversion if reports.to_stdout else contextlib.nullcontext()
+    opening = version_line()  # now: the corpus's VERSION file is read before any target loads
     with _frozen(), diverted:
         with session.watchdog:
             session.start()
             try:
                 _refuse_unrunnable_profiles(args.profile, chosen, session.subjects)
                 reports.remove_stale()
-                session.console.print(version_line())
+                session.console.print(opening)
                 _run_targets(session, DEFAULT_PROFILES | set(args.profile))
             finally:
                 session.close()

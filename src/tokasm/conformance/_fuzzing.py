@@ -13,6 +13,7 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ._display import error_text
 from ._paths import cache_dir
 
 if TYPE_CHECKING:
@@ -61,7 +62,10 @@ def fuzz_phase(
     """
     if examples <= 0 or any(r.outcome not in ("passed", "skipped") for r in corpus_results):
         return ()
-    from ._fuzz import fuzz  # Hypothesis, only now that it runs
+    try:
+        from ._fuzz import fuzz  # Hypothesis, only now that it runs
+    except Exception as error:  # the target ran first: it may have taken every descriptor
+        return (f"fuzz phase not run: importing the fuzzer failed: {error_text(error)}",)
 
     report = fuzz(
         subject,

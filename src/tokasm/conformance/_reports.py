@@ -21,7 +21,7 @@ import re
 import stat
 import tempfile
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
@@ -498,12 +498,40 @@ class Destination:
 Render: TypeAlias = "Callable[[Sequence[TargetRun]], str]"
 
 
+class _Reserve:
+    """Descriptors held from before any target loads until the reports are written: a target
+    that takes every descriptor the process may open (a leak, a lowered limit) must not cost
+    the run its reports. Each is an end of a pipe of its own, closed only while it is still
+    that pipe (a target may close the number and open a file of its own under it)."""
+
+    #: Pipes held: a report's temporary file and its folder at a time, and one to spare.
+    PIPES = 3
+
+    def __init__(self) -> None:
+        self._held: list[tuple[int, tuple[int, int]]] = []
+        with contextlib.suppress(OSError):
+            for _ in range(self.PIPES):
+                for descriptor in os.pipe():
+                    status = os.fstat(descriptor)
+                    self._held.append((descriptor, (status.st_dev, status.st_ino)))
+
+    def release(self) -> None:
+        held, self._held = self._held, []
+        for descriptor, identity in held:
+            with contextlib.suppress(OSError):
+                status = os.fstat(descriptor)
+                if (status.st_dev, status.st_ino) == identity:
+                    os.close(descriptor)
+
+
 @dataclass(frozen=True)
 class ReportPlan:
     """Every report a run was asked for, each destination checked before the run."""
 
     wanted: tuple[tuple[Destination, Render], ...]
     kept: str = ""  # the option whose file is edited by people: never deleted as stale
+    #: For the report files, from before the targets load until they are written.
+    reserve: _Reserve | None = field(default=None, compare=False, repr=False)
 
     @classmethod
     def checked(
@@ -534,7 +562,8 @@ class ReportPlan:
                 raise ReportError(
                     f"{destination.option} names the same file as the list read, {str(source)!r}"
                 )
-        return cls(wanted, kept)
+        files = any(destination.path is not None for destination, _ in wanted)
+        return cls(wanted, kept, _Reserve() if files else None)
 
     @property
     def to_stdout(self) -> bool:
@@ -549,6 +578,8 @@ class ReportPlan:
     def write(self, runs: Sequence[TargetRun], stdout: Callable[[str], None]) -> list[str]:
         """Write each report on its own (``-`` through ``stdout``); one that fails stops no
         other. What failed, one line each."""
+        if self.reserve is not None:
+            self.reserve.release()  # the targets are done: what they left is for the reports
         failures = []
         for destination, render in self.wanted:
             try:

@@ -19,6 +19,7 @@ import json
 import math
 import os
 import re
+import string
 from collections.abc import Hashable
 from dataclasses import dataclass, field
 from functools import cache, cached_property, lru_cache, partial
@@ -406,10 +407,8 @@ class _Expander:
                 return form.format_map(env)
             except KeyError:
                 pass  # Template says which variable is unknown
-        from string import Template  # for "$$", "$var" and errors only: 0.5 ms to import
-
         try:
-            return Template(raw).substitute(env)
+            return string.Template(raw).substitute(env)
         except (KeyError, ValueError) as error:
             raise self.fail(f"bad ${{...}} substitution in {raw!r}: {error}") from None
 
