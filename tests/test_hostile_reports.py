@@ -774,12 +774,26 @@ def test_a_target_that_uses_up_every_descriptor_loses_no_report(project: Path) -
         *("--json", "r.json", "--junit", "r.xml", "--markdown", "r.md"),
     )
     _clean(ran, 1)
-    assert "fuzz phase not run: importing the fuzzer failed: OSError" in ran.out
+    assert "fuzz phase stopped: OSError(24" in ran.out
     assert "corpus unavailable" not in ran.out  # its version was read before the target ran
     report = _valid_json(project / "r.json")
     assert [run["conforms"] for run in report["runs"]] == [False]
     _valid_junit(project / "r.xml")
     assert "UsesUpEveryDescriptor" in (project / "r.md").read_text(encoding="utf-8")
+
+
+def test_a_target_that_uses_up_every_descriptor_loses_no_bench_report(project: Path) -> None:
+    (project / "effects.py").write_text(SIDE_EFFECTS, encoding="utf-8")
+    ran = tokasm_cmd(
+        project,
+        *("bench", "effects:UsesUpEveryDescriptor", "--only", "--quick", "--sizes", "40"),
+        *("--repeats", "1", "--scenario", "stream_then_finalize", "--json", "out.json"),
+    )
+    _clean(ran, 0)
+    report = json.loads((project / "out.json").read_text(encoding="utf-8"))
+    assert [result["implementation"] for result in report["results"]] == [
+        "effects:UsesUpEveryDescriptor"
+    ]
 
 
 def test_a_printing_target_cannot_corrupt_a_report_on_stdout(project: Path) -> None:

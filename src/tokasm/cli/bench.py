@@ -23,6 +23,7 @@ from ..conformance._protocol_client import (
     kill_testees,
     split_command,
 )
+from ..conformance._reports import DescriptorReserve
 from ..conformance.subjects import resolve_target
 from ..errors import EXIT_FAILED, ReportError
 from ..implementations import DEFAULT_BACKEND
@@ -260,20 +261,23 @@ def run(args: argparse.Namespace) -> int:
     subjects: list[Subject] = []
     try:
         _check_report_paths(args)
-        return _measure(args, _contenders(args, subjects))
+        reserve = DescriptorReserve() if _report_paths(args) else None  # before targets load
+        return _measure(args, _contenders(args, subjects), reserve)
     finally:
         for subject in subjects:
             subject.close()
 
 
-def _measure(args: argparse.Namespace, contenders: list[Contender]) -> int:
+def _measure(
+    args: argparse.Namespace, contenders: list[Contender], reserve: DescriptorReserve | None
+) -> int:
     settings = _settings(args)
     scenarios = [SCENARIOS[name] for name in args.scenario] or list(SCENARIOS.values())
     if any(contender.per_request for contender in contenders):
         print("protocol testees are measured per request: their costs include the round trip")
     progress = _progress(args.quiet)
     grid = f"{len(scenarios)} scenarios x {len(contenders)}"
-    report = partial(_report, args, settings, grid, time.perf_counter())
+    report = partial(_report, args, settings, grid, time.perf_counter(), reserve=reserve)
     stuck = partial(_end_stuck, progress, report)
     try:
         results = run_sweep(scenarios, contenders, settings, progress, on_stuck=stuck)
@@ -310,6 +314,8 @@ def _report(
     grid: str,
     started: float,
     results: list[Series],
+    *,
+    reserve: DescriptorReserve | None,
 ) -> int:
     """Print the tables and write the reports of ``results``; the exit status."""
     text = render_table(results, settings, DEFAULT_BACKEND)
@@ -322,6 +328,8 @@ def _report(
         f"in {time.perf_counter() - started:.0f} s"
         + (f", stopped by --max-time {settings.max_time:g} s" if over_max_time(results) else "")
     )
+    if reserve is not None:
+        reserve.release()  # the targets are done: what they left is for the reports
     _write_reports(args, results, text, matrix, to_json(results, settings, DEFAULT_BACKEND))
     failed = [s.contender.name for s in results if s.error]
     if failed:

@@ -64,16 +64,17 @@ def fuzz_phase(
         return ()
     try:
         from ._fuzz import fuzz  # Hypothesis, only now that it runs
-    except Exception as error:  # the target ran first: it may have taken every descriptor
-        return (f"fuzz phase not run: importing the fuzzer failed: {error_text(error)}",)
 
-    report = fuzz(
-        subject,
-        examples=examples,
-        seed=_CHECK_SEED,
-        budget=_CHECK_BUDGET,
-        shrink_budget=_CHECK_SHRINK_BUDGET,
-    )
+        report = fuzz(
+            subject,
+            examples=examples,
+            seed=_CHECK_SEED,
+            budget=_CHECK_BUDGET,
+            shrink_budget=_CHECK_SHRINK_BUDGET,
+        )
+    except (OSError, ImportError) as error:  # files it opens after the target ran (imports, a
+        # counterexample loaded back): the target may have taken every descriptor
+        return (f"fuzz phase stopped: {error_text(error)}",)
     problem = report.problem()
     return () if problem is None else (problem,)
 

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 __all__ = [
     "NAME_LIMIT",
     "REPORT_VERSION",
+    "DescriptorReserve",
     "Destination",
     "ReportPlan",
     "json_report",
@@ -498,7 +499,7 @@ class Destination:
 Render: TypeAlias = "Callable[[Sequence[TargetRun]], str]"
 
 
-class _Reserve:
+class DescriptorReserve:
     """Descriptors held from before any target loads until the reports are written: a target
     that takes every descriptor the process may open (a leak, a lowered limit) must not cost
     the run its reports. Each is an end of a pipe of its own, closed only while it is still
@@ -516,6 +517,7 @@ class _Reserve:
                     self._held.append((descriptor, (status.st_dev, status.st_ino)))
 
     def release(self) -> None:
+        """Close what is held, now that the targets are done: for the reports to use."""
         held, self._held = self._held, []
         for descriptor, identity in held:
             with contextlib.suppress(OSError):
@@ -531,7 +533,7 @@ class ReportPlan:
     wanted: tuple[tuple[Destination, Render], ...]
     kept: str = ""  # the option whose file is edited by people: never deleted as stale
     #: For the report files, from before the targets load until they are written.
-    reserve: _Reserve | None = field(default=None, compare=False, repr=False)
+    reserve: DescriptorReserve | None = field(default=None, compare=False, repr=False)
 
     @classmethod
     def checked(
@@ -563,7 +565,7 @@ class ReportPlan:
                     f"{destination.option} names the same file as the list read, {str(source)!r}"
                 )
         files = any(destination.path is not None for destination, _ in wanted)
-        return cls(wanted, kept, _Reserve() if files else None)
+        return cls(wanted, kept, DescriptorReserve() if files else None)
 
     @property
     def to_stdout(self) -> bool:

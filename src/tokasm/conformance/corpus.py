@@ -792,18 +792,24 @@ def _load_files(
 
 def requirement_ids(root: Path | None = None) -> dict[str, str]:
     """Requirement id -> kind (``behaviour`` or ``performance``), read from SPEC.md."""
-    root = spec_dir() if root is None else root
+    return dict(_requirements(spec_dir() if root is None else root))
+
+
+@cache
+def _requirements(root: Path) -> tuple[tuple[str, str], ...]:
+    """SPEC.md's requirement ids, read once per process, as the corpus is: the fuzzer names
+    them after a target ran, which may have left no descriptor to read the file with."""
     try:
         text = (root / "SPEC.md").read_text(encoding="utf-8")
     except (OSError, ValueError) as error:
         raise CorpusError(f"{root / 'SPEC.md'}: cannot read: {error}") from None
-    found: dict[str, str] = {}
+    found: list[tuple[str, str]] = []
     for line in text.splitlines():
         stripped = line.strip()
         if stripped.startswith("- **") and "** (" in stripped:
             requirement, rest = stripped[4:].split("** (", 1)
-            found[requirement] = rest.split(")", 1)[0]
-    return found
+            found.append((requirement, rest.split(")", 1)[0]))
+    return tuple(found)
 
 
 def expand(cases: Iterable[Case]) -> None:
