@@ -743,6 +743,12 @@ class UsesUpEveryDescriptor(ListJoinAssembler):
                 pass
 
 
+class LowersTheRecursionLimit(ListJoinAssembler):
+    def __init__(self):
+        super().__init__()
+        sys.setrecursionlimit(60)
+
+
 class UsesUpEveryDescriptorAndFails(UsesUpEveryDescriptor):
     # Its texts are wrong too: tokasm has a failure summary to print afterwards.
     def get(self, message_id):
@@ -780,6 +786,20 @@ def test_a_target_that_uses_up_every_descriptor_loses_no_report(project: Path) -
     assert [run["conforms"] for run in report["runs"]] == [False]
     _valid_junit(project / "r.xml")
     assert "UsesUpEveryDescriptor" in (project / "r.md").read_text(encoding="utf-8")
+
+
+def test_a_target_that_lowers_the_recursion_limit_stops_the_fuzz_phase_not_the_run(
+    project: Path,
+) -> None:
+    (project / "effects.py").write_text(SIDE_EFFECTS, encoding="utf-8")
+    ran = tokasm_cmd(
+        project,
+        *("check", "effects:LowersTheRecursionLimit", "-k", "append.*", "--no-cost-probe"),
+        *("--json", "r.json"),
+    )
+    _clean(ran, 1)
+    assert "fuzz phase stopped: RecursionError" in ran.out
+    assert [run["conforms"] for run in _valid_json(project / "r.json")["runs"]] == [False]
 
 
 def test_a_target_that_uses_up_every_descriptor_loses_no_bench_report(project: Path) -> None:

@@ -72,8 +72,9 @@ def fuzz_phase(
             budget=_CHECK_BUDGET,
             shrink_budget=_CHECK_SHRINK_BUDGET,
         )
-    except (OSError, ImportError) as error:  # files it opens after the target ran (imports, a
-        # counterexample loaded back): the target may have taken every descriptor
+    except (OSError, ImportError, RecursionError) as error:  # the target ran first, and may
+        # have left the process no descriptor to open files with (imports, a counterexample
+        # loaded back) or no room on the stack (a lowered recursion limit)
         return (f"fuzz phase stopped: {error_text(error)}",)
     problem = report.problem()
     return () if problem is None else (problem,)
