@@ -59,7 +59,7 @@ FOUND_WITHIN = 300
 #: the most), so a machine five times slower still shows it; the rest of the budget, spent
 #: whole by the longer cases, only polished them further.
 SHRINK_SECONDS = 1.0
-FINDING_SECONDS = 0.5  # where only finding matters, not the case
+FINDING_SECONDS = 0.1  # where only finding matters, not the case
 
 # Design bugs (tests/mutants.py) that the corpus-free fuzz phase of ``tokasm check``
 # (CHECK_EXAMPLES at seed 0) finds, and that the fuzzer of corpus 1.0.0 never did:
