@@ -625,8 +625,10 @@ def test_fuzz_save_refuses_to_overwrite_without_force(project: Path) -> None:
     kept = project / "found.yaml"
     kept.write_text("# my notes\n", encoding="utf-8")
     # Seed 3: a counterexample that shrinks quickly (what is saved is the point, not the case).
-    args = ("fuzz", "neverfinal:Impl", "--seed", "3", "--examples", "50", "--shrink-budget", "0.2")
-    args += ("--save", "found.yaml")
+    args = (
+        *("fuzz", "neverfinal:Impl", "--seed", "3", "--examples", "50"),
+        *("--shrink-budget", "0.2", "--save", "found.yaml"),
+    )
     refused = tokasm_here(project, *args)
     _clean(refused, 2)
     assert "--force" in refused.err
