@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from tokasm.conformance.results import CaseResult
 
 FAULTY = Path(__file__).resolve().parent / "testees" / "faulty.py"
-TIMEOUT = 0.5  # a hang costs this; far above a normal request (well under 1 ms)
+TIMEOUT = 0.25  # a hang costs this; far above a normal request (well under 1 ms)
 STRIKE_AT = 4  # request number (hello is 1); well inside the first few cases
 
 
@@ -106,9 +106,9 @@ def test_a_testee_that_fails_to_start_or_greet_is_a_target_error(
 
 
 def test_a_testee_silent_at_hello_is_a_target_error_after_the_start_timeout() -> None:
-    # A real hang: half a second will do. No request is ever answered, so the request
+    # A real hang: a quarter of a second will do. No request is ever answered, so the request
     # timeout is only there to differ from the start timeout, which the message must name.
-    start = 0.5
+    start = 0.25
     said = re.escape(f"no response within {start:g} s")
     with pytest.raises(TargetError, match=rf'"op":"hello".*: {said}'):
         CommandSubject(faulty("silent-hello"), timeout=start / 5, start_timeout=start)
