@@ -7,11 +7,13 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..conformance._display import error_text
 from ..conformance._fuzzing import INSTANCE_NAMES, SHRINK_BUDGET
 from ..conformance._protocol_client import DEFAULT_TIMEOUT, CommandSubject, split_command
 from ..conformance._reports import Destination, write_text_atomically
+from ..conformance.corpus import requirement_ids
 from ..conformance.subjects import PythonSubject, resolve_target
-from ..errors import ReportError
+from ..errors import ReportError, TargetError
 from ._console import Console, guarded_run
 from .options import (
     TARGET_HELP,
@@ -184,6 +186,7 @@ def _fuzz(args: argparse.Namespace) -> int:
     from ..conformance._fuzz import fuzz  # Hypothesis: not for --help or another command
 
     _check_save(args)
+    requirement_ids()  # read now: a counterexample names them after the target ran
     subject = _subject(args)
     console = Console(sys.stdout)
     try:
@@ -195,6 +198,13 @@ def _fuzz(args: argparse.Namespace) -> int:
             shrink_budget=args.shrink_budget,
             instances=args.instances,
         )
+    except (OSError, ImportError, RecursionError) as error:  # tokasm's own work, after the
+        # target ran: it may have left no descriptor to open a file with, or no stack
+        raise TargetError(
+            f"target {subject.name!r}: fuzzing could not go on after it ran: "
+            f"{error_text(error)} (does it use up file descriptors, or lower the recursion "
+            "limit?)"
+        ) from None
     finally:
         subject.close()
     if report.counterexample is None:
