@@ -22,7 +22,7 @@ import jsonschema
 import pytest
 
 import tokasm
-from helpers import QUICK, Ran, tokasm_cmd, tokasm_here, tokasm_main, user_folder
+from helpers import QUICK, Ran, copy_spec, tokasm_cmd, tokasm_here, tokasm_main, user_folder
 from tokasm.conformance._paths import SPEC_DIR_ENV, spec_dir
 from tokasm.conformance.corpus import load_corpus
 
@@ -316,3 +316,51 @@ def test_a_check_run_in_process_leaves_the_garbage_collector_as_it_found_it(
     ran = tokasm_main(capsys, "check", "chunked", "-k", "append.basic", *QUICK)
     assert ran.code == 0, ran.out
     assert gc.get_freeze_count() == 0
+    gc.freeze()  # a program's own: a check must not thaw it (freed objects leave the count)
+    try:
+        assert tokasm_main(capsys, "check", "chunked", "-k", "append.basic", *QUICK).code == 0
+        assert gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()
+
+
+def test_a_relative_spec_folder_is_read_again_in_another_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``TOKASM_SPEC_DIR=spec`` names the current folder's spec: SPEC.md's rules too."""
+    for name in ("a", "b"):
+        root = copy_spec(tmp_path / name)
+        shutil.copy(spec_dir() / "cases" / "seed-example.yaml", root / "cases")
+    spec_b = tmp_path / "b" / "spec"
+    with (spec_b / "SPEC.md").open("a", encoding="utf-8") as rules:
+        rules.write("\n- **ASM-NEW** (behaviour): a rule only folder b has.\n")
+    case = (spec_b / "cases" / "seed-example.yaml").read_text(encoding="utf-8")
+    (spec_b / "cases" / "seed-example.yaml").write_text(
+        case.replace("requirements: [", "requirements: [ASM-NEW, ", 1), encoding="utf-8"
+    )
+    monkeypatch.setenv(SPEC_DIR_ENV, "spec")
+    for name in ("a", "b"):
+        monkeypatch.chdir(tmp_path / name)
+        ran = tokasm_main(capsys, "check", "chunked", *QUICK)
+        assert ran.code == 0, (name, ran.out, ran.err)
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs Linux's /proc")
+def test_a_failed_run_in_process_gives_back_what_it_held_for_its_reports(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Descriptors held for the reports from before any target loads are given back however
+    the run ends, a refusal included: a program may call ``main`` again and again."""
+    report = str(tmp_path / "r.json")
+
+    def open_descriptors() -> int:
+        return len(list(Path("/proc/self/fd").iterdir()))
+
+    before = open_descriptors()
+    for argv in (
+        ("check", "nosuch:Thing", "--json", report),
+        ("check", "chunked", "-k", "zzz-matches-nothing", "--json", report),
+        ("bench", "nosuch:Thing", "--only", "--quick", "--json", report),
+    ):
+        assert tokasm_main(capsys, *argv).code == 2
+    assert open_descriptors() == before

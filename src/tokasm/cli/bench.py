@@ -259,11 +259,14 @@ def _write_reports(
 
 def run(args: argparse.Namespace) -> int:
     subjects: list[Subject] = []
+    reserve = None
     try:
         _check_report_paths(args)
         reserve = DescriptorReserve() if _report_paths(args) else None  # before targets load
         return _measure(args, _contenders(args, subjects), reserve)
     finally:
+        if reserve is not None:
+            reserve.release()  # however the run ended: a program may call ``main`` again
         for subject in subjects:
             subject.close()
 

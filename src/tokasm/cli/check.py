@@ -533,6 +533,13 @@ def run(args: argparse.Namespace) -> int:
 
 def _check(args: argparse.Namespace) -> int:
     reports = _report_plan(args)  # a bad report path is refused before the corpus is read
+    try:
+        return _checked(args, reports)
+    finally:
+        reports.release()  # however the run ended: a program may call ``main`` again
+
+
+def _checked(args: argparse.Namespace, reports: ReportPlan) -> int:
     for line in args.cmd:  # testees boot while the corpus is read
         with contextlib.suppress(TargetError):  # said when the session starts the targets
             prestart(split_command(line))
@@ -563,7 +570,11 @@ def _frozen() -> Generator[None, None, None]:
     """Everything made so far, the expanded corpus above all, kept out of the garbage
     collector's walks while the targets run (it lives as long as the run, and each full
     collection walked its 70,000 steps: a check fuzzing seven targets took 12% less time).
-    Thawed at the end, so a program that calls ``main`` again keeps none of its garbage."""
+    Thawed at the end, so a program that calls ``main`` again keeps none of its garbage; left
+    alone in a program that froze objects of its own (thawing would thaw those too)."""
+    if gc.get_freeze_count():
+        yield
+        return
     gc.freeze()
     try:
         yield

@@ -502,19 +502,21 @@ Render: TypeAlias = "Callable[[Sequence[TargetRun]], str]"
 class DescriptorReserve:
     """Descriptors held from before any target loads until the reports are written: a target
     that takes every descriptor the process may open (a leak, a lowered limit) must not cost
-    the run its reports. Each is an end of a pipe of its own, closed only while it is still
-    that pipe (a target may close the number and open a file of its own under it)."""
+    the run its reports. Each is the read end of a pipe of its own (the write end is closed
+    at once), closed only while it is still that pipe (a target may close the number and
+    open a file of its own under it)."""
 
-    #: Pipes held: a report's temporary file and its folder at a time, and one to spare.
-    PIPES = 3
+    #: Descriptors held: a report's temporary file and its folder at a time, and one to spare.
+    HELD = 3
 
     def __init__(self) -> None:
         self._held: list[tuple[int, tuple[int, int]]] = []
         with contextlib.suppress(OSError):
-            for _ in range(self.PIPES):
-                for descriptor in os.pipe():
-                    status = os.fstat(descriptor)
-                    self._held.append((descriptor, (status.st_dev, status.st_ino)))
+            for _ in range(self.HELD):
+                kept, other = os.pipe()
+                os.close(other)
+                status = os.fstat(kept)
+                self._held.append((kept, (status.st_dev, status.st_ino)))
 
     def release(self) -> None:
         """Close what is held, now that the targets are done: for the reports to use."""
@@ -567,6 +569,11 @@ class ReportPlan:
         files = any(destination.path is not None for destination, _ in wanted)
         return cls(wanted, kept, DescriptorReserve() if files else None)
 
+    def release(self) -> None:
+        """Give back the descriptors held for the reports (again: nothing happens)."""
+        if self.reserve is not None:
+            self.reserve.release()
+
     @property
     def to_stdout(self) -> bool:
         return any(destination.path is None for destination, _ in self.wanted)
@@ -580,8 +587,7 @@ class ReportPlan:
     def write(self, runs: Sequence[TargetRun], stdout: Callable[[str], None]) -> list[str]:
         """Write each report on its own (``-`` through ``stdout``); one that fails stops no
         other. What failed, one line each."""
-        if self.reserve is not None:
-            self.reserve.release()  # the targets are done: what they left is for the reports
+        self.release()  # the targets are done: what they left is for the reports
         failures = []
         for destination, render in self.wanted:
             try:

@@ -792,7 +792,7 @@ def _load_files(
 
 def requirement_ids(root: Path | None = None) -> dict[str, str]:
     """Requirement id -> kind (``behaviour`` or ``performance``), read from SPEC.md."""
-    return dict(_requirements(spec_dir() if root is None else root))
+    return dict(_requirements((spec_dir() if root is None else root).absolute()))
 
 
 @cache
