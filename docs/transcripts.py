@@ -146,6 +146,7 @@ def _mask(text: str, varies: Varies) -> str:
         text = re.sub(
             r"constant|superlinear|linear|quadratic|skip|max-time|stopped|@<n>k?", "<verdict>", text
         )
+        text = re.sub(r"-{3,}", "<rule>", text)  # a table's rule is as wide as its columns
         text = re.sub(r" +", " ", text)
     return text
 

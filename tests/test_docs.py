@@ -56,6 +56,23 @@ def test_transcript_matches_what_its_commands_print_now(name: str) -> None:
     assert transcripts.stale_diff({name}) == ""
 
 
+def test_a_benchmark_table_reads_the_same_whatever_its_figures_and_widths() -> None:
+    """A verdict that flips (linear, superlinear) on a loaded machine widens the table and
+    its rule: both are figures, masked, or the bench transcript fails now and then."""
+    wide = (
+        "implementation   2k  exponent  verdict       peak mem\n"
+        "------------------------------------------------------\n"
+        "str-concat   1.44us      1.45  superlinear       2.0x\n"
+    )
+    narrow = (
+        "implementation   2k  exponent  verdict   peak mem\n"
+        "--------------------------------------------------\n"
+        "str-concat    1.8us      1.11  linear        2.0x\n"
+    )
+    assert transcripts._mask(wide, "figures") == transcripts._mask(narrow, "figures")
+    assert transcripts._mask(wide, "figures") != transcripts._mask(narrow + "more\n", "figures")
+
+
 @made_on_311_312
 def test_every_block_name_is_known_and_every_transcript_shown_and_generated_blocks_fresh() -> None:
     used = transcripts.block_names()
