@@ -760,14 +760,19 @@ class UsesUpEveryDescriptorAndFails(UsesUpEveryDescriptor):
 """
 
 
+def _effects(project: Path, *argv: str) -> Ran:
+    """``tokasm ARGV`` in a process of its own, in a project holding the side-effect targets."""
+    (project / "effects.py").write_text(SIDE_EFFECTS, encoding="utf-8")
+    return tokasm_cmd(project, *argv)
+
+
 def test_a_target_that_uses_up_every_descriptor_still_gets_its_failure_summary(
     project: Path,
 ) -> None:
     """What tokasm needs after a target ran (the failure summary, the card) was imported before
     it loaded: an import that late fails once the target has taken every descriptor."""
-    (project / "effects.py").write_text(SIDE_EFFECTS, encoding="utf-8")
     target = "effects:UsesUpEveryDescriptorAndFails"
-    ran = tokasm_cmd(project, "check", target, "-k", "append.*", *QUICK)
+    ran = _effects(project, "check", target, "-k", "append.*", *QUICK)
     _clean(ran, 1)
     assert f"likely broken rules of {target}" in ran.out
     assert "CONFORMANCE FAILED" in ran.out
@@ -776,8 +781,7 @@ def test_a_target_that_uses_up_every_descriptor_still_gets_its_failure_summary(
 def test_a_target_that_uses_up_every_descriptor_loses_no_report(project: Path) -> None:
     """Descriptors held from before it loaded are the reports' own; the fuzz phase, which
     imports Hypothesis only when it runs, cannot: the run says so, and does not conform."""
-    (project / "effects.py").write_text(SIDE_EFFECTS, encoding="utf-8")
-    ran = tokasm_cmd(
+    ran = _effects(
         project,
         *("check", "effects:UsesUpEveryDescriptor", "-k", "append.*", "--no-cost-probe"),
         *("--json", "r.json", "--junit", "r.xml", "--markdown", "r.md"),
@@ -794,8 +798,7 @@ def test_a_target_that_uses_up_every_descriptor_loses_no_report(project: Path) -
 def test_a_target_that_lowers_the_recursion_limit_stops_the_fuzz_phase_not_the_run(
     project: Path,
 ) -> None:
-    (project / "effects.py").write_text(SIDE_EFFECTS, encoding="utf-8")
-    ran = tokasm_cmd(
+    ran = _effects(
         project,
         *("check", "effects:LowersTheRecursionLimit", "-k", "append.*", "--no-cost-probe"),
         *("--json", "r.json"),
@@ -809,8 +812,7 @@ def test_fuzzing_a_target_that_uses_up_every_descriptor_ends_in_one_clean_line(
     project: Path,
 ) -> None:
     """Loading its counterexample back needs a file: the run cannot finish, and says why."""
-    (project / "effects.py").write_text(SIDE_EFFECTS, encoding="utf-8")
-    ran = tokasm_cmd(
+    ran = _effects(
         project,
         *("fuzz", "effects:UsesUpEveryDescriptorAndFails", "--seed", "0", "--examples", "20"),
         *("--shrink-budget", "0.1"),
@@ -823,8 +825,7 @@ def test_fuzzing_a_target_that_uses_up_every_descriptor_ends_in_one_clean_line(
 
 
 def test_a_target_that_uses_up_every_descriptor_loses_no_bench_report(project: Path) -> None:
-    (project / "effects.py").write_text(SIDE_EFFECTS, encoding="utf-8")
-    ran = tokasm_cmd(
+    ran = _effects(
         project,
         *("bench", "effects:UsesUpEveryDescriptor", "--only", "--quick", "--sizes", "40"),
         *("--repeats", "1", "--scenario", "stream_then_finalize", "--json", "out.json"),
