@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..conformance._display import error_text
-from ..conformance._fuzzing import INSTANCE_NAMES, SHRINK_BUDGET
+from ..conformance._fuzzing import INSTANCE_NAMES, LEFT_UNABLE, SHRINK_BUDGET
 from ..conformance._protocol_client import DEFAULT_TIMEOUT, CommandSubject, split_command
 from ..conformance._reports import Destination, write_text_atomically
 from ..conformance.corpus import requirement_ids
@@ -198,8 +198,7 @@ def _fuzz(args: argparse.Namespace) -> int:
             shrink_budget=args.shrink_budget,
             instances=args.instances,
         )
-    except (OSError, ImportError, RecursionError) as error:  # tokasm's own work, after the
-        # target ran: it may have left no descriptor to open a file with, or no stack
+    except LEFT_UNABLE as error:
         raise TargetError(
             f"target {subject.name!r}: fuzzing could not go on after it ran: "
             f"{error_text(error)} (does it use up file descriptors, or lower the recursion "

@@ -26,6 +26,7 @@ __all__ = [
     "CHECK_EXAMPLES",
     "HYPOTHESIS_STORAGE_ENV",
     "INSTANCE_NAMES",
+    "LEFT_UNABLE",
     "SHRINK_BUDGET",
     "fuzz_phase",
     "hypothesis_files_kept_by_tokasm",
@@ -45,6 +46,11 @@ SHRINK_BUDGET = 5.0
 #: ``tokasm check``'s fuzz phase: examples per target, a fixed seed so its
 #: verdicts repeat, and a search budget so a slow testee cannot stall the run.
 CHECK_EXAMPLES = 50
+#: What fuzzing, tokasm's own work after a target ran, raises when the target left the
+#: process no descriptor to open files with (imports, a counterexample loaded back) or no
+#: room on the stack (a lowered recursion limit).
+LEFT_UNABLE = (OSError, ImportError, RecursionError)
+
 _CHECK_SEED = 0
 _CHECK_BUDGET = 20.0
 _CHECK_SHRINK_BUDGET = 3.0
@@ -72,9 +78,7 @@ def fuzz_phase(
             budget=_CHECK_BUDGET,
             shrink_budget=_CHECK_SHRINK_BUDGET,
         )
-    except (OSError, ImportError, RecursionError) as error:  # the target ran first, and may
-        # have left the process no descriptor to open files with (imports, a counterexample
-        # loaded back) or no room on the stack (a lowered recursion limit)
+    except LEFT_UNABLE as error:
         return (f"fuzz phase stopped: {error_text(error)}",)
     problem = report.problem()
     return () if problem is None else (problem,)
