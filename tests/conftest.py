@@ -31,6 +31,17 @@ def pytest_configure(config: pytest.Config) -> None:
     """The session's processes share what they can: Hypothesis's folder, and bytecode."""
     _one_hypothesis_folder(config)
     _one_bytecode_cache(config)
+    _work_stealing(config)
+
+
+def _work_stealing(config: pytest.Config) -> None:
+    """``-n``'s default schedule (``load``) becomes work stealing: a worker that runs out
+    takes queued tests from the other, so neither idles at the end while the other works
+    through a queue of slow ones. Set here, not in the ini's options, so that a run without
+    xdist (``pytest benchmarks`` after ``pip install .[bench]``) still knows its options;
+    xdist makes its scheduler only when the tests start."""
+    if config.getoption("tx", None) and config.getoption("dist", None) == "load":
+        config.option.dist = "worksteal"
 
 
 def _one_hypothesis_folder(config: pytest.Config) -> None:
