@@ -757,6 +757,72 @@ class UsesUpEveryDescriptorAndFails(UsesUpEveryDescriptor):
     def get(self, message_id):
         text = super().get(message_id)
         return None if text is None else text + "!"
+
+
+class LowersTheDescriptorLimitTo3(ListJoinAssembler):
+    def __init__(self):
+        super().__init__()
+        import resource
+        _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (3, hard))
+
+
+class Wrong(ListJoinAssembler):
+    def get(self, message_id):
+        return "wrong"
+
+
+def _exit_0():
+    raise SystemExit(0)
+
+
+class ExitsFromAnAuditHookAtTheRename(Wrong):
+    # An audit hook cannot be removed; os.replace, which writes each report, audits as
+    # os.rename: the SystemExit strikes inside tokasm's own frames.
+    def __init__(self):
+        super().__init__()
+        if not getattr(sys, "hooked", False):
+            sys.hooked = True
+            sys.addaudithook(lambda event, args: _exit_0() if event == "os.rename" else None)
+
+
+class ExitsFromEveryAuditedCall(Wrong):
+    def __init__(self):
+        super().__init__()
+        sys.addaudithook(lambda event, args: _exit_0())
+
+
+class ExitsFromItsStdoutsWrite(Wrong):
+    def get(self, message_id):
+        sys.stdout.write = lambda text: _exit_0()
+        return super().get(message_id)
+
+
+class ExitsFromTheClocks(Wrong):
+    def get(self, message_id):
+        time.monotonic = time.perf_counter = _exit_0
+        return super().get(message_id)
+
+
+class FreezesTheClocksThenHangs(ListJoinAssembler):
+    # As freezegun does: the time module's clocks, and every module attribute that holds one
+    # (but those of the modules it leaves alone).
+    def __init__(self):
+        super().__init__()
+        real = {id(time.monotonic), id(time.perf_counter)}
+        left_alone = ("threading", "multiprocessing", "queue", "_pytest")
+        for name, module in list(sys.modules.items()):
+            if name.startswith(left_alone):
+                continue
+            for attribute in dir(module):
+                try:
+                    if id(getattr(module, attribute)) in real:
+                        setattr(module, attribute, lambda: 0.0)
+                except Exception:
+                    pass
+
+    def get(self, message_id):
+        time.sleep(30)
 """
 
 
@@ -793,6 +859,62 @@ def test_a_target_that_uses_up_every_descriptor_loses_no_report(project: Path) -
     assert [run["conforms"] for run in report["runs"]] == [False]
     _valid_junit(project / "r.xml")
     assert "UsesUpEveryDescriptor" in (project / "r.md").read_text(encoding="utf-8")
+
+
+def test_a_target_that_lowers_the_descriptor_limit_below_the_reserve_loses_no_report(
+    project: Path,
+) -> None:
+    """The reserve holds descriptors 3 and up; a soft limit of 3 makes every one of them
+    unusable, so the limit the run started with is restored for the reports."""
+    ran = _effects(
+        project,
+        *("check", "effects:LowersTheDescriptorLimitTo3", "-k", "append.*", *QUICK),
+        *("--json", "r.json", "--junit", "r.xml"),
+    )
+    _clean(ran, 0)
+    _valid_json(project / "r.json")
+    _valid_junit(project / "r.xml")
+
+
+@pytest.mark.parametrize(
+    "target", ["ExitsFromItsStdoutsWrite", "ExitsFromTheClocks", "FreezesTheClocksThenHangs"]
+)
+def test_target_code_that_replaces_what_tokasm_uses_cannot_change_the_verdict(
+    project: Path, target: str
+) -> None:
+    """tokasm writes by the stream's class's own methods and times by the clocks it took as
+    it loaded: a target that replaces them (to exit 0, or frozen, as freezegun does) fails,
+    or hangs until the watchdog's limit, and the reports are written."""
+    ran = _effects(
+        project,
+        *("check", f"effects:{target}", "-k", "append.*", *QUICK, "--timeout", "0.25"),
+        *("--json", "r.json"),
+    )
+    _clean(ran, 1)
+    assert [run["conforms"] for run in _valid_json(project / "r.json")["runs"]] == [False]
+
+
+def test_an_audit_hook_that_exits_while_the_reports_are_written_costs_them_not_the_verdict(
+    project: Path,
+) -> None:
+    ran = _effects(
+        project,
+        *("check", "effects:ExitsFromAnAuditHookAtTheRename", "-k", "append.*", *QUICK),
+        *("--json", "r.json"),
+    )
+    _clean(ran, 2)
+    assert "cannot write report: --json " in ran.err
+    assert "r.json: SystemExit(0)" in ran.err
+
+
+def test_a_system_exit_that_reaches_the_program_from_target_code_is_no_verdict(
+    project: Path,
+) -> None:
+    """An audit hook that exits at every audited call strikes wherever tokasm is: the run
+    ends with exit 2 and one line, never with the 0 the hook raised."""
+    ran = _effects(project, "check", "effects:ExitsFromEveryAuditedCall", "-k", "append.*", *QUICK)
+    assert ran.code in (1, 2), (ran.code, ran.out[-2000:], ran.err[-2000:])
+    assert "Traceback" not in ran.err + ran.out
 
 
 def test_a_target_that_lowers_the_recursion_limit_stops_the_fuzz_phase_not_the_run(

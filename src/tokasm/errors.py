@@ -27,6 +27,7 @@ __all__ = [
     "TargetError",
     "TargetFault",
     "TokasmError",
+    "TokasmExit",
     "UsageError",
     "XfailError",
 ]
@@ -43,6 +44,13 @@ EXIT_TERMINATED = 143
 
 class TokasmError(Exception):
     """Base of every error tokasm raises on purpose."""
+
+
+class TokasmExit(SystemExit):
+    """tokasm's own end of a run (``--help``, a usage error, SIGTERM's 143). Any other
+    ``SystemExit`` that reaches the ``tokasm`` program was raised by target code running
+    inside tokasm's own frames (an audit hook, a function it replaced): it ends the run
+    with exit 2 and one line saying so, never with the status it carries."""
 
 
 class UsageError(TokasmError):

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import gc
 import sys
-import time
 import tracemalloc
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from .._clocks import Clocks
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -22,9 +23,9 @@ if TYPE_CHECKING:
     from .scenarios import Action, Scenario
     from .workload import Workload
 
-#: The clock, bound when tokasm loads: a target may replace ``time.perf_counter`` (a
-#: frozen clock would make a timing batch never end).
-_clock = time.perf_counter
+#: The clock, bound when tokasm loads (``tokasm._clocks``): a target may replace
+#: ``time.perf_counter``, and a frozen clock would make a timing batch never end.
+_clock = Clocks.perf_counter
 
 __all__ = ["MemoryPeak", "interleaved_min", "peak_memory", "time_action"]
 

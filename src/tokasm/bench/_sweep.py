@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import gc
 import math
-import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Protocol
 
+from .._clocks import Clocks
 from ..conformance._display import error_text
 from ..conformance._guard import reraise_unless_target, watch_interrupts
 from ._fit import predict_seconds, scaling_exponent, verdict
@@ -284,12 +284,12 @@ class _Sweep:
     results: Sequence[Series]
     #: Told the results so far when a run ignored its interrupt and cannot be stopped.
     on_stuck: Callable[[Sequence[Series]], object] | None = None
-    started: float = field(default_factory=time.perf_counter)
+    started: float = field(default_factory=Clocks.perf_counter)
 
     def left(self) -> float:
         if self.settings.max_time is None:
             return math.inf
-        return self.settings.max_time - (time.perf_counter() - self.started)
+        return self.settings.max_time - (Clocks.perf_counter() - self.started)
 
     def owed(self) -> float:
         """Seconds the later rounds are predicted to take over the points measured so far."""
@@ -372,7 +372,7 @@ class _Sweep:
 
     def log(self, line: str) -> None:
         if self.progress:
-            self.progress.finished(f"{line} [{time.perf_counter() - self.started:.0f} s]")
+            self.progress.finished(f"{line} [{Clocks.perf_counter() - self.started:.0f} s]")
 
     def finished(self, series: Series, size: int, outcome: str) -> None:
         name = f"{series.scenario.name} {series.contender.name} {format_size(size)}"
@@ -417,12 +417,12 @@ def _time_once(sweep: _Sweep, series: Series, workload: Workload, reported: bool
     """Set up ``series`` on ``workload`` and time one run: its point (or probe) and action."""
     size = workload.size
     with sweep.watched(series, TIME, size, reported) as watch:
-        start = time.perf_counter()
+        start = Clocks.perf_counter()
         with _recording(series):
             action = _guarded(series, series.scenario.prepare(series.contender.factory, workload))
         if series.error:
             return None
-        setup = time.perf_counter() - start
+        setup = Clocks.perf_counter() - start
         seconds = time_action(action, sweep.settings.batch)
     if series.error or watch.overran:  # overran: interrupted, or swallowed it and ran on
         return None

@@ -14,10 +14,10 @@ import sys
 from typing import TYPE_CHECKING, NoReturn
 
 from .._versions import version_line
-from ..conformance._display import safe_block
+from ..conformance._display import error_text, safe_block
 from ..conformance._fuzzing import hypothesis_files_kept_by_tokasm
 from ..conformance._protocol_client import end_testees, testees_end_with_the_run
-from ..errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, UsageError
+from ..errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, TokasmExit, UsageError
 from ._console import (
     Console,
     StdoutDiversion,
@@ -63,10 +63,24 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     given = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser(given[0] if given else None)
-    args = parser.parse_args(given)
+    try:
+        args = parser.parse_args(given)
+    except SystemExit as stop:  # --help, --version, a usage error: argparse's, before any target
+        raise TokasmExit(stop.code) from None
     try:
         with testees_end_with_the_run():
             code: int = args.run(args)
+    except TokasmExit:
+        raise
+    except SystemExit as stray:  # target code raised it from inside tokasm's own frames
+        if args.debug:
+            raise
+        Console(sys.stderr).print(
+            f"tokasm {args.command}: error: target code ended the run from inside tokasm "
+            f"({error_text(stray)}, raised by an audit hook or a function it replaced): "
+            "the run has no verdict"
+        )
+        return EXIT_USAGE
     except UsageError as error:
         if args.debug:
             raise
@@ -99,7 +113,7 @@ def command() -> NoReturn:
         remove_at_the_end(scratch)
     try:
         code: int | str | None = main()
-    except SystemExit as stop:  # --help, --version, SIGTERM's 143
+    except SystemExit as stop:  # TokasmExit: --help, --version, SIGTERM's 143
         code = stop.code
     with contextlib.suppress(OSError, ValueError, AttributeError):  # streams a target closed
         if isinstance(code, str):  # as the interpreter shows sys.exit("message")

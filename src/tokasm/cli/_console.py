@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, ClassVar, NoReturn, TextIO
 
 from ..conformance._guard import reraise_unless_target, start_helper_thread
 from ..conformance._protocol_client import kill_testees
-from ..errors import EXIT_TERMINATED
+from ..errors import EXIT_TERMINATED, TokasmExit
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -69,12 +69,14 @@ class Console:
         return self._stream is None
 
     def _write(self, stream: TextIO, text: str) -> None:
+        """By the stream's class's own methods: a target may have set others on the object."""
+        kind = type(stream)
         try:
-            stream.write(text)
+            kind.write(stream, text)
         except UnicodeEncodeError:  # a terminal in ASCII or Latin-1: escape what it cannot show
             encoding = stream.encoding or "ascii"
-            stream.write(text.encode(encoding, "backslashreplace").decode(encoding))
-        stream.flush()
+            kind.write(stream, text.encode(encoding, "backslashreplace").decode(encoding))
+        kind.flush(stream)
 
     def print(self, text: str) -> None:
         """Print ``text`` and a newline, or nothing once the output is gone."""
@@ -261,4 +263,4 @@ def guarded_run() -> Iterator[None]:
 def _terminated() -> NoReturn:
     with contextlib.suppress(OSError):
         os.write(2, b"tokasm: terminated\n")
-    raise SystemExit(EXIT_TERMINATED) from None
+    raise TokasmExit(EXIT_TERMINATED) from None

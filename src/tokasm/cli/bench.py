@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 import os
 import sys
-import time
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
+from .._clocks import Clocks
 from ..bench._contenders import bundled_contenders, protocol_contender, python_contender
 from ..bench._plot import check_plot, write_plot
 from ..bench._report import render_matrix, render_table, to_json
@@ -280,7 +280,7 @@ def _measure(
         print("protocol testees are measured per request: their costs include the round trip")
     progress = _progress(args.quiet)
     grid = f"{len(scenarios)} scenarios x {len(contenders)}"
-    report = partial(_report, args, settings, grid, time.perf_counter(), reserve=reserve)
+    report = partial(_report, args, settings, grid, Clocks.perf_counter(), reserve=reserve)
     stuck = partial(_end_stuck, progress, report)
     try:
         results = run_sweep(scenarios, contenders, settings, progress, on_stuck=stuck)
@@ -328,7 +328,7 @@ def _report(
     print(matrix)
     print(
         f"\n{grid} implementations, {_min_of(results, settings.repeats)}, "
-        f"in {time.perf_counter() - started:.0f} s"
+        f"in {Clocks.perf_counter() - started:.0f} s"
         + (f", stopped by --max-time {settings.max_time:g} s" if over_max_time(results) else "")
     )
     if reserve is not None:

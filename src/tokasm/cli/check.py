@@ -7,12 +7,12 @@ import contextlib
 import fnmatch
 import gc
 import sys
-import time
 from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .._clocks import Clocks
 from .._versions import version_line
 from ..conformance._blame import render_blame
 from ..conformance._cost import PROBE_ID, probe_cache_final, probe_result
@@ -325,7 +325,7 @@ class _Session:
         self.diversion = StdoutDiversion()  # entered only with a report on stdout
         self._stdout = Console(sys.stdout)
         self.console = Console(sys.stderr) if reports.to_stdout else self._stdout
-        self.started = time.perf_counter()  # the current target's start
+        self.started = Clocks.perf_counter()  # the current target's start
         self.watchdog = Watchdog(args.timeout, self.hung)
         self.subjects: list[Subject] = []
         self.runs: list[TargetRun] = []
@@ -372,7 +372,7 @@ class _Session:
     def run_target(self, subject: Subject, profiles: Set[str]) -> TargetRun:
         args = self.args
         self.results, self.fuzzing = [], False
-        self.started = time.perf_counter()
+        self.started = Clocks.perf_counter()
         lists = _expected_failures(subject.name, self.xfail)
         results = timed(self._checks(subject, profiles))
         if progress_wanted(sys.stderr, args.quiet):
@@ -402,7 +402,7 @@ class _Session:
     def finish_target(
         self, subject: Subject, results: tuple[CaseResult, ...], problems: tuple[str, ...] = ()
     ) -> TargetRun:
-        duration = time.perf_counter() - self.started
+        duration = Clocks.perf_counter() - self.started
         run_ = TargetRun(
             subject.name, subject.name, results, self.corpus.version, problems, duration
         )

@@ -18,10 +18,10 @@ the probe fails only if every one of ``ATTEMPTS`` measurements exceeds it.
 from __future__ import annotations
 
 import secrets
-import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from .._clocks import Clocks
 from ..bench._measure import interleaved_min
 from ..errors import ImplementationError, SubjectFault
 from ._display import show
@@ -149,7 +149,7 @@ def _performed(subject: Subject, steps: Sequence[Step], deadline: float) -> None
     for done, outcome in enumerate(subject.perform_steps(steps), 1):
         if isinstance(outcome, ImplementationError):
             raise outcome
-        if done % 1000 == 0 and time.monotonic() > deadline:
+        if done % 1000 == 0 and Clocks.monotonic() > deadline:
             raise _NotMeasurable(
                 "skipped",
                 f"the target took over {BUILD_BUDGET:g} s to apply {done} events; "
@@ -183,7 +183,7 @@ def _build(subject: Subject, parts: int, ids: _Ids) -> str:
     # building 30,000 of them cost a tenth of the probe.
     steps = {d: Apply(_INSTANCE, None, {"id": ids.long, "delta": d}) for d in dict.fromkeys(deltas)}
     applies = [steps[delta] for delta in deltas]
-    _performed(subject, applies, time.monotonic() + BUILD_BUDGET)
+    _performed(subject, applies, Clocks.monotonic() + BUILD_BUDGET)
     _expect(subject, Apply(_INSTANCE, None, {"id": ids.long, "final": True}), text)
     _expect(subject, Apply(_INSTANCE, None, {"id": ids.short, "delta": text, "final": True}), text)
     _expect(subject, Apply(_INSTANCE, None, {"id": ids.newest, "delta": "z", "final": True}), "z")

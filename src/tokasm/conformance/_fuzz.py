@@ -13,7 +13,6 @@ from __future__ import annotations
 import dataclasses
 import random
 import tempfile
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -22,6 +21,7 @@ from hypothesis import HealthCheck, Phase, Verbosity, given, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis.errors import Flaky
 
+from .._clocks import Clocks
 from ._fuzz_cases import case_document, dump_case_file
 from ._fuzz_strategies import Program, programs
 from ._fuzzing import SHRINK_BUDGET
@@ -156,7 +156,7 @@ def _simplify(
     """Greedy one-edit simplification after Hypothesis, which rarely deletes a step when
     steps of other kinds surround it. Returns the simplest failing program and its failure."""
     improved = True
-    while improved and time.monotonic() < deadline:
+    while improved and Clocks.monotonic() < deadline:
         improved = False
         for candidate in _simpler(found[0]):
             result = run(candidate)
@@ -183,7 +183,7 @@ class _Search:
 
     def check(self, program: Program, shrink_budget: float) -> None:
         """Hypothesis's test: raise on a disagreement (so it shrinks) or when time is up."""
-        if time.monotonic() > self.deadline:
+        if Clocks.monotonic() > self.deadline:
             raise _OutOfTime
         if not self.failures:
             self.searched += 1
@@ -191,7 +191,7 @@ class _Search:
         if result.outcome == "passed":
             return
         if not self.failures:
-            self.deadline = time.monotonic() + shrink_budget
+            self.deadline = Clocks.monotonic() + shrink_budget
         self.failures.append((program, result))
         raise _Disagreement(result.message)
 
@@ -226,7 +226,7 @@ class _Search:
         """The last failure, simplified further and proven to reproduce from its YAML."""
         if not self.failures:
             return None
-        program, result = _simplify(self.failures[-1], self.run, time.monotonic() + shrink_budget)
+        program, result = _simplify(self.failures[-1], self.run, Clocks.monotonic() + shrink_budget)
         document = case_document(program, self.description)
         reproduced = _reproduces(self.subject, dump_case_file(document))
         return Counterexample(document, result, reproduced)
@@ -251,7 +251,7 @@ def fuzz(
     chosen_seed = random.randrange(2**32) if seed is None else seed
     strategy = programs(instances=instances, read_since=READ_SINCE in subject.features)
     description = f"Counterexample from tokasm fuzz against {subject.name} (seed {chosen_seed})"
-    started = time.monotonic()
+    started = Clocks.monotonic()
     search = _Search(subject, description, float("inf") if budget is None else started + budget)
     out_of_time = search.explore(strategy, examples, chosen_seed, shrink_budget)
     counterexample = search.counterexample(shrink_budget)
@@ -259,7 +259,7 @@ def fuzz(
         subject.name,
         chosen_seed,
         search.searched,
-        time.monotonic() - started,
+        Clocks.monotonic() - started,
         out_of_time,
         counterexample,
     )

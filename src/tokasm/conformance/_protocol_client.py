@@ -36,7 +36,15 @@ import time
 from collections import deque
 from typing import IO, TYPE_CHECKING, Any
 
-from ..errors import EXIT_TERMINATED, ImplementationError, ProtocolError, SubjectFault, TargetError
+from .._clocks import Clocks
+from ..errors import (
+    EXIT_TERMINATED,
+    ImplementationError,
+    ProtocolError,
+    SubjectFault,
+    TargetError,
+    TokasmExit,
+)
 from ._display import show
 from ._guard import interrupts_watched, start_helper_thread, user_interrupted
 from ._protocol import (
@@ -167,8 +175,8 @@ def _adopt_orphans() -> None:
 def _reap_group(pgid: int) -> None:
     """Wait (at most EXIT_GRACE) until no process of the killed group ``pgid`` is left,
     reaping those that are the kit's to reap."""
-    deadline = time.monotonic() + EXIT_GRACE
-    while time.monotonic() < deadline:
+    deadline = Clocks.monotonic() + EXIT_GRACE
+    while Clocks.monotonic() < deadline:
         with contextlib.suppress(ChildProcessError):
             while os.waitpid(-pgid, os.WNOHANG)[0]:
                 pass
@@ -193,7 +201,7 @@ def testees_end_with_the_run() -> Iterator[None]:
             user_interrupted()
             raise KeyboardInterrupt
         os.write(2, b"tokasm: terminated\n")  # safe wherever the signal struck, unlike print
-        raise SystemExit(EXIT_TERMINATED)
+        raise TokasmExit(EXIT_TERMINATED)
 
     previous: dict[signal.Signals, Any] = {}
     with contextlib.suppress(ValueError):  # not the main thread: leave the handlers alone
@@ -341,7 +349,7 @@ class _Process:
         sent = answered = 0
         count, lines = len(requests), self._lines
         flush_at = _FLUSH_EVERY  # outbox bytes at which to write while answers wait here
-        deadline = time.monotonic() + timeout
+        deadline = Clocks.monotonic() + timeout
         while answered < count:
             if sent == answered:
                 self._refuse_unasked()
@@ -357,7 +365,7 @@ class _Process:
                 self._write(outbox)
                 flush_at = len(outbox) + _FLUSH_EVERY
             answered += 1
-            deadline = time.monotonic() + timeout
+            deadline = Clocks.monotonic() + timeout
             yield lines.popleft()
         self.in_flight = 0
         self._refuse_unasked()
@@ -383,7 +391,7 @@ class _Process:
             self._poll.unregister(self._stdin_fd)
         if events:
             self._poll.register(self._stdin_fd, events)
-        remaining = deadline - time.monotonic()
+        remaining = deadline - Clocks.monotonic()
         if remaining <= 0:
             raise SubjectFault(f"no response within {timeout:g} s{self._pipelining_hint()}")
         ready = self._poll.poll(min(remaining, _ALIVE_CHECK) * 1000)
@@ -535,12 +543,12 @@ class CommandSubject:
         self.problems: list[str] = []
         self.name = self._label  # until the hello names the implementation
         self.features: frozenset[str] = frozenset()
-        began = time.monotonic()
+        began = Clocks.monotonic()
         try:
             self._process = self._start(self._start_timeout)
         except SubjectFault as fault:
             raise TargetError(f"command {self._label!r}: {fault}") from None
-        first_start = time.monotonic() - began
+        first_start = Clocks.monotonic() - began
         self._restart_timeout = max(
             timeout, min(self._start_timeout, RESTART_FACTOR * first_start + RESTART_MARGIN)
         )

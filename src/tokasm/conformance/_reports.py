@@ -25,9 +25,15 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
+try:  # descriptor limits (POSIX)
+    import resource
+except ImportError:  # Windows
+    resource = None  # type: ignore[assignment]
+
 from .._versions import PROTOCOL_VERSION, __version__
-from ..errors import ReportError
-from ._display import safe_block, safe_text
+from ..errors import ReportError, TokasmExit
+from ._display import error_text, safe_block, safe_text
+from ._guard import reraise_unless_target
 from .results import FAILING, OUTCOMES, summarize
 
 if TYPE_CHECKING:
@@ -511,6 +517,7 @@ class DescriptorReserve:
 
     def __init__(self) -> None:
         self._held: list[tuple[int, tuple[int, int]]] = []
+        self._limit = _descriptor_limit()
         with contextlib.suppress(OSError):
             for _ in range(self.HELD):
                 kept, other = os.pipe()
@@ -526,6 +533,27 @@ class DescriptorReserve:
                 status = os.fstat(descriptor)
                 if (status.st_dev, status.st_ino) == identity:
                     os.close(descriptor)
+        _restore_descriptor_limit(self._limit)
+
+
+def _descriptor_limit() -> tuple[int, int] | None:
+    """The process's descriptor limits (soft, hard), where there are such limits."""
+    if resource is None:
+        return None
+    with contextlib.suppress(OSError, ValueError):
+        return resource.getrlimit(resource.RLIMIT_NOFILE)
+    return None
+
+
+def _restore_descriptor_limit(limit: tuple[int, int] | None) -> None:
+    """The soft limit back where it was, if a target lowered it: the descriptors the reserve
+    freed are numbered from 3 up, and a soft limit of 3 would make every one unusable. As far
+    as the hard limit, which only a privileged process may raise again, allows."""
+    now = _descriptor_limit()
+    if resource is None or limit is None or now is None or now[0] >= limit[0]:
+        return
+    with contextlib.suppress(OSError, ValueError):
+        resource.setrlimit(resource.RLIMIT_NOFILE, (min(limit[0], now[1]), now[1]))
 
 
 @dataclass(frozen=True)
@@ -596,6 +624,11 @@ class ReportPlan:
                     stdout(text.removesuffix("\n"))
                 else:
                     destination.write(text)
-            except Exception as error:  # a report's own failure, whatever it is
-                failures.append(f"{destination.option} {destination.path or '-'}: {error!r}")
+            except BaseException as error:  # a report's own failure, whatever it is, or target
+                # code in the way (an audit hook raising SystemExit at the rename)
+                if isinstance(error, TokasmExit):
+                    raise
+                reraise_unless_target(error)
+                where = f"{destination.option} {destination.path or '-'}"
+                failures.append(f"{where}: {error_text(error)}")
         return failures

@@ -18,9 +18,9 @@ from __future__ import annotations
 import faulthandler
 import sys
 import threading
-import time
 from typing import TYPE_CHECKING
 
+from .._clocks import Clocks
 from ._frames import user_stack
 from ._guard import start_helper_thread
 
@@ -65,7 +65,7 @@ class Watchdog:
     def arm(self, limit: float | None = None) -> None:
         """Target code starts running now; it may run ``limit`` seconds (default: the timeout)."""
         self._limit = self.timeout if limit is None else limit
-        self._since = time.monotonic()
+        self._since = Clocks.monotonic()
 
     def disarm(self) -> None:
         """Target code returned (or raised)."""
@@ -90,8 +90,8 @@ class Watchdog:
             if self._stopped.wait(poll):
                 return
             since = self._since
-            if since is not None and time.monotonic() - since >= self._limit:
+            if since is not None and Clocks.monotonic() - since >= self._limit:
                 frame = sys._current_frames().get(self._thread_id)
                 self._arm_fallback()  # on_hang gets as long as the fallback allows
-                self._on_hang(time.monotonic() - since, user_stack(frame))
+                self._on_hang(Clocks.monotonic() - since, user_stack(frame))
                 return

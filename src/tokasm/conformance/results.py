@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import time
 from collections import Counter
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal, TypeAlias
+
+from .._clocks import Clocks
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
@@ -72,8 +73,8 @@ def timed(results: Iterable[CaseResult]) -> Iterator[CaseResult]:
     Wraps a lazy run (``run_cases``), so each case is timed where it runs, on a
     monotonic clock, without the runner knowing.
     """
-    start = time.perf_counter()
+    start = Clocks.perf_counter()
     for result in results:
-        now = time.perf_counter()
+        now = Clocks.perf_counter()
         yield replace(result, duration=now - start)
-        start = time.perf_counter()
+        start = Clocks.perf_counter()
