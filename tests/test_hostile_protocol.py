@@ -203,6 +203,7 @@ def test_a_deeply_nested_hello_exits_2_with_the_reason(
     [
         ("deep-response", f"nested deeper than the limit of {MAX_DEPTH}"),
         ("many-values", f"more JSON values than the limit of {MAX_VALUES}"),
+        ("unclosed-string", "not JSON ("),
     ],
 )
 def test_a_response_over_a_json_limit_costs_its_case_only(
