@@ -200,6 +200,8 @@ def test_over_the_protocol_uncached_is_flagged_and_cached_passes(tmp_path: Path)
         testee("mutants:RejoinsAfterFinal"),
         "--cmd",
         testee("mutants:JoinsOnceAtFinal"),
+        "--cmd",  # says it is naive-join: a name a testee gives itself lists no failure
+        testee("naive-join"),
     )
     assert ran.code == 1, ran.out + ran.err
     runs = json.loads(report.read_text(encoding="utf-8"))["runs"]
@@ -207,5 +209,6 @@ def test_over_the_protocol_uncached_is_flagged_and_cached_passes(tmp_path: Path)
     assert outcomes == {
         "mutants:RejoinsAfterFinal": ["failed"],
         "mutants:JoinsOnceAtFinal": ["passed"],
+        "naive-join": ["failed"],
     }
     assert "FAILED mutants:RejoinsAfterFinal::cost.cache-final [CACHE-FINAL]" in ran.out

@@ -42,8 +42,8 @@ from ..conformance._watchdog import Watchdog
 from ..conformance._xfail import (
     XfailList,
     apply_xfail,
+    expected_failures,
     load_xfail,
-    parse_xfail,
     render_xfail,
 )
 from ..conformance.corpus import PROFILES, expand, profile_gap
@@ -60,7 +60,7 @@ from ..errors import (
     UsageError,
     XfailError,
 )
-from ..implementations import BACKENDS, EXPECTED_FAILURES
+from ..implementations import BACKENDS
 from ._cases import add_case_options, chosen_cases
 from ._console import Console, StdoutDiversion, end_process, guarded_run
 from .options import (
@@ -274,17 +274,6 @@ class _FailureLimit:
         return self.limit is not None and self.count >= self.limit
 
 
-def _expected_failures(target: str, user: XfailList | None) -> list[XfailList]:
-    """The lists judging ``target``: a bundled backend's own gaps, then the user's --xfail."""
-    lists = []
-    if target in EXPECTED_FAILURES:
-        source = f"tokasm.implementations.EXPECTED_FAILURES[{target!r}]"
-        lists.append(parse_xfail(EXPECTED_FAILURES[target], source))
-    if user is not None:
-        lists.append(user)
-    return lists
-
-
 def _not_run(limit: _FailureLimit, stopped: str, left: int, unstarted: list[str]) -> str:
     parts = [f"{left} checks of {stopped} and its fuzz phase"] if left else []
     if unstarted:
@@ -328,6 +317,7 @@ class _Session:
         self.started = Clocks.perf_counter()  # the current target's start
         self.watchdog = Watchdog(args.timeout, self.hung)
         self.subjects: list[Subject] = []
+        self.backends: dict[int, str] = {}  # id of a subject -> the bundled backend it is
         self.runs: list[TargetRun] = []
         self.results: list[CaseResult] = []  # the current target's results so far
         self.loading: str | None = None  # the in-process target being imported
@@ -349,7 +339,10 @@ class _Session:
         args = self.args
         names: list[str] = args.targets or ([] if args.cmd else list(BACKENDS))
         try:
-            self.subjects.extend(self._subject(name) for name in names)
+            for name in names:
+                self.subjects.append(self._subject(name))
+                if name in BACKENDS:
+                    self.backends[id(self.subjects[-1])] = name
             self.subjects.extend(_command(split_command(line), args) for line in args.cmd)
         except TargetError:
             self.close()
@@ -373,7 +366,7 @@ class _Session:
         args = self.args
         self.results, self.fuzzing = [], False
         self.started = Clocks.perf_counter()
-        lists = _expected_failures(subject.name, self.xfail)
+        lists = expected_failures(self.backends.get(id(subject)), self.xfail)
         results = timed(self._checks(subject, profiles))
         if progress_wanted(sys.stderr, args.quiet):
             results = Progress(safe_text(subject.name, NAME_LIMIT), self.size).track(results)
@@ -406,7 +399,7 @@ class _Session:
         run_ = TargetRun(
             subject.name, subject.name, results, self.corpus.version, problems, duration
         )
-        for xfail in _expected_failures(subject.name, self.xfail):
+        for xfail in expected_failures(self.backends.get(id(subject)), self.xfail):
             run_ = apply_xfail(run_, xfail, self.corpus)
         self.runs.append(run_)
         details = "\n".join(

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from ..errors import XfailError
+from ..implementations import EXPECTED_FAILURES
 from ._cost import PROBE_IDS
 from ._display import safe_text
 from ._reports import NAME_LIMIT, write_text_atomically
@@ -41,6 +42,7 @@ __all__ = [
     "XfailError",
     "XfailList",
     "apply_xfail",
+    "expected_failures",
     "load_xfail",
     "parse_xfail",
     "render_xfail",
@@ -259,3 +261,14 @@ def render_xfail(runs: Sequence[TargetRun], keep: XfailList | None = None) -> st
 def write_xfail(path: Path, runs: Iterable[TargetRun], keep: XfailList | None = None) -> None:
     """Write ``render_xfail`` to ``path``, atomically."""
     write_text_atomically(path, render_xfail(list(runs), keep))
+
+
+def expected_failures(backend: str | None, listed: XfailList | None) -> list[XfailList]:
+    """The lists judging a target: a bundled backend's own gaps (``backend``: the bundled
+    backend the target is, in process or isolated; never a name a testee gave itself, which
+    would choose its own verdict), then the user's list."""
+    lists = []
+    if backend in EXPECTED_FAILURES:
+        source = f"tokasm.implementations.EXPECTED_FAILURES[{backend!r}]"
+        lists.append(parse_xfail(EXPECTED_FAILURES[backend], source))
+    return lists if listed is None else [*lists, listed]

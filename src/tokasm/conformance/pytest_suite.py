@@ -28,10 +28,9 @@ from typing import TYPE_CHECKING, TypeAlias
 import pytest
 
 from ..errors import TargetError
-from ..implementations import EXPECTED_FAILURES
 from ._cost import PROBE_ID, probe_cache_final
 from ._fuzzing import CHECK_EXAMPLES, fuzz_phase
-from ._xfail import XfailError, load_xfail, parse_xfail
+from ._xfail import XfailError, expected_failures, load_xfail
 from .corpus import Case, load_corpus, profile_gap
 from .results import FAILING
 from .runner import DEFAULT_PROFILES, run_case, skip_reason
@@ -110,15 +109,6 @@ def check_case(
             f"{result.message}",
             pytrace=False,
         )
-
-
-def expected_failures(target: str, listed: XfailList | None) -> list[XfailList]:
-    """A bundled backend's own gaps (``EXPECTED_FAILURES``), then the user's list."""
-    lists = []
-    if target in EXPECTED_FAILURES:
-        source = f"tokasm.implementations.EXPECTED_FAILURES[{target!r}]"
-        lists.append(parse_xfail(EXPECTED_FAILURES[target], source))
-    return lists if listed is None else [*lists, listed]
 
 
 def xfail_marks(case: Check, *lists: XfailList | None) -> list[pytest.MarkDecorator]:
