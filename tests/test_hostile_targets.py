@@ -513,6 +513,25 @@ def test_a_real_ctrl_c_or_sigterm_still_stops_the_run(
     assert said in err
 
 
+def test_a_sigterm_ends_a_benchmark_with_its_status_not_as_the_targets_error(
+    project: Path,
+) -> None:
+    """Wherever the signal strikes, target code included, its end of the run is tokasm's
+    own: not an error of the benchmarked target, after which the sweep went on."""
+    bench = ("bench", "--only", "--quick", "--scenario", "read_each_delta_keep", "--no-memory")
+    process = tokasm_started(project, *bench, "hangs:Sleeps")
+    try:
+        assert process.stderr is not None
+        assert process.stderr.readline() == "hanging\n"  # the target is in its call now
+        process.send_signal(signal.SIGTERM)
+        out, err = process.communicate(timeout=60)
+    finally:
+        process.kill()
+    assert process.returncode == 143, out + err
+    assert "terminated" in err
+    assert "raised" not in out + err
+
+
 SHOWN = {
     "NastyValue": "<values.Nasty: repr() raised SystemExit>",
     "LyingClass": "actual values.Liar",

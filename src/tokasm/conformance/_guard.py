@@ -21,6 +21,8 @@ import signal
 import threading
 from typing import TYPE_CHECKING
 
+from ..errors import TokasmExit
+
 if TYPE_CHECKING:
     from types import FrameType
 
@@ -76,9 +78,14 @@ def user_interrupted() -> None:
 
 
 def reraise_unless_target(error: BaseException) -> None:
-    """Re-raise ``error`` if it is the user's Ctrl-C; return if it is the target's to answer for."""
+    """Re-raise ``error`` if it is the user's Ctrl-C, or tokasm's own end of the run (a
+    SIGTERM's ``TokasmExit``, raised wherever the signal struck, target code included);
+    return if it is the target's to answer for."""
     # By its real type: ``isinstance`` would ask the error's own ``__class__``, which may raise.
-    if issubclass(type(error), KeyboardInterrupt) and _may_be_the_users():
+    kind = type(error)
+    if issubclass(kind, TokasmExit) or (
+        issubclass(kind, KeyboardInterrupt) and _may_be_the_users()
+    ):
         raise error
 
 

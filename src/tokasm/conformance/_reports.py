@@ -31,7 +31,7 @@ except ImportError:  # Windows
     resource = None  # type: ignore[assignment]
 
 from .._versions import PROTOCOL_VERSION, __version__
-from ..errors import ReportError, TokasmExit
+from ..errors import ReportError
 from ._display import error_text, safe_block, safe_text
 from ._guard import reraise_unless_target
 from .results import FAILING, OUTCOMES, summarize
@@ -626,8 +626,6 @@ class ReportPlan:
                     destination.write(text)
             except BaseException as error:  # a report's own failure, whatever it is, or target
                 # code in the way (an audit hook raising SystemExit at the rename)
-                if isinstance(error, TokasmExit):
-                    raise
                 reraise_unless_target(error)
                 where = f"{destination.option} {destination.path or '-'}"
                 failures.append(f"{where}: {error_text(error)}")
