@@ -770,6 +770,24 @@ def test_a_hang_at_import_is_a_load_error(project: Path) -> None:
     assert "hangs_at_import.py" in ran.err
 
 
+@pytest.mark.parametrize(
+    ("target", "code", "said"),
+    [
+        ("hangs:Sleeps", 1, "tokasm fuzz: target 'hangs:Sleeps' hung: no answer after"),
+        ("hangs_at_import:A", 2, "'hangs_at_import:A': loading it hung: no answer after"),
+    ],
+)
+def test_fuzzing_a_target_that_hangs_ends_with_its_stack(
+    project: Path, target: str, code: int, said: str
+) -> None:
+    ran = tokasm_cmd(project, "fuzz", target, "--timeout", "0.25", "--examples", "5")
+    assert ran.code == code, ran.out + ran.err
+    _no_traceback(ran)
+    assert said in ran.err
+    assert "the hung code's stack" in ran.err
+    assert f"{target.partition(':')[0]}.py" in ran.err
+
+
 def test_errors_no_one_can_catch_print_one_line_each(project: Path) -> None:
     (project / "noisy.py").write_text(NOISY, encoding="utf-8")
     ran = tokasm_cmd(project, "check", "noisy:A", *FAST)

@@ -38,7 +38,7 @@ from ..conformance._reports import (
     render_failures,
     render_verdict,
 )
-from ..conformance._watchdog import Watchdog
+from ..conformance._watchdog import Watchdog, hang_text
 from ..conformance._xfail import (
     XfailList,
     apply_xfail,
@@ -437,11 +437,7 @@ class _Session:
         end_process(code)
 
     def _report_hang(self, seconds: float, stack: str) -> int:
-        where = f"\nthe hung code's stack (innermost last):\n{stack.rstrip()}" if stack else ""
-        hang = (
-            f"no answer after {seconds:.1f} s (--timeout {self.args.timeout:g}); a thread "
-            f"cannot be stopped, so the run ended here{where}"
-        )
+        hang = hang_text(seconds, self.args.timeout, stack)
         if self.loading is not None:
             Console(sys.stderr).print(
                 f"tokasm check: error: target {self.loading!r}: loading it hung: {hang}"

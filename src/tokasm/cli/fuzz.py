@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -11,10 +12,11 @@ from ..conformance._display import error_text
 from ..conformance._fuzzing import INSTANCE_NAMES, LEFT_UNABLE, SHRINK_BUDGET
 from ..conformance._protocol_client import DEFAULT_TIMEOUT, CommandSubject, split_command
 from ..conformance._reports import Destination, write_text_atomically
+from ..conformance._watchdog import Watchdog, hang_text
 from ..conformance.corpus import requirement_ids
 from ..conformance.subjects import PythonSubject, resolve_target
-from ..errors import ReportError, TargetError
-from ._console import Console, guarded_run
+from ..errors import EXIT_FAILED, EXIT_USAGE, ReportError, TargetError
+from ._console import Console, end_process, guarded_run
 from .options import (
     TARGET_HELP,
     at_least_one,
@@ -108,7 +110,9 @@ def add_parser(commands: Commands) -> None:
         type=positive_seconds,
         default=DEFAULT_TIMEOUT,
         metavar="SECONDS",
-        help=f"per-request timeout for a --cmd testee (default {DEFAULT_TIMEOUT:g})",
+        help=f"per-request timeout for a --cmd testee (default {DEFAULT_TIMEOUT:g}); in "
+        "process, a call into the target that runs this long (loading it: twice as long) is "
+        "reported with its stack and ends the run (exit 1; exit 2 while loading)",
     )
     parser.add_argument(
         "--save",
@@ -121,11 +125,32 @@ def add_parser(commands: Commands) -> None:
     parser.set_defaults(run=run)
 
 
-def _subject(args: argparse.Namespace) -> Subject:
+def _subject(args: argparse.Namespace, watchdog: Watchdog, loading: list[str]) -> Subject:
     if args.cmd is not None:
         return CommandSubject(split_command(args.cmd), args.timeout)
     target: str = args.target
-    return PythonSubject(resolve_target(target), target)
+    loading.append(target)
+    watchdog.arm(2 * args.timeout)  # imports may be slow
+    try:
+        return PythonSubject(resolve_target(target), target, watchdog=watchdog)
+    finally:
+        watchdog.disarm()
+        loading.clear()
+
+
+def _hung(args: argparse.Namespace, loading: list[str], seconds: float, stack: str) -> None:
+    """The watchdog's report of an in-process call that ran ``seconds``: one line, its stack,
+    and the end of the process (a thread cannot be stopped)."""
+    try:
+        hang = hang_text(seconds, args.timeout, stack)
+        if loading:
+            Console(sys.stderr).print(
+                f"tokasm fuzz: error: target {loading[0]!r}: loading it hung: {hang}"
+            )
+        else:
+            Console(sys.stderr).print(f"tokasm fuzz: target {args.target!r} hung: {hang}")
+    finally:
+        end_process(EXIT_USAGE if loading else EXIT_FAILED)
 
 
 def _counterexample_text(report: FuzzReport) -> str:
@@ -187,25 +212,27 @@ def _fuzz(args: argparse.Namespace) -> int:
 
     _check_save(args)
     requirement_ids()  # read now: a counterexample names them after the target ran
-    subject = _subject(args)
+    loading: list[str] = []  # the in-process target being imported
+    with Watchdog(args.timeout, partial(_hung, args, loading)) as watchdog:
+        subject = _subject(args, watchdog, loading)
+        try:
+            report = fuzz(
+                subject,
+                examples=args.examples,
+                seed=args.seed,
+                budget=args.budget,
+                shrink_budget=args.shrink_budget,
+                instances=args.instances,
+            )
+        except LEFT_UNABLE as error:
+            raise TargetError(
+                f"target {subject.name!r}: fuzzing could not go on after it ran: "
+                f"{error_text(error)} (does it use up file descriptors, or lower the recursion "
+                "limit?)"
+            ) from None
+        finally:
+            subject.close()
     console = Console(sys.stdout)
-    try:
-        report = fuzz(
-            subject,
-            examples=args.examples,
-            seed=args.seed,
-            budget=args.budget,
-            shrink_budget=args.shrink_budget,
-            instances=args.instances,
-        )
-    except LEFT_UNABLE as error:
-        raise TargetError(
-            f"target {subject.name!r}: fuzzing could not go on after it ran: "
-            f"{error_text(error)} (does it use up file descriptors, or lower the recursion "
-            "limit?)"
-        ) from None
-    finally:
-        subject.close()
     if report.counterexample is None:
         console.print(f"tokasm fuzz: {report.summary()}")
         return 0

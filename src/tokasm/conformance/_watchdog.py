@@ -28,10 +28,19 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from types import TracebackType
 
-__all__ = ["Watchdog"]
+__all__ = ["Watchdog", "hang_text"]
 
 _GRACE = 5.0  # seconds the reporting thread has before the GIL-proof fallback fires
 _MIN_POLL = 0.01  # seconds between looks, at the least (a tiny --timeout must not spin)
+
+
+def hang_text(seconds: float, timeout: float, stack: str) -> str:
+    """What a hang reported by the watchdog says, its stack included."""
+    where = f"\nthe hung code's stack (innermost last):\n{stack.rstrip()}" if stack else ""
+    return (
+        f"no answer after {seconds:.1f} s (--timeout {timeout:g}); a thread cannot be "
+        f"stopped, so the run ended here{where}"
+    )
 
 
 class Watchdog:
