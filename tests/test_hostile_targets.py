@@ -770,21 +770,38 @@ def test_a_hang_at_import_is_a_load_error(project: Path) -> None:
     assert "hangs_at_import.py" in ran.err
 
 
+_BENCH_ONE = ("--only", "--quick", "--scenario", "stream_then_finalize", "--no-memory")
+
+
 @pytest.mark.parametrize(
-    ("target", "code", "said"),
+    ("argv", "code", "said"),
     [
-        ("hangs:Sleeps", 1, "tokasm fuzz: target 'hangs:Sleeps' hung: no answer after"),
-        ("hangs_at_import:A", 2, "'hangs_at_import:A': loading it hung: no answer after"),
+        (
+            ("fuzz", "hangs:Sleeps", "--examples", "5"),
+            1,
+            "tokasm fuzz: target 'hangs:Sleeps' hung: no answer after",
+        ),
+        (
+            ("fuzz", "hangs_at_import:A", "--examples", "5"),
+            2,
+            "tokasm fuzz: error: target 'hangs_at_import:A': loading it hung: no answer after",
+        ),
+        (
+            ("bench", *_BENCH_ONE, "hangs_at_import:A"),
+            2,
+            "tokasm bench: error: target 'hangs_at_import:A': loading it hung: no answer after",
+        ),
     ],
 )
-def test_fuzzing_a_target_that_hangs_ends_with_its_stack(
-    project: Path, target: str, code: int, said: str
+def test_fuzz_and_bench_end_an_in_process_hang_with_its_stack(
+    project: Path, argv: tuple[str, ...], code: int, said: str
 ) -> None:
-    ran = tokasm_cmd(project, "fuzz", target, "--timeout", "0.25", "--examples", "5")
+    ran = tokasm_cmd(project, *argv, "--timeout", "0.25")
     assert ran.code == code, ran.out + ran.err
     _no_traceback(ran)
     assert said in ran.err
     assert "the hung code's stack" in ran.err
+    target = next(arg for arg in argv if ":" in arg)
     assert f"{target.partition(':')[0]}.py" in ran.err
 
 

@@ -24,10 +24,11 @@ from ..conformance._protocol_client import (
     split_command,
 )
 from ..conformance._reports import DescriptorReserve
+from ..conformance._watchdog import Watchdog, hang_text
 from ..conformance.subjects import resolve_target
-from ..errors import EXIT_FAILED, ReportError
+from ..errors import EXIT_FAILED, EXIT_USAGE, ReportError
 from ..implementations import DEFAULT_BACKEND
-from ._console import end_process
+from ._console import Console, end_process
 from .options import TARGET_HELP, at_least_one, exit_codes, positive_seconds, size_list, subcommand
 
 if TYPE_CHECKING:
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
 
     from ..bench._sweep import Contender, Series
     from ..conformance.subjects import Subject
+    from ..implementations import AssemblerFactory
     from .options import Commands
 
 __all__ = ["add_parser", "run"]
@@ -142,7 +144,8 @@ def add_parser(commands: Commands) -> None:
         type=positive_seconds,
         default=DEFAULT_TIMEOUT,
         metavar="SECONDS",
-        help=f"per-request timeout for --cmd testees (default {DEFAULT_TIMEOUT:g})",
+        help=f"per-request timeout for --cmd testees (default {DEFAULT_TIMEOUT:g}); loading an "
+        "in-process target that runs twice as long ends the run (exit 2)",
     )
     parser.add_argument(
         "-q", "--quiet", action="store_true", help="no progress: no live line, no per-cell log"
@@ -167,7 +170,7 @@ def _contenders(args: argparse.Namespace, subjects: list[Subject]) -> list[Conte
     contenders = [] if args.only and (args.targets or args.cmd) else bundled_contenders()
     known = {contender.name for contender in contenders}
     for target in args.targets:
-        factory = resolve_target(target)
+        factory = _loaded(target, args.timeout)
         if target not in known:
             contenders.append(python_contender(target, factory))
             known.add(target)
@@ -176,6 +179,27 @@ def _contenders(args: argparse.Namespace, subjects: list[Subject]) -> list[Conte
         subjects.append(subject)
         contenders.append(protocol_contender(subject))
     return contenders
+
+
+def _loaded(target: str, timeout: float) -> AssemblerFactory:
+    """``resolve_target`` under a watchdog: loading that runs twice ``--timeout`` ends the
+    run with one line, the hung code's stack and exit 2 (a thread cannot be stopped)."""
+
+    def hung(seconds: float, stack: str) -> None:
+        try:
+            Console(sys.stderr).print(
+                f"tokasm bench: error: target {target!r}: loading it hung: "
+                f"{hang_text(seconds, timeout, stack)}"
+            )
+        finally:
+            end_process(EXIT_USAGE)
+
+    with Watchdog(timeout, hung) as watchdog:
+        watchdog.arm(2 * timeout)  # imports may be slow
+        try:
+            return resolve_target(target)
+        finally:
+            watchdog.disarm()
 
 
 class _LiveLine:
