@@ -798,13 +798,13 @@ class ExitsFromItsStdoutsWrite(Wrong):
         return super().get(message_id)
 
 
-class ExitsFromTheClocks(Wrong):
+class ExitsFromItsStdoutsFlush(Wrong):
     def get(self, message_id):
-        time.monotonic = time.perf_counter = _exit_0
+        sys.stdout.flush = _exit_0
         return super().get(message_id)
 
 
-class FreezesTheClocksThenHangs(ListJoinAssembler):
+class FreezesTheClocks(ListJoinAssembler):
     # As freezegun does: the time module's clocks, and every module attribute that holds one
     # (but those of the modules it leaves alone).
     def __init__(self):
@@ -821,8 +821,18 @@ class FreezesTheClocksThenHangs(ListJoinAssembler):
                 except Exception:
                     pass
 
+
+class FreezesTheClocksThenHangs(FreezesTheClocks):
     def get(self, message_id):
         time.sleep(30)
+
+
+class ExitsFromTheClocks(Wrong):
+    def get(self, message_id):
+        time.monotonic = time.perf_counter = _exit_0
+        return super().get(message_id)
+
+
 """
 
 
@@ -877,7 +887,13 @@ def test_a_target_that_lowers_the_descriptor_limit_below_the_reserve_loses_no_re
 
 
 @pytest.mark.parametrize(
-    "target", ["ExitsFromItsStdoutsWrite", "ExitsFromTheClocks", "FreezesTheClocksThenHangs"]
+    "target",
+    [
+        "ExitsFromItsStdoutsWrite",
+        "ExitsFromItsStdoutsFlush",
+        "ExitsFromTheClocks",
+        "FreezesTheClocksThenHangs",
+    ],
 )
 def test_target_code_that_replaces_what_tokasm_uses_cannot_change_the_verdict(
     project: Path, target: str
@@ -892,6 +908,15 @@ def test_target_code_that_replaces_what_tokasm_uses_cannot_change_the_verdict(
     )
     _clean(ran, 1)
     assert [run["conforms"] for run in _valid_json(project / "r.json")["runs"]] == [False]
+
+
+def test_the_cost_probe_ends_when_a_target_froze_every_clock_as_freezegun_does(
+    project: Path,
+) -> None:
+    ran = _effects(
+        project, "check", "effects:FreezesTheClocks", "-k", "cost.*", "--fuzz-examples", "0"
+    )
+    _clean(ran, 0)
 
 
 def test_an_audit_hook_that_exits_while_the_reports_are_written_costs_them_not_the_verdict(

@@ -23,9 +23,6 @@ if TYPE_CHECKING:
     from .scenarios import Action, Scenario
     from .workload import Workload
 
-#: The clock, bound when tokasm loads (``tokasm._clocks``): a target may replace
-#: ``time.perf_counter``, and a frozen clock would make a timing batch never end.
-_clock = Clocks.perf_counter
 
 __all__ = ["MemoryPeak", "interleaved_min", "peak_memory", "time_action"]
 
@@ -42,11 +39,11 @@ def time_action(action: Action, batch: float = 0.0) -> float:
     gc.disable()
     try:
         runs = 0
-        start = _clock()
+        start = Clocks.perf_counter()
         while True:
             action()
             runs += 1
-            elapsed = _clock() - start
+            elapsed = Clocks.perf_counter() - start
             if elapsed >= batch:
                 return elapsed / runs
     finally:
@@ -91,12 +88,12 @@ def peak_memory(scenario: Scenario, factory: AssemblerFactory, workload: Workloa
     while streaming are, for as long as the assembler keeps them.
     """
     gc.collect()
-    start = _clock()
+    start = Clocks.perf_counter()
     tracemalloc.start()
     try:
         texts = scenario.prepare(factory, workload)()
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    seconds = _clock() - start
+    seconds = Clocks.perf_counter() - start
     return MemoryPeak(peak, sum(sys.getsizeof(text) for text in texts), seconds)

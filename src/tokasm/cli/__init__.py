@@ -11,11 +11,13 @@ import argparse
 import contextlib
 import importlib
 import sys
+import traceback
 from typing import TYPE_CHECKING, NoReturn
 
 from .._versions import version_line
 from ..conformance._display import error_text, safe_block
 from ..conformance._fuzzing import hypothesis_files_kept_by_tokasm
+from ..conformance._guard import reraise_unless_target
 from ..conformance._protocol_client import end_testees, testees_end_with_the_run
 from ..errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, TokasmExit, UsageError
 from ._console import (
@@ -74,7 +76,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise
     except SystemExit as stray:  # target code raised it from inside tokasm's own frames
         if args.debug:
-            raise
+            traceback.print_exception(stray)
         Console(sys.stderr).print(
             f"tokasm {args.command}: error: target code ended the run from inside tokasm "
             f"({error_text(stray)}, raised by an audit hook or a function it replaced): "
@@ -127,6 +129,7 @@ def command() -> NoReturn:
 def _flush_stdout() -> None:
     """Flush what is left for stdout; a reader that went away does not change the verdict."""
     try:
-        sys.stdout.flush()
-    except (OSError, ValueError, AttributeError):  # gone, closed or replaced by a target
+        type(sys.stdout).flush(sys.stdout)  # its class's: a target may have set its own on it
+    except BaseException as error:  # gone, closed or replaced by a target
+        reraise_unless_target(error)
         silence_stdout()

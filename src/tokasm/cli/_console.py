@@ -195,7 +195,8 @@ def end_process(code: int) -> NoReturn:
     the report of a hang, a stuck benchmark run, a swallowed SIGTERM. Its temporary
     folders go first (``os._exit`` runs no clean-up of its own)."""
     for folder in _Scratch.folders:
-        shutil.rmtree(folder, ignore_errors=True)
+        with contextlib.suppress(BaseException):  # an audit hook may raise even SystemExit
+            shutil.rmtree(folder, ignore_errors=True)
     os._exit(code)
 
 

@@ -443,7 +443,7 @@ class _Process:
 
     def _gone(self, pipe: str, when: str) -> str:
         try:
-            code = self._popen.wait(timeout=EXIT_GRACE)
+            code = _wait(self._popen, EXIT_GRACE)
         except subprocess.TimeoutExpired:
             return f"closed its {pipe} {when}"
         return f"{_exit_description(code)} {when}"
@@ -474,8 +474,19 @@ class _Process:
         with contextlib.suppress(OSError):
             self._stdin.close()
         with contextlib.suppress(subprocess.TimeoutExpired):
-            self._popen.wait(timeout=EXIT_GRACE)
+            _wait(self._popen, EXIT_GRACE)
         self.kill()
+
+
+def _wait(process: subprocess.Popen[bytes], seconds: float) -> int:
+    """``process.wait(timeout=seconds)`` by tokasm's own clock: ``Popen.wait`` reads
+    ``subprocess._time``, which a target's frozen clock (freezegun) may have replaced."""
+    deadline = Clocks.monotonic() + seconds
+    while (code := process.poll()) is None:
+        if Clocks.monotonic() >= deadline:
+            raise subprocess.TimeoutExpired(process.args, seconds)
+        time.sleep(_REAP_PAUSE)
+    return code
 
 
 class _Requests:

@@ -100,7 +100,10 @@ class Watchdog:
                 return
             since = self._since
             if since is not None and Clocks.monotonic() - since >= self._limit:
-                frame = sys._current_frames().get(self._thread_id)
+                try:  # an audit hook may refuse it: the hang is reported all the same
+                    frame = sys._current_frames().get(self._thread_id)
+                except Exception:
+                    frame = None
                 self._arm_fallback()  # on_hang gets as long as the fallback allows
                 self._on_hang(Clocks.monotonic() - since, user_stack(frame))
                 return
