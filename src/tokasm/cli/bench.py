@@ -194,12 +194,8 @@ def _loaded(target: str, timeout: float) -> AssemblerFactory:
         finally:
             end_process(EXIT_USAGE)
 
-    with Watchdog(timeout, hung) as watchdog:
-        watchdog.arm(2 * timeout)  # imports may be slow
-        try:
-            return resolve_target(target)
-        finally:
-            watchdog.disarm()
+    with Watchdog(timeout, hung) as watchdog, watchdog.loading():
+        return resolve_target(target)
 
 
 class _LiveLine:

@@ -327,11 +327,10 @@ class _Session:
         if self.args.isolate:
             return _command(python_testee_command(target), self.args)
         self.loading = target
-        self.watchdog.arm(2 * self.args.timeout)  # imports may be slow
         try:
-            return PythonSubject(resolve_target(target), target, watchdog=self.watchdog)
+            with self.watchdog.loading():
+                return PythonSubject(resolve_target(target), target, watchdog=self.watchdog)
         finally:
-            self.watchdog.disarm()
             self.loading = None
 
     def start(self) -> None:

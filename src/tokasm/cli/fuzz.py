@@ -130,11 +130,10 @@ def _subject(args: argparse.Namespace, watchdog: Watchdog, loading: list[str]) -
         return CommandSubject(split_command(args.cmd), args.timeout)
     target: str = args.target
     loading.append(target)
-    watchdog.arm(2 * args.timeout)  # imports may be slow
     try:
-        return PythonSubject(resolve_target(target), target, watchdog=watchdog)
+        with watchdog.loading():
+            return PythonSubject(resolve_target(target), target, watchdog=watchdog)
     finally:
-        watchdog.disarm()
         loading.clear()
 
 

@@ -15,6 +15,7 @@ exits with status 1, without reports.
 
 from __future__ import annotations
 
+import contextlib
 import faulthandler
 import sys
 import threading
@@ -25,7 +26,7 @@ from ._frames import user_stack
 from ._guard import start_helper_thread
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
     from types import TracebackType
 
 __all__ = ["Watchdog", "hang_text"]
@@ -75,6 +76,16 @@ class Watchdog:
         """Target code starts running now; it may run ``limit`` seconds (default: the timeout)."""
         self._limit = self.timeout if limit is None else limit
         self._since = Clocks.monotonic()
+
+    @contextlib.contextmanager
+    def loading(self) -> Iterator[None]:
+        """Target code runs in the block, loading a target: it gets twice the timeout, as
+        imports may be slow."""
+        self.arm(2 * self.timeout)
+        try:
+            yield
+        finally:
+            self.disarm()
 
     def disarm(self) -> None:
         """Target code returned (or raised)."""
