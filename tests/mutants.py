@@ -34,7 +34,7 @@ from typing import Any, ClassVar, TypeVar, cast
 
 from tokasm.implementations import Event, ListJoinAssembler, StrictAssembler, validate_event
 
-__all__ = ["DESIGN_FAMILIES", "MUTANTS", "Mutant"]
+__all__ = ["COST_MUTANTS", "DESIGN_FAMILIES", "MUTANTS", "Mutant"]
 
 
 @dataclass(frozen=True)
@@ -2153,3 +2153,77 @@ class JoinsOnceAtFinal(RejoinsAfterFinal):
         if key not in self._done:
             self._done[key] = super()._text(key)
         return self._done[key]
+
+
+# Cost mutants the probe passed while it read one message at a time, finalized one way
+# (found by an adversarial pass): each caches wrongly in a way a real implementation does
+# by accident. ``COST_MUTANTS`` names them for tests/test_cost.py, which must see every one
+# flagged, in process.
+
+
+class CachesOnlyOnABareFinal(RejoinsAfterFinal):
+    """Breaks CACHE-FINAL: the text is cached when a final arrives without a delta, but a
+    final that carries the last delta returns the text and caches nothing."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._done: dict[str, str] = {}
+
+    def apply(self, event: Event) -> str | None:
+        text = super().apply(event)
+        if event.get("final", False) and "delta" not in event and text is not None:
+            self._done.setdefault(event["id"], text)
+        return text
+
+    def get(self, message_id: str) -> str | None:
+        done = self._done.get(message_id)
+        return done if done is not None else super().get(message_id)
+
+
+class MemoizesTheLastRead(RejoinsAfterFinal):
+    """Breaks CACHE-FINAL: nothing is cached at final; ``get`` keeps the last text it
+    joined, so reading two finalized messages in turn re-joins every time."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._memo: tuple[str, str] | None = None
+
+    def get(self, message_id: str) -> str | None:
+        if message_id in self._finalized:
+            if self._memo is None or self._memo[0] != message_id:
+                self._memo = (message_id, self._text(message_id))
+            return self._memo[1]
+        return super().get(message_id)
+
+
+class ReadCacheClearedByAnyApply(RejoinsAfterFinal):
+    """Breaks CACHE-FINAL: one read cache for every message, emptied by any apply, so a
+    finalized message read while another one streams is re-joined at each read."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._cache: dict[str, str] = {}
+
+    def apply(self, event: Event) -> str | None:
+        self._cache.clear()
+        return super().apply(event)
+
+    def get(self, message_id: str) -> str | None:
+        if message_id not in self._cache:
+            text = super().get(message_id)
+            if text is None:
+                return None
+            self._cache[message_id] = text
+        return self._cache[message_id]
+
+
+#: Cost mutant name -> class: each breaks CACHE-FINAL, and the cost probe must flag it.
+COST_MUTANTS: dict[str, type[RejoinsAfterFinal]] = {
+    _kebab(cls.__name__): cls
+    for cls in (
+        RejoinsAfterFinal,
+        CachesOnlyOnABareFinal,
+        MemoizesTheLastRead,
+        ReadCacheClearedByAnyApply,
+    )
+}

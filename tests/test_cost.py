@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from helpers import tokasm_here
-from mutants import JoinsOnceAtFinal, RejoinsAfterFinal
+from mutants import COST_MUTANTS, JoinsOnceAtFinal, RejoinsAfterFinal
 from tokasm.conformance._cost import (
     ATTEMPTS,
     CACHE_FINAL,
@@ -138,8 +138,24 @@ def test_a_testee_fault_errors_the_probe() -> None:
 def test_uncached_is_flagged_and_the_same_code_with_the_cache_passes() -> None:
     flagged = probe_cache_final(PythonSubject(RejoinsAfterFinal, "uncached"))
     assert (flagged.case_id, flagged.outcome) == (PROBE_ID, "failed")
-    assert flagged.message.startswith("reads after final grow with the message length: 1 part ")
+    assert flagged.message.startswith("reads after final grow with the message length: 2 parts ")
     assert probe_cache_final(PythonSubject(JoinsOnceAtFinal, "cached")).outcome == "passed"
+
+
+#: What each cost mutant's failure says the probe saw (the way of reading that caught it).
+SEEN_BY = {
+    "rejoins-after-final": "grow with the message length: 2 parts",
+    "caches-only-on-a-bare-final": "when its final carried its last delta",
+    "memoizes-the-last-read": "when two messages are read in turn",
+    "read-cache-cleared-by-any-apply": "with another one written before each read",
+}
+
+
+@pytest.mark.parametrize("name", list(COST_MUTANTS))
+def test_every_cost_mutant_is_flagged_by_the_way_of_reading_it_fails(name: str) -> None:
+    result = probe_cache_final(PythonSubject(COST_MUTANTS[name], name))
+    assert result.outcome == "failed", name
+    assert SEEN_BY[name] in result.message.splitlines()[0]
 
 
 @pytest.mark.parametrize("backend", [name for name in BACKENDS if name != "naive-join"])
@@ -151,7 +167,7 @@ class FastPathForTheLastFinalized(JoinsOnceAtFinal):
     """Correct (CACHE-FINAL: cached at finalization, never re-joined): the message finalized
     last is read without the lock that guards every other read. Its reads cost the same
     whatever a message's length; the probe once finalized the short message last, and
-    blamed this fast path on the long one's parts."""
+    blamed this fast path on the long one's parts (ratios 1.7 to 2.0)."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -173,9 +189,41 @@ class FastPathForTheLastFinalized(JoinsOnceAtFinal):
             return super().get(message_id)
 
 
-def test_a_fast_path_for_the_message_finalized_last_is_not_taken_for_growth() -> None:
-    for _ in range(3):  # it failed every run, at ratios of 1.7 to 2.0
-        result = probe_cache_final(PythonSubject(FastPathForTheLastFinalized, "fast-path"))
+class CachedWithAFastPathForWholeMessages(JoinsOnceAtFinal):
+    """Correct (CACHE-FINAL: every text cached at finalization): a message that arrives
+    whole, its delta and final in one event, is kept in a dict read without the lock that
+    guards every streamed one. The probe once sent its short message that way and its long
+    one streamed, and blamed the lock on the long one's parts (ratios 1.6 to 1.9)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._lock = threading.Condition()
+        self._whole: dict[str, str] = {}
+
+    def apply(self, event: Event) -> str | None:
+        key, delta = event["id"], event.get("delta")
+        if key in self._whole:
+            return self._whole[key] if event.get("final", False) else None
+        with self._lock:
+            if delta is not None and event.get("final", False) and key not in self._parts:
+                self._whole[key] = delta
+                return delta
+            return super().apply(event)
+
+    def get(self, message_id: str) -> str | None:
+        whole = self._whole.get(message_id)
+        if whole is not None:
+            return whole
+        with self._lock:
+            return super().get(message_id)
+
+
+@pytest.mark.parametrize(
+    "cached", [FastPathForTheLastFinalized, CachedWithAFastPathForWholeMessages]
+)
+def test_a_correct_fast_path_is_not_taken_for_growth(cached: type[JoinsOnceAtFinal]) -> None:
+    for _ in range(3):  # each failed every run
+        result = probe_cache_final(PythonSubject(cached, cached.__name__))
         assert result.outcome == "passed", result.message
 
 

@@ -52,13 +52,16 @@ def time_action(action: Action, batch: float = 0.0) -> float:
 
 
 def interleaved_min(
-    actions: Mapping[str, Action], repeats: int, batch: float = 0.0
+    actions: Mapping[str, Action], repeats: int, batch: float = 0.0, *, collect: bool = True
 ) -> dict[str, float]:
-    """Time each action once per round for ``repeats`` rounds; the minimum seconds of each."""
+    """Time each action once per round for ``repeats`` rounds; the minimum seconds of each.
+    ``collect``: run the garbage collector first (a full collection of a large heap costs
+    tens of milliseconds: a caller timing several sets in a row collects once)."""
     if repeats < 1:
         raise ValueError(f"repeats must be at least 1, got {repeats}")
     best = dict.fromkeys(actions, float("inf"))
-    gc.collect()
+    if collect:
+        gc.collect()
     for _ in range(repeats):
         for name, action in actions.items():
             best[name] = min(best[name], time_action(action, batch))

@@ -37,13 +37,17 @@ TAIL_STEPS = 5
 
 _PROBE_STEPS = (
     f"cost probe (not a corpus case; docs/cost.md), rule {CACHE_FINAL}, profile required:\n"
-    f"  1  apply {PARTS} deltas to message 'long' (one 'x' in every {TEXT_EVERY}, the others "
-    "empty), then final\n"
-    "  2  apply one delta with the same text to message 'short', final\n"
-    "  3  get('long') and get('short') once each: both must return that text\n"
-    "  4  time batches of get('short') and get('long'), interleaved, min of several rounds;\n"
-    f"     fails if a long read costs over {LIMIT:g}x a short one in {ATTEMPTS} measurements "
-    f"out of {ATTEMPTS}"
+    f"  1  apply {PARTS} deltas to message 'long-bare' (one 'x' in every {TEXT_EVERY}, the\n"
+    "     others empty), then a final; the same to 'long-joined', its last delta on the final\n"
+    "  2  apply the same text to 'short-bare' as one delta, then a final; to 'short-joined'\n"
+    "     as two halves, the second on the final; a delta to the open message 'stream';\n"
+    "     finalize one more message, never read\n"
+    "  3  get each long and short message once: each must return that text\n"
+    "  4  time batches of gets, short and long interleaved, min of several rounds, four ways:\n"
+    "     long-bare against short-bare; long-joined against short-joined; both long ones in\n"
+    "     turn against both short ones in turn; the same with a delta to 'stream' before\n"
+    f"     each get; a way fails if a long read costs over {LIMIT:g}x a short one in {ATTEMPTS}\n"
+    f"     measurements out of {ATTEMPTS}"
 )
 
 
