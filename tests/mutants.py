@@ -20,6 +20,7 @@ anywhere.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import posixpath
 import re
@@ -2104,6 +2105,208 @@ class SwapsIdKeyForStrImpostor(_Correct):
         fields = cast("dict[Any, Any]", event)
         fields[_StrImpostor()] = fields.pop("id")
         return text
+
+
+# Bugs corpus 1.6.0 passed (an adversarial pass wrote them; each case that catches one
+# came after it) ----------------------------------------------------------------------
+
+
+@_breaks("EVT-ID-ANY")
+class KeysLongIdsByTheirEnds(_Data):
+    """Breaks EVT-ID-ANY: an id over 256 characters is keyed by its first 128 and last 125
+    characters around an ellipsis, so long ids that differ in the middle are one message."""
+
+    def _key(self, message_id: str) -> str:
+        if len(message_id) <= 256:
+            return message_id
+        return f"{message_id[:128]}...{message_id[-125:]}"
+
+
+@_breaks("EVT-ID-ANY")
+class KeysLongIdsByTheirTail(_Data):
+    """Breaks EVT-ID-ANY: ids are keyed by their last 256 characters, so long ids that
+    differ near the start (a user or tenant prefix) are one message."""
+
+    def _key(self, message_id: str) -> str:
+        return message_id[-256:]
+
+
+@_breaks("EVT-ID-ANY")
+class HashesLongIdsAsAscii(_Data):
+    """Breaks EVT-ID-ANY: an id over 1024 characters is keyed by the MD5 of its ASCII
+    encoding with errors ignored, so long ids that differ in an accent are one message."""
+
+    def _key(self, message_id: str) -> str:
+        if len(message_id) <= 1024:
+            return message_id
+        return hashlib.md5(message_id.encode("ascii", "ignore")).hexdigest()
+
+
+@_breaks("EVT-ID-ANY")
+class KeysDecimalIdsAsNumbers(_Data):
+    """Breaks EVT-ID-ANY: an id of decimal digits (``str.isdecimal``) is keyed by its
+    number, a choice index; but digits of other scripts are decimal too, so "1" and the
+    fullwidth "\uff11" are one message ("01" stays a string, not canonical)."""
+
+    def _key(self, message_id: str) -> str:
+        if message_id.isdecimal() and not message_id.startswith("0"):
+            return f"#{int(message_id)}"
+        return message_id
+
+
+@_breaks("APPEND-EXACT")
+class SkipsSseCommentDeltas(_Data):
+    """Breaks APPEND-EXACT: a delta that is exactly an SSE comment line (``:``, ``: ping``,
+    with or without its newline) is taken for a keep-alive and skipped; ``:`` is also
+    the commonest fragment of streamed JSON."""
+
+    _COMMENT = re.compile(r":(?: ?ping)?\n?")
+
+    def _delta(self, delta: str) -> str:
+        return "" if self._COMMENT.fullmatch(delta) else delta
+
+
+@_breaks("APPEND-EXACT")
+class DropsChatTemplateTokens(_Data):
+    """Breaks APPEND-EXACT: deltas that are exactly a chat template's control token
+    (Gemma's ``<end_of_turn>``, Llama's ``<|end_of_text|>``, Mistral's ``[/INST]`` ...) are
+    dropped as end markers."""
+
+    _TOKENS: ClassVar[frozenset[str]] = frozenset(
+        {
+            "<end_of_turn>",
+            "<start_of_turn>",
+            "<|end_of_text|>",
+            "<|return|>",
+            "[/INST]",
+            "<|im_sep|>",
+            "<|END_OF_TURN_TOKEN|>",
+        }
+    )
+
+    def _delta(self, delta: str) -> str:
+        return "" if delta in self._TOKENS else delta
+
+
+@_breaks("APPEND-EXACT")
+class DropsReplacementCharDeltas(_Data):
+    """Breaks APPEND-EXACT: a delta made only of U+FFFD is taken for the leftover of a
+    UTF-8 sequence split across chunks, and skipped."""
+
+    def _delta(self, delta: str) -> str:
+        return "" if delta and not delta.strip("\ufffd") else delta
+
+
+@_breaks("APPEND-LONG")
+class ClipsDeltasAtOneMebibyte(_Scale):
+    """Breaks APPEND-LONG: each delta is cut to 2**20 characters, a size no token chunk
+    reaches; a client that forwards a whole tool result in one delta loses its end."""
+
+    def _delta(self, delta: str) -> str:
+        return delta[: 2**20]
+
+
+@_breaks("APPEND-LONG")
+class CapsMessagesAtTwoMebibytes(_Scale):
+    """Breaks APPEND-LONG: a message stops growing at 2**21 characters, a guard against a
+    runaway stream; later deltas are dropped."""
+
+    def apply(self, event: Event) -> str | None:
+        if "delta" in event:
+            held = sum(map(len, self._parts.get(self._key(event["id"]), ())))
+            event = cast("Event", {**event, "delta": event["delta"][: max(0, 2**21 - held)]})
+        return super().apply(event)
+
+
+class _TimedReads(_Incremental):
+    """A correct ``read_since`` but for a shortcut that one order or size of reads breaks."""
+
+    FAMILY: ClassVar[str] = "timing"
+
+
+@_breaks("INC-READ-SINCE")
+class ReadSinceReturnsOnePage(_TimedReads):
+    """Breaks INC-READ-SINCE: ``read_since`` answers at most 65536 characters, a page, as a
+    client reading in pages would; the caller gets the rest never."""
+
+    def read_since(self, message_id: str, offset: int) -> str | None:
+        text = super().read_since(message_id, offset)
+        return None if text is None else text[:65536]
+
+
+@_breaks("INC-READ-SINCE")
+class ReadSinceZeroFromTheLastGet(_TimedReads):
+    """Breaks INC-READ-SINCE: ``read_since(id, 0)`` answers the text the last ``get``
+    returned, which a later delta does not refresh."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._got: dict[str, str] = {}
+
+    def get(self, message_id: str) -> str | None:
+        text = super().get(message_id)
+        if text is not None:
+            self._got[message_id] = text
+        return text
+
+    def read_since(self, message_id: str, offset: int) -> str | None:
+        if offset == 0 and message_id in self._got and message_id not in self._done:
+            return self._got[message_id]
+        return super().read_since(message_id, offset)
+
+
+@_breaks("INC-READ-SINCE")
+class ReadSinceScansOnlyForward(_TimedReads):
+    """Breaks INC-READ-SINCE: ``read_since`` of an open message resumes from the part where
+    the last read ended, as if offsets only grew; a smaller offset is cut short."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._resume: dict[str, tuple[int, int]] = {}  # id -> (part index, its start)
+
+    def read_since(self, message_id: str, offset: int) -> str | None:
+        parts = self._parts.get(message_id)
+        if parts is None:
+            return super().read_since(message_id, offset)
+        index, start = self._resume.get(message_id, (0, 0))
+        while index < len(parts) and start + len(parts[index]) <= offset:
+            start += len(parts[index])
+            index += 1
+        self._resume[message_id] = (index, start)
+        return "".join(parts[index:])[max(0, offset - start) :]
+
+
+class _OwnsNothing(_Correct):
+    """A correct assembler but for a habit with the caller's event past its own keys."""
+
+    FAMILY: ClassVar[str] = "data"
+
+
+@_breaks("EVENT-OWNED")
+class StampsEventMetadata(_OwnsNothing):
+    """Breaks EVENT-OWNED: for tracing, writes when it received an event into the event's
+    own ``metadata`` dict, the caller's."""
+
+    def apply(self, event: Event) -> str | None:
+        metadata = _extra(event).get("metadata")
+        if isinstance(metadata, dict):
+            metadata["received_at"] = len(self._parts)
+        return super().apply(event)
+
+
+@_breaks("EVENT-OWNED")
+class PopsToolCalls(_OwnsNothing):
+    """Breaks EVENT-OWNED: moves an event's ``tool_calls`` fragments to a buffer of its
+    own with ``event.pop``, taking them out of the caller's event."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._tools: list[object] = []
+
+    def apply(self, event: Event) -> str | None:
+        if "tool_calls" in event:
+            self._tools.append(cast("dict[str, object]", event).pop("tool_calls"))
+        return super().apply(event)
 
 
 # Cost (CACHE-FINAL) ---------------------------------------------------------------------
