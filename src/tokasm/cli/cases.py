@@ -12,7 +12,15 @@ import difflib
 import fnmatch
 from typing import TYPE_CHECKING
 
-from ..conformance._cost import ATTEMPTS, CACHE_FINAL, LIMIT, PARTS, PROBE_ID, TEXT_EVERY
+from ..conformance._cost import (
+    ATTEMPTS,
+    CACHE_FINAL,
+    IN_PROCESS_PARTS,
+    LIMIT,
+    PARTS,
+    PROBE_ID,
+    TEXT_EVERY,
+)
 from ..conformance._display import show
 from ..conformance.corpus import load_corpus
 from ..conformance.steps import Raises, Returns
@@ -37,8 +45,9 @@ TAIL_STEPS = 5
 
 _PROBE_STEPS = (
     f"cost probe (not a corpus case; docs/cost.md), rule {CACHE_FINAL}, profile required:\n"
-    f"  1  apply {PARTS} deltas to message 'long-bare' (one 'x' in every {TEXT_EVERY}, the\n"
-    "     others empty), then a final; the same to 'long-joined', its last delta on the final\n"
+    f"  1  apply {PARTS} deltas ({IN_PROCESS_PARTS} in process) to message 'long-bare' (one\n"
+    f"     'x' in every {TEXT_EVERY}, the others empty), then a final; the same to "
+    "'long-joined',\n     its last delta on the final\n"
     "  2  apply the same text to 'short-bare' as one delta, then a final; to 'short-joined'\n"
     "     as two halves, the second on the final; a delta to the open message 'stream';\n"
     "     finalize one more message, never read\n"

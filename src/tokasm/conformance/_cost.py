@@ -2,7 +2,8 @@
 
 No corpus case can see a cost, so this probe measures one, through the same
 ``Subject.perform`` and steps as every case, in process and over the protocol
-alike. It finalizes two *long* messages of ``PARTS`` deltas, one by a bare
+alike. It finalizes two *long* messages of ``PARTS`` deltas (``IN_PROCESS_PARTS``
+in process), one by a bare
 final and one by a final that carries the last delta, and two *short* ones of
 two events each, shaped the same way (so no fast path for a message that
 arrives whole is taken for growth). Reads are timed three ways (``_WAYS``):
@@ -11,7 +12,7 @@ finalization path only is seen), and the two read in turn (a cache of the
 last text read misses each time), in process with an apply to another, open,
 message before each read (a cache that any write empties misses each time).
 A cached target reads long and short alike (ratio near 1); an uncached one
-re-joins ``PARTS`` parts on every long read.
+re-joins all those parts on every long read.
 
 Every message has the same text: returning it costs the same for all (over
 the protocol it is serialized), so only work per part differs.
@@ -49,6 +50,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ATTEMPTS",
     "CACHE_FINAL",
+    "IN_PROCESS_PARTS",
     "LIMIT",
     "PARTS",
     "PROBE_ID",
@@ -66,11 +68,14 @@ CACHE_FINAL = "CACHE-FINAL"
 #: Every check of ``tokasm check`` that is not a corpus case.
 PROBE_IDS: tuple[str, ...] = (PROBE_ID,)
 
-#: Deltas of each long message, sent pipelined over the protocol (well under a
-#: second); an uncached read of 30k parts costs about twice a cached one even
+#: Deltas of each long message over the protocol, sent pipelined (well under a
+#: second): an uncached read of 30k parts costs about twice a cached one even
 #: over the protocol, round trip included (ratio 2 for Python, 4 for Node, measured
-#: under load); in process it costs a few hundred times a cached read.
+#: under load).
 PARTS = 30_000
+#: The same in process, where an uncached read of 10k parts costs forty times a
+#: cached one, and building the long messages is half of the probe.
+IN_PROCESS_PARTS = 10_000
 #: One delta in this many carries a character, the others are empty: the texts
 #: stay short (cheap to send), the parts many (costly to re-join).
 TEXT_EVERY = 10
@@ -88,7 +93,7 @@ BUILD_BUDGET = 60.0
 
 _INSTANCE = "cost"
 _DESCRIPTION = (
-    f"reads after final cost the same for a text of 2 parts and of {PARTS} parts (CACHE-FINAL)"
+    "reads after final cost the same for a text of 2 parts and of thousands (CACHE-FINAL)"
 )
 
 
@@ -323,9 +328,11 @@ def probe_result(outcome: Outcome, message: str) -> CaseResult:
     return CaseResult(PROBE_ID, _DESCRIPTION, outcome, message, (CACHE_FINAL,))
 
 
-def probe_cache_final(subject: Subject, parts: int = PARTS) -> CaseResult:
-    """Run the probe on ``subject``: a case-like result for CACHE-FINAL."""
-
+def probe_cache_final(subject: Subject, parts: int | None = None) -> CaseResult:
+    """Run the probe on ``subject``: a case-like result for CACHE-FINAL. ``parts``: of each
+    long message (default ``IN_PROCESS_PARTS`` in process, else ``PARTS``)."""
+    if parts is None:
+        parts = IN_PROCESS_PARTS if isinstance(subject, PythonSubject) else PARTS
     try:
         ids = _Ids.drawn()
         text = _build(subject, parts, ids)
