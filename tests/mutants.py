@@ -2211,10 +2211,16 @@ class CapsMessagesAtTwoMebibytes(_Scale):
     """Breaks APPEND-LONG: a message stops growing at 2**21 characters, a guard against a
     runaway stream; later deltas are dropped."""
 
+    def __init__(self) -> None:
+        super().__init__()
+        self._held: dict[str, int] = {}
+
     def apply(self, event: Event) -> str | None:
-        if "delta" in event:
-            held = sum(map(len, self._parts.get(self._key(event["id"]), ())))
-            event = cast("Event", {**event, "delta": event["delta"][: max(0, 2**21 - held)]})
+        key = self._key(event["id"])
+        if "delta" in event and key not in self._done:
+            room = 2**21 - self._held.get(key, 0)
+            event = cast("Event", {**event, "delta": event["delta"][: max(0, room)]})
+            self._held[key] = self._held.get(key, 0) + len(event["delta"])
         return super().apply(event)
 
 

@@ -12,7 +12,7 @@ import json
 import shutil
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import jsonschema
 import pytest
@@ -43,12 +43,10 @@ from tokasm.conformance.subjects import Foreign, PythonSubject
 from tokasm.conformance.testee import python_testee_command
 from tokasm.errors import SubjectFault
 from tokasm.implementations import BACKENDS
-from unusual import UNUSUAL
 
 if TYPE_CHECKING:
     from tokasm.conformance.steps import Step
     from tokasm.conformance.subjects import Subject
-    from tokasm.implementations import AssemblerFactory
 
 # Mutants the fuzzer must find within FOUND_WITHIN examples at seed 0; each
 # breaks one rule (tests/mutants.py) the way real implementations do.
@@ -114,19 +112,6 @@ def test_counterexample_is_shrunk_schema_valid_and_reproduces(
     assert run_case(broken, loaded).outcome in ("failed", "errored")
     for name, backend in BACKENDS.items():
         assert run_case(PythonSubject(backend, name), loaded).outcome == "passed", name
-
-
-#: The unusual assemblers at another seed than the check's: their default check, seed 0
-#: included, is test_unusual's. The bundled backends' default check is the check-bundled
-#: transcript (test_docs), and they meet the model at many more seeds in test_stateful.
-@pytest.mark.parametrize("name", list(UNUSUAL))
-def test_unusual_assemblers_agree_at_check_size(name: str) -> None:
-    """Shaped ids and texts, long streams and many reads are all ordinary to a correct
-    assembler, however it is built (tests/unusual.py)."""
-    factory = cast("AssemblerFactory", UNUSUAL[name])
-    report = fuzz(PythonSubject(factory, name), examples=CHECK_EXAMPLES, seed=1)
-    assert report.counterexample is None, report.counterexample.yaml
-    assert report.examples == CHECK_EXAMPLES
 
 
 @pytest.mark.parametrize("mutant", REACHED)
