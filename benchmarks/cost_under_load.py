@@ -5,9 +5,7 @@
 The probe must flag every uncached target and pass every cached one in each
 run, however busy the machine. Targets: tests/mutants.py's COST_MUTANTS
 (each caching wrongly) and JoinsOnceAtFinal (RejoinsAfterFinal's code with
-the cache), in process and served over the protocol (but the mutant whose
-cache any write empties, hidden there by the write's round trip); every
-bundled backend (naive-join is the
+the cache), in process and served over the protocol; every bundled backend (naive-join is the
 uncached one); the Node testee; and any --cmd given (expected verdict
 "failed" if its command line contains "uncached", else "passed"). Prints one
 line per probe and a tally; exits 1 if any verdict was wrong.
@@ -45,14 +43,13 @@ def _targets(commands: list[str]) -> list[tuple[str, str, bool]]:
         *((f"{name} (in process)", f"py:mutants:{name}", True) for name in uncached),
         ("JoinsOnceAtFinal (in process)", "py:mutants:JoinsOnceAtFinal", False),
         *((f"{name} (in process)", f"py:{name}", name == "naive-join") for name in BACKENDS),
-        *(  # a cache any write empties is hidden by the write's round trip (docs/cost.md)
+        *(
             (
                 f"{name} (protocol)",
                 "cmd:" + shlex.join(python_testee_command(f"mutants:{name}")),
                 True,
             )
             for name in uncached
-            if name != "ReadCacheClearedByAnyApply"
         ),
         (
             "JoinsOnceAtFinal (protocol)",

@@ -147,7 +147,7 @@ SEEN_BY = {
     "rejoins-after-final": "grow with the message length: 2 parts",
     "caches-only-on-a-bare-final": "when its final carried its last delta",
     "memoizes-the-last-read": "when two messages are read in turn",
-    "read-cache-cleared-by-any-apply": "with another one written before each read",
+    "read-cache-cleared-by-any-apply": "another one written before each read",
 }
 
 

@@ -52,10 +52,10 @@ _PROBE_STEPS = (
     "     as two halves, the second on the final; a delta to the open message 'stream';\n"
     "     finalize one more message, never read\n"
     "  3  get each long and short message once: each must return that text\n"
-    "  4  time batches of gets, short and long interleaved, min of several rounds, four ways:\n"
-    "     long-bare against short-bare; long-joined against short-joined; both long ones in\n"
-    "     turn against both short ones in turn; the same with a delta to 'stream' before\n"
-    f"     each get; a way fails if a long read costs over {LIMIT:g}x a short one in {ATTEMPTS}\n"
+    "  4  time batches of gets, short and long interleaved, min of several rounds, three\n"
+    "     ways: long-bare against short-bare; long-joined against short-joined; both long\n"
+    "     ones in turn against both short ones in turn, a delta to 'stream' sent with each\n"
+    f"     get; a way fails if a long read costs over {LIMIT:g}x a short one in {ATTEMPTS}\n"
     f"     measurements out of {ATTEMPTS}"
 )
 

@@ -9,8 +9,8 @@ two events each, shaped the same way (so no fast path for a message that
 arrives whole is taken for growth). Reads are timed three ways (``_WAYS``):
 each long message against the short one shaped like it (a cache set on one
 finalization path only is seen), and the two read in turn (a cache of the
-last text read misses each time), in process with an apply to another, open,
-message before each read (a cache that any write empties misses each time).
+last text read misses each time) with an apply to another, open, message
+before each read (a cache that any write empties misses each time).
 A cached target reads long and short alike (ratio near 1); an uncached one
 re-joins all those parts on every long read.
 
@@ -242,9 +242,10 @@ def _build(subject: Subject, parts: int, ids: _Ids) -> str:
 def _reads(subject: Subject, message_ids: Sequence[str], write_to: str | None) -> Action:
     """Reads of ``message_ids`` in turn, each a round trip over the protocol (not
     pipelined: sent ahead, reads would overlap with the kit's own work on their answers,
-    and a testee's re-join could hide behind it), each after an empty delta to the open
-    message ``write_to`` if given. The answers were checked once; a timed read never
-    touches them."""
+    and a testee's re-join could hide behind it). With ``write_to``, each read goes with an
+    empty delta to that open message before it, the two sent together (one round trip:
+    a round trip of the write's own would hide a re-join). The answers were checked once;
+    a timed read never touches them."""
     reads = [Get(_INSTANCE, None, message_id) for message_id in message_ids]
     perform = subject.perform
     if write_to is None:
@@ -256,11 +257,13 @@ def _reads(subject: Subject, message_ids: Sequence[str], write_to: str | None) -
 
         return read
     write = _apply(write_to, "")
+    pairs = [(write, step) for step in reads]
+    perform_steps = subject.perform_steps
 
     def read_among_writes() -> list[str]:
-        for step in reads:
-            subject.perform(write)
-            perform(step)
+        for pair in pairs:
+            for _ in perform_steps(pair):
+                pass
         return []
 
     return read_among_writes
@@ -273,9 +276,8 @@ class _Way:
     shows: str
     short: Callable[[_Ids], tuple[str, ...]]
     long: Callable[[_Ids], tuple[str, ...]]
-    #: In process, an empty delta to the open message before each read: over the protocol
-    #: that write's own round trip would hide a re-join (ratio 1.3 for an uncached testee).
-    writes_in_process: bool = False
+    #: An empty delta to the open message before each read.
+    writes: bool = False
 
 
 #: Each way must pass. Each finalization path is read on its own (over the protocol a
@@ -288,19 +290,18 @@ _WAYS = (
         lambda ids: (ids.long_joined,),
     ),
     _Way(
-        " when two messages are read in turn, in process with another one written before "
-        "each read (a cache of the last text read, or one that any write empties, is no cache)",
+        " when two messages are read in turn, another one written before each read (a cache "
+        "of the last text read, or one that any write empties, is no cache)",
         lambda ids: ids.short,
         lambda ids: ids.long,
-        writes_in_process=True,
+        writes=True,
     ),
 )
 
 
 def _measure(subject: Subject, ids: _Ids, way: _Way) -> Timing:
     """Seconds per read of a short and of a long message, the way ``way`` reads them."""
-    writes = way.writes_in_process and isinstance(subject, PythonSubject)
-    write_to = ids.stream if writes else None
+    write_to = ids.stream if way.writes else None
     short, long = way.short(ids), way.long(ids)
     reads = {"short": _reads(subject, short, write_to), "long": _reads(subject, long, write_to)}
     best = interleaved_min(reads, ROUNDS, BATCH, collect=False)  # collected once, after building
