@@ -12,6 +12,7 @@ an error hook behind keeps its subprocess.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import signal
@@ -20,7 +21,7 @@ import sys
 import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import jsonschema
 import pytest
@@ -28,9 +29,14 @@ import pytest
 from helpers import QUICK, Ran, running_processes, tokasm_cmd, tokasm_here, tokasm_started
 from tokasm.conformance._paths import spec_dir
 from tokasm.conformance.corpus import load_corpus
+from tokasm.conformance.runner import run_case
+from tokasm.conformance.subjects import PythonSubject
+from tokasm.implementations import ListJoinAssembler
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
+
+    from tokasm.implementations import Event
 
 pytest_plugins = ["pytester"]
 
@@ -832,6 +838,53 @@ def test_what_the_target_leaves_for_the_exit_does_not_keep_check_alive(
     ran = tokasm_cmd(project, "check", target, *QUICK, "-k", "append.basic")
     assert ran.code == 0, ran.err
     assert "CONFORMANCE PASSED" in ran.out
+
+
+class _Freed:
+    """Counts its instances' finalizers."""
+
+    count = 0
+
+    def __del__(self) -> None:
+        type(self).count += 1
+
+
+class _KeepsEventsAndTagsThem(ListJoinAssembler):
+    """Keeps the last event it was lent and tags each later one: with a caller's habits
+    (one dict, refilled) it fails a case; with fresh events it fails it again (EVENT-OWNED)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.last: Any = None
+
+    def apply(self, event: Event) -> str | None:
+        text = super().apply(event)
+        last, self.last = self.last, event
+        if last is not None and event is last:
+            return None if text is None else text + "?"
+        if last is not None:
+            cast("dict[str, object]", event)["tag"] = _Freed()
+        return text
+
+
+def test_what_a_target_put_in_its_events_goes_when_the_case_ends_not_at_a_collection() -> None:
+    """A failed call's error kept the frames that saw the lent event, in a cycle with the
+    suspended step loop: on Python 3.13 the target, its events and what it put in them
+    then lived until a collection, anywhere, unwatched (a finalizer that hangs there was
+    never reported). Collection is off here, so only references can free them."""
+    case = load_corpus().by_id()["append.basic"]
+    gc.collect()
+    gc.disable()
+    try:
+        subject = PythonSubject(_KeepsEventsAndTagsThem, "tags")
+        result = run_case(subject, case)
+        subject.close()
+        alive = sum(isinstance(thing, _Freed) for thing in gc.get_objects())
+    finally:
+        gc.enable()
+    assert result.outcome == "failed"
+    assert _Freed.count > 0
+    assert alive == 0
 
 
 @pytest.mark.parametrize(

@@ -250,7 +250,11 @@ class PythonSubject:
             try:
                 yield self.perform(step)
             except ImplementationError as error:
-                yield error
+                # Without its traceback: the frames it holds hold what the call saw (the
+                # lent event, and what the target put in it), and this suspended frame holds
+                # the error, a cycle only the collector frees, anywhere, unwatched. Now
+                # that goes when the caller forgets it, under the watchdog.
+                yield error.with_traceback(None)
 
     def close(self) -> None:
         self._call(self._instances.clear)  # finalizers of the target's objects run here
