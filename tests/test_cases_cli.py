@@ -62,6 +62,22 @@ def test_list_selects_by_glob_and_refuses_a_glob_matching_nothing(
     assert "no case id matches" in missing.err
 
 
+@pytest.mark.parametrize("probe", ["--no-cost-probe", "--cost-probe"])
+def test_check_refuses_a_selection_that_leaves_nothing_to_run(
+    capsys: pytest.CaptureFixture[str], probe: str
+) -> None:
+    """-k choosing only the cost probe, which --no-cost-probe turns off, ran nothing and
+    said every target conforms (exit 0); with the probe on it runs."""
+    ran = tokasm_main(capsys, "check", "list-join", "-k", "cost.*", "--fuzz-examples", "0", probe)
+    if probe == "--no-cost-probe":
+        assert ran.code == 2
+        assert "selects only cost.cache-final" in ran.err
+        assert "CONFORMANCE" not in ran.out
+    else:
+        assert ran.code == 0, ran.out + ran.err
+        assert "1 cases: 1 successes" in ran.out
+
+
 def test_show_expands_a_case_with_rules_and_steps_as_the_runner_names_them(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
