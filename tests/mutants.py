@@ -21,6 +21,7 @@ anywhere.
 from __future__ import annotations
 
 import hashlib
+import html
 import json
 import posixpath
 import re
@@ -2222,6 +2223,168 @@ class CapsMessagesAtTwoMebibytes(_Scale):
             event = cast("Event", {**event, "delta": event["delta"][: max(0, room)]})
             self._held[key] = self._held.get(key, 0) + len(event["delta"])
         return super().apply(event)
+
+
+class _ReadsExtraKeys(_Correct):
+    """A correct assembler but for an extra key it gives a provider's meaning."""
+
+    FAMILY: ClassVar[str] = "data"
+
+    def _extra_key(self, event: Event, key: str) -> object:
+        return _extra(event).get(key)
+
+
+@_breaks("EVT-EXTRA-KEYS")
+class IgnoresPingEvents(_ReadsExtraKeys):
+    """Breaks EVT-EXTRA-KEYS: an event whose ``type`` is a keep-alive (``ping``,
+    ``heartbeat``, ``keepalive``) is skipped, its delta and the message it creates lost."""
+
+    def apply(self, event: Event) -> str | None:
+        if self._extra_key(event, "type") in ("ping", "heartbeat", "keepalive"):
+            return None
+        return super().apply(event)
+
+
+@_breaks("EVT-EXTRA-KEYS")
+class DiscardsMessageOnError(_ReadsExtraKeys):
+    """Breaks EVT-EXTRA-KEYS: an event with an ``error`` throws the open message away, as
+    a handler of a provider failing mid-stream would."""
+
+    def apply(self, event: Event) -> str | None:
+        if self._extra_key(event, "error") is not None:
+            self._parts.pop(self._key(event["id"]), None)
+            return None
+        return super().apply(event)
+
+
+@_breaks("EVT-EXTRA-KEYS")
+class DropsOutOfOrderSequenceNumbers(_ReadsExtraKeys):
+    """Breaks EVT-EXTRA-KEYS: an event whose ``sequence_number`` is not above the last one
+    seen is dropped as a replay."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._last = -1
+
+    def apply(self, event: Event) -> str | None:
+        number = self._extra_key(event, "sequence_number")
+        if isinstance(number, int):
+            if number <= self._last:
+                return None
+            self._last = number
+        return super().apply(event)
+
+
+@_breaks("EVT-EXTRA-KEYS")
+class DropsDeltasBehindTheirOffset(_ReadsExtraKeys):
+    """Breaks EVT-EXTRA-KEYS: a delta whose ``offset`` key is below the text's length is
+    taken for a retransmission after a resume, and dropped."""
+
+    def apply(self, event: Event) -> str | None:
+        offset = self._extra_key(event, "offset")
+        held = self._parts.get(self._key(event["id"]))
+        if isinstance(offset, int) and held is not None and offset < len("".join(held)):
+            event = _without(event, "delta")
+        return super().apply(event)
+
+
+@_breaks("EVT-EXTRA-KEYS")
+class RestartsOnANewAttempt(_ReadsExtraKeys):
+    """Breaks EVT-EXTRA-KEYS: a higher ``attempt`` number starts the open message over, as
+    retry logic would."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._attempts: dict[str, int] = {}
+
+    def apply(self, event: Event) -> str | None:
+        attempt, key = self._extra_key(event, "attempt"), self._key(event["id"])
+        if isinstance(attempt, int) and attempt > self._attempts.get(key, 0):
+            self._attempts[key] = attempt
+            if key in self._parts:
+                self._parts[key] = []
+        return super().apply(event)
+
+
+@_breaks("EVT-EXTRA-KEYS")
+class CutsAtAStopSequence(_ReadsExtraKeys):
+    """Breaks EVT-EXTRA-KEYS: the completed text is cut at a stop sequence an event names
+    in its ``stop`` key."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._stops: dict[str, str] = {}
+
+    def apply(self, event: Event) -> str | None:
+        stop = self._extra_key(event, "stop")
+        if isinstance(stop, str) and stop:
+            self._stops[self._key(event["id"])] = stop
+        return super().apply(event)
+
+    def _finish(self, text: str) -> str:
+        for stop in self._stops.values():
+            text = text.split(stop, 1)[0]
+        return text
+
+
+@_breaks("EVT-ID-ANY")
+class UnescapesHtmlInIds(_Data):
+    """Breaks EVT-ID-ANY: ids go through ``html.unescape``, so ``a&amp;b`` is ``a&b``."""
+
+    def _key(self, message_id: str) -> str:
+        return html.unescape(message_id)
+
+
+@_breaks("EVT-ID-ANY")
+class ReadsPlusAsSpaceInIds(_Data):
+    """Breaks EVT-ID-ANY: ids are read as form-encoded, ``+`` for a space, so ``a+b`` is
+    ``a b``."""
+
+    def _key(self, message_id: str) -> str:
+        return message_id.replace("+", " ")
+
+
+@_breaks("EVT-ID-ANY")
+class StripsBidiMarksFromIds(_Data):
+    """Breaks EVT-ID-ANY: bidirectional marks and embeddings (LRM, RLM, U+202A-U+202E,
+    U+2066-U+2069) are stripped from ids."""
+
+    _BIDI = re.compile("[\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+    def _key(self, message_id: str) -> str:
+        return self._BIDI.sub("", message_id)
+
+
+@_breaks("APPEND-EXACT")
+class AppliesBackspaces(_Data):
+    """Breaks APPEND-EXACT: a backspace in a delta erases the character before it, as a
+    terminal would."""
+
+    def _finish(self, text: str) -> str:
+        kept: list[str] = []
+        for char in text:
+            if char == "\b":
+                if kept:
+                    kept.pop()
+            else:
+                kept.append(char)
+        return "".join(kept)
+
+    def get(self, message_id: str) -> str | None:
+        text = super().get(message_id)
+        return text if text is None or message_id in self._done else self._finish(text)
+
+
+@_breaks("INC-OFFSET-END")
+class ReadSinceNoneForAnEmptyOpenMessage(_Incremental):
+    """Breaks INC-OFFSET-END: ``read_since`` tests ``if not parts``, so an open message
+    created without a delta, read at its end (offset 0), reads as unknown."""
+
+    def read_since(self, message_id: str, offset: int) -> str | None:
+        parts = self._parts.get(message_id)
+        if message_id not in self._done and not parts:
+            return None
+        return super().read_since(message_id, offset)
 
 
 class _TimedReads(_Incremental):
