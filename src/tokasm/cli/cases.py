@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from ..conformance._cost import (
     ATTEMPTS,
     CACHE_FINAL,
+    IN_PROCESS_LIMIT,
     IN_PROCESS_PARTS,
     LIMIT,
     PARTS,
@@ -55,8 +56,8 @@ _PROBE_STEPS = (
     "  4  time batches of gets, short and long interleaved, min of several rounds, three\n"
     "     ways: long-bare against short-bare; long-joined against short-joined; both long\n"
     "     ones in turn against both short ones in turn, a delta to 'stream' sent with each\n"
-    f"     get; a way fails if a long read costs over {LIMIT:g}x a short one in {ATTEMPTS}\n"
-    f"     measurements out of {ATTEMPTS}"
+    f"     get; a way fails if a long read costs over {LIMIT:g}x a short one "
+    f"({IN_PROCESS_LIMIT:g}x in process)\n     in {ATTEMPTS} measurements out of {ATTEMPTS}"
 )
 
 
