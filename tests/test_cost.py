@@ -148,6 +148,8 @@ SEEN_BY = {
     "caches-only-on-a-bare-final": "when its final carried its last delta",
     "memoizes-the-last-read": "when two messages are read in turn",
     "read-cache-cleared-by-any-apply": "another one written before each read",
+    "joins-chunks-on-every-read": "grow with the message length: 2 parts",
+    "caches-only-short-texts": "grow with the message length: 2 parts",
 }
 
 

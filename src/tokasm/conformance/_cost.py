@@ -15,7 +15,10 @@ A cached target reads long and short alike (ratio near 1); an uncached one
 re-joins all those parts on every long read.
 
 Every message has the same text: returning it costs the same for all (over
-the protocol it is serialized), so only work per part differs.
+the protocol it is serialized), so only work per part differs. Over the
+protocol the text is short (cheap to send); in process it is long, as
+returning a text costs nothing there, so that a read joining a few large
+chunks, which copies it, shows too.
 
 The machine may be loaded, and load only ever adds time. Reads are timed in
 batches, short and long interleaved, the minimum of ``ROUNDS`` kept for each
@@ -77,9 +80,13 @@ PARTS = 30_000
 #: The same in process, where an uncached read of 10k parts costs forty times a
 #: cached one, and building the long messages is half of the probe.
 IN_PROCESS_PARTS = 10_000
-#: One delta in this many carries a character, the others are empty: the texts
-#: stay short (cheap to send), the parts many (costly to re-join).
+#: Over the protocol one delta in this many carries a character, the others are empty:
+#: the texts stay short (cheap to send), the parts many (costly to re-join).
 TEXT_EVERY = 10
+#: In process returning a text costs nothing whatever its length, so every delta
+#: carries this: the texts are long (100,000 characters), and a read that joins a
+#: few large chunks of parts copies them all, where a cached one copies nothing.
+IN_PROCESS_DELTA = "0123456789"
 #: A long read costing more than this many short reads is re-joining parts;
 #: a cached target measures 0.95 to 1.05, on a loaded machine too.
 LIMIT = 1.4
@@ -220,14 +227,20 @@ def _apply(message_id: str, delta: str | None = None, *, final: bool = False) ->
     return Apply(_INSTANCE, None, event)
 
 
-def _build(subject: Subject, parts: int, ids: _Ids) -> str:
+def _deltas(parts: int, in_process: bool) -> list[str]:
+    if in_process:
+        return [IN_PROCESS_DELTA] * parts
+    return ["x" if index % TEXT_EVERY == 0 else "" for index in range(parts)]
+
+
+def _build(subject: Subject, deltas: list[str], ids: _Ids) -> str:
     """On a fresh instance: the long message finalized by a bare final, the one whose
     final carries its last delta, the two short ones shaped alike (a delta, then the
     same two finals), an open message, and a third finalized last, so that no timed
     message is the newest (a correct target may keep a fast path for that one)."""
     subject.new(_INSTANCE)
-    deltas = ["x" if index % TEXT_EVERY == 0 else "" for index in range(parts)]
-    text, half = "".join(deltas), parts // TEXT_EVERY // 2
+    text = "".join(deltas)
+    half = len(text) // 2
     # Few distinct steps, each sent many times (a step is frozen, and its event is lent
     # as a copy): building 30,000 of them cost a tenth of the probe.
     for message_id, sent in ((ids.long_bare, deltas), (ids.long_joined, deltas[:-1])):
@@ -344,7 +357,7 @@ def probe_cache_final(subject: Subject, parts: int | None = None) -> CaseResult:
     limit = IN_PROCESS_LIMIT if in_process else LIMIT
     try:
         ids = _Ids.drawn()
-        text = _build(subject, parts, ids)
+        text = _build(subject, _deltas(parts, in_process), ids)
         # A first read of each, checked: a target that caches at its first read passes too.
         for message_id in (*ids.long, *ids.short):
             _expect(subject, Get(_INSTANCE, None, message_id), text)
