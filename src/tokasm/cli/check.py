@@ -99,7 +99,7 @@ Progress goes to stderr on a terminal only (never when CI is set, or with
 Besides the corpus, each target gets the cost probe cost.cache-final
 (CACHE-FINAL, docs/cost.md): reads after final must not grow with the number
 of parts. It is reported, selected (-k) and listed (--xfail) like a case;
-about 0.2 s in process, 1 to 3 s over the protocol (--no-cost-probe skips it).
+about 0.1 s in process, 0.3 to 3 s over the protocol (--no-cost-probe skips it).
 The bundled naive-join breaks it by design: an expected failure.
 
 For CI: --junit and --json for machines, --markdown for a pull request.
