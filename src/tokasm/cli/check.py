@@ -80,7 +80,11 @@ if TYPE_CHECKING:
 
 __all__ = ["add_parser", "run"]
 
-DESCRIPTION = """\
+#: What the cost probe costs, as docs/cost.md measured it (said in the description and
+#: in --cost-probe's help).
+PROBE_COST = "about 0.1 s in process, 0.3 to 3 s over the protocol"
+
+DESCRIPTION = f"""\
 Run the conformance corpus against one or more targets.
 
 With no TARGET, every bundled backend is checked. A TARGET is MODULE:ATTR,
@@ -99,7 +103,7 @@ Progress goes to stderr on a terminal only (never when CI is set, or with
 Besides the corpus, each target gets the cost probe cost.cache-final
 (CACHE-FINAL, docs/cost.md): reads after final must not grow with the number
 of parts. It is reported, selected (-k) and listed (--xfail) like a case;
-about 0.1 s in process, 0.3 to 3 s over the protocol (--no-cost-probe skips it).
+{PROBE_COST} (--no-cost-probe skips it).
 The bundled naive-join breaks it by design: an expected failure.
 
 For CI: --junit and --json for machines, --markdown for a pull request.
@@ -227,7 +231,7 @@ def add_parser(commands: Commands) -> None:
         "--cost-probe",
         action=argparse.BooleanOptionalAction,
         help=f"measure CACHE-FINAL on each target as the check {PROBE_ID} (default on; "
-        "about 0.1 s in process, 0.3 to 3 s over the protocol; docs/cost.md)",
+        f"{PROBE_COST}; docs/cost.md)",
     )
     # On, set apart from the option: Python 3.10 appends "(default: True)" to the help of
     # a BooleanOptionalAction that has a default of its own.
