@@ -2589,21 +2589,6 @@ class ReadCacheClearedByAnyApply(RejoinsAfterFinal):
         return self._cache[message_id]
 
 
-class JoinsChunksOnEveryRead(RejoinsAfterFinal):
-    """Breaks CACHE-FINAL: every 256 parts are joined into a chunk as they come, and a read
-    after final joins the chunks, copying the whole text each time. In process only: over
-    the protocol the probe's texts are too short for the copy to show."""
-
-    IN_PROCESS_ONLY: ClassVar[bool] = True
-
-    def apply(self, event: Event) -> str | None:
-        text = super().apply(event)
-        parts = self._parts.get(event["id"])
-        if parts is not None and len(parts) > 256 and event["id"] not in self._finalized:
-            parts[-257:-1] = ["".join(parts[-257:-1])]
-        return text
-
-
 class CachesOnlyShortTexts(JoinsOnceAtFinal):
     """Breaks CACHE-FINAL: only texts up to 32 KiB are cached, to bound memory; a longer one
     is joined again at every read. In process only: over the protocol the probe's texts
@@ -2626,7 +2611,6 @@ COST_MUTANTS: dict[str, type[RejoinsAfterFinal]] = {
         CachesOnlyOnABareFinal,
         MemoizesTheLastRead,
         ReadCacheClearedByAnyApply,
-        JoinsChunksOnEveryRead,
         CachesOnlyShortTexts,
     )
 }

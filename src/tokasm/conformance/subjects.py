@@ -94,6 +94,12 @@ def _result_of(step: Step, assembler: Assembler) -> str | Foreign | None:
     return _returned(step.perform(assembler))
 
 
+def _dropped(step: Step, assembler: Assembler) -> None:
+    """Perform ``step``, what it returned freed in here, under the caller's watchdog (a
+    finalizer of it may hang too)."""
+    step.perform(assembler)
+
+
 def _target_error(error: BaseException) -> ImplementationError:
     """What the target raised, as the case's error, where it was raised included; the user's
     own Ctrl-C is raised on."""
@@ -207,6 +213,17 @@ class PythonSubject:
         if isinstance(step, Apply):
             return self._apply_lent(assembler, step.event)
         return self._call(_result_of, step, assembler)
+
+    def perform_unread(self, step: Step) -> None:
+        """Perform ``step`` and drop what it returned as it is, for timing: making a ``str``
+        subclass's text a ``str`` copies it, which would time the kit, not the target."""
+        assembler = self._instances.get(step.instance)
+        if assembler is None:
+            raise ImplementationError("KeyError", f"no instance {step.instance!r} was created")
+        if isinstance(step, Apply):
+            self._apply_lent(assembler, step.event)
+        else:
+            self._call(_dropped, step, assembler)
 
     def _apply_lent(self, assembler: Assembler, event: object) -> str | Foreign | None:
         """``apply(event)``, the event lent, the call made and the event taken back in one
