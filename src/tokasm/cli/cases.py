@@ -13,10 +13,13 @@ import fnmatch
 from typing import TYPE_CHECKING
 
 from ..conformance._cost import (
+    AFTER,
     ATTEMPTS,
     CACHE_FINAL,
+    IN_PROCESS_DELTA,
     IN_PROCESS_LIMIT,
     IN_PROCESS_PARTS,
+    IN_PROCESS_SHORT_PARTS,
     LIMIT,
     PARTS,
     PROBE_ID,
@@ -47,13 +50,15 @@ TAIL_STEPS = 5
 _PROBE_STEPS = (
     f"cost probe (not a corpus case; docs/cost.md), rule {CACHE_FINAL}, profile required:\n"
     f"  1  apply {PARTS} deltas ({IN_PROCESS_PARTS} in process) to message 'long-bare' (one\n"
-    f"     'x' in every {TEXT_EVERY}, the others empty), then a final; the same to "
-    "'long-joined',\n     its last delta on the final\n"
-    "  2  apply the same text to 'short-bare' as one delta, then a final; to 'short-joined'\n"
-    "     as two halves, the second on the final; a delta to the open message 'stream';\n"
-    "     finalize one more message, never read\n"
-    "  3  get each long and short message once: each must return that text\n"
-    "  4  time batches of gets, short and long interleaved, min of several rounds, three\n"
+    f"     'x' in every {TEXT_EVERY}, the others empty; in process each "
+    f"{IN_PROCESS_DELTA!r}); the same\n     to 'long-joined'\n"
+    f"  2  apply the same text in 2 parts ({IN_PROCESS_SHORT_PARTS} in process) to "
+    "'short-bare' and 'short-joined'\n"
+    "  3  finalize them in turn: the bare ones by a final without a delta, the joined ones\n"
+    f"     by a final carrying the last delta; a delta to the open message 'stream'; "
+    f"finalize\n     {AFTER} more messages, never read\n"
+    "  4  get each long and short message once: each must return that text\n"
+    "  5  time batches of gets, short and long interleaved, min of several rounds, three\n"
     "     ways: long-bare against short-bare; long-joined against short-joined; both long\n"
     "     ones in turn against both short ones in turn, a delta to 'stream' sent with each\n"
     f"     get; a way fails if a long read costs over {LIMIT:g}x a short one "

@@ -55,6 +55,7 @@ __all__ = [
     "AFTER",
     "ATTEMPTS",
     "CACHE_FINAL",
+    "IN_PROCESS_DELTA",
     "IN_PROCESS_LIMIT",
     "IN_PROCESS_PARTS",
     "IN_PROCESS_SHORT_PARTS",
