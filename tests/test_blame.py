@@ -24,7 +24,7 @@ from tokasm.conformance.subjects import PythonSubject
 if TYPE_CHECKING:
     from tokasm.conformance.corpus import Corpus
 
-#: At least this share of the mutants is blamed on its own rule (135 of 161 now).
+#: At least this share of the mutants is blamed on its own rule (146 of 172 now).
 FLOOR = 0.78
 
 #: Mutants whose own rule is not put first, with the rule that is, as last measured.
