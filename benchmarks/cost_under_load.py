@@ -23,11 +23,11 @@ import sys
 import time
 from pathlib import Path
 
-from tokasm.conformance._cost import probe_cache_final
-from tokasm.conformance._protocol_client import CommandSubject
-from tokasm.conformance.subjects import PythonSubject, Subject
-from tokasm.conformance.testee import python_testee_command
 from tokasm.implementations import BACKENDS
+from tokasm.protocol._client import CommandSubject
+from tokasm.protocol.testee import python_testee_command
+from tokasm.run._cost import probe_cache_final
+from tokasm.run.subjects import PythonSubject, Subject
 
 ROOT = Path(__file__).resolve().parent.parent
 TESTS = ROOT / "tests"

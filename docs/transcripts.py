@@ -55,7 +55,7 @@ class Transcript:
     varies: Varies = "timings"
 
 
-TESTEE = "python -m tokasm.conformance.testee"
+TESTEE = "python -m tokasm.protocol.testee"
 TRANSCRIPTS: dict[str, Transcript] = {
     "check-bundled": Transcript(("tokasm check",)),
     "check-myasm": Transcript(("tokasm check myasm:MyAssembler", "echo $?")),

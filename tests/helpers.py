@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tokasm.cli import main
-from tokasm.conformance._paths import spec_dir
+from tokasm.corpus._paths import spec_dir
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping

@@ -2480,9 +2480,9 @@ class PopsToolCalls(_OwnsNothing):
 
 # Cost (CACHE-FINAL) ---------------------------------------------------------------------
 # Not in MUTANTS: no corpus case can see a cost. The cost probe (``tokasm check``'s
-# ``cost.cache-final``, tokasm.conformance._cost) must flag the first and pass the second,
+# ``cost.cache-final``, tokasm.run._cost) must flag the first and pass the second,
 # which differ only in the cache: in process, and served over the protocol with
-# ``python -m tokasm.conformance.testee mutants:RejoinsAfterFinal`` (tests/test_cost.py).
+# ``python -m tokasm.protocol.testee mutants:RejoinsAfterFinal`` (tests/test_cost.py).
 
 
 class RejoinsAfterFinal:

@@ -524,7 +524,7 @@ def test_an_unwritable_report_exits_2_before_measuring(
 
 
 def test_a_protocol_testee_is_measured_per_request(project: Path) -> None:
-    testee = f"{sys.executable} -m tokasm.conformance.testee chunked"
+    testee = f"{sys.executable} -m tokasm.protocol.testee chunked"
     ran = tokasm_cmd(
         project,
         "bench",

@@ -15,14 +15,14 @@ from typing import TYPE_CHECKING
 import pytest
 
 from mutants import MUTANTS
-from tokasm.conformance._blame import SITUATIONS, blame
-from tokasm.conformance.corpus import load_corpus, requirement_ids
-from tokasm.conformance.results import FAILING, CaseResult
-from tokasm.conformance.runner import DEFAULT_PROFILES, EVENT_OWNED, run_cases
-from tokasm.conformance.subjects import PythonSubject
+from tokasm.corpus._load import load_corpus, requirement_ids
+from tokasm.report._blame import SITUATIONS, blame
+from tokasm.run.results import FAILING, CaseResult
+from tokasm.run.runner import DEFAULT_PROFILES, EVENT_OWNED, run_cases
+from tokasm.run.subjects import PythonSubject
 
 if TYPE_CHECKING:
-    from tokasm.conformance.corpus import Corpus
+    from tokasm.corpus._load import Corpus
 
 #: At least this share of the mutants is blamed on its own rule (146 of 172 now).
 FLOOR = 0.78

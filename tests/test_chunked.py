@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import tokasm
-from tokasm.conformance.model import ModelAssembler
+from tokasm.corpus.model import ModelAssembler
 from tokasm.implementations import BACKENDS, DEFAULT_BACKEND, Event, chunked
 from tokasm.implementations.chunked import COMPACT_EVERY, ChunkedAssembler
 

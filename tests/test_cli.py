@@ -23,8 +23,8 @@ import pytest
 
 import tokasm
 from helpers import QUICK, Ran, copy_spec, tokasm_cmd, tokasm_here, tokasm_main, user_folder
-from tokasm.conformance._paths import SPEC_DIR_ENV, spec_dir
-from tokasm.conformance.corpus import load_corpus
+from tokasm.corpus._load import load_corpus
+from tokasm.corpus._paths import SPEC_DIR_ENV, spec_dir
 
 REPO = Path(__file__).resolve().parent.parent
 MUTANTS = Path(__file__).with_name("mutants.py")
@@ -288,7 +288,7 @@ def test_wheel_carries_corpus_and_runs_from_anywhere(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k != SPEC_DIR_ENV}
     env["PYTHONPATH"] = str(installed)
     where = subprocess.run(
-        [sys.executable, "-c", "from tokasm.conformance._paths import spec_dir; print(spec_dir())"],
+        [sys.executable, "-c", "from tokasm.corpus._paths import spec_dir; print(spec_dir())"],
         cwd=empty,
         env=env,
         capture_output=True,

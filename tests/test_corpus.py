@@ -12,15 +12,15 @@ from typing import TYPE_CHECKING
 import pytest
 
 from helpers import copy_spec
-from tokasm.conformance import corpus as corpus_module
-from tokasm.conformance._paths import SPEC_DIR_ENV, spec_dir
-from tokasm.conformance.corpus import (
+from tokasm.corpus import _load as corpus_module
+from tokasm.corpus._load import (
     CorpusError,
     load_corpus,
     load_file,
     requirement_ids,
 )
-from tokasm.conformance.steps import Apply, Get, Raises, ReadSince, Returns
+from tokasm.corpus._paths import SPEC_DIR_ENV, spec_dir
+from tokasm.corpus.steps import Apply, Get, Raises, ReadSince, Returns
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -12,18 +12,18 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from tokasm.conformance._paths import spec_dir
-from tokasm.conformance.corpus import load_corpus, requirement_ids
-from tokasm.conformance.model import ModelAssembler
-from tokasm.conformance.results import FAILING
-from tokasm.conformance.runner import run_cases
-from tokasm.conformance.steps import Apply, Get, Raises
-from tokasm.conformance.subjects import PythonSubject
+from tokasm.corpus._load import load_corpus, requirement_ids
+from tokasm.corpus._paths import spec_dir
+from tokasm.corpus.model import ModelAssembler
+from tokasm.corpus.steps import Apply, Get, Raises
 from tokasm.implementations import BACKENDS, ListJoinAssembler, StrictAssembler
+from tokasm.run.results import FAILING
+from tokasm.run.runner import run_cases
+from tokasm.run.subjects import PythonSubject
 
 if TYPE_CHECKING:
-    from tokasm.conformance.corpus import Case, Corpus
-    from tokasm.conformance.subjects import Subject
+    from tokasm.corpus._load import Case, Corpus
+    from tokasm.run.subjects import Subject
 
 #: Expanded steps the whole corpus may hold, so `tokasm check` stays quick. More than half
 #: are the stress cases (16385 deltas in one message, 5000 messages open and then

@@ -22,7 +22,9 @@ import pytest
 
 from helpers import tokasm_here
 from mutants import COST_MUTANTS, JoinsOnceAtFinal, RejoinsAfterFinal
-from tokasm.conformance._cost import (
+from tokasm.errors import SubjectFault
+from tokasm.implementations import BACKENDS
+from tokasm.run._cost import (
     ATTEMPTS,
     CACHE_FINAL,
     LIMIT,
@@ -31,14 +33,12 @@ from tokasm.conformance._cost import (
     judge,
     probe_cache_final,
 )
-from tokasm.conformance.subjects import Foreign, PythonSubject
-from tokasm.errors import SubjectFault
-from tokasm.implementations import BACKENDS
+from tokasm.run.subjects import Foreign, PythonSubject
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
 
-    from tokasm.conformance.steps import Step
+    from tokasm.corpus.steps import Step
     from tokasm.implementations import Event
 
 TESTS = Path(__file__).resolve().parent
@@ -328,7 +328,7 @@ def test_over_the_protocol_uncached_is_flagged_and_cached_passes(tmp_path: Path)
     """The kit in process, the targets in testee processes started in this folder."""
 
     def testee(target: str) -> str:
-        return shlex.join([sys.executable, "-m", "tokasm.conformance.testee", target])
+        return shlex.join([sys.executable, "-m", "tokasm.protocol.testee", target])
 
     report = tmp_path / "report.json"
     ran = tokasm_here(

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tokasm.conformance.corpus import requirement_ids
+from tokasm.corpus._load import requirement_ids
 
 REPO = Path(__file__).resolve().parent.parent
 SPEC = REPO / "spec"

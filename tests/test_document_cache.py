@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from helpers import copy_spec
-from tokasm.conformance import corpus as corpus_module
-from tokasm.conformance._paths import CACHE_DIR_ENV, cache_dir, spec_dir
-from tokasm.conformance.corpus import CorpusError, load_file
+from tokasm.corpus import _load as corpus_module
+from tokasm.corpus._load import CorpusError, load_file
+from tokasm.corpus._paths import CACHE_DIR_ENV, cache_dir, spec_dir
 
 CASE = """\
 description: Cases for the cache test

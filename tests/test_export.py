@@ -19,12 +19,12 @@ import pytest
 from helpers import user_case_folder
 from mutants import MUTANTS
 from tokasm.cli import main
-from tokasm.conformance._export import json_can_carry
-from tokasm.conformance._paths import spec_dir
-from tokasm.conformance.corpus import PROFILES, load_corpus, parse_case
-from tokasm.conformance.runner import run_cases
-from tokasm.conformance.subjects import PythonSubject
+from tokasm.corpus._export import json_can_carry
+from tokasm.corpus._load import PROFILES, load_corpus, parse_case
+from tokasm.corpus._paths import spec_dir
 from tokasm.implementations import BACKENDS, StrictAssembler
+from tokasm.run.runner import run_cases
+from tokasm.run.subjects import PythonSubject
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -23,30 +23,30 @@ from hypothesis import strategies as st
 
 from helpers import QUICK, Ran, copy_spec, tokasm_cmd, tokasm_main, user_folder
 from mutants import MUTANTS
-from tokasm.conformance import _fuzz as fuzz_module
-from tokasm.conformance._fuzz import FuzzReport, fuzz
-from tokasm.conformance._fuzz_cases import case_document, dump_case_file
-from tokasm.conformance._fuzz_strategies import Program, any_texts
-from tokasm.conformance._fuzzing import (
+from tokasm.corpus._load import load_corpus, load_file
+from tokasm.corpus._paths import CACHE_DIR_ENV, SPEC_DIR_ENV, spec_dir
+from tokasm.corpus.steps import Apply, Get, Returns
+from tokasm.errors import SubjectFault
+from tokasm.fuzz import _search as fuzz_module
+from tokasm.fuzz._cases import case_document, dump_case_file
+from tokasm.fuzz._phase import (
     CHECK_EXAMPLES,
     HYPOTHESIS_STORAGE_ENV,
     SHRINK_BUDGET,
     fuzz_phase,
 )
-from tokasm.conformance._paths import CACHE_DIR_ENV, SPEC_DIR_ENV, spec_dir
-from tokasm.conformance._protocol_client import CommandSubject
-from tokasm.conformance.corpus import load_corpus, load_file
-from tokasm.conformance.results import CaseResult
-from tokasm.conformance.runner import run_case
-from tokasm.conformance.steps import Apply, Get, Returns
-from tokasm.conformance.subjects import Foreign, PythonSubject
-from tokasm.conformance.testee import python_testee_command
-from tokasm.errors import SubjectFault
+from tokasm.fuzz._search import FuzzReport, fuzz
+from tokasm.fuzz._strategies import Program, any_texts
 from tokasm.implementations import BACKENDS
+from tokasm.protocol._client import CommandSubject
+from tokasm.protocol.testee import python_testee_command
+from tokasm.run.results import CaseResult
+from tokasm.run.runner import run_case
+from tokasm.run.subjects import Foreign, PythonSubject
 
 if TYPE_CHECKING:
-    from tokasm.conformance.steps import Step
-    from tokasm.conformance.subjects import Subject
+    from tokasm.corpus.steps import Step
+    from tokasm.run.subjects import Subject
 
 # Mutants the fuzzer must find within FOUND_WITHIN examples at seed 0; each
 # breaks one rule (tests/mutants.py) the way real implementations do.
@@ -470,7 +470,7 @@ def test_cli_shrink_budget_reaches_the_fuzzer(
 
 
 def test_cli_fuzzes_a_protocol_testee(project: Path) -> None:
-    testee = f"{sys.executable} -m tokasm.conformance.testee"
+    testee = f"{sys.executable} -m tokasm.protocol.testee"
     clean = tokasm_cmd(
         project, "fuzz", "--cmd", f"{testee} list-join", "--examples", "30", "--seed", "0"
     )

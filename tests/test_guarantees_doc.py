@@ -12,10 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from tokasm import errors
+from tokasm import _display, errors
 from tokasm.cli import options
-from tokasm.conformance import _display, _protocol, _protocol_client, _reports, _xfail, corpus
-from tokasm.conformance._paths import spec_dir
+from tokasm.corpus import _load as corpus
+from tokasm.corpus._paths import spec_dir
+from tokasm.protocol import _client as _protocol_client
+from tokasm.protocol import _codec as _protocol
+from tokasm.report import _render as _reports
+from tokasm.report import _xfail
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 

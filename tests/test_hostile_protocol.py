@@ -32,12 +32,12 @@ import pytest
 from helpers import QUICK, running_processes, tokasm_here, tokasm_program
 from tokasm.cli import main
 from tokasm.cli.options import MAX_SECONDS
-from tokasm.conformance._paths import spec_dir
-from tokasm.conformance._protocol import MAX_DEPTH, MAX_LINE_BYTES, MAX_VALUES
-from tokasm.conformance._protocol_client import BREAKER_FAULTS
-from tokasm.conformance.corpus import load_corpus
-from tokasm.conformance.testee import python_testee_command
+from tokasm.corpus._load import load_corpus
+from tokasm.corpus._paths import spec_dir
 from tokasm.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED, EXIT_USAGE
+from tokasm.protocol._client import BREAKER_FAULTS
+from tokasm.protocol._codec import MAX_DEPTH, MAX_LINE_BYTES, MAX_VALUES
+from tokasm.protocol.testee import python_testee_command
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -247,7 +247,7 @@ def test_restarts_that_hang_count_as_faults(tmp_path: Path, few: list[str]) -> N
     # the request timeout can be a hang's, and so can a restart's hello (a restart waits
     # for it the first start's time four times over, plus RESTART_MARGIN: 0.25 s here).
     testee = hostile("hang-restart", tmp_path, "--at", "2")
-    margin = {"tokasm.conformance._protocol_client.RESTART_MARGIN": 0.25}
+    margin = {"tokasm.protocol._client.RESTART_MARGIN": 0.25}
     ran = kit(tmp_path, "--timeout", HANG_TIMEOUT, "--cmd", testee, *few, *QUICK, shortened=margin)
     assert_clean(ran, EXIT_FAILED)
     messages = [message for outcome, message in outcomes(ran) if outcome == "errored"]

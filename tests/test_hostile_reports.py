@@ -27,8 +27,8 @@ import jsonschema
 import pytest
 
 from helpers import BROKEN, GOOD, QUICK, copy_spec, tokasm_cmd, tokasm_here, tokasm_started
-from tokasm.conformance._paths import SPEC_DIR_ENV, spec_dir
-from tokasm.conformance.corpus import load_corpus
+from tokasm.corpus._load import load_corpus
+from tokasm.corpus._paths import SPEC_DIR_ENV, spec_dir
 
 if TYPE_CHECKING:
     from helpers import Ran

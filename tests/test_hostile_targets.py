@@ -27,11 +27,11 @@ import jsonschema
 import pytest
 
 from helpers import QUICK, Ran, running_processes, tokasm_cmd, tokasm_here, tokasm_started
-from tokasm.conformance._paths import spec_dir
-from tokasm.conformance.corpus import load_corpus
-from tokasm.conformance.runner import run_case
-from tokasm.conformance.subjects import PythonSubject
+from tokasm.corpus._load import load_corpus
+from tokasm.corpus._paths import spec_dir
 from tokasm.implementations import ListJoinAssembler
+from tokasm.run.runner import run_case
+from tokasm.run.subjects import PythonSubject
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -908,7 +908,7 @@ def test_a_finalizer_that_hangs_when_the_kept_events_go_is_a_hang_like_any_other
 def _testees(folder: Path) -> Iterator[str]:
     """Command lines of running processes that serve a target from ``folder``."""
     for cwd, cmdline in running_processes():
-        if cwd == str(folder) and "tokasm.conformance.testee" in cmdline:
+        if cwd == str(folder) and "tokasm.protocol.testee" in cmdline:
             yield cmdline
 
 

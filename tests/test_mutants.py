@@ -17,19 +17,19 @@ import pytest
 import tokasm
 from helpers import tokasm_main, user_folder
 from mutants import DESIGN_FAMILIES, MUTANTS
-from tokasm.conformance.corpus import load_corpus, requirement_ids
-from tokasm.conformance.results import FAILING
-from tokasm.conformance.runner import DEFAULT_PROFILES, run_cases
-from tokasm.conformance.subjects import PythonSubject
+from tokasm.corpus._load import load_corpus, requirement_ids
 from tokasm.implementations import BACKENDS, IncrementalAssembler, strict
+from tokasm.run.results import FAILING
+from tokasm.run.runner import DEFAULT_PROFILES, run_cases
+from tokasm.run.subjects import PythonSubject
 from unusual import DictSubclassStore
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from tokasm.conformance.corpus import Corpus
-    from tokasm.conformance.results import CaseResult
+    from tokasm.corpus._load import Corpus
     from tokasm.implementations import Assembler
+    from tokasm.run.results import CaseResult
 
 
 @pytest.fixture(scope="module")

@@ -19,8 +19,8 @@ import pytest
 
 from helpers import QUICK, user_case_folder
 from tokasm.cli import main
-from tokasm.conformance.corpus import PROFILES
-from tokasm.conformance.runner import DEFAULT_PROFILES
+from tokasm.corpus._load import PROFILES
+from tokasm.run.runner import DEFAULT_PROFILES
 
 pytestmark = [
     pytest.mark.node,

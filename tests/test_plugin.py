@@ -22,7 +22,7 @@ import pytest
 
 from helpers import QUICK
 from tokasm.cli import main as tokasm_main
-from tokasm.conformance.corpus import load_corpus
+from tokasm.corpus._load import load_corpus
 
 if TYPE_CHECKING:
     from collections.abc import Collection

@@ -16,7 +16,11 @@ import pytest
 
 from helpers import QUICK, example_session
 from tokasm.cli import main
-from tokasm.conformance._protocol import (
+from tokasm.corpus._load import load_corpus
+from tokasm.corpus.steps import Apply, ReadSince
+from tokasm.errors import ImplementationError
+from tokasm.protocol._client import CommandSubject
+from tokasm.protocol._codec import (
     ProtocolError,
     decode,
     encode,
@@ -25,12 +29,8 @@ from tokasm.conformance._protocol import (
     parse_hello,
     parse_result,
 )
-from tokasm.conformance._protocol_client import CommandSubject
-from tokasm.conformance.corpus import load_corpus
-from tokasm.conformance.runner import run_cases
-from tokasm.conformance.steps import Apply, ReadSince
-from tokasm.conformance.testee import python_testee_command
-from tokasm.errors import ImplementationError
+from tokasm.protocol.testee import python_testee_command
+from tokasm.run.runner import run_cases
 
 REPO = Path(__file__).resolve().parent.parent
 NODE_TESTEE = REPO / "testees" / "node" / "tokasm-testee.js"

@@ -15,14 +15,14 @@ from typing import TYPE_CHECKING
 import pytest
 
 from tokasm.cli import main
-from tokasm.conformance._protocol_client import CommandSubject
-from tokasm.conformance.corpus import load_corpus
-from tokasm.conformance.runner import run_cases
+from tokasm.corpus._load import load_corpus
 from tokasm.errors import TargetError
+from tokasm.protocol._client import CommandSubject
+from tokasm.run.runner import run_cases
 
 if TYPE_CHECKING:
-    from tokasm.conformance.corpus import Case
-    from tokasm.conformance.results import CaseResult
+    from tokasm.corpus._load import Case
+    from tokasm.run.results import CaseResult
 
 FAULTY = Path(__file__).resolve().parent / "testees" / "faulty.py"
 TIMEOUT = 0.25  # a hang costs this; far above a normal request (well under 1 ms)

@@ -15,8 +15,11 @@ import jsonschema
 import pytest
 
 from helpers import example_session
-from tokasm.conformance._paths import spec_dir
-from tokasm.conformance._protocol import (
+from tokasm.corpus._load import load_corpus
+from tokasm.corpus._paths import spec_dir
+from tokasm.errors import ImplementationError
+from tokasm.implementations import BACKENDS, strict
+from tokasm.protocol._codec import (
     ProtocolError,
     decode,
     encode,
@@ -25,11 +28,8 @@ from tokasm.conformance._protocol import (
     parse_hello,
     parse_result,
 )
-from tokasm.conformance.corpus import load_corpus
-from tokasm.conformance.subjects import PythonSubject
-from tokasm.conformance.testee import respond
-from tokasm.errors import ImplementationError
-from tokasm.implementations import BACKENDS, strict
+from tokasm.protocol.testee import respond
+from tokasm.run.subjects import PythonSubject
 
 STEPS_PER_CASE = 40  # enough to meet every op and event shape; the long cases repeat themselves
 

@@ -10,9 +10,9 @@ import jsonschema
 import pytest
 
 import tokasm
-from tokasm.conformance._paths import spec_dir
-from tokasm.conformance._progress import Progress, progress_wanted
-from tokasm.conformance._reports import (
+from tokasm.corpus._paths import spec_dir
+from tokasm.report._progress import Progress, progress_wanted
+from tokasm.report._render import (
     json_report,
     markdown_report,
     render_card,
@@ -22,7 +22,7 @@ from tokasm.conformance._reports import (
     write_junit,
     write_markdown,
 )
-from tokasm.conformance.results import OUTCOMES, CaseResult, TargetRun
+from tokasm.run.results import OUTCOMES, CaseResult, TargetRun
 
 if TYPE_CHECKING:
     from pathlib import Path

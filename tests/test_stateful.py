@@ -1,6 +1,6 @@
 """Every bundled backend, driven step by step by a Hypothesis state machine, matches the model.
 
-The machine (``tokasm.conformance.stateful``) interleaves look-alike ids,
+The machine (``tokasm.fuzz.stateful``) interleaves look-alike ids,
 sends empty, whitespace, non-ASCII and long deltas, finals and re-finals,
 gets of known and unknown ids and read_since, on two instances, and checks
 every message against the model after every step. CI runs it derandomized.
@@ -15,7 +15,7 @@ from hypothesis import Phase, settings
 
 import tokasm
 from mutants import MUTANTS
-from tokasm.conformance.stateful import run_conformance_test
+from tokasm.fuzz.stateful import run_conformance_test
 from tokasm.implementations import BACKENDS
 
 if TYPE_CHECKING:

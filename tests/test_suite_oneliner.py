@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from tokasm.conformance import suite
-from tokasm.conformance._xfail import XfailError
-from tokasm.conformance.corpus import load_corpus
+from tokasm.corpus._load import load_corpus
 from tokasm.implementations import StringIOAssembler
+from tokasm.report._xfail import XfailError
 
 pytest_plugins = ["pytester"]
 

@@ -15,8 +15,8 @@ import pytest
 
 from helpers import QUICK, USER_CASES, tokasm_here, user_case_folder
 from tokasm.cli import main
-from tokasm.conformance._paths import spec_dir
-from tokasm.conformance.corpus import load_corpus
+from tokasm.corpus._load import load_corpus
+from tokasm.corpus._paths import spec_dir
 
 pytest_plugins = ["pytester"]
 

@@ -7,17 +7,17 @@ from typing import TYPE_CHECKING
 import pytest
 
 from mutants import RefinalReturnsNone
-from tokasm.conformance._xfail import XfailError, apply_xfail, load_xfail, write_xfail
-from tokasm.conformance.corpus import load_corpus
-from tokasm.conformance.results import TargetRun
-from tokasm.conformance.runner import run_cases
-from tokasm.conformance.subjects import PythonSubject
+from tokasm.corpus._load import load_corpus
 from tokasm.implementations import ListJoinAssembler
+from tokasm.report._xfail import XfailError, apply_xfail, load_xfail, write_xfail
+from tokasm.run.results import TargetRun
+from tokasm.run.runner import run_cases
+from tokasm.run.subjects import PythonSubject
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from tokasm.conformance.corpus import Corpus
+    from tokasm.corpus._load import Corpus
     from tokasm.implementations import AssemblerFactory
 
 

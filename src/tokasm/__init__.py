@@ -12,22 +12,22 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ._versions import __version__
+from tokasm._versions import __version__
 
 if TYPE_CHECKING:
-    from .implementations import Assembler, Event
-    from .implementations.chunked import ChunkedAssembler as TokenAssembler
+    from tokasm.implementations import Assembler, Event
+    from tokasm.implementations.chunked import ChunkedAssembler as TokenAssembler
 
 __all__ = ["Assembler", "Event", "TokenAssembler", "__version__"]
 
 
 def __getattr__(name: str) -> object:
     if name == "TokenAssembler":
-        from .implementations.chunked import ChunkedAssembler
+        from tokasm.implementations.chunked import ChunkedAssembler
 
         return ChunkedAssembler
     if name in ("Assembler", "Event"):
-        from . import implementations
+        from tokasm import implementations
 
         return getattr(implementations, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from .cli import command
+from tokasm.cli import command
 
 command()

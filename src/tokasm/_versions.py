@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from .conformance._paths import spec_dir
-from .errors import CorpusError
+from tokasm.corpus._paths import spec_dir
+from tokasm.errors import CorpusError
 
 __all__ = ["PROTOCOL_VERSION", "__version__", "corpus_version", "version_line"]
 

@@ -32,10 +32,10 @@ def strike(mode: str, number: int) -> None:
 
 def serve(mode: str, strike_at: int, marker: Path | None) -> None:
     """Serve list-join, faulting as ``mode`` says."""
-    from tokasm.conformance._protocol import encode
-    from tokasm.conformance.subjects import PythonSubject
-    from tokasm.conformance.testee import respond
     from tokasm.implementations import ListJoinAssembler
+    from tokasm.protocol._codec import encode
+    from tokasm.protocol.testee import respond
+    from tokasm.run.subjects import PythonSubject
 
     subject = PythonSubject(ListJoinAssembler, f"faulty-{mode}")
     armed = mode in ONCE and marker is not None and not marker.exists()

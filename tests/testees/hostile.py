@@ -75,10 +75,10 @@ def strike(mode: str, answer: bytes) -> bytes:
 
 
 def serve(args: argparse.Namespace, restarted: bool) -> None:
-    from tokasm.conformance._protocol import encode
-    from tokasm.conformance.subjects import PythonSubject
-    from tokasm.conformance.testee import respond
     from tokasm.implementations import ListJoinAssembler
+    from tokasm.protocol._codec import encode
+    from tokasm.protocol.testee import respond
+    from tokasm.run.subjects import PythonSubject
 
     subject = PythonSubject(ListJoinAssembler, "hostile")
     requests = sys.stdin.buffer
@@ -114,10 +114,10 @@ def serve(args: argparse.Namespace, restarted: bool) -> None:
 
 def serve_one_line_per_read() -> None:
     """The classic mistake with pipelining: one ``read``, one answer, the rest dropped."""
-    from tokasm.conformance._protocol import encode
-    from tokasm.conformance.subjects import PythonSubject
-    from tokasm.conformance.testee import respond
     from tokasm.implementations import ListJoinAssembler
+    from tokasm.protocol._codec import encode
+    from tokasm.protocol.testee import respond
+    from tokasm.run.subjects import PythonSubject
 
     subject = PythonSubject(ListJoinAssembler, "hostile")
     while chunk := os.read(0, 1 << 16):

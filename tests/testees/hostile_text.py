@@ -24,10 +24,10 @@ def main() -> None:
     name: str = json.loads(args.name_json)
     text: str = name if args.error_json is None else json.loads(args.error_json)
 
-    from tokasm.conformance._protocol import encode
-    from tokasm.conformance.subjects import PythonSubject
-    from tokasm.conformance.testee import respond
     from tokasm.implementations import ListJoinAssembler
+    from tokasm.protocol._codec import encode
+    from tokasm.protocol.testee import respond
+    from tokasm.run.subjects import PythonSubject
 
     subject = PythonSubject(ListJoinAssembler, "hostile")
     error = text + "x" * max(0, args.error_chars - len(text))

@@ -11,14 +11,14 @@ durations, and ``_contenders`` wraps backends, targets and protocol testees.
 
 from __future__ import annotations
 
-from ._contenders import bundled_contenders, python_contender
-from ._fit import predict_seconds, scaling_exponent, verdict
-from ._measure import MemoryPeak, interleaved_min, peak_memory, time_action
-from ._report import render_table
-from ._sweep import FULL, QUICK, SMOKE, Contender, Series, SweepSettings, run_sweep
-from ._units import format_seconds, format_size, parse_size
-from .scenarios import SCENARIOS, Scenario
-from .workload import Workload, make_workload
+from tokasm.bench._contenders import bundled_contenders, python_contender
+from tokasm.bench._fit import predict_seconds, scaling_exponent, verdict
+from tokasm.bench._measure import MemoryPeak, interleaved_min, peak_memory, time_action
+from tokasm.bench._report import render_table
+from tokasm.bench._sweep import FULL, QUICK, SMOKE, Contender, Series, SweepSettings, run_sweep
+from tokasm.bench._units import format_seconds, format_size, parse_size
+from tokasm.bench.scenarios import SCENARIOS, Scenario
+from tokasm.bench.workload import Workload, make_workload
 
 __all__ = [
     "FULL",

@@ -11,17 +11,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..conformance._display import error_text
-from ..conformance._guard import reraise_unless_target
-from ..conformance.steps import READ_SINCE, Apply, Get, ReadSince, features_of
-from ..conformance.subjects import Foreign
-from ..errors import TargetError
-from ..implementations import BACKENDS
-from ._sweep import Contender
+from tokasm._display import error_text
+from tokasm.bench._sweep import Contender
+from tokasm.corpus.steps import READ_SINCE, Apply, Get, ReadSince, features_of
+from tokasm.errors import TargetError
+from tokasm.implementations import BACKENDS
+from tokasm.run._guard import reraise_unless_target
+from tokasm.run.subjects import Foreign
 
 if TYPE_CHECKING:
-    from ..conformance.subjects import Subject
-    from ..implementations import Assembler, AssemblerFactory, Event
+    from tokasm.implementations import Assembler, AssemblerFactory, Event
+    from tokasm.run.subjects import Subject
 
 __all__ = ["bundled_contenders", "protocol_contender", "python_contender"]
 

@@ -14,14 +14,14 @@ import tracemalloc
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .._clocks import Clocks
+from tokasm._clocks import Clocks
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from ..implementations import AssemblerFactory
-    from .scenarios import Action, Scenario
-    from .workload import Workload
+    from tokasm.bench.scenarios import Action, Scenario
+    from tokasm.bench.workload import Workload
+    from tokasm.implementations import AssemblerFactory
 
 
 __all__ = ["MemoryPeak", "interleaved_min", "peak_memory", "time_action"]

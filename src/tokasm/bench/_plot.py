@@ -9,14 +9,14 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from ..errors import ReportError
-from ._units import format_size
+from tokasm.bench._units import format_size
+from tokasm.errors import ReportError
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
     from pathlib import Path
 
-    from ._sweep import Series
+    from tokasm.bench._sweep import Series
 
 __all__ = ["PLOT_FORMATS", "PlotError", "check_plot", "write_plot"]
 

@@ -6,9 +6,9 @@ import platform
 import sys
 from typing import TYPE_CHECKING, Any
 
-from .._versions import __version__
-from ._fit import FIT_POINTS
-from ._sweep import (
+from tokasm._versions import __version__
+from tokasm.bench._fit import FIT_POINTS
+from tokasm.bench._sweep import (
     MAX_TIME,
     MEMORY,
     OVERRUN_FACTOR,
@@ -17,13 +17,13 @@ from ._sweep import (
     over_max_time,
     probe_sizes,
 )
-from ._units import format_seconds, format_size
+from tokasm.bench._units import format_seconds, format_size
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from ._measure import MemoryPeak
-    from ._sweep import Point, Series, Skip, SweepSettings
+    from tokasm.bench._measure import MemoryPeak
+    from tokasm.bench._sweep import Point, Series, Skip, SweepSettings
 
 __all__ = ["render_matrix", "render_table", "to_json"]
 

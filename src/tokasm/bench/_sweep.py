@@ -23,21 +23,21 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Protocol
 
-from .._clocks import Clocks
-from ..conformance._display import error_text
-from ..conformance._guard import reraise_unless_target, watch_interrupts
-from ._fit import predict_seconds, scaling_exponent, verdict
-from ._measure import MemoryPeak, peak_memory, time_action
-from ._units import format_seconds, format_size
-from ._watchdog import Overrun, watchdog
-from .workload import make_workload
+from tokasm._clocks import Clocks
+from tokasm._display import error_text
+from tokasm.bench._fit import predict_seconds, scaling_exponent, verdict
+from tokasm.bench._measure import MemoryPeak, peak_memory, time_action
+from tokasm.bench._units import format_seconds, format_size
+from tokasm.bench._watchdog import Overrun, watchdog
+from tokasm.bench.workload import make_workload
+from tokasm.run._guard import reraise_unless_target, watch_interrupts
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence
 
-    from ..implementations import AssemblerFactory
-    from .scenarios import Action, Scenario
-    from .workload import Workload
+    from tokasm.bench.scenarios import Action, Scenario
+    from tokasm.bench.workload import Workload
+    from tokasm.implementations import AssemblerFactory
 
 __all__ = [
     "BUDGET",

@@ -22,7 +22,7 @@ import threading
 from contextlib import ExitStack, contextmanager
 from typing import TYPE_CHECKING
 
-from ..conformance._watchdog import Watchdog
+from tokasm.run._watchdog import Watchdog
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator

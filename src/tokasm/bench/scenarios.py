@@ -18,8 +18,8 @@ from itertools import cycle, pairwise, repeat
 from typing import TYPE_CHECKING, TypeAlias, cast
 
 if TYPE_CHECKING:
-    from ..implementations import Assembler, AssemblerFactory, IncrementalAssembler
-    from .workload import Workload
+    from tokasm.bench.workload import Workload
+    from tokasm.implementations import Assembler, AssemblerFactory, IncrementalAssembler
 
 __all__ = ["MESSAGES", "READS", "SCENARIOS", "Action", "Scenario"]
 

@@ -14,13 +14,9 @@ import sys
 import traceback
 from typing import TYPE_CHECKING, NoReturn
 
-from .._versions import version_line
-from ..conformance._display import error_text, safe_block
-from ..conformance._fuzzing import hypothesis_files_kept_by_tokasm
-from ..conformance._guard import reraise_unless_target
-from ..conformance._protocol_client import end_testees, testees_end_with_the_run
-from ..errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, TokasmExit, UsageError
-from ._console import (
+from tokasm._display import error_text, safe_block
+from tokasm._versions import version_line
+from tokasm.cli._console import (
     Console,
     StdoutDiversion,
     end_process,
@@ -28,6 +24,10 @@ from ._console import (
     remove_at_the_end,
     silence_stdout,
 )
+from tokasm.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, TokasmExit, UsageError
+from tokasm.fuzz._phase import hypothesis_files_kept_by_tokasm
+from tokasm.protocol._client import end_testees, testees_end_with_the_run
+from tokasm.run._guard import reraise_unless_target
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

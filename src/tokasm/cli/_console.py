@@ -19,9 +19,9 @@ import threading
 import time
 from typing import TYPE_CHECKING, ClassVar, NoReturn, TextIO
 
-from ..conformance._guard import reraise_unless_target, start_helper_thread
-from ..conformance._protocol_client import kill_testees
-from ..errors import EXIT_TERMINATED, TokasmExit
+from tokasm.errors import EXIT_TERMINATED, TokasmExit
+from tokasm.protocol._client import kill_testees
+from tokasm.run._guard import reraise_unless_target, start_helper_thread
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -9,36 +9,43 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
-from .._clocks import Clocks
-from ..bench._contenders import bundled_contenders, protocol_contender, python_contender
-from ..bench._plot import check_plot, write_plot
-from ..bench._report import render_matrix, render_table, to_json
-from ..bench._sweep import FULL, QUICK, SweepSettings, over_max_time, run_sweep
-from ..bench._units import format_size
-from ..bench.scenarios import SCENARIOS
-from ..conformance._progress import progress_wanted
-from ..conformance._protocol_client import (
+from tokasm._clocks import Clocks
+from tokasm.bench._contenders import bundled_contenders, protocol_contender, python_contender
+from tokasm.bench._plot import check_plot, write_plot
+from tokasm.bench._report import render_matrix, render_table, to_json
+from tokasm.bench._sweep import FULL, QUICK, SweepSettings, over_max_time, run_sweep
+from tokasm.bench._units import format_size
+from tokasm.bench.scenarios import SCENARIOS
+from tokasm.cli._console import Console, end_process
+from tokasm.cli.options import (
+    TARGET_HELP,
+    at_least_one,
+    exit_codes,
+    positive_seconds,
+    size_list,
+    subcommand,
+)
+from tokasm.errors import EXIT_FAILED, EXIT_USAGE, ReportError
+from tokasm.implementations import DEFAULT_BACKEND
+from tokasm.protocol._client import (
     DEFAULT_TIMEOUT,
     CommandSubject,
     kill_testees,
     split_command,
 )
-from ..conformance._reports import DescriptorReserve
-from ..conformance._watchdog import Watchdog, hang_text
-from ..conformance.subjects import resolve_target
-from ..errors import EXIT_FAILED, EXIT_USAGE, ReportError
-from ..implementations import DEFAULT_BACKEND
-from ._console import Console, end_process
-from .options import TARGET_HELP, at_least_one, exit_codes, positive_seconds, size_list, subcommand
+from tokasm.report._progress import progress_wanted
+from tokasm.report._render import DescriptorReserve
+from tokasm.run._watchdog import Watchdog, hang_text
+from tokasm.run.subjects import resolve_target
 
 if TYPE_CHECKING:
     import argparse
     from collections.abc import Callable, Sequence
 
-    from ..bench._sweep import Contender, Series
-    from ..conformance.subjects import Subject
-    from ..implementations import AssemblerFactory
-    from .options import Commands
+    from tokasm.bench._sweep import Contender, Series
+    from tokasm.cli.options import Commands
+    from tokasm.implementations import AssemblerFactory
+    from tokasm.run.subjects import Subject
 
 __all__ = ["add_parser", "run"]
 

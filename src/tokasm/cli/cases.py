@@ -12,7 +12,13 @@ import difflib
 import fnmatch
 from typing import TYPE_CHECKING
 
-from ..conformance._cost import (
+from tokasm._display import show
+from tokasm.cli.options import exit_codes, non_negative, subcommand
+from tokasm.corpus._load import load_corpus
+from tokasm.corpus.steps import Raises, Returns
+from tokasm.errors import CorpusError
+from tokasm.implementations import DEFAULT_BACKEND
+from tokasm.run._cost import (
     AFTER,
     ATTEMPTS,
     CACHE_FINAL,
@@ -25,19 +31,13 @@ from ..conformance._cost import (
     PROBE_ID,
     TEXT_EVERY,
 )
-from ..conformance._display import show
-from ..conformance.corpus import load_corpus
-from ..conformance.steps import Raises, Returns
-from ..errors import CorpusError
-from ..implementations import DEFAULT_BACKEND
-from .options import exit_codes, non_negative, subcommand
 
 if TYPE_CHECKING:
     import argparse
 
-    from ..conformance.corpus import Case, Corpus
-    from ..conformance.steps import Step
-    from .options import Commands
+    from tokasm.cli.options import Commands
+    from tokasm.corpus._load import Case, Corpus
+    from tokasm.corpus.steps import Step
 
 __all__ = ["add_parser"]
 

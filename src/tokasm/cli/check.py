@@ -12,15 +12,32 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .._clocks import Clocks
-from .._versions import version_line
-from ..conformance._blame import render_blame
-from ..conformance._cost import PROBE_ID, probe_cache_final, probe_result
-from ..conformance._display import safe_text
-from ..conformance._frames import quiet_stray_errors
-from ..conformance._fuzzing import CHECK_EXAMPLES, fuzz_phase
-from ..conformance._progress import Progress, progress_wanted
-from ..conformance._protocol_client import (
+from tokasm._clocks import Clocks
+from tokasm._display import safe_text
+from tokasm._versions import version_line
+from tokasm.cli._cases import add_case_options, chosen_cases
+from tokasm.cli._console import Console, StdoutDiversion, end_process, guarded_run
+from tokasm.cli.options import (
+    TARGET_HELP,
+    at_least_one,
+    exit_codes,
+    non_negative,
+    positive_seconds,
+    subcommand,
+)
+from tokasm.corpus._load import PROFILES, expand, profile_gap
+from tokasm.errors import (
+    EXIT_FAILED,
+    EXIT_USAGE,
+    CorpusError,
+    ReportError,
+    TargetError,
+    UsageError,
+    XfailError,
+)
+from tokasm.fuzz._phase import CHECK_EXAMPLES, fuzz_phase
+from tokasm.implementations import BACKENDS
+from tokasm.protocol._client import (
     DEFAULT_TIMEOUT,
     PIPELINE_WINDOW,
     START_TIMEOUT,
@@ -28,7 +45,10 @@ from ..conformance._protocol_client import (
     prestart,
     split_command,
 )
-from ..conformance._reports import (
+from tokasm.protocol.testee import python_testee_command
+from tokasm.report._blame import render_blame
+from tokasm.report._progress import Progress, progress_wanted
+from tokasm.report._render import (
     NAME_LIMIT,
     ReportPlan,
     json_text,
@@ -38,45 +58,25 @@ from ..conformance._reports import (
     render_failures,
     render_verdict,
 )
-from ..conformance._watchdog import Watchdog, hang_text
-from ..conformance._xfail import (
+from tokasm.report._xfail import (
     XfailList,
     apply_xfail,
     expected_failures,
     load_xfail,
     render_xfail,
 )
-from ..conformance.corpus import PROFILES, expand, profile_gap
-from ..conformance.results import FAILING, CaseResult, TargetRun, timed
-from ..conformance.runner import DEFAULT_PROFILES, run_cases
-from ..conformance.subjects import PythonSubject, Subject, resolve_target
-from ..conformance.testee import python_testee_command
-from ..errors import (
-    EXIT_FAILED,
-    EXIT_USAGE,
-    CorpusError,
-    ReportError,
-    TargetError,
-    UsageError,
-    XfailError,
-)
-from ..implementations import BACKENDS
-from ._cases import add_case_options, chosen_cases
-from ._console import Console, StdoutDiversion, end_process, guarded_run
-from .options import (
-    TARGET_HELP,
-    at_least_one,
-    exit_codes,
-    non_negative,
-    positive_seconds,
-    subcommand,
-)
+from tokasm.run._cost import PROBE_ID, probe_cache_final, probe_result
+from tokasm.run._frames import quiet_stray_errors
+from tokasm.run._watchdog import Watchdog, hang_text
+from tokasm.run.results import FAILING, CaseResult, TargetRun, timed
+from tokasm.run.runner import DEFAULT_PROFILES, run_cases
+from tokasm.run.subjects import PythonSubject, Subject, resolve_target
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence, Set
 
-    from ..conformance.corpus import Case, Corpus
-    from .options import Commands
+    from tokasm.cli.options import Commands
+    from tokasm.corpus._load import Case, Corpus
 
 __all__ = ["add_parser", "run"]
 
@@ -186,7 +186,7 @@ def add_parser(commands: Commands) -> None:
         "--isolate",
         action="store_true",
         help="run each TARGET in its own testee process "
-        "(python -m tokasm.conformance.testee TARGET), so one that hangs costs one case",
+        "(python -m tokasm.protocol.testee TARGET), so one that hangs costs one case",
     )
     reports = parser.add_argument_group("reports and expected failures")
     reports.add_argument(
@@ -300,7 +300,7 @@ class _Session:
 
     The watchdog calls ``hung`` on its own thread while the main thread is stuck
     in target code; it reports what is known, writes the reports and ends the
-    process (see ``tokasm.conformance._watchdog``).
+    process (see ``tokasm.run._watchdog``).
     """
 
     def __init__(

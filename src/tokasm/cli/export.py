@@ -6,15 +6,15 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..conformance._export import json_can_carry, write_folder, write_lines
-from ..errors import ReportError, UsageError
-from ._cases import add_case_options, chosen_cases
-from .options import exit_codes, subcommand
+from tokasm.cli._cases import add_case_options, chosen_cases
+from tokasm.cli.options import exit_codes, subcommand
+from tokasm.corpus._export import json_can_carry, write_folder, write_lines
+from tokasm.errors import ReportError, UsageError
 
 if TYPE_CHECKING:
     import argparse
 
-    from .options import Commands
+    from tokasm.cli.options import Commands
 
 __all__ = ["add_parser", "run"]
 

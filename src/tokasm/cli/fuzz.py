@@ -8,16 +8,9 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..conformance._display import error_text
-from ..conformance._fuzzing import INSTANCE_NAMES, LEFT_UNABLE, SHRINK_BUDGET
-from ..conformance._protocol_client import DEFAULT_TIMEOUT, CommandSubject, split_command
-from ..conformance._reports import Destination, write_text_atomically
-from ..conformance._watchdog import Watchdog, hang_text
-from ..conformance.corpus import requirement_ids
-from ..conformance.subjects import PythonSubject, resolve_target
-from ..errors import EXIT_FAILED, EXIT_USAGE, ReportError, TargetError
-from ._console import Console, end_process, guarded_run
-from .options import (
+from tokasm._display import error_text
+from tokasm.cli._console import Console, end_process, guarded_run
+from tokasm.cli.options import (
     TARGET_HELP,
     at_least_one,
     exit_codes,
@@ -25,13 +18,20 @@ from .options import (
     positive_seconds,
     subcommand,
 )
+from tokasm.corpus._load import requirement_ids
+from tokasm.errors import EXIT_FAILED, EXIT_USAGE, ReportError, TargetError
+from tokasm.fuzz._phase import INSTANCE_NAMES, LEFT_UNABLE, SHRINK_BUDGET
+from tokasm.protocol._client import DEFAULT_TIMEOUT, CommandSubject, split_command
+from tokasm.report._render import Destination, write_text_atomically
+from tokasm.run._watchdog import Watchdog, hang_text
+from tokasm.run.subjects import PythonSubject, resolve_target
 
 if TYPE_CHECKING:
     import argparse
 
-    from ..conformance._fuzz import FuzzReport
-    from ..conformance.subjects import Subject
-    from .options import Commands
+    from tokasm.cli.options import Commands
+    from tokasm.fuzz._search import FuzzReport
+    from tokasm.run.subjects import Subject
 
 __all__ = ["add_parser", "run"]
 
@@ -207,7 +207,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _fuzz(args: argparse.Namespace) -> int:
-    from ..conformance._fuzz import fuzz  # Hypothesis: not for --help or another command
+    from tokasm.fuzz._search import fuzz  # Hypothesis: not for --help or another command
 
     _check_save(args)
     requirement_ids()  # read now: a counterexample names them after the target ran

@@ -8,7 +8,7 @@ Public modules (documented paths):
 - ``runner``: run cases against a ``Subject`` (``run_case``, ``run_cases``).
 - ``subjects``: the ``Subject`` interface and ``PythonSubject``; ``resolve_target``.
 - ``results``: ``CaseResult`` and ``TargetRun``.
-- ``testee``: ``python -m tokasm.conformance.testee TARGET`` serves a Python target
+- ``testee``: ``python -m tokasm.protocol.testee TARGET`` serves a Python target
   over the line protocol.
 - ``stateful``: ``run_conformance_test(factory)``, a Hypothesis state machine.
 - ``plugin``, ``pytest_suite``, ``test_conformance``: the pytest route.
@@ -36,14 +36,14 @@ import importlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ..errors import CorpusError, TargetError
-    from .corpus import Case, Corpus, load_corpus
-    from .model import ModelAssembler
-    from .pytest_suite import suite
-    from .results import CaseResult, TargetRun
-    from .runner import run_case, run_cases
-    from .steps import OPS, Step
-    from .subjects import PythonSubject, Subject, resolve_target
+    from tokasm.conformance.pytest_suite import suite
+    from tokasm.corpus._load import Case, Corpus, load_corpus
+    from tokasm.corpus.model import ModelAssembler
+    from tokasm.corpus.steps import OPS, Step
+    from tokasm.errors import CorpusError, TargetError
+    from tokasm.run.results import CaseResult, TargetRun
+    from tokasm.run.runner import run_case, run_cases
+    from tokasm.run.subjects import PythonSubject, Subject, resolve_target
 
 __all__ = [
     "OPS",
@@ -65,22 +65,22 @@ __all__ = [
 ]
 
 _HOMES = {
-    "Case": ".corpus",
-    "Corpus": ".corpus",
-    "load_corpus": ".corpus",
+    "Case": "tokasm.corpus._load",
+    "Corpus": "tokasm.corpus._load",
+    "load_corpus": "tokasm.corpus._load",
     "CorpusError": "tokasm.errors",
     "TargetError": "tokasm.errors",
-    "ModelAssembler": ".model",
-    "CaseResult": ".results",
-    "TargetRun": ".results",
-    "run_case": ".runner",
-    "run_cases": ".runner",
-    "OPS": ".steps",
-    "Step": ".steps",
-    "PythonSubject": ".subjects",
-    "Subject": ".subjects",
-    "resolve_target": ".subjects",
-    "suite": ".pytest_suite",
+    "ModelAssembler": "tokasm.corpus.model",
+    "CaseResult": "tokasm.run.results",
+    "TargetRun": "tokasm.run.results",
+    "run_case": "tokasm.run.runner",
+    "run_cases": "tokasm.run.runner",
+    "OPS": "tokasm.corpus.steps",
+    "Step": "tokasm.corpus.steps",
+    "PythonSubject": "tokasm.run.subjects",
+    "Subject": "tokasm.run.subjects",
+    "resolve_target": "tokasm.run.subjects",
+    "suite": "tokasm.conformance.pytest_suite",
 }
 
 

@@ -27,9 +27,9 @@ import pytest
 if TYPE_CHECKING:
     from collections.abc import Callable, Set  # noqa: F401 (Callable: a stash key's type)
 
-    from ._xfail import XfailList
-    from .corpus import Case, Corpus
-    from .subjects import Subject
+    from tokasm.corpus._load import Case, Corpus
+    from tokasm.report._xfail import XfailList
+    from tokasm.run.subjects import Subject
 
 
 __all__ = [
@@ -84,7 +84,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--tokasm-isolate",
         action="store_true",
         help="run each --tokasm-assembler in its own testee process (python -m "
-        "tokasm.conformance.testee), so one that hangs, exits or crashes costs one case",
+        "tokasm.protocol.testee), so one that hangs, exits or crashes costs one case",
     )
     group.addoption(
         "--tokasm-timeout",
@@ -118,7 +118,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def _xfail_list(config: pytest.Config) -> XfailList | None:
-    from ._xfail import XfailError, load_xfail
+    from tokasm.report._xfail import XfailError, load_xfail
 
     path: Path | None = config.getoption("tokasm_xfail")
     if path is None:
@@ -134,7 +134,7 @@ def _xfail_list(config: pytest.Config) -> XfailList | None:
 
 
 def _check_profiles(config: pytest.Config) -> None:
-    from .corpus import PROFILES
+    from tokasm.corpus._load import PROFILES
 
     unknown = sorted(set(config.getoption("tokasm_profile")) - set(PROFILES))
     if unknown:
@@ -146,8 +146,8 @@ def _check_profiles(config: pytest.Config) -> None:
 
 def _corpus(config: pytest.Config) -> Corpus:
     """The bundled corpus with the ``--tokasm-cases`` files; a bad one is a usage error."""
-    from ..errors import CorpusError
-    from .corpus import load_corpus
+    from tokasm.corpus._load import load_corpus
+    from tokasm.errors import CorpusError
 
     try:
         return load_corpus(user_cases=config.getoption("tokasm_cases"))
@@ -172,7 +172,7 @@ def pytest_configure(config: pytest.Config) -> None:
     subjects: dict[str, Subject] = {}
     config.stash[_SUBJECTS] = subjects
     if targets:
-        from ..errors import TargetError
+        from tokasm.errors import TargetError
 
         _check_profiles(config)
         config.stash[_CASES] = _cases(config)  # before any testee starts: none can leak
@@ -188,7 +188,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def _check_profile_gaps(config: pytest.Config, subjects: dict[str, Subject]) -> None:
     """A ``--tokasm-profile`` a target cannot run is a usage error, not skipped cases."""
-    from .corpus import profile_gap
+    from tokasm.corpus._load import profile_gap
 
     for target, subject in subjects.items():
         gap = profile_gap(
@@ -200,9 +200,9 @@ def _check_profile_gaps(config: pytest.Config, subjects: dict[str, Subject]) -> 
 
 
 def _subject(config: pytest.Config, target: str) -> Subject:
-    from ._protocol_client import DEFAULT_TIMEOUT, CommandSubject, fatal_signals_kill_testees
-    from .subjects import PythonSubject, resolve_target
-    from .testee import python_testee_command
+    from tokasm.protocol._client import DEFAULT_TIMEOUT, CommandSubject, fatal_signals_kill_testees
+    from tokasm.protocol.testee import python_testee_command
+    from tokasm.run.subjects import PythonSubject, resolve_target
 
     if config.getoption("tokasm_isolate"):
         if _UNDO_SIGNALS not in config.stash:  # a SIGTERM ending pytest kills them first
@@ -223,14 +223,14 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 def selected_profiles(config: pytest.Config) -> Set[str]:
     """The corpus profiles this session runs: the defaults plus ``--tokasm-profile``."""
-    from .runner import DEFAULT_PROFILES
+    from tokasm.run.runner import DEFAULT_PROFILES
 
     return DEFAULT_PROFILES | set(config.getoption("tokasm_profile"))
 
 
 def fuzz_examples(config: pytest.Config) -> int:
     """Examples of each target's fuzz item (``--tokasm-fuzz-examples``)."""
-    from ._fuzzing import CHECK_EXAMPLES
+    from tokasm.fuzz._phase import CHECK_EXAMPLES
 
     examples: int | None = config.getoption("tokasm_fuzz_examples")
     return CHECK_EXAMPLES if examples is None else examples
@@ -247,7 +247,13 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
             ("tokasm_subject", "tokasm_case"), [pytest.param(None, None, id=_NO_TARGET_ID)]
         )
         return
-    from .pytest_suite import CHECKS, Check, check_id, expected_failures, xfail_marks
+    from tokasm.conformance.pytest_suite import (
+        CHECKS,
+        Check,
+        check_id,
+        expected_failures,
+        xfail_marks,
+    )
 
     listed = metafunc.config.stash.get(_XFAIL, None)
     several = len(subjects) > 1

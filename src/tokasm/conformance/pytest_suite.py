@@ -27,21 +27,21 @@ from typing import TYPE_CHECKING, TypeAlias
 
 import pytest
 
-from ..errors import TargetError
-from ._cost import PROBE_ID, probe_cache_final
-from ._fuzzing import CHECK_EXAMPLES, fuzz_phase
-from ._xfail import XfailError, expected_failures, load_xfail
-from .corpus import Case, load_corpus, profile_gap
-from .results import FAILING
-from .runner import DEFAULT_PROFILES, run_case, skip_reason
-from .subjects import PythonSubject
+from tokasm.corpus._load import Case, load_corpus, profile_gap
+from tokasm.errors import TargetError
+from tokasm.fuzz._phase import CHECK_EXAMPLES, fuzz_phase
+from tokasm.report._xfail import XfailError, expected_failures, load_xfail
+from tokasm.run._cost import PROBE_ID, probe_cache_final
+from tokasm.run.results import FAILING
+from tokasm.run.runner import DEFAULT_PROFILES, run_case, skip_reason
+from tokasm.run.subjects import PythonSubject
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Collection, Iterable
 
-    from ..implementations import AssemblerFactory
-    from ._xfail import XfailList
-    from .subjects import Subject
+    from tokasm.implementations import AssemblerFactory
+    from tokasm.report._xfail import XfailList
+    from tokasm.run.subjects import Subject
 
 __all__ = [
     "CHECKS",

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .plugin import fuzz_examples, selected_profiles
-from .pytest_suite import check_case
+from tokasm.conformance.plugin import fuzz_examples, selected_profiles
+from tokasm.conformance.pytest_suite import check_case
 
 if TYPE_CHECKING:
     import pytest
 
-    from .pytest_suite import Check
-    from .subjects import Subject
+    from tokasm.conformance.pytest_suite import Check
+    from tokasm.run.subjects import Subject
 
 __all__ = ["test_case"]
 

@@ -6,14 +6,19 @@ what ``tokasm bench`` measures. ``tokasm.TokenAssembler`` is the recommended one
 
 from __future__ import annotations
 
-from ._types import Assembler, AssemblerFactory, Event, IncrementalAssembler
-from .cached_read import CachedReadAssembler
-from .chunked import ChunkedAssembler
-from .list_join import ListJoinAssembler
-from .naive_join import NaiveJoinAssembler
-from .str_concat import StrConcatAssembler
-from .strict import StrictAssembler, StrictIncrementalAssembler, strict, validate_event
-from .stringio import StringIOAssembler
+from tokasm.implementations._types import Assembler, AssemblerFactory, Event, IncrementalAssembler
+from tokasm.implementations.cached_read import CachedReadAssembler
+from tokasm.implementations.chunked import ChunkedAssembler
+from tokasm.implementations.list_join import ListJoinAssembler
+from tokasm.implementations.naive_join import NaiveJoinAssembler
+from tokasm.implementations.str_concat import StrConcatAssembler
+from tokasm.implementations.strict import (
+    StrictAssembler,
+    StrictIncrementalAssembler,
+    strict,
+    validate_event,
+)
+from tokasm.implementations.stringio import StringIOAssembler
 
 __all__ = [
     "BACKENDS",

@@ -11,7 +11,7 @@ from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ._types import Event
+    from tokasm.implementations._types import Event
 
 __all__ = ["BufferedAssembler"]
 

@@ -6,7 +6,7 @@ joins, so a read-after-each-delta loop remains quadratic.
 
 from __future__ import annotations
 
-from .list_join import ListJoinAssembler
+from tokasm.implementations.list_join import ListJoinAssembler
 
 __all__ = ["CachedReadAssembler"]
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ._types import Event
+    from tokasm.implementations._types import Event
 
 __all__ = ["COMPACT_EVERY", "ChunkedAssembler"]
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ._buffered import BufferedAssembler
+from tokasm.implementations._buffered import BufferedAssembler
 
 __all__ = ["ListJoinAssembler"]
 

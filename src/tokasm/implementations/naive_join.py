@@ -7,7 +7,7 @@ benchmarks have something to show the cost against.
 
 from __future__ import annotations
 
-from .list_join import ListJoinAssembler
+from tokasm.implementations.list_join import ListJoinAssembler
 
 __all__ = ["NaiveJoinAssembler"]
 

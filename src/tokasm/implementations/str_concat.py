@@ -6,7 +6,7 @@ append copies the whole text, so a long stream costs O(n^2) in characters.
 
 from __future__ import annotations
 
-from ._buffered import BufferedAssembler
+from tokasm.implementations._buffered import BufferedAssembler
 
 __all__ = ["StrConcatAssembler"]
 

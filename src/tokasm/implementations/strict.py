@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, cast
 
-from ._types import IncrementalAssembler
+from tokasm.implementations._types import IncrementalAssembler
 
 if TYPE_CHECKING:
-    from ._types import Assembler, Event
+    from tokasm.implementations._types import Assembler, Event
 
 __all__ = ["StrictAssembler", "StrictIncrementalAssembler", "strict", "validate_event"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 
-from ._buffered import BufferedAssembler
+from tokasm.implementations._buffered import BufferedAssembler
 
 __all__ = ["StringIOAssembler"]
 

@@ -17,8 +17,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ._display import error_text, safe_text
-from ._guard import pass_on_lost_interrupt
+from tokasm._display import error_text, safe_text
+from tokasm.run._guard import pass_on_lost_interrupt
 
 if TYPE_CHECKING:
     from types import CodeType, FrameType, TracebackType

@@ -16,20 +16,19 @@ import contextlib
 import dataclasses
 from typing import TYPE_CHECKING, cast
 
-from ..errors import EventNotOwned, ImplementationError, SubjectFault
-from ._caller import OTHER_MAPPINGS
-from ._display import abbreviated, first_difference, safe_text, show, type_name
-from ._protocol import NOT_TEXT
-from .results import FAILING, CaseResult
-from .steps import Raises, Returns
-from .subjects import Foreign, PythonSubject
+from tokasm._display import abbreviated, first_difference, safe_text, show, type_name
+from tokasm.corpus.steps import Raises, Returns
+from tokasm.errors import EventNotOwned, ImplementationError, SubjectFault
+from tokasm.run._caller import OTHER_MAPPINGS
+from tokasm.run.results import FAILING, NOT_TEXT, CaseResult
+from tokasm.run.subjects import Foreign, PythonSubject
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Iterable, Iterator
 
-    from .corpus import Case
-    from .steps import Step
-    from .subjects import StepOutcome, Subject
+    from tokasm.corpus._load import Case
+    from tokasm.corpus.steps import Step
+    from tokasm.run.subjects import StepOutcome, Subject
 
 __all__ = ["DEFAULT_PROFILES", "EVENT_OWNED", "run_case", "run_cases", "skip_reason"]
 

@@ -22,19 +22,19 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from ..errors import XfailError
-from ..implementations import EXPECTED_FAILURES
-from ._cost import PROBE_IDS
-from ._display import safe_text
-from ._reports import NAME_LIMIT, write_text_atomically
-from .corpus import read_bounded
+from tokasm._display import safe_text
+from tokasm.corpus._load import read_bounded
+from tokasm.errors import XfailError
+from tokasm.implementations import EXPECTED_FAILURES
+from tokasm.report._render import NAME_LIMIT, write_text_atomically
+from tokasm.run._cost import PROBE_IDS
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
     from pathlib import Path
 
-    from .corpus import Corpus
-    from .results import CaseResult, TargetRun
+    from tokasm.corpus._load import Corpus
+    from tokasm.run.results import CaseResult, TargetRun
 
 __all__ = [
     "MAX_XFAIL_BYTES",

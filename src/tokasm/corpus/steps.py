@@ -15,8 +15,8 @@ import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeAlias
 
-from ..errors import ProtocolError
-from ._display import show
+from tokasm._display import show
+from tokasm.errors import ProtocolError
 
 if TYPE_CHECKING:
     from collections.abc import Mapping

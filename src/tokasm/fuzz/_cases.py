@@ -19,14 +19,14 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from ._fuzz_strategies import SENTINEL_DELTAS, SHAPED_IDS
-from .corpus import requirement_ids
-from .model import ModelAssembler
-from .steps import Apply, Get, ReadSince, Returns
+from tokasm.corpus._load import requirement_ids
+from tokasm.corpus.model import ModelAssembler
+from tokasm.corpus.steps import Apply, Get, ReadSince, Returns
+from tokasm.fuzz._strategies import SENTINEL_DELTAS, SHAPED_IDS
 
 if TYPE_CHECKING:
-    from ._fuzz_strategies import Program
-    from .steps import Step
+    from tokasm.corpus.steps import Step
+    from tokasm.fuzz._strategies import Program
 
 __all__ = ["case_document", "compact_text", "dump_case_file"]
 

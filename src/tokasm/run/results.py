@@ -6,14 +6,28 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal, TypeAlias
 
-from .._clocks import Clocks
+from tokasm._clocks import Clocks
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
 
-    from .corpus import Case
+    from tokasm.corpus._load import Case
 
-__all__ = ["FAILING", "OUTCOMES", "CaseResult", "Outcome", "TargetRun", "summarize", "timed"]
+__all__ = [
+    "FAILING",
+    "NOT_TEXT",
+    "OUTCOMES",
+    "CaseResult",
+    "Outcome",
+    "TargetRun",
+    "summarize",
+    "timed",
+]
+
+#: The error kind of an answer for a result that is neither text nor null, which the
+#: protocol cannot carry (the Python testee's ``--isolate``): the step failed, as it would
+#: have in process, and the testee is not at fault.
+NOT_TEXT = "ReturnedNotText"
 
 Outcome: TypeAlias = Literal["passed", "failed", "errored", "skipped", "xfailed", "xpassed"]
 OUTCOMES: tuple[Outcome, ...] = ("passed", "failed", "errored", "skipped", "xfailed", "xpassed")

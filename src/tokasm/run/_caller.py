@@ -33,9 +33,9 @@ from itertools import repeat
 from operator import is_
 from typing import Any
 
-from ..errors import EventNotOwned
-from ._display import show
-from ._guard import reraise_unless_target
+from tokasm._display import show
+from tokasm.errors import EventNotOwned
+from tokasm.run._guard import reraise_unless_target
 
 __all__ = [
     "OTHER_MAPPINGS",

@@ -13,14 +13,14 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ._display import error_text
-from ._paths import cache_dir
+from tokasm._display import error_text
+from tokasm.corpus._paths import cache_dir
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-    from .results import CaseResult
-    from .subjects import Subject
+    from tokasm.run.results import CaseResult
+    from tokasm.run.subjects import Subject
 
 __all__ = [
     "CHECK_EXAMPLES",
@@ -69,7 +69,7 @@ def fuzz_phase(
     if examples <= 0 or any(r.outcome not in ("passed", "skipped") for r in corpus_results):
         return ()
     try:
-        from ._fuzz import fuzz  # Hypothesis, only now that it runs
+        from tokasm.fuzz._search import fuzz  # Hypothesis, only now that it runs
 
         report = fuzz(
             subject,

@@ -35,21 +35,21 @@ import secrets
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .._clocks import Clocks
-from ..bench._measure import interleaved_min
-from ..errors import ImplementationError, SubjectFault
-from ._display import show
-from .results import CaseResult
-from .steps import Apply, Get
-from .subjects import PythonSubject
+from tokasm._clocks import Clocks
+from tokasm._display import show
+from tokasm.bench._measure import interleaved_min
+from tokasm.corpus.steps import Apply, Get
+from tokasm.errors import ImplementationError, SubjectFault
+from tokasm.run.results import CaseResult
+from tokasm.run.subjects import PythonSubject
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
-    from ..bench.scenarios import Action
-    from .results import Outcome
-    from .steps import Step
-    from .subjects import Subject
+    from tokasm.bench.scenarios import Action
+    from tokasm.corpus.steps import Step
+    from tokasm.run.results import Outcome
+    from tokasm.run.subjects import Subject
 
 __all__ = [
     "AFTER",

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ..implementations import Event
+    from tokasm.implementations import Event
 
 __all__ = ["ModelAssembler"]
 

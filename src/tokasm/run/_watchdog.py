@@ -21,9 +21,9 @@ import sys
 import threading
 from typing import TYPE_CHECKING
 
-from .._clocks import Clocks
-from ._frames import user_stack
-from ._guard import start_helper_thread
+from tokasm._clocks import Clocks
+from tokasm.run._frames import user_stack
+from tokasm.run._guard import start_helper_thread
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator

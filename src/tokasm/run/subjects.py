@@ -1,7 +1,7 @@
 """What a case runs against: the ``Subject`` interface and its in-process implementation.
 
 The runner only speaks ``Subject``; an in-process Python factory and a
-protocol testee (``tokasm.conformance._protocol_client``) both provide it, so
+protocol testee (``tokasm.protocol._client``) both provide it, so
 every case, report and expected-failure list works the same for either.
 """
 
@@ -14,19 +14,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TypeAlias, TypeVar, cast
 
-from ..errors import ImplementationError, TargetError
-from ..implementations import BACKENDS
-from ._caller import CallerHabits, OtherMappingsCaller
-from ._display import class_name, error_text, safe_text, show, type_name
-from ._frames import traceback_of, user_frames
-from ._guard import raise_lost_interrupt, reraise_unless_target, watch_interrupts
-from .steps import Apply, features_of
+from tokasm._display import class_name, error_text, safe_text, show, type_name
+from tokasm.corpus.steps import Apply, features_of
+from tokasm.errors import ImplementationError, TargetError
+from tokasm.implementations import BACKENDS
+from tokasm.run._caller import CallerHabits, OtherMappingsCaller
+from tokasm.run._frames import traceback_of, user_frames
+from tokasm.run._guard import raise_lost_interrupt, reraise_unless_target, watch_interrupts
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Generator, Sequence
 
-    from ..implementations import Assembler, AssemblerFactory
-    from .steps import Step
+    from tokasm.corpus.steps import Step
+    from tokasm.implementations import Assembler, AssemblerFactory
 
 _T = TypeVar("_T")
 

@@ -36,8 +36,9 @@ import time
 from collections import deque
 from typing import IO, TYPE_CHECKING, Any
 
-from .._clocks import Clocks
-from ..errors import (
+from tokasm._clocks import Clocks
+from tokasm._display import show
+from tokasm.errors import (
     EXIT_TERMINATED,
     ImplementationError,
     ProtocolError,
@@ -45,9 +46,7 @@ from ..errors import (
     TargetError,
     TokasmExit,
 )
-from ._display import show
-from ._guard import interrupts_watched, start_helper_thread, user_interrupted
-from ._protocol import (
+from tokasm.protocol._codec import (
     MAX_LINE_BYTES,
     decode,
     encode,
@@ -57,13 +56,14 @@ from ._protocol import (
     parse_hello,
     parse_result,
 )
+from tokasm.run._guard import interrupts_watched, start_helper_thread, user_interrupted
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Generator, Iterator, Sequence
     from types import FrameType
 
-    from .steps import Step
-    from .subjects import Foreign, StepOutcome
+    from tokasm.corpus.steps import Step
+    from tokasm.run.subjects import Foreign, StepOutcome
 
 __all__ = [
     "BREAKER_FAULTS",

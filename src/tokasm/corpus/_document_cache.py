@@ -21,8 +21,8 @@ import hashlib
 from functools import cache
 from typing import TYPE_CHECKING
 
-from .._versions import __version__
-from ._paths import cache_dir
+from tokasm._versions import __version__
+from tokasm.corpus._paths import cache_dir
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..errors import CorpusError
+from tokasm.errors import CorpusError
 
 __all__ = ["CACHE_DIR_ENV", "SPEC_DIR_ENV", "cache_dir", "shipped", "spec_dir", "spec_version"]
 

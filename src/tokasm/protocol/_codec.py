@@ -12,15 +12,16 @@ import json
 import re
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from .._versions import PROTOCOL_VERSION
-from ..errors import ImplementationError, ProtocolError
-from ._display import show
-from .steps import OPS
+from tokasm._display import show
+from tokasm._versions import PROTOCOL_VERSION
+from tokasm.corpus.steps import OPS
+from tokasm.errors import ImplementationError, ProtocolError
+from tokasm.run.results import NOT_TEXT
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
 
-    from .steps import Step
+    from tokasm.corpus.steps import Step
 
 __all__ = [
     "KNOWN_FEATURES",
@@ -75,10 +76,6 @@ MAX_TEXT_CHARS = 2000
 #: The response to ``new``.
 OK: Message = {"ok": True}
 
-#: The error kind of an answer for a result that is neither text nor null, which the
-#: protocol cannot carry (the Python testee's ``--isolate``): the step failed, as it would
-#: have in process, and the testee is not at fault.
-NOT_TEXT = "ReturnedNotText"
 
 
 def encode(message: Mapping[str, object]) -> bytes:

@@ -12,12 +12,12 @@ import os
 import sys
 from typing import TYPE_CHECKING, TextIO
 
-from .results import FAILING
+from tokasm.run.results import FAILING
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
 
-    from .results import CaseResult
+    from tokasm.run.results import CaseResult
 
 __all__ = ["Progress", "progress_wanted"]
 

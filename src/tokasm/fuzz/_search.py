@@ -21,22 +21,22 @@ from hypothesis import HealthCheck, Phase, Verbosity, given, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis.errors import Flaky
 
-from .._clocks import Clocks
-from ._fuzz_cases import case_document, dump_case_file
-from ._fuzz_strategies import Program, programs
-from ._fuzzing import SHRINK_BUDGET
-from .corpus import load_file, parse_case
-from .runner import run_case
-from .steps import READ_SINCE, Apply
+from tokasm._clocks import Clocks
+from tokasm.corpus._load import load_file, parse_case
+from tokasm.corpus.steps import READ_SINCE, Apply
+from tokasm.fuzz._cases import case_document, dump_case_file
+from tokasm.fuzz._phase import SHRINK_BUDGET
+from tokasm.fuzz._strategies import Program, programs
+from tokasm.run.runner import run_case
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
     from hypothesis.strategies import SearchStrategy
 
-    from .results import CaseResult
-    from .steps import Step
-    from .subjects import Subject
+    from tokasm.corpus.steps import Step
+    from tokasm.run.results import CaseResult
+    from tokasm.run.subjects import Subject
 
 __all__ = [
     "Counterexample",

@@ -30,16 +30,16 @@ try:  # descriptor limits (POSIX)
 except ImportError:  # Windows
     resource = None  # type: ignore[assignment]
 
-from .._versions import PROTOCOL_VERSION, __version__
-from ..errors import ReportError
-from ._display import error_text, safe_block, safe_text
-from ._guard import reraise_unless_target
-from .results import FAILING, OUTCOMES, summarize
+from tokasm._display import error_text, safe_block, safe_text
+from tokasm._versions import PROTOCOL_VERSION, __version__
+from tokasm.errors import ReportError
+from tokasm.run._guard import reraise_unless_target
+from tokasm.run.results import FAILING, OUTCOMES, summarize
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
-    from .results import CaseResult, TargetRun
+    from tokasm.run.results import CaseResult, TargetRun
 
 __all__ = [
     "NAME_LIMIT",

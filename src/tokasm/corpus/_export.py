@@ -12,14 +12,14 @@ import json
 import re
 from typing import TYPE_CHECKING, Any, TextIO
 
-from .._versions import PROTOCOL_VERSION, __version__
+from tokasm._versions import PROTOCOL_VERSION, __version__
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
     from pathlib import Path
 
-    from .corpus import Case, Corpus
-    from .steps import Step
+    from tokasm.corpus._load import Case, Corpus
+    from tokasm.corpus.steps import Step
 
 __all__ = [
     "EXPORT_FORMAT",

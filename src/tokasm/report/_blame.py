@@ -27,14 +27,14 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, NamedTuple
 
-from .steps import Apply, Raises, ReadSince
+from tokasm.corpus.steps import Apply, Raises, ReadSince
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-    from .corpus import Case
-    from .results import CaseResult, TargetRun
-    from .steps import Step
+    from tokasm.corpus._load import Case
+    from tokasm.corpus.steps import Step
+    from tokasm.run.results import CaseResult, TargetRun
 
 __all__ = ["SITUATIONS", "WEAK", "Blame", "blame", "render_blame"]
 

@@ -25,13 +25,13 @@ from typing import TYPE_CHECKING, TypeAlias, TypeVar
 
 from hypothesis import strategies as st
 
-from ._fuzzing import INSTANCE_NAMES
-from .steps import Apply, Get, ReadSince
+from tokasm.corpus.steps import Apply, Get, ReadSince
+from tokasm.fuzz._phase import INSTANCE_NAMES
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from .steps import Step
+    from tokasm.corpus.steps import Step
 
 _T = TypeVar("_T")
 

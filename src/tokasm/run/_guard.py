@@ -21,7 +21,7 @@ import signal
 import threading
 from typing import TYPE_CHECKING
 
-from ..errors import TokasmExit
+from tokasm.errors import TokasmExit
 
 if TYPE_CHECKING:
     from types import FrameType

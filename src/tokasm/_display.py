@@ -13,7 +13,7 @@ from __future__ import annotations
 import itertools
 import reprlib
 
-from ._guard import reraise_unless_target
+from tokasm.run._guard import reraise_unless_target
 
 __all__ = [
     "BLOCK_LIMIT",

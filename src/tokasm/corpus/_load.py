@@ -27,10 +27,10 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 import yaml
 
-from ..errors import CorpusError
-from ._document_cache import checked_before, note_checked, validation_key
-from ._paths import shipped, spec_dir
-from .steps import Apply, Get, Raises, ReadSince, Returns
+from tokasm.corpus._document_cache import checked_before, note_checked, validation_key
+from tokasm.corpus._paths import shipped, spec_dir
+from tokasm.corpus.steps import Apply, Get, Raises, ReadSince, Returns
+from tokasm.errors import CorpusError
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator, Mapping, Set
@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 
     import jsonschema
 
-    from .steps import Expectation, Step
+    from tokasm.corpus.steps import Expectation, Step
 
 __all__ = [
     "MAX_CASE_CHARS",
