@@ -29,7 +29,7 @@ import yaml
 
 from tokasm.corpus._document_cache import checked_before, note_checked, validation_key
 from tokasm.corpus._paths import shipped, spec_dir
-from tokasm.corpus.steps import Apply, Get, Raises, ReadSince, Returns
+from tokasm.corpus.steps import OPS, Apply, Get, Raises, ReadSince, Returns
 from tokasm.errors import CorpusError
 
 if TYPE_CHECKING:
@@ -114,6 +114,9 @@ class Case:
     #: How an in-process runner lends the events (CASES.md): None, as the caller's own dict
     #: (``_caller``); ``other-mappings``: read-only mappings of ``str`` subclass strings.
     events_in_process: str | None = None
+    #: The case as written in its file (plain JSON values): what a worker process rebuilds
+    #: it from (``parse_case``).
+    document: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @cached_property
     def steps(self) -> tuple[Step, ...]:
@@ -121,8 +124,15 @@ class Case:
 
     @cached_property
     def features(self) -> frozenset[str]:
-        """The features its steps need (``READ_SINCE``): found once, not at every run."""
-        return frozenset(step.feature for step in self.steps if step.feature)
+        """The features its steps need (``READ_SINCE``), read off the steps as written, so
+        that a process that only sends the case on need not expand it."""
+        if not self.document:
+            return frozenset(step.feature for step in self.steps if step.feature)
+        return frozenset(
+            step.feature
+            for step in OPS.values()
+            if step.feature is not None and _writes(self.document["steps"], step.op)
+        )
 
     def __eq__(self, other: object) -> bool:
         """Equal fields and equal steps (so both cases are expanded)."""
@@ -135,6 +145,13 @@ class Case:
 
     def __hash__(self) -> int:
         return hash(tuple(getattr(self, name) for name in _COMPARED))
+
+
+def _writes(steps: object, op: str) -> bool:
+    """Whether the steps as written (nested ``repeat``s included) hold an ``op`` step."""
+    if isinstance(steps, list):
+        return any(_writes(step, op) for step in steps)
+    return isinstance(steps, dict) and (op in steps or _writes(steps.get("steps"), op))
 
 
 #: What two cases' equality compares besides their steps: every field but ``expand``.
@@ -642,6 +659,7 @@ def _parse_case(
         expand=expand,
         source=source,
         events_in_process=raw.get("events_in_process"),
+        document=raw,
     )
 
 
