@@ -8,6 +8,8 @@ steps they stand for.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from typing import TYPE_CHECKING
 
 import pytest
@@ -395,6 +397,19 @@ def test_every_bundled_file_passes_the_schema() -> None:
     ]
     assert len(checked) == len(bundled) > 0
     assert [(c.document, c.steps) for c in checked] == [(c.document, c.steps) for c in bundled]
+
+
+def test_the_bundled_corpus_loads_without_the_schema_check() -> None:
+    """Trusted, so loading and expanding it never imports the schema checker; importing
+    the package imports neither it nor YAML."""
+    code = (
+        "import sys, tokasm.corpus as corpus\n"
+        "assert not {'yaml', 'jsonschema'} & set(sys.modules), 'imported with the package'\n"
+        "corpus.expand(corpus.load_corpus())\n"
+        "print('jsonschema' in sys.modules)\n"
+    )
+    ran = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert (ran.returncode, ran.stdout) == (0, "False\n"), ran.stderr
 
 
 def test_every_bundled_case_is_rebuilt_from_its_document_as_json() -> None:

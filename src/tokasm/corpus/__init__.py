@@ -46,6 +46,7 @@ if TYPE_CHECKING:
         features_of,
     )
 
+
 __all__ = [
     "EXPORT_FORMAT",
     "MARKER",
@@ -80,6 +81,7 @@ __all__ = [
     "write_folder",
     "write_lines",
 ]
+
 
 #: The modules that define them, the loader (which imports YAML) last.
 _MODULES = ("steps", "model", "_paths", "_export", "_load")

@@ -68,13 +68,11 @@ class Case:
 
     @property
     def id(self) -> str:
-        case_id: str = self.document["id"]
-        return case_id
+        return str(self.document["id"])
 
     @property
     def description(self) -> str:
-        description: str = self.document["description"]
-        return description
+        return str(self.document["description"])
 
     @cached_property
     def requirements(self) -> tuple[str, ...]:
