@@ -17,7 +17,7 @@ import operator
 import os
 import re
 import string
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cache, cached_property
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
@@ -61,7 +61,7 @@ class Case:
     """
 
     #: The case's mapping exactly as its file writes it: JSON values only.
-    document: dict[str, Any] = field(repr=False)
+    document: dict[str, Any]
     source: Path
     #: False for a case from a user folder (``--cases DIR``), not the spec folder's corpus.
     bundled: bool = True
@@ -112,6 +112,9 @@ class Case:
 
     def __hash__(self) -> int:
         return hash((self.id, self.source, self.bundled))
+
+    def __repr__(self) -> str:
+        return f"Case({self.id!r}, source={self.source!r}, bundled={self.bundled})"
 
 
 def parse_case(document: dict[str, Any], source: Path, *, bundled: bool = True) -> Case:
