@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
 from tokasm._versions import PROTOCOL_VERSION
-from tokasm.corpus._load import parse_case
+from tokasm.corpus import parse_case
 from tokasm.corpus.steps import OPS, string_field
 from tokasm.errors import ImplementationError, ProtocolError, TargetError
 from tokasm.implementations import strict
@@ -111,6 +111,8 @@ def _dispatch(subject: PythonSubject, request: Message) -> Message:
         return OK
     if op == "case":
         source = Path(string_field(request, "source"))
+        if not isinstance(request.get("case"), dict):
+            raise ProtocolError("a case request needs the case's mapping")
         case = parse_case(request["case"], source)
         debug = request.get("debug") is True
         return {"ok": True, "case": _case_data(run_case(subject, case, debug=debug))}
