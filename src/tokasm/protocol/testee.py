@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import faulthandler
 import os
+import resource
 import sys
 import time
 from pathlib import Path
@@ -54,7 +55,10 @@ if TYPE_CHECKING:
     from tokasm.protocol._codec import Message
     from tokasm.run.results import CaseResult
 
-__all__ = ["main", "python_testee_command", "respond", "serve"]
+__all__ = ["WORKER_MEMORY", "main", "python_testee_command", "respond", "serve"]
+
+#: The address space a worker may use (``RLIMIT_AS``): far more than any assembler needs.
+WORKER_MEMORY = 8 << 30
 
 
 def python_testee_command(target: str, *options: str) -> list[str]:
@@ -195,7 +199,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     target: str = args.target
     requests, responses = _private_channel()  # before the target's module runs any code
-    if args.worker is not None:  # a load that hangs leaves its stack for the report
+    if args.worker is not None:
+        # A target that eats memory gets MemoryError here, not the machine's OOM killer;
+        # a load that hangs leaves its stack for the report.
+        resource.setrlimit(resource.RLIMIT_AS, (WORKER_MEMORY, WORKER_MEMORY))
         faulthandler.dump_traceback_later(LOAD_TIMEOUT * 0.9, file=sys.stderr)
     try:
         factory = resolve_target(target)

@@ -1,0 +1,169 @@
+"""The trust boundary: whatever a Python target does to its process costs the case it ran.
+
+Each hostile target below is a correct assembler that misbehaves once, in the one case
+that sends a message with the id ``boom``. ``tokasm check`` runs it in a worker process:
+that case errors, saying what happened, and the cases before and after it pass, in the
+same run, with every report written.
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from typing import TYPE_CHECKING
+
+import pytest
+
+from helpers import QUICK, tokasm_cmd
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+_CASES = """\
+description: three messages, the middle one hostile
+cases:
+  - id: user.before
+    description: a message, before the hostile one
+    requirements: [FINAL-RETURN]
+    steps:
+      - apply: {id: m, delta: "hel"}
+        returns: null
+      - apply: {id: m, delta: "lo", final: true}
+        returns: hello
+  - id: user.hostile
+    description: the message that makes the target misbehave
+    requirements: [FINAL-RETURN]
+    steps:
+      - apply: {id: boom, delta: "x", final: true}
+        returns: x
+  - id: user.after
+    description: a message, after the hostile one
+    requirements: [FINAL-RETURN]
+    steps:
+      - apply: {id: n, delta: "bye", final: true}
+        returns: bye
+"""
+
+_TARGET = """\
+import ctypes, os, signal, sys, time
+from tokasm import TokenAssembler
+
+class Hostile(TokenAssembler):
+    def apply(self, event):
+        if event["id"] == "boom":
+            misbehave()
+        return super().apply(event)
+
+def misbehave():
+{body}
+"""
+
+#: What each target does in the hostile case, and what its error must say.
+HOSTILE = {
+    "sys-exit": ("sys.exit(0)", "SystemExit"),
+    "os-exit": ("os._exit(0)", "exited with code 0"),
+    "segfault": ("ctypes.string_at(0)", "SIGSEGV"),
+    "hang": ("while True: pass", "no response within 2 s"),
+    "sleep-with-signals-ignored": (
+        "signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(3600)",
+        "no response within 2 s",
+    ),
+    "memory": ("hoard = b\"x\" * (1 << 34)", "MemoryError"),
+    "close-descriptors": ("os.closerange(0, 1 << 10)", "without answering"),
+    "kill-itself": ("os.kill(os.getpid(), signal.SIGKILL)", "SIGKILL"),
+    "flood-stdout": ("sys.stdout.write('x' * (64 << 20)); os._exit(3)", "exited with code 3"),
+    "sabotage-then-answer": (
+        "os.umask(0o777); time.monotonic = lambda: 0.0; sys.addaudithook(lambda *a: None)",
+        None,
+    ),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(HOSTILE))
+def test_a_hostile_target_costs_one_case(tmp_path: Path, kind: str) -> None:
+    body, said = HOSTILE[kind]
+    (tmp_path / "hostile.py").write_text(_TARGET.format(body=textwrap.indent(body, "    ")))
+    (tmp_path / "cases").mkdir()
+    (tmp_path / "cases" / "three.yaml").write_text(_CASES)
+    report = tmp_path / "report.json"
+    ran = tokasm_cmd(
+        tmp_path,
+        "check",
+        "hostile:Hostile",
+        *("--cases", "cases", "--no-bundled", "--timeout", "2", "--json", str(report)),
+        *QUICK,
+    )
+    outcomes = {
+        result["id"]: result for result in json.loads(report.read_text())["runs"][0]["cases"]
+    }
+    assert outcomes["user.before"]["outcome"] == "passed", ran
+    assert outcomes["user.after"]["outcome"] == "passed", ran
+    if said is None:
+        assert outcomes["user.hostile"]["outcome"] == "passed", ran
+        assert ran.code == 0, ran
+    else:
+        assert outcomes["user.hostile"]["outcome"] == "errored", ran
+        assert said in outcomes["user.hostile"]["message"], ran
+        assert ran.code == 1, ran
+
+
+def test_a_hung_call_is_reported_with_its_stack(tmp_path: Path) -> None:
+    (tmp_path / "stuck.py").write_text(_TARGET.format(body="    while True: pass"))
+    (tmp_path / "cases").mkdir()
+    (tmp_path / "cases" / "three.yaml").write_text(_CASES)
+    ran = tokasm_cmd(
+        tmp_path,
+        "check",
+        "stuck:Hostile",
+        *("--cases", "cases", "--no-bundled", "--timeout", "2"),
+        *QUICK,
+    )
+    assert ran.code == 1, ran
+    assert "stuck.py" in ran.out, ran  # the hung frame, from the worker's faulthandler
+    assert "in misbehave" in ran.out, ran
+
+
+def test_a_target_that_cannot_load_is_a_usage_error(tmp_path: Path) -> None:
+    (tmp_path / "broken.py").write_text("raise RuntimeError('no import for you')\n")
+    ran = tokasm_cmd(tmp_path, "check", "broken:Nothing", *QUICK)
+    assert ran.code == 2, ran
+    assert "broken" in ran.err, ran
+    assert "RuntimeError: no import for you" in ran.err, ran
+
+
+def test_a_target_that_exits_while_loading_is_a_usage_error(tmp_path: Path) -> None:
+    (tmp_path / "gone.py").write_text("import os\nos._exit(0)\n")
+    ran = tokasm_cmd(tmp_path, "check", "gone:Nothing", *QUICK)
+    assert ran.code == 2, ran
+    assert "'gone:Nothing'" in ran.err, ran
+    assert "exited with code 0" in ran.err, ran
+
+
+def test_a_target_faulting_every_case_trips_the_breaker(tmp_path: Path) -> None:
+    (tmp_path / "dying.py").write_text(
+        "import os\nfrom tokasm import TokenAssembler\n"
+        "class Dying(TokenAssembler):\n    def apply(self, event):\n        os._exit(9)\n"
+    )
+    ran = tokasm_cmd(tmp_path, "check", "dying:Dying", "chunked", *QUICK)
+    assert ran.code == 1, ran
+    assert "circuit breaker" in ran.out, ran
+    assert "chunked" in ran.out.splitlines()[-3] or "chunked" in ran.out, ran
+    card = [line for line in ran.out.splitlines() if line.startswith("chunked ")]
+    assert card, ran
+    assert card[-1].split()[-1] == "conforms", ran  # the other target is checked as usual
+
+
+def test_in_process_runs_the_target_in_tokasm(tmp_path: Path) -> None:
+    """``--in-process`` trusts the target: its prints reach tokasm's own stdout."""
+    (tmp_path / "chatty.py").write_text(
+        "from tokasm import TokenAssembler\n"
+        "class Chatty(TokenAssembler):\n"
+        "    def apply(self, event):\n"
+        "        print('chatty says hi')\n"
+        "        return super().apply(event)\n"
+    )
+    worker = tokasm_cmd(tmp_path, "check", "chatty:Chatty", "-k", "seed.*", *QUICK)
+    here = tokasm_cmd(tmp_path, "check", "chatty:Chatty", "-k", "seed.*", "--in-process", *QUICK)
+    assert worker.code == here.code == 0, (worker, here)
+    assert "chatty says hi" not in worker.out, worker
+    assert "chatty says hi" in here.out, here
