@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, TypeAlias, TypeVar
 from hypothesis import strategies as st
 
 from tokasm.corpus.steps import Apply, Get, ReadSince
-from tokasm.fuzz._phase import INSTANCE_NAMES
+from tokasm.fuzz._limits import INSTANCE_NAMES
 
 if TYPE_CHECKING:
     from collections.abc import Callable
