@@ -134,11 +134,11 @@ def add_parser(commands: Commands) -> None:
 
 
 def _subject(args: argparse.Namespace) -> Subject:
-    if args.cmd is not None:
-        return CommandSubject(split_command(args.cmd), args.timeout)
+    """The target; a testee is restarted after every fault, each example its own case."""
     if args.in_process:
         return PythonSubject(resolve_target(args.target), args.target)
-    return CommandSubject(python_testee_command(args.target), args.timeout)
+    argv = split_command(args.cmd) if args.cmd else python_testee_command(args.target)
+    return CommandSubject(argv, args.timeout, breaker=None)
 
 
 def _counterexample_text(report: FuzzReport) -> str:

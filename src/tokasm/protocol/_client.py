@@ -537,6 +537,7 @@ class CommandSubject:
         start_timeout: float = START_TIMEOUT,
         *,
         window: int = PIPELINE_WINDOW,
+        breaker: int | None = BREAKER_FAULTS,
     ) -> None:
         if not argv:
             raise TargetError("command '': empty command line")
@@ -548,6 +549,7 @@ class CommandSubject:
         self._process: _Process | None = None
         self._queued: list[bytes] = []  # ``new`` requests sent with the next steps
         self._faults_in_a_row = 0
+        self._breaker_faults = breaker  # None: always restart (the fuzzer's examples)
         self._breaker: str | None = None  # why the remaining cases are not run
         self._restarts = 0
         self._new_says_result = False  # whether this testee's answers to ``new`` carry one
@@ -597,10 +599,11 @@ class CommandSubject:
         """Count a faulted case; the BREAKER_FAULTS-th in a row opens the circuit breaker."""
         self._process = None
         self._faults_in_a_row += 1
-        if self._faults_in_a_row >= BREAKER_FAULTS and self._breaker is None:
+        limit = self._breaker_faults
+        if limit is not None and self._faults_in_a_row >= limit and self._breaker is None:
             first_line = message.split("\n", 1)[0]
             self._breaker = (
-                f"not run: the testee faulted in {BREAKER_FAULTS} cases in a row, so it is "
+                f"not run: the testee faulted in {limit} cases in a row, so it is "
                 f"not restarted again (circuit breaker); the last fault: {first_line}"
             )
         return SubjectFault(message)
