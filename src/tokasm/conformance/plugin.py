@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
+    from collections.abc import Callable  # noqa: F401 (a stash key's type)
+
     from tokasm.conformance.pytest_suite import Selection
     from tokasm.run.subjects import Subject
 
@@ -33,6 +35,7 @@ __all__ = [
 
 _SUBJECTS = pytest.StashKey[dict[str, "Subject"]]()
 _SELECTION = pytest.StashKey["Selection"]()
+_UNDO_SIGNALS = pytest.StashKey["Callable[[], None]"]()
 
 _NO_TARGET_ID = "no-assembler"
 _NO_TARGET = (
@@ -150,11 +153,13 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def _subject(config: pytest.Config, target: str) -> Subject:
-    from tokasm.protocol._client import DEFAULT_TIMEOUT, CommandSubject
+    from tokasm.protocol._client import DEFAULT_TIMEOUT, CommandSubject, fatal_signals_kill_testees
     from tokasm.protocol.testee import python_testee_command
     from tokasm.run.subjects import PythonSubject, resolve_target
 
     if config.getoption("tokasm_isolate"):
+        if _UNDO_SIGNALS not in config.stash:  # pytest has no SIGTERM handler: testees first
+            config.stash[_UNDO_SIGNALS] = fatal_signals_kill_testees()
         timeout: float | None = config.getoption("tokasm_timeout")
         return CommandSubject(python_testee_command(target), timeout or DEFAULT_TIMEOUT)
     return PythonSubject(resolve_target(target), target)
@@ -164,6 +169,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     """Stop the testee processes of ``--tokasm-isolate``: none outlives the session."""
     for subject in config.stash.get(_SUBJECTS, {}).values():
         subject.close()
+    config.stash.get(_UNDO_SIGNALS, lambda: None)()
 
 
 def selection(config: pytest.Config) -> Selection:
