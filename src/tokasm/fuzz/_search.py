@@ -53,11 +53,8 @@ class _Disagreement(Exception):
 
 
 class _OutOfTime(BaseException):
-    """Ends the Hypothesis run when the time budget is spent.
-
-    A BaseException, like KeyboardInterrupt, so Hypothesis stops at once
-    instead of treating it as a failure to shrink.
-    """
+    """Ends the Hypothesis run when the time budget is spent (a BaseException: Hypothesis
+    stops at once instead of shrinking it)."""
 
 
 @dataclass(frozen=True)
@@ -251,10 +248,9 @@ def fuzz(
 ) -> FuzzReport:
     """Run up to ``examples`` programs on ``subject`` and shrink the first disagreement.
 
-    ``seed`` makes the run repeatable (a random one is chosen and reported
-    otherwise). Budgets are seconds (None: no limit): no new example starts after
-    ``budget``; Hypothesis shrinks a disagreement for at most ``shrink_budget``, and the
-    final one-edit simplification for as long again.
+    ``seed`` repeats a run (a random one is chosen and reported otherwise). Budgets are
+    seconds (None: no limit): no new example starts after ``budget``; Hypothesis shrinks
+    for at most ``shrink_budget``, and the final one-edit simplification as long again.
     """
     chosen_seed = random.randrange(2**32) if seed is None else seed
     strategy = programs(instances=instances, read_since=READ_SINCE in subject.features)
