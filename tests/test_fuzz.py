@@ -472,7 +472,7 @@ def test_cli_fuzzes_a_protocol_testee(project: Path) -> None:
 
 #: A target that records the process it runs in, and ends that process on an empty delta.
 EXITS = """\
-import os, pathlib
+import os, pathlib, time
 pathlib.Path("pid.txt").write_text(str(os.getpid()))
 from tokasm.implementations import ListJoinAssembler
 
@@ -484,15 +484,21 @@ class Impl(ListJoinAssembler):
 """
 
 
+@pytest.mark.parametrize(
+    ("does", "said"),
+    [("os._exit(0)", "exited with code 0"), ("time.sleep(3600)", "no response within 0.25 s")],
+)
 def test_a_python_target_runs_in_a_testee_process_of_its_own(
-    project: Path, capsys: pytest.CaptureFixture[str]
+    project: Path, capsys: pytest.CaptureFixture[str], does: str, said: str
 ) -> None:
-    """A target that ends its process costs one example, a disagreement shrunk as any."""
-    (project / "exits.py").write_text(EXITS, encoding="utf-8")
-    ran = _fuzz(capsys, project, "exits:Impl", "--seed", "0", "--shrink-budget", "600")
+    """A target that ends its process or hangs costs one example: a disagreement, shrunk and
+    loaded back as any (how far it shrinks in a second is not the point)."""
+    (project / "exits.py").write_text(EXITS.replace("os._exit(0)", does), encoding="utf-8")
+    args = ("--seed", "0", "--shrink-budget", "1", "--timeout", "0.25")
+    ran = _fuzz(capsys, project, "exits:Impl", *args)
     assert ran.code == 1, ran.err
     assert int((project / "pid.txt").read_text(encoding="utf-8")) != os.getpid()
-    assert "exited with code 0" in ran.out
+    assert said in ran.out
     assert 'delta: ""' in ran.out
     assert "loaded back, this case fails the same way" in ran.out
 

@@ -955,22 +955,6 @@ def test_a_target_that_lowers_the_recursion_limit_stops_the_fuzz_phase_not_the_r
     assert [run["conforms"] for run in _valid_json(project / "r.json")["runs"]] == [False]
 
 
-def test_fuzzing_a_target_that_uses_up_every_descriptor_ends_in_one_clean_line(
-    project: Path,
-) -> None:
-    """Loading its counterexample back needs a file: the run cannot finish, and says why."""
-    ran = _effects(
-        project,
-        *("fuzz", "effects:UsesUpEveryDescriptorAndFails", "--seed", "0", "--examples", "20"),
-        *("--shrink-budget", "0.1"),
-    )
-    _clean(ran, 2)
-    assert "'effects:UsesUpEveryDescriptorAndFails': fuzzing could not go on after it ran" in (
-        ran.err
-    )
-    assert len(ran.err.splitlines()) == 1, ran.err
-
-
 def test_a_target_that_uses_up_every_descriptor_loses_no_bench_report(project: Path) -> None:
     ran = _effects(
         project,
