@@ -746,12 +746,6 @@ class UsesUpEveryDescriptor(ListJoinAssembler):
                 pass
 
 
-class LowersTheRecursionLimit(ListJoinAssembler):
-    def __init__(self):
-        super().__init__()
-        sys.setrecursionlimit(60)
-
-
 class UsesUpEveryDescriptorAndFails(UsesUpEveryDescriptor):
     # Its texts are wrong too: tokasm has a failure summary to print afterwards.
     def get(self, message_id):
@@ -940,19 +934,6 @@ def test_a_system_exit_that_reaches_the_program_from_target_code_is_no_verdict(
     ran = _effects(project, "check", "effects:ExitsFromEveryAuditedCall", "-k", "append.*", *QUICK)
     assert ran.code in (1, 2), (ran.code, ran.out[-2000:], ran.err[-2000:])
     assert "Traceback" not in ran.err + ran.out
-
-
-def test_a_target_that_lowers_the_recursion_limit_stops_the_fuzz_phase_not_the_run(
-    project: Path,
-) -> None:
-    ran = _effects(
-        project,
-        *("check", "effects:LowersTheRecursionLimit", "-k", "append.*", "--no-cost-probe"),
-        *("--json", "r.json"),
-    )
-    _clean(ran, 1)
-    assert "fuzz phase stopped: RecursionError" in ran.out
-    assert [run["conforms"] for run in _valid_json(project / "r.json")["runs"]] == [False]
 
 
 def test_a_target_that_uses_up_every_descriptor_loses_no_bench_report(project: Path) -> None:
