@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from helpers import QUICK, tokasm_here, tokasm_main
-from tokasm.corpus._load import load_corpus
+from tokasm.corpus import load_corpus
 
 # Breaks AFTER-REFINAL only: a second final appends its delta before answering.
 REFINAL_APPENDS = """\

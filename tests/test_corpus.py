@@ -7,20 +7,27 @@ steps they stand for.
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from typing import TYPE_CHECKING
 
 import pytest
 
 from helpers import copy_spec
-from tokasm.corpus import _load as corpus_module
-from tokasm.corpus._load import (
+from tokasm.corpus import (
+    Apply,
     CorpusError,
+    Get,
+    Raises,
+    ReadSince,
+    Returns,
     load_corpus,
     load_file,
+    parse_case,
     requirement_ids,
 )
 from tokasm.corpus._paths import SPEC_DIR_ENV, spec_dir
-from tokasm.corpus.steps import Apply, Get, Raises, ReadSince, Returns
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -295,26 +302,6 @@ def test_a_date_like_text_stays_a_string(spec: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "delta",
-    [
-        "{repeat: 100000, as: i, text: {concat: []}}",  # no text, but every visit costs
-        "{repeat: 100000, as: i, text: {code_point: 65}}",  # a character each
-        '{repeat: 3000, as: i, text: "$i"}',  # charged as substituted: 10,890 digits
-    ],
-    ids=["empty-concat", "code-point", "substituted"],
-)
-def test_what_a_repeat_builds_is_charged_in_full(
-    spec: Path, monkeypatch: pytest.MonkeyPatch, delta: str
-) -> None:
-    """Each of these once expanded past MAX_CASE_CHARS uncharged (36 M characters, or
-    10^14 visits of an empty concat); with the limit at 10,000 each is refused."""
-    monkeypatch.setattr(corpus_module, "MAX_CASE_CHARS", 10_000)
-    monkeypatch.setattr(corpus_module, "MAX_FILE_CHARS", 10_000)
-    _case(spec, f"      - apply: {{id: m, delta: {delta}}}\n        returns: null\n")
-    assert "MAX_" in _refusal(spec)
-
-
-@pytest.mark.parametrize(
     "step",
     [
         "      - apply: {id: m, delta: {code_point: 65.0}}\n        returns: null\n",
@@ -397,13 +384,58 @@ def test_spec_dir_override_without_version_fails(
         spec_dir()
 
 
-def test_the_shipped_corpus_expands_as_any_folder_would(tmp_path: Path) -> None:
-    """tokasm expands its own corpus lazily, case by case, trusting that its tests expand
-    every case: this is that test. A copy of the folder is not tokasm's own, so it is
-    expanded on load, within every budget, and must give the very same steps."""
-    shipped = load_corpus()
-    copy = copy_spec(tmp_path)
-    for path in (spec_dir() / "cases").glob("*.yaml"):
-        (copy / "cases" / path.name).write_bytes(path.read_bytes())
-    copied = load_corpus(copy)
-    assert [(c.id, c.steps) for c in copied] == [(c.id, c.steps) for c in shipped]
+def test_every_bundled_file_passes_the_schema() -> None:
+    """tokasm trusts the spec folder it ships, loading it unchecked and expanding each case
+    when first used: this test is that check. Loaded as any other file is, each bundled
+    file is checked against spec/case.schema.json and expanded at once, and must give the
+    very same cases and steps."""
+    bundled = load_corpus()
+    checked = [
+        case
+        for path in sorted((spec_dir() / "cases").glob("*.yaml"))
+        for case in load_file(path, spec_dir())
+    ]
+    assert len(checked) == len(bundled) > 0
+    assert [(c.document, c.steps) for c in checked] == [(c.document, c.steps) for c in bundled]
+
+
+def test_the_bundled_corpus_loads_without_the_schema_check() -> None:
+    """Trusted, so loading and expanding it never imports the schema checker; importing
+    the package imports neither it nor YAML."""
+    code = (
+        "import sys, tokasm.corpus as corpus\n"
+        "assert not {'yaml', 'jsonschema'} & set(sys.modules), 'imported with the package'\n"
+        "corpus.expand(corpus.load_corpus())\n"
+        "print('jsonschema' in sys.modules)\n"
+    )
+    ran = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert (ran.returncode, ran.stdout) == (0, "False\n"), ran.stderr
+
+
+def test_every_bundled_case_is_rebuilt_from_its_document_as_json() -> None:
+    """What another process receives: a case's document through JSON, its source and
+    whether it is bundled, rebuilt unchecked into an equal case with equal steps."""
+    for case in load_corpus():
+        document = json.loads(json.dumps(case.document))
+        rebuilt = parse_case(document, case.source, bundled=case.bundled)
+        assert rebuilt == case
+        assert (rebuilt.steps, rebuilt.features) == (case.steps, case.features)
+        assert (rebuilt.id, rebuilt.description, rebuilt.requirements) == (
+            case.id,
+            case.description,
+            case.requirements,
+        )
+        assert (rebuilt.profile, rebuilt.instances, rebuilt.events_in_process) == (
+            case.profile,
+            case.instances,
+            case.events_in_process,
+        )
+
+
+def test_a_user_case_is_rebuilt_as_a_user_case(spec: Path) -> None:
+    path = _case(spec, "      - get: m\n        returns: null\n")
+    (case,) = load_corpus(user_cases=[path]).cases[-1:]
+    assert case.bundled is False
+    rebuilt = parse_case(json.loads(json.dumps(case.document)), path, bundled=False)
+    assert rebuilt == case
+    assert rebuilt != parse_case(case.document, path)  # bundled is part of the case

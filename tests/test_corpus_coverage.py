@@ -12,17 +12,14 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from tokasm.corpus._load import load_corpus, requirement_ids
-from tokasm.corpus._paths import spec_dir
-from tokasm.corpus.model import ModelAssembler
-from tokasm.corpus.steps import Apply, Get, Raises
+from tokasm.corpus import Apply, Get, ModelAssembler, Raises, load_corpus, requirement_ids, spec_dir
 from tokasm.implementations import BACKENDS, ListJoinAssembler, StrictAssembler
 from tokasm.run.results import FAILING
 from tokasm.run.runner import run_cases
 from tokasm.run.subjects import PythonSubject
 
 if TYPE_CHECKING:
-    from tokasm.corpus._load import Case, Corpus
+    from tokasm.corpus import Case, Corpus
     from tokasm.run.subjects import Subject
 
 #: Expanded steps the whole corpus may hold, so `tokasm check` stays quick. More than half

@@ -19,9 +19,7 @@ import pytest
 from helpers import user_case_folder
 from mutants import MUTANTS
 from tokasm.cli import main
-from tokasm.corpus._export import json_can_carry
-from tokasm.corpus._load import PROFILES, load_corpus, parse_case
-from tokasm.corpus._paths import spec_dir
+from tokasm.corpus import PROFILES, json_can_carry, load_corpus, parse_case, spec_dir
 from tokasm.implementations import BACKENDS, StrictAssembler
 from tokasm.run.runner import run_cases
 from tokasm.run.subjects import PythonSubject

@@ -14,7 +14,6 @@ import pytest
 
 from tokasm import _display, errors
 from tokasm.cli import options
-from tokasm.corpus import _load as corpus
 from tokasm.corpus._paths import spec_dir
 from tokasm.protocol import _client as _protocol_client
 from tokasm.protocol import _codec as _protocol
@@ -54,18 +53,6 @@ REPORTS_SECTION = DOCS / "guarantees.md"
 REPORT_LIMITS: dict[str, float] = {
     name: getattr(module, name)
     for module, names in (
-        (
-            corpus,
-            (
-                "MAX_FILE_BYTES",
-                "MAX_CASE_DEPTH",
-                "MAX_YAML_NODES",
-                "MAX_CASE_STEPS",
-                "MAX_CASE_CHARS",
-                "MAX_FILE_STEPS",
-                "MAX_FILE_CHARS",
-            ),
-        ),
         (_xfail, ("MAX_XFAIL_BYTES",)),
         (_display, ("BLOCK_LIMIT",)),
         (_reports, ("NAME_LIMIT", "REPORT_VERSION")),

@@ -15,8 +15,7 @@ import pytest
 
 from helpers import QUICK, USER_CASES, tokasm_here, user_case_folder
 from tokasm.cli import main
-from tokasm.corpus._load import load_corpus
-from tokasm.corpus._paths import spec_dir
+from tokasm.corpus import load_corpus, spec_dir
 
 pytest_plugins = ["pytester"]
 

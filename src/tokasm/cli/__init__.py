@@ -8,26 +8,16 @@ and 2 for a ``UsageError`` (tokasm.errors), mapped here in one place.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import importlib
 import sys
-import traceback
 from typing import TYPE_CHECKING, NoReturn
 
-from tokasm._display import error_text, safe_block
+from tokasm._display import safe_block
 from tokasm._versions import version_line
-from tokasm.cli._console import (
-    Console,
-    StdoutDiversion,
-    end_process,
-    flush_quietly,
-    remove_at_the_end,
-    silence_stdout,
-)
-from tokasm.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, TokasmExit, UsageError
-from tokasm.fuzz._phase import hypothesis_files_kept_by_tokasm
+from tokasm.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, TokasmExit, UsageError
 from tokasm.protocol._client import end_testees, testees_end_with_the_run
-from tokasm.run._guard import reraise_unless_target
+
+from ._console import Console, silence_stdout
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -72,17 +62,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         with testees_end_with_the_run():
             code: int = args.run(args)
-    except TokasmExit:
-        raise
-    except SystemExit as stray:  # target code raised it from inside tokasm's own frames
-        if args.debug:
-            traceback.print_exception(stray)
-        Console(sys.stderr).print(
-            f"tokasm {args.command}: error: target code ended the run from inside tokasm "
-            f"({error_text(stray)}, raised by an audit hook or a function it replaced): "
-            "the run has no verdict"
-        )
-        return EXIT_USAGE
+        sys.stdout.flush()
     except UsageError as error:
         if args.debug:
             raise
@@ -95,41 +75,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         Console(sys.stderr).print("tokasm: interrupted")
         return EXIT_INTERRUPTED
-    _flush_stdout()
     return code
 
 
 def command() -> NoReturn:
     """The ``tokasm`` program (its console script and ``python -m tokasm``): ``main``, then
-    the end of the process at once, with ``main``'s exit status.
-
-    Nothing a target left behind may hang the program or change its status after the
-    verdict, a SIGTERM or a Ctrl-C: a non-daemon thread, an ``atexit`` handler or a
-    finalizer of a module global would otherwise run, or wait forever, at interpreter
-    exit. tokasm's own clean-up (stopping testees) has run by then, and runs again here.
-    ``main`` called by a program of its own never ends it: that program owns its exit.
-    """
-    StdoutDiversion.process_ends = True
-    scratch = hypothesis_files_kept_by_tokasm()
-    if scratch is not None:
-        remove_at_the_end(scratch)
+    the end of the process with ``main``'s exit status, every testee stopped first."""
     try:
         code: int | str | None = main()
     except SystemExit as stop:  # TokasmExit: --help, --version, SIGTERM's 143
         code = stop.code
-    with contextlib.suppress(OSError, ValueError, AttributeError):  # streams a target closed
-        if isinstance(code, str):  # as the interpreter shows sys.exit("message")
-            print(code, file=sys.stderr)
-    flush_quietly(sys.stdout)  # by their class's flush: a target may have set its own on them
-    flush_quietly(sys.stderr)
+    if isinstance(code, str):
+        print(code, file=sys.stderr)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            silence_stdout()
     end_testees()
-    end_process(code if isinstance(code, int) else EXIT_OK if code is None else EXIT_FAILED)
-
-
-def _flush_stdout() -> None:
-    """Flush what is left for stdout; a reader that went away does not change the verdict."""
-    try:
-        type(sys.stdout).flush(sys.stdout)  # its class's: a target may have set its own on it
-    except BaseException as error:  # gone, closed or replaced by a target
-        reraise_unless_target(error)
-        silence_stdout()
+    sys.exit(code if isinstance(code, int) else 0 if code is None else EXIT_FAILED)

@@ -5,13 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tokasm.corpus._load import load_corpus
+from tokasm.corpus import load_corpus
 from tokasm.errors import UsageError
 
 if TYPE_CHECKING:
     import argparse
 
-    from tokasm.corpus._load import Case, Corpus
+    from tokasm.corpus import Case, Corpus
 
 __all__ = ["add_case_options", "chosen_cases"]
 

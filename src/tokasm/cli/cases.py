@@ -14,8 +14,7 @@ from typing import TYPE_CHECKING
 
 from tokasm._display import show
 from tokasm.cli.options import exit_codes, non_negative, subcommand
-from tokasm.corpus._load import load_corpus
-from tokasm.corpus.steps import Raises, Returns
+from tokasm.corpus import Raises, Returns, load_corpus
 from tokasm.errors import CorpusError
 from tokasm.implementations import DEFAULT_BACKEND
 from tokasm.run._cost import (
@@ -36,8 +35,7 @@ if TYPE_CHECKING:
     import argparse
 
     from tokasm.cli.options import Commands
-    from tokasm.corpus._load import Case, Corpus
-    from tokasm.corpus.steps import Step
+    from tokasm.corpus import Case, Corpus, Step
 
 __all__ = ["add_parser"]
 

@@ -3,36 +3,20 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import fnmatch
-import gc
 import sys
-from collections.abc import Callable, Generator
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tokasm._clocks import Clocks
 from tokasm._display import safe_text
 from tokasm._versions import version_line
-from tokasm.cli._cases import add_case_options, chosen_cases
-from tokasm.cli._console import Console, StdoutDiversion, end_process, guarded_run
-from tokasm.cli.options import (
-    TARGET_HELP,
-    at_least_one,
-    exit_codes,
-    non_negative,
-    positive_seconds,
-    subcommand,
-)
 from tokasm.corpus._load import PROFILES, expand, profile_gap
 from tokasm.errors import (
-    EXIT_FAILED,
-    EXIT_USAGE,
     CorpusError,
     ReportError,
     TargetError,
-    UsageError,
     XfailError,
 )
 from tokasm.fuzz._phase import CHECK_EXAMPLES, fuzz_phase
@@ -42,10 +26,9 @@ from tokasm.protocol._client import (
     PIPELINE_WINDOW,
     START_TIMEOUT,
     CommandSubject,
-    prestart,
     split_command,
 )
-from tokasm.protocol.testee import python_testee_command
+from tokasm.protocol.worker import WorkerSubject
 from tokasm.report._blame import render_blame
 from tokasm.report._progress import Progress, progress_wanted
 from tokasm.report._render import (
@@ -65,12 +48,21 @@ from tokasm.report._xfail import (
     load_xfail,
     render_xfail,
 )
-from tokasm.run._cost import PROBE_ID, probe_cache_final, probe_result
-from tokasm.run._frames import quiet_stray_errors
-from tokasm.run._watchdog import Watchdog, hang_text
+from tokasm.run._cost import PROBE_ID, probe_cache_final
 from tokasm.run.results import FAILING, CaseResult, TargetRun, timed
-from tokasm.run.runner import DEFAULT_PROFILES, run_cases
+from tokasm.run.runner import DEFAULT_PROFILES, run_cases, skip_reason
 from tokasm.run.subjects import PythonSubject, Subject, resolve_target
+
+from ._cases import add_case_options, chosen_cases
+from ._console import Console
+from .options import (
+    TARGET_HELP,
+    at_least_one,
+    exit_codes,
+    non_negative,
+    positive_seconds,
+    subcommand,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence, Set
@@ -127,10 +119,7 @@ fuzz items (works with pytest-xdist):
 EXIT_CODES = exit_codes(
     "every target conforms",
     "a case failed or errored, an expected failure passed or went stale,\n"
-    "     or the fuzz phase found a counterexample; also when an in-process\n"
-    "     target hung for --timeout seconds: its case errors with the hung\n"
-    "     code's stack, the reports are written, and the run ends there (a\n"
-    "     thread cannot be stopped; --isolate runs a target in its own process)",
+    "     or the fuzz phase found a counterexample",
 )
 
 
@@ -170,11 +159,10 @@ def add_parser(commands: Commands) -> None:
         type=positive_seconds,
         default=DEFAULT_TIMEOUT,
         metavar="SECONDS",
-        help=f"per-request timeout (default {DEFAULT_TIMEOUT:g}). For testees (starting and "
-        f"hello get at least {START_TIMEOUT:g}) a request that times out errors its case and "
-        "the testee is restarted. In process, a call into the target (or its import) that runs "
-        "this long (loading it: twice as long) is reported with its stack, as that case's "
-        "error (exit 1; exit 2 while loading), and the run ends after writing the reports",
+        help=f"seconds one call into a target may take (default {DEFAULT_TIMEOUT:g}); a call "
+        "that takes longer errors its case (with its stack, for a Python target), the "
+        "target's process is killed and a fresh one runs the next case. Starting a testee "
+        f"gets at least {START_TIMEOUT:g} s; loading a Python target, 60 s",
     )
     testees.add_argument(
         "--no-pipeline",
@@ -185,8 +173,14 @@ def add_parser(commands: Commands) -> None:
     testees.add_argument(
         "--isolate",
         action="store_true",
-        help="run each TARGET in its own testee process "
-        "(python -m tokasm.protocol.testee TARGET), so one that hangs costs one case",
+        help="deprecated, and the default now: every Python TARGET runs in a worker process",
+    )
+    parser.add_argument(
+        "--in-process",
+        action="store_true",
+        help="run Python targets in tokasm's own process, for a debugger (pdb): UNGUARDED, "
+        "it trusts the target (no --timeout; a target that exits, crashes or hangs ends "
+        "or stops the run)",
     )
     reports = parser.add_argument_group("reports and expected failures")
     reports.add_argument(
@@ -296,12 +290,7 @@ def _not_run(limit: _FailureLimit, stopped: str, left: int, unstarted: list[str]
 
 
 class _Session:
-    """One ``check`` run, kept up to date so a hung target can still be reported in full.
-
-    The watchdog calls ``hung`` on its own thread while the main thread is stuck
-    in target code; it reports what is known, writes the reports and ends the
-    process (see ``tokasm.run._watchdog``).
-    """
+    """One ``check`` run: its targets, their results, and the reports."""
 
     def __init__(
         self,
@@ -321,29 +310,18 @@ class _Session:
         self.limit = _FailureLimit(args.maxfail)
         self.left = 0  # checks of the current target not run (--maxfail)
         self.reports = reports
-        # Printing that a closed pipe or a target closing sys.stdout cannot stop;
-        # with a report on stdout ('-'), everything else goes to stderr.
-        self.diversion = StdoutDiversion()  # entered only with a report on stdout
-        self._stdout = Console(sys.stdout)
-        self.console = Console(sys.stderr) if reports.to_stdout else self._stdout
-        self.started = Clocks.perf_counter()  # the current target's start
-        self.watchdog = Watchdog(args.timeout, self.hung)
+        # With a report on stdout ('-'), everything else goes to stderr.
+        self.stdout = Console(sys.stdout)
+        self.console = Console(sys.stderr) if reports.to_stdout else self.stdout
         self.subjects: list[Subject] = []
         self.backends: dict[int, str] = {}  # id of a subject -> the bundled backend it is
         self.runs: list[TargetRun] = []
-        self.results: list[CaseResult] = []  # the current target's results so far
-        self.loading: str | None = None  # the in-process target being imported
-        self.fuzzing = False
 
     def _subject(self, target: str) -> Subject:
-        if self.args.isolate:
-            return _command(python_testee_command(target), self.args)
-        self.loading = target
-        try:
-            with self.watchdog.loading():
-                return PythonSubject(resolve_target(target), target, watchdog=self.watchdog)
-        finally:
-            self.loading = None
+        if self.args.in_process:
+            return PythonSubject(resolve_target(target), target)
+        window = 1 if self.args.no_pipeline else PIPELINE_WINDOW
+        return WorkerSubject(target, self.args.timeout, window=window)
 
     def start(self) -> None:
         """Start every target up front, so a bad one exits 2 before any case runs."""
@@ -369,48 +347,52 @@ class _Session:
         return len(self.cases) + self.probe
 
     def _checks(self, subject: Subject, profiles: Set[str]) -> Iterator[CaseResult]:
-        yield from run_cases(subject, self.cases, profiles, debug=self.args.debug)
+        debug = self.args.debug
+        if isinstance(subject, WorkerSubject):
+            for case in self.cases:
+                reason = skip_reason(case, profiles, subject.features)
+                yield (
+                    CaseResult.of(case, "skipped", reason)
+                    if reason
+                    else subject.run_case(case, debug=debug)
+                )
+            if self.probe:
+                yield subject.probe()
+            return
+        yield from run_cases(subject, self.cases, profiles, debug=debug)
         if self.probe:
             yield probe_cache_final(subject)
 
     def run_target(self, subject: Subject, profiles: Set[str]) -> TargetRun:
         args = self.args
-        self.results, self.fuzzing = [], False
-        self.started = Clocks.perf_counter()
+        results: list[CaseResult] = []
+        started = time.perf_counter()
         lists = expected_failures(self.backends.get(id(subject)), self.xfail)
-        results = timed(self._checks(subject, profiles))
+        checks = timed(self._checks(subject, profiles))
         if progress_wanted(sys.stderr, args.quiet):
-            results = Progress(safe_text(subject.name, NAME_LIMIT), self.size).track(results)
+            checks = Progress(safe_text(subject.name, NAME_LIMIT), self.size).track(checks)
         problems: tuple[str, ...] = ()
         try:
-            for result in results:
-                self.results.append(result)  # one at a time: hung() reads them
+            for result in checks:
+                results.append(result)
                 listed = any(xfail.entry_for(result.case_id) for xfail in lists)
                 self.limit.count += result.outcome in FAILING and not listed
                 if self.limit.reached:
                     break
             if not self.limit.reached:
-                self.fuzzing = True
-                corpus_results = tuple(r for r in self.results if r.case_id != PROBE_ID)
+                corpus_results = tuple(r for r in results if r.case_id != PROBE_ID)
                 problems = fuzz_phase(subject, corpus_results, args.fuzz_examples)
                 self.limit.count += len(problems)
         finally:
-            if isinstance(results, Generator):
-                results.close()
             subject.close()
-        self.left = self.size - len(self.results)
+        self.left = self.size - len(results)
         if isinstance(subject, CommandSubject):  # e.g. a testee that restarted as another
             problems = (*subject.problems, *problems)
-        return self.finish_target(subject, tuple(self.results), problems)
-
-    def finish_target(
-        self, subject: Subject, results: tuple[CaseResult, ...], problems: tuple[str, ...] = ()
-    ) -> TargetRun:
-        duration = Clocks.perf_counter() - self.started
+        duration = time.perf_counter() - started
         run_ = TargetRun(
-            subject.name, subject.name, results, self.corpus.version, problems, duration
+            subject.name, subject.name, tuple(results), self.corpus.version, problems, duration
         )
-        for xfail in expected_failures(self.backends.get(id(subject)), self.xfail):
+        for xfail in lists:
             run_ = apply_xfail(run_, xfail, self.corpus)
         self.runs.append(run_)
         details = "\n".join(
@@ -420,68 +402,9 @@ class _Session:
             self.console.print(details)
         return run_
 
-    @property
-    def stdout(self) -> Console:
-        """Where a report on stdout goes (its own way there while targets are diverted)."""
-        return self.diversion.report if self.reports.to_stdout else self._stdout
-
-    def _report_stdout(self) -> Callable[[str], None]:
-        """How a report on stdout is printed, or refused if a target took its descriptor."""
-        if not (self.reports.to_stdout and not self.diversion.intact):
-            return self.stdout.print
-
-        def refuse(text: str) -> None:
-            raise OSError("a target closed or replaced the descriptor kept for stdout")
-
-        return refuse
-
-    def hung(self, seconds: float, stack: str) -> None:
-        """The watchdog's report of a target call that ran ``seconds``: report, then exit."""
-        try:
-            code = self._report_hang(seconds, stack)
-            sys.stdout.flush()
-            sys.stderr.flush()
-        except BaseException:  # the process must end whatever happens here
-            code = EXIT_FAILED
-        finally:
-            self.close()
-        end_process(code)
-
-    def _report_hang(self, seconds: float, stack: str) -> int:
-        hang = hang_text(seconds, self.args.timeout, stack)
-        if self.loading is not None:
-            Console(sys.stderr).print(
-                f"tokasm check: error: target {self.loading!r}: loading it hung: {hang}"
-            )
-            return EXIT_USAGE
-        current = self.subjects[len(self.runs)]
-        if self.fuzzing:
-            self.finish_target(current, tuple(self.results), (f"fuzz phase: {hang}",))
-        else:
-            done = len(self.results)
-            if done < len(self.cases):
-                self.results.append(CaseResult.of(self.cases[done], "errored", hang))
-                self.results.extend(
-                    CaseResult.of(case, "skipped", "not run: an earlier case hung")
-                    for case in self.cases[done + 1 :]
-                )
-                if self.probe:
-                    self.results.append(probe_result("skipped", "not run: an earlier case hung"))
-            else:
-                self.results.append(probe_result("errored", hang))
-            self.finish_target(current, tuple(self.results))
-        for subject in self.subjects[len(self.runs) :]:
-            self.finish_target(subject, (), ("not run: an earlier target hung",))
-        try:
-            return self.conclude()
-        except UsageError as error:  # a report that failed: say so, as main() would
-            Console(sys.stderr).print(f"tokasm check: error: {error}")
-            return EXIT_USAGE
-
     def conclude(self) -> int:
-        """Write every report (each on its own, before anything is printed that a closed
-        stdout could stop), then print the card and verdict: the exit code."""
-        failures = self.reports.write(self.runs, self._report_stdout())
+        """Write every report, then print the card and verdict: the exit code."""
+        failures = self.reports.write(self.runs, self.stdout.print)
         self.console.print(render_card(self.runs))
         self.console.print(render_verdict(self.runs, self.size))
         if failures:
@@ -527,11 +450,6 @@ def _previous_list(path: Path | None) -> XfailList | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    with guarded_run():
-        return _check(args)
-
-
-def _check(args: argparse.Namespace) -> int:
     reports = _report_plan(args)  # a bad report path is refused before the corpus is read
     try:
         return _checked(args, reports)
@@ -540,46 +458,22 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _checked(args: argparse.Namespace, reports: ReportPlan) -> int:
-    for line in args.cmd:  # testees boot while the corpus is read
-        with contextlib.suppress(TargetError):  # said when the session starts the targets
-            prestart(split_command(line))
     corpus, chosen = chosen_cases(args)
     cases, probe = _select(chosen, args.case, args.cost_probe)
-    expand(cases)  # now, while testees boot, not between their requests
+    if args.in_process:
+        expand(cases)
     xfail: XfailList | None = load_xfail(args.xfail, corpus) if args.xfail else None
     session = _Session(args, corpus, cases, xfail, reports, probe=probe)
-    quiet_stray_errors()
-    # With a report on stdout ('-'), what a target writes there goes to stderr instead.
-    diverted = session.diversion if reports.to_stdout else contextlib.nullcontext()
     opening = version_line()  # now: the corpus's VERSION file is read before any target loads
-    with _frozen(), diverted:
-        with session.watchdog:
-            session.start()
-            try:
-                _refuse_unrunnable_profiles(args.profile, chosen, session.subjects)
-                reports.remove_stale()
-                session.console.print(opening)
-                _run_targets(session, DEFAULT_PROFILES | set(args.profile))
-            finally:
-                session.close()
-        return session.conclude()
-
-
-@contextlib.contextmanager
-def _frozen() -> Generator[None, None, None]:
-    """Everything made so far, the expanded corpus above all, kept out of the garbage
-    collector's walks while the targets run (it lives as long as the run, and each full
-    collection walked its 70,000 steps: a check fuzzing seven targets took 12% less time).
-    Thawed at the end, so a program that calls ``main`` again keeps none of its garbage; left
-    alone in a program that froze objects of its own (thawing would thaw those too)."""
-    if gc.get_freeze_count():
-        yield
-        return
-    gc.freeze()
+    session.start()
     try:
-        yield
+        _refuse_unrunnable_profiles(args.profile, chosen, session.subjects)
+        reports.remove_stale()
+        session.console.print(opening)
+        _run_targets(session, DEFAULT_PROFILES | set(args.profile))
     finally:
-        gc.unfreeze()
+        session.close()
+    return session.conclude()
 
 
 def _run_targets(session: _Session, profiles: Set[str]) -> None:

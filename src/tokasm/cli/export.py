@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from tokasm.cli._cases import add_case_options, chosen_cases
 from tokasm.cli.options import exit_codes, subcommand
-from tokasm.corpus._export import json_can_carry, write_folder, write_lines
+from tokasm.corpus import json_can_carry, write_folder, write_lines
 from tokasm.errors import ReportError, UsageError
 
 if TYPE_CHECKING:

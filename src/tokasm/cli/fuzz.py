@@ -19,7 +19,7 @@ from tokasm.cli.options import (
 from tokasm.errors import ReportError
 from tokasm.fuzz import INSTANCE_NAMES, SHRINK_BUDGET
 from tokasm.protocol._client import DEFAULT_TIMEOUT, CommandSubject, split_command
-from tokasm.protocol.testee import python_testee_command
+from tokasm.protocol.worker import WorkerSubject
 from tokasm.report._render import Destination, write_text_atomically
 from tokasm.run.subjects import PythonSubject, resolve_target
 
@@ -45,10 +45,10 @@ the same way. Keep it in a case folder of your own with --save DIR (a file
 named after the case id) and run it with tokasm check --cases DIR, or write
 it with --save FILE. The path is checked before fuzzing starts; an existing
 file (or a symlink) is never replaced unless --force.
-A Python TARGET runs in a testee process of its own (python -m
-tokasm.protocol.testee TARGET), so a target that hangs, exits or crashes
-costs one example; --in-process runs it in tokasm's own process instead,
-for a debugger, unguarded: that trusts the target.
+A Python TARGET runs in a worker process of its own, as in tokasm check,
+so a target that hangs, exits or crashes costs one example; --in-process
+runs it in tokasm's own process instead, for a debugger, unguarded: that
+trusts the target.
 Without --seed a random seed is used and printed, so any run can be repeated.
 """
 
@@ -111,8 +111,8 @@ def add_parser(commands: Commands) -> None:
         type=positive_seconds,
         default=DEFAULT_TIMEOUT,
         metavar="SECONDS",
-        help=f"per-request timeout of the testee process (default {DEFAULT_TIMEOUT:g}); "
-        "a request that runs this long is a testee fault, a disagreement",
+        help=f"seconds a call into the target (a --cmd request) may run (default "
+        f"{DEFAULT_TIMEOUT:g}); one that runs longer is a testee fault, a disagreement",
     )
     parser.add_argument(
         "--in-process",
@@ -135,10 +135,11 @@ def add_parser(commands: Commands) -> None:
 
 def _subject(args: argparse.Namespace) -> Subject:
     """The target; a testee is restarted after every fault, each example its own case."""
+    if args.cmd is not None:
+        return CommandSubject(split_command(args.cmd), args.timeout, breaker=None)
     if args.in_process:
         return PythonSubject(resolve_target(args.target), args.target)
-    argv = split_command(args.cmd) if args.cmd else python_testee_command(args.target)
-    return CommandSubject(argv, args.timeout, breaker=None)
+    return WorkerSubject(args.target, args.timeout, breaker=None)
 
 
 def _counterexample_text(report: FuzzReport) -> str:

@@ -37,8 +37,8 @@ def spec_dir() -> Path:
 
 
 def shipped(root: Path) -> bool:
-    """Whether ``root`` is the spec folder tokasm ships, whose every case its own tests load,
-    rather than one ``TOKASM_SPEC_DIR`` names, which may hold anything."""
+    """Whether ``root`` is the spec folder tokasm ships, whose every case file tokasm's own
+    tests check against the schema, rather than one ``TOKASM_SPEC_DIR`` names."""
     shipped_root = next((folder for folder in _SHIPPED if (folder / "VERSION").is_file()), None)
     return shipped_root is not None and root.resolve() == shipped_root.resolve()
 

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 
     from hypothesis.strategies import SearchStrategy
 
+    from tokasm.corpus._load import Case
     from tokasm.corpus.steps import Step
     from tokasm.run.results import CaseResult
     from tokasm.run.subjects import Subject
@@ -105,13 +106,20 @@ class FuzzReport:
         )
 
 
+def _run(subject: Subject, case: Case) -> CaseResult:
+    """``case`` run on ``subject``: whole, by a subject that runs cases itself (a worker
+    process, which lends events with a caller's habits as ``run_case`` does here)."""
+    whole = getattr(subject, "run_case", None)
+    return whole(case) if callable(whole) else run_case(subject, case)
+
+
 def _reproduces(subject: Subject, yaml_text: str) -> bool:
     """Save the case as a corpus file, load it through the loader, and run it again."""
     with tempfile.TemporaryDirectory(prefix="tokasm-fuzz-") as folder:
         path = Path(folder) / "counterexample.yaml"
         path.write_text(yaml_text, encoding="utf-8")
         (case,) = load_file(path)
-    return run_case(subject, case).outcome != "passed"
+    return _run(subject, case).outcome != "passed"
 
 
 def _with_steps(program: Program, steps: tuple[Step, ...]) -> Program:
@@ -180,7 +188,7 @@ class _Search:
     def run(self, program: Program) -> CaseResult:
         """Run ``program`` as the one-case corpus document it prints as."""
         document = case_document(program, self.description)
-        return run_case(self.subject, parse_case(document["cases"][0], _SOURCE))
+        return _run(self.subject, parse_case(document["cases"][0], _SOURCE))
 
     def check(self, program: Program, shrink_budget: float | None) -> None:
         """Hypothesis's test: raise on a disagreement (so it shrinks) or when time is up."""

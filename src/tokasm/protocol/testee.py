@@ -1,31 +1,38 @@
-"""Serve any Python assembler as a protocol testee: ``python -m tokasm.protocol.testee TARGET``.
+"""Serve a Python assembler over the line protocol; run as tokasm's worker for Python targets.
 
-This proves the subprocess path without a second language, and lets
-``tokasm check --isolate`` run a Python target in its own process, so one
-that hangs costs one case. Requests are dispatched to a ``PythonSubject``;
-what the implementation raises becomes an ``ok: false`` response whose
-``kind`` names the error class (STRICT-* compare it).
+``python -m tokasm.protocol.testee TARGET`` answers the protocol's ops (spec/PROTOCOL.md)
+for any Python assembler. ``tokasm check`` runs every Python target this way, as its
+worker, and then also sends two ops of the kit's own: ``case``, which runs one whole
+corpus case in this process, with an ordinary caller's habits, and answers its result as
+data; and ``probe``, the cost probe, timed in this process.
 
-The protocol channel is private: before the target is imported, the testee
-keeps its own copies of stdin and stdout, then points file descriptor 0 at
-/dev/null and 1 at stderr. A target's debug ``print()``, a C library writing
-to fd 1, or code reading stdin cannot touch the protocol, so ``--isolate``
-gives the verdict the in-process run gives.
+The worker defends nothing: it is expendable. Whatever the target does to this process
+(exit, crash, hang, close descriptors) costs the case that was running: the supervisor
+(``protocol._client``) kills it and starts another. Between the steps of a long case it
+writes a heartbeat, so ``--timeout`` bounds each call, not each case, and arms
+faulthandler, so a call that hangs leaves its stack in stderr for the report.
+
+The protocol channel is private: before the target is imported, fd 0 and 1 are kept for
+the protocol, then pointed at /dev/null and stderr, so a target's prints cannot reach it.
 """
 
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import os
 import sys
+import time
+from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
 from tokasm._versions import PROTOCOL_VERSION
+from tokasm.corpus import parse_case
 from tokasm.corpus.steps import OPS, string_field
 from tokasm.errors import ImplementationError, ProtocolError, TargetError
 from tokasm.implementations import strict
+from tokasm.protocol._client import HEARTBEAT, LOAD_TIMEOUT
 from tokasm.protocol._codec import (
-    NOT_TEXT,
     OK,
     decode,
     encode,
@@ -34,20 +41,63 @@ from tokasm.protocol._codec import (
     is_current_version,
     result_response,
 )
+from tokasm.run._cost import probe_cache_final
+from tokasm.run.results import NOT_TEXT
+from tokasm.run.runner import run_case
 from tokasm.run.subjects import Foreign, PythonSubject, resolve_target
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from tokasm.corpus.steps import Step
     from tokasm.implementations import AssemblerFactory
     from tokasm.protocol._codec import Message
+    from tokasm.run.results import CaseResult
 
 __all__ = ["main", "python_testee_command", "respond", "serve"]
 
 
-def python_testee_command(target: str) -> list[str]:
+def python_testee_command(target: str, *options: str) -> list[str]:
     """The argv that serves ``target`` over the protocol with this interpreter."""
-    return [sys.executable, "-m", "tokasm.protocol.testee", target]
+    return [sys.executable, "-m", "tokasm.protocol.testee", *options, target]
+
+
+class _Worker(PythonSubject):
+    """A ``PythonSubject`` that tells the supervisor it is alive between calls."""
+
+    def __init__(
+        self, factory: AssemblerFactory, name: str, responses: IO[bytes], timeout: float
+    ) -> None:
+        super().__init__(factory, name)
+        self._responses = responses
+        self._interval = timeout / 4
+        self._stack_after = timeout * 0.8
+        self._last = time.monotonic()
+
+    def beat(self, *, force: bool = False) -> None:
+        now = time.monotonic()
+        if force or now - self._last >= self._interval:
+            self._last = now
+            if not force:
+                self._responses.write(HEARTBEAT + b"\n")
+                self._responses.flush()
+            faulthandler.dump_traceback_later(self._stack_after, file=sys.stderr)
+
+    def new(self, instance: str) -> None:
+        self.beat()
+        super().new(instance)
+
+    def perform(self, step: Step) -> str | Foreign | None:
+        self.beat()
+        return super().perform(step)
+
+
+def _case_data(result: CaseResult) -> dict[str, object]:
+    return {
+        "outcome": result.outcome,
+        "message": result.message,
+        "requirements": list(result.requirements),
+    }
 
 
 def _dispatch(subject: PythonSubject, request: Message) -> Message:
@@ -59,13 +109,21 @@ def _dispatch(subject: PythonSubject, request: Message) -> Message:
     if op == "new":
         subject.new(string_field(request, "instance"))
         return OK
+    if op == "case":
+        source = Path(string_field(request, "source"))
+        if not isinstance(request.get("case"), dict):
+            raise ProtocolError("a case request needs the case's mapping")
+        case = parse_case(request["case"], source)
+        debug = request.get("debug") is True
+        return {"ok": True, "case": _case_data(run_case(subject, case, debug=debug))}
+    if op == "probe":
+        return {"ok": True, "case": _case_data(probe_cache_final(subject))}
     step = OPS.get(op) if isinstance(op, str) else None
     if step is None or (step.feature is not None and step.feature not in subject.features):
         raise ProtocolError(f"unknown op {op!r}")
     result = subject.perform(step.from_request(request))
     if isinstance(result, Foreign):  # the protocol carries text or null only: answered as an
-        # error of a kind no step expects, so the step fails as it does in process, without
-        # a testee fault (a restart, the circuit breaker) that would cost other cases
+        # error of a kind no step expects, so the step fails as it does in process
         return error_response(NOT_TEXT, result.shown)
     return result_response(result)
 
@@ -84,7 +142,18 @@ def serve(subject: PythonSubject, requests: IO[bytes], responses: IO[bytes]) -> 
     """Answer each request line with one response line until end of input."""
     for line in requests:
         if line.strip():
+            if isinstance(subject, _Worker):
+                subject.beat(force=True)
             responses.write(encode(respond(subject, line)))
+            responses.flush()
+            faulthandler.cancel_dump_traceback_later()
+
+
+def _refuse(requests: IO[bytes], responses: IO[bytes], error: TargetError) -> None:
+    """Answer every request with the load error, so the supervisor reports it as such."""
+    for line in requests:
+        if line.strip():
+            responses.write(encode(error_response("TargetError", str(error))))
             responses.flush()
 
 
@@ -117,18 +186,32 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="validate events first (tokasm.implementations.StrictAssembler), for --profile strict",
     )
+    parser.add_argument(
+        "--worker",
+        type=float,
+        metavar="TIMEOUT",
+        help="serve as tokasm's worker: heartbeats every TIMEOUT/4 seconds during a case",
+    )
     args = parser.parse_args(argv)
     target: str = args.target
     requests, responses = _private_channel()  # before the target's module runs any code
+    if args.worker is not None:  # a load that hangs leaves its stack for the report
+        faulthandler.dump_traceback_later(LOAD_TIMEOUT * 0.9, file=sys.stderr)
     try:
         factory = resolve_target(target)
         if args.strict:
-            subject = PythonSubject(_strict(factory), f"{target} (strict)")
+            factory, target = _strict(factory), f"{target} (strict)"
+        if args.worker is not None:
+            subject: PythonSubject = _Worker(factory, target, responses, args.worker)
         else:
             subject = PythonSubject(factory, target)
     except TargetError as error:
         print(f"tokasm testee: error: {error}", file=sys.stderr)
+        if args.worker is None:
+            return 2
+        _refuse(requests, responses, error)
         return 2
+    faulthandler.cancel_dump_traceback_later()
     serve(subject, requests, responses)
     return 0
 

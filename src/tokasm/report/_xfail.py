@@ -23,7 +23,6 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from tokasm._display import safe_text
-from tokasm.corpus._load import read_bounded
 from tokasm.errors import XfailError
 from tokasm.implementations import EXPECTED_FAILURES
 from tokasm.report._render import NAME_LIMIT, write_text_atomically
@@ -182,7 +181,11 @@ def load_xfail(path: Path, corpus: Corpus | None = None) -> XfailList:
     """Parse an expected-failure file; XfailError names the file if it cannot be read,
     is larger than ``MAX_XFAIL_BYTES``, or (given ``corpus``) has a match-everything glob."""
     try:
-        text = read_bounded(path, MAX_XFAIL_BYTES, "the file").decode("utf-8-sig")
+        with path.open("rb") as stream:
+            data = stream.read(MAX_XFAIL_BYTES + 1)
+        if len(data) > MAX_XFAIL_BYTES:
+            raise ValueError(f"the file is larger than {MAX_XFAIL_BYTES:,} bytes")
+        text = data.decode("utf-8-sig")
     except (OSError, ValueError) as error:  # UnicodeDecodeError is a ValueError
         raise XfailError(f"expected-failure file {str(path)!r}: cannot read: {error}") from None
     listed = parse_xfail(text, str(path))
