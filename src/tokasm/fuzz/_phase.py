@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import os
 import tempfile
-from pathlib import Path
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from tokasm.corpus._paths import cache_dir
 from tokasm.fuzz._limits import CHECK_EXAMPLES
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Iterable, Iterator
 
     from tokasm.run.results import CaseResult
     from tokasm.run.subjects import Subject
@@ -58,22 +58,19 @@ def fuzz_phase(
     return () if problem is None else (problem,)
 
 
-def hypothesis_files_kept_by_tokasm() -> Path | None:
+@contextmanager
+def hypothesis_files_kept_by_tokasm() -> Iterator[None]:
     """For the ``tokasm`` program: Hypothesis writes under tokasm's cache folder, not into
-    the user's project as ``.hypothesis/``.
-
-    A folder the user chose (``HYPOTHESIS_STORAGE_DIRECTORY``) is kept. With tokasm's cache
-    turned off, a temporary folder is used, returned for the caller to remove at the end.
-    """
-    if HYPOTHESIS_STORAGE_ENV in os.environ:
-        return None
+    the user's project as ``.hypothesis/``. A folder the user chose
+    (``HYPOTHESIS_STORAGE_DIRECTORY``) is kept; with tokasm's cache off, a temporary one is
+    used and removed at the end. Hypothesis reads the variable once, at its first write."""
     folder = cache_dir()
-    if folder is None:
-        try:
-            temporary = Path(tempfile.mkdtemp(prefix="tokasm-hypothesis-"))
-        except OSError:  # no temporary folder to be had: Hypothesis is left as it is
-            return None
-        os.environ[HYPOTHESIS_STORAGE_ENV] = str(temporary)
-        return temporary
-    os.environ[HYPOTHESIS_STORAGE_ENV] = str(folder / "hypothesis")
-    return None
+    if HYPOTHESIS_STORAGE_ENV in os.environ:
+        yield
+    elif folder is None:
+        with tempfile.TemporaryDirectory(prefix="tokasm-hypothesis-") as temporary:
+            os.environ[HYPOTHESIS_STORAGE_ENV] = temporary
+            yield
+    else:
+        os.environ[HYPOTHESIS_STORAGE_ENV] = str(folder / "hypothesis")
+        yield
