@@ -485,16 +485,19 @@ class Impl(ListJoinAssembler):
 
 
 @pytest.mark.parametrize(
-    ("does", "said"),
-    [("os._exit(0)", "exited with code 0"), ("time.sleep(3600)", "no response within 0.25 s")],
+    ("does", "timeout", "said"),
+    [
+        ("os._exit(0)", "5", "exited with code 0"),
+        ("time.sleep(3600)", "1", "no response within 1 s"),  # each hang costs a second
+    ],
 )
 def test_a_python_target_runs_in_a_testee_process_of_its_own(
-    project: Path, capsys: pytest.CaptureFixture[str], does: str, said: str
+    project: Path, capsys: pytest.CaptureFixture[str], does: str, timeout: str, said: str
 ) -> None:
     """A target that ends its process or hangs costs one example: a disagreement, shrunk and
     loaded back as any (how far it shrinks in a second is not the point)."""
     (project / "exits.py").write_text(EXITS.replace("os._exit(0)", does), encoding="utf-8")
-    args = ("--seed", "0", "--shrink-budget", "1", "--timeout", "0.25")
+    args = ("--seed", "0", "--shrink-budget", "1", "--timeout", timeout)
     ran = _fuzz(capsys, project, "exits:Impl", *args)
     assert ran.code == 1, ran.err
     assert int((project / "pid.txt").read_text(encoding="utf-8")) != os.getpid()
