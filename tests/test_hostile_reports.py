@@ -677,12 +677,6 @@ class UsesUpEveryDescriptor(ListJoinAssembler):
                 pass
 
 
-class LowersTheRecursionLimit(ListJoinAssembler):
-    def __init__(self):
-        super().__init__()
-        sys.setrecursionlimit(60)
-
-
 class UsesUpEveryDescriptorAndFails(UsesUpEveryDescriptor):
     # Its texts are wrong too: tokasm has a failure summary to print afterwards.
     def get(self, message_id):
@@ -871,35 +865,6 @@ def test_a_system_exit_that_reaches_the_program_from_target_code_is_no_verdict(
     ran = _effects(project, "check", "effects:ExitsFromEveryAuditedCall", "-k", "append.*", *QUICK)
     assert ran.code in (1, 2), (ran.code, ran.out[-2000:], ran.err[-2000:])
     assert "Traceback" not in ran.err + ran.out
-
-
-def test_a_target_that_lowers_the_recursion_limit_stops_the_fuzz_phase_not_the_run(
-    project: Path,
-) -> None:
-    ran = _effects(
-        project,
-        *("check", "effects:LowersTheRecursionLimit", "-k", "append.*", "--no-cost-probe"),
-        *("--json", "r.json"),
-    )
-    _clean(ran, 1)
-    assert "fuzz phase stopped: RecursionError" in ran.out
-    assert [run["conforms"] for run in _valid_json(project / "r.json")["runs"]] == [False]
-
-
-def test_fuzzing_a_target_that_uses_up_every_descriptor_ends_in_one_clean_line(
-    project: Path,
-) -> None:
-    """Loading its counterexample back needs a file: the run cannot finish, and says why."""
-    ran = _effects(
-        project,
-        *("fuzz", "effects:UsesUpEveryDescriptorAndFails", "--seed", "0", "--examples", "20"),
-        *("--shrink-budget", "0.1"),
-    )
-    _clean(ran, 2)
-    assert "'effects:UsesUpEveryDescriptorAndFails': fuzzing could not go on after it ran" in (
-        ran.err
-    )
-    assert len(ran.err.splitlines()) == 1, ran.err
 
 
 def test_a_target_that_uses_up_every_descriptor_loses_no_bench_report(project: Path) -> None:

@@ -785,16 +785,6 @@ _BENCH_ONE = ("--only", "--quick", "--scenario", "stream_then_finalize", "--no-m
     ("argv", "code", "said"),
     [
         (
-            ("fuzz", "hangs:Sleeps", "--examples", "5"),
-            1,
-            "tokasm fuzz: target 'hangs:Sleeps' hung: no answer after",
-        ),
-        (
-            ("fuzz", "hangs_at_import:A", "--examples", "5"),
-            2,
-            "tokasm fuzz: error: target 'hangs_at_import:A': loading it hung: no answer after",
-        ),
-        (
             ("bench", *_BENCH_ONE, "hangs_at_import:A"),
             2,
             "tokasm bench: error: target 'hangs_at_import:A': loading it hung: no answer after",

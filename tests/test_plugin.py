@@ -134,15 +134,47 @@ def test_several_targets_get_one_item_per_case_each(project: pytest.Pytester) ->
     )
 
 
+EXITS = """\
+import os
+from tokasm.implementations import ListJoinAssembler
+
+class Impl(ListJoinAssembler):
+    def apply(self, event):
+        if event.get("delta") == "":
+            os._exit(0)
+        return super().apply(event)
+"""
+
+
+def test_isolate_runs_the_target_as_a_testee_so_an_exit_costs_one_case(
+    project: pytest.Pytester,
+) -> None:
+    """In pytest's process this target would end the session; isolated, each case whose
+    empty delta ends the testee fails, and the others pass."""
+    project.makepyfile(exits=EXITS)
+    result = _conformance(
+        project,
+        *("--tokasm-assembler", "exits:Impl", "--tokasm-isolate", "--tokasm-fuzz-examples", "0"),
+        *("-k", "append.empty-delta-creates or append.basic or seed.example"),
+    )
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.assert_outcomes(passed=2, failed=1)
+    result.stdout.fnmatch_lines(
+        ["*_ test_case[[]append.empty-delta-creates[]] _*", "testee fault *exited with code 0*"]
+    )
+
+
 def test_strict_profile_on_request(project: pytest.Pytester) -> None:
     result = _conformance(
-        project, "--tokasm-assembler", "strictimpl:make", "--tokasm-profile", "strict"
+        project,
+        *("--tokasm-assembler", "strictimpl:make", "--tokasm-profile", "strict"),
+        *("--tokasm-fuzz-examples", "0"),  # fuzzing is not what is tested here
     )
     assert result.ret == pytest.ExitCode.OK
     # StrictAssembler has no read_since: the incremental profile is skipped.
     result.assert_outcomes(
-        passed=_count({"required", "strict"}) + CHECKS,
-        skipped=_count({"incremental", "surrogates"}),
+        passed=_count({"required", "strict"}) + CHECKS - 1,
+        skipped=_count({"incremental", "surrogates"}) + 1,
     )
 
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, NoReturn
 from tokasm._display import safe_block
 from tokasm._versions import version_line
 from tokasm.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, TokasmExit, UsageError
+from tokasm.fuzz import hypothesis_files_kept_by_tokasm
 from tokasm.protocol._client import end_testees, testees_end_with_the_run
 
 from ._console import Console, silence_stdout
@@ -82,7 +83,8 @@ def command() -> NoReturn:
     """The ``tokasm`` program (its console script and ``python -m tokasm``): ``main``, then
     the end of the process with ``main``'s exit status, every testee stopped first."""
     try:
-        code: int | str | None = main()
+        with hypothesis_files_kept_by_tokasm():
+            code: int | str | None = main()
     except SystemExit as stop:  # TokasmExit: --help, --version, SIGTERM's 143
         code = stop.code
     if isinstance(code, str):

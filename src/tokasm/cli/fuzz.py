@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import os
 import sys
-from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tokasm._display import error_text
-from tokasm.cli._console import Console, end_process, guarded_run
+from tokasm.cli._console import Console, guarded_run
 from tokasm.cli.options import (
     TARGET_HELP,
     at_least_one,
@@ -18,19 +16,18 @@ from tokasm.cli.options import (
     positive_seconds,
     subcommand,
 )
-from tokasm.corpus._load import requirement_ids
-from tokasm.errors import EXIT_FAILED, EXIT_USAGE, ReportError, TargetError
-from tokasm.fuzz._phase import INSTANCE_NAMES, LEFT_UNABLE, SHRINK_BUDGET
+from tokasm.errors import ReportError
+from tokasm.fuzz import INSTANCE_NAMES, SHRINK_BUDGET
 from tokasm.protocol._client import DEFAULT_TIMEOUT, CommandSubject, split_command
+from tokasm.protocol.worker import WorkerSubject
 from tokasm.report._render import Destination, write_text_atomically
-from tokasm.run._watchdog import Watchdog, hang_text
 from tokasm.run.subjects import PythonSubject, resolve_target
 
 if TYPE_CHECKING:
     import argparse
 
     from tokasm.cli.options import Commands
-    from tokasm.fuzz._search import FuzzReport
+    from tokasm.fuzz import FuzzReport
     from tokasm.run.subjects import Subject
 
 __all__ = ["add_parser", "run"]
@@ -47,7 +44,11 @@ printing: saved, loaded through the corpus loader and run again, it fails
 the same way. Keep it in a case folder of your own with --save DIR (a file
 named after the case id) and run it with tokasm check --cases DIR, or write
 it with --save FILE. The path is checked before fuzzing starts; an existing
-file is kept unless --force.
+file (or a symlink) is never replaced unless --force.
+A Python TARGET runs in a worker process of its own, as in tokasm check,
+so a target that hangs, exits or crashes costs one example; --in-process
+runs it in tokasm's own process instead, for a debugger, unguarded: that
+trusts the target.
 Without --seed a random seed is used and printed, so any run can be repeated.
 """
 
@@ -110,46 +111,35 @@ def add_parser(commands: Commands) -> None:
         type=positive_seconds,
         default=DEFAULT_TIMEOUT,
         metavar="SECONDS",
-        help=f"per-request timeout for a --cmd testee (default {DEFAULT_TIMEOUT:g}); in "
-        "process, a call into the target that runs this long (loading it: twice as long) is "
-        "reported with its stack and ends the run (exit 1; exit 2 while loading)",
+        help=f"seconds a call into the target (a --cmd request) may run (default "
+        f"{DEFAULT_TIMEOUT:g}); one that runs longer is a testee fault, a disagreement",
+    )
+    parser.add_argument(
+        "--in-process",
+        action="store_true",
+        help="run a Python TARGET in tokasm's own process, for pdb and the like: unguarded "
+        "(it trusts the target: no timeout, and a target that exits ends the run)",
     )
     parser.add_argument(
         "--save",
         metavar="FILE|DIR",
         help="also write the case to FILE, or into the folder DIR as CASE-ID.yaml "
         "(an existing folder, or a path ending in '/'; a case folder for tokasm check --cases); "
-        "written whole, before it is printed; nothing is written when no disagreement is found",
+        "a new file, before it is printed; nothing is written when no disagreement is found",
     )
-    parser.add_argument("--force", action="store_true", help="let --save replace an existing file")
+    parser.add_argument(
+        "--force", action="store_true", help="let --save replace an existing file, whole"
+    )
     parser.set_defaults(run=run)
 
 
-def _subject(args: argparse.Namespace, watchdog: Watchdog, loading: list[str]) -> Subject:
+def _subject(args: argparse.Namespace) -> Subject:
+    """The target; a testee is restarted after every fault, each example its own case."""
     if args.cmd is not None:
-        return CommandSubject(split_command(args.cmd), args.timeout)
-    target: str = args.target
-    loading.append(target)
-    try:
-        with watchdog.loading():
-            return PythonSubject(resolve_target(target), target, watchdog=watchdog)
-    finally:
-        loading.clear()
-
-
-def _hung(args: argparse.Namespace, loading: list[str], seconds: float, stack: str) -> None:
-    """The watchdog's report of an in-process call that ran ``seconds``: one line, its stack,
-    and the end of the process (a thread cannot be stopped)."""
-    try:
-        hang = hang_text(seconds, args.timeout, stack)
-        if loading:
-            Console(sys.stderr).print(
-                f"tokasm fuzz: error: target {loading[0]!r}: loading it hung: {hang}"
-            )
-        else:
-            Console(sys.stderr).print(f"tokasm fuzz: target {args.target!r} hung: {hang}")
-    finally:
-        end_process(EXIT_USAGE if loading else EXIT_FAILED)
+        return CommandSubject(split_command(args.cmd), args.timeout, breaker=None)
+    if args.in_process:
+        return PythonSubject(resolve_target(args.target), args.target)
+    return WorkerSubject(args.target, args.timeout, breaker=None)
 
 
 def _counterexample_text(report: FuzzReport) -> str:
@@ -184,18 +174,27 @@ def _check_save(args: argparse.Namespace) -> None:
             raise ReportError(f"--save {save!r}: {str(existing)!r} is not a folder")
         return
     Destination.checked("--save", Path(save))
-    if Path(save).exists() and not args.force:
+    if (Path(save).exists() or Path(save).is_symlink()) and not args.force:
         raise ReportError(f"--save {save!r}: the file exists; pass --force to replace it")
 
 
 def _save(args: argparse.Namespace, case_id: str, text: str) -> Path:
-    """Write the case where --save says, whole (a temporary file, then a rename)."""
+    """Write the case where --save says: a new file (never through a symlink), or with
+    --force a whole replacement (a temporary file, then a rename)."""
     path = Path(args.save) / f"{case_id}.yaml" if _is_folder(args.save) else Path(args.save)
-    if path.exists() and not args.force and _is_folder(args.save):
-        raise ReportError(f"--save: {str(path)!r} exists; pass --force to replace it")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        write_text_atomically(path, text)
+        if args.force:
+            write_text_atomically(path, text)
+            return path
+        with path.open("x", encoding="utf-8") as file:  # O_EXCL: no file, no symlink there
+            try:
+                file.write(text)
+            except OSError:
+                path.unlink()
+                raise
+    except FileExistsError:
+        raise ReportError(f"--save: {str(path)!r} exists; pass --force to replace it") from None
     except OSError as error:
         raise ReportError(f"--save: cannot write {str(path)!r}: {error}") from error
     return path
@@ -207,30 +206,21 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _fuzz(args: argparse.Namespace) -> int:
-    from tokasm.fuzz._search import fuzz  # Hypothesis: not for --help or another command
+    from tokasm.fuzz import fuzz  # Hypothesis: not for --help or another command
 
     _check_save(args)
-    requirement_ids()  # read now: a counterexample names them after the target ran
-    loading: list[str] = []  # the in-process target being imported
-    with Watchdog(args.timeout, partial(_hung, args, loading)) as watchdog:
-        subject = _subject(args, watchdog, loading)
-        try:
-            report = fuzz(
-                subject,
-                examples=args.examples,
-                seed=args.seed,
-                budget=args.budget,
-                shrink_budget=args.shrink_budget,
-                instances=args.instances,
-            )
-        except LEFT_UNABLE as error:
-            raise TargetError(
-                f"target {subject.name!r}: fuzzing could not go on after it ran: "
-                f"{error_text(error)} (does it use up file descriptors, or lower the recursion "
-                "limit?)"
-            ) from None
-        finally:
-            subject.close()
+    subject = _subject(args)
+    try:
+        report = fuzz(
+            subject,
+            examples=args.examples,
+            seed=args.seed,
+            budget=args.budget,
+            shrink_budget=args.shrink_budget,
+            instances=args.instances,
+        )
+    finally:
+        subject.close()
     console = Console(sys.stdout)
     if report.counterexample is None:
         console.print(f"tokasm fuzz: {report.summary()}")

@@ -1,33 +1,8 @@
-"""The conformance harness: corpus loader, oracle model, runners and pytest plugin.
+"""The pytest route (``plugin``, ``pytest_suite.suite``, ``test_conformance``), and the
+harness's names at their old paths.
 
-Public modules (documented paths):
-
-- ``corpus``: load ``spec/cases/*.yaml`` into ``Case`` objects (``load_corpus``).
-- ``steps``: the operations a case performs (``OPS``: apply, get, read_since).
-- ``model``: ``ModelAssembler``, the oracle: the spec as a few obvious lines.
-- ``runner``: run cases against a ``Subject`` (``run_case``, ``run_cases``).
-- ``subjects``: the ``Subject`` interface and ``PythonSubject``; ``resolve_target``.
-- ``results``: ``CaseResult`` and ``TargetRun``.
-- ``testee``: ``python -m tokasm.protocol.testee TARGET`` serves a Python target
-  over the line protocol.
-- ``stateful``: ``run_conformance_test(factory)``, a Hypothesis state machine.
-- ``plugin``, ``pytest_suite``, ``test_conformance``: the pytest route.
-
-Modules whose names start with ``_`` are private: the protocol codec and
-client, the fuzzer, reports, expected-failure lists, paths and progress.
-
-Glossary of the thing under test:
-
-- *implementation*: code that assembles streamed events (yours, or a backend).
-- *backend*: an implementation bundled with tokasm (``tokasm.implementations``).
-- *target*: what the user names on the command line: ``MODULE:ATTR``, a
-  backend name, or a ``--cmd`` command line.
-- *subject*: a target as the runner drives it (``Subject``), in process or not.
-- *testee*: a program serving an implementation over the line protocol.
-- *contender*: an implementation as ``tokasm bench`` measures it.
-
-Names are imported lazily (PEP 562): a protocol testee or the pytest plugin
-that needs one module should not pay for YAML, jsonschema and pytest at start.
+The names load lazily (PEP 562): the pytest plugin, loaded in every pytest session,
+should not pay for YAML and jsonschema at start.
 """
 
 from __future__ import annotations

@@ -1,51 +1,40 @@
 """pytest plugin (entry point ``pytest11``): ``--tokasm-assembler MODULE:ATTR`` selects a target.
 
-Loaded in every pytest session where tokasm is installed, so it is a good
-citizen there: every option it adds starts with ``--tokasm-``, and it imports
-nothing but pytest until a target is given (the corpus loader's YAML and
-jsonschema would cost every unrelated run a tenth of a second). Without a
-target it parametrizes only the tests that ask for ``tokasm_subject`` and
-``tokasm_case`` (those of ``tokasm.conformance.test_conformance``), as one
-placeholder that is a usage error once collected, never a quiet skip.
-Collection depends only on the options and the corpus, so pytest-xdist
-workers all collect the same items.
+Loaded in every pytest session where tokasm is installed, so every option starts with
+``--tokasm-`` and nothing but pytest is imported until a target is given. Without one,
+``tokasm.conformance.test_conformance`` collects a placeholder that is a usage error.
 
-In process a target is guarded as in ``tokasm check`` (what it raises is its
-case's error, each event is its own copy, lent with a caller's habits); but
-pytest has no watchdog of ours, so a target that may hang should run with
-``--tokasm-isolate``: in its own testee process, with ``--tokasm-timeout``
-per request, as ``tokasm check --isolate`` does.
+pytest's own model: the target runs in pytest's process and is trusted, as any code
+under test; a target that may hang, exit or crash runs with ``--tokasm-isolate``, as a
+protocol testee of its own (``python -m tokasm.protocol.testee TARGET``).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Set  # noqa: F401 (Callable: a stash key's type)
+    from collections.abc import Callable  # noqa: F401 (a stash key's type)
 
-    from tokasm.corpus._load import Case, Corpus
-    from tokasm.report._xfail import XfailList
+    from tokasm.conformance.pytest_suite import Selection
     from tokasm.run.subjects import Subject
 
 
 __all__ = [
-    "fuzz_examples",
     "pytest_addoption",
     "pytest_collection_finish",
     "pytest_configure",
     "pytest_generate_tests",
     "pytest_runtest_setup",
     "pytest_unconfigure",
-    "selected_profiles",
+    "selection",
 ]
 
 _SUBJECTS = pytest.StashKey[dict[str, "Subject"]]()
-_XFAIL = pytest.StashKey["XfailList | None"]()
-_CASES = pytest.StashKey["list[Case]"]()
+_SELECTION = pytest.StashKey["Selection"]()
 _UNDO_SIGNALS = pytest.StashKey["Callable[[], None]"]()
 
 _NO_TARGET_ID = "no-assembler"
@@ -54,149 +43,113 @@ _NO_TARGET = (
     "--tokasm-assembler MODULE:ATTR` to check an implementation"
 )
 
+#: The options, each starting with ``--tokasm-`` so that no project's own can clash.
+_OPTIONS: dict[str, dict[str, Any]] = {
+    "--tokasm-assembler": {
+        "action": "append",
+        "default": [],
+        "metavar": "MODULE:ATTR",
+        "help": "run the tokasm conformance corpus (--pyargs tokasm.conformance) against this "
+        "class or zero-argument factory (repeatable: one item per case per target)",
+    },
+    "--tokasm-profile": {
+        "action": "append",
+        "default": [],
+        "metavar": "PROFILE",
+        "help": "also run this optional profile of the corpus (repeatable), e.g. strict",
+    },
+    "--tokasm-fuzz-examples": {
+        "type": int,
+        "metavar": "N",
+        "help": "examples of the fuzz item, one per target (default: as many as tokasm check "
+        "uses; 0 skips it)",
+    },
+    "--tokasm-isolate": {
+        "action": "store_true",
+        "help": "run each --tokasm-assembler in a testee process of its own (python -m "
+        "tokasm.protocol.testee), so one that hangs, exits or crashes costs one case; "
+        "without it the target runs in pytest's process, trusted like any code under test",
+    },
+    "--tokasm-timeout": {
+        "type": float,
+        "metavar": "SECONDS",
+        "help": "with --tokasm-isolate, the per-request timeout (default: tokasm check's "
+        "--timeout default)",
+    },
+    "--tokasm-cases": {
+        "action": "append",
+        "type": Path,
+        "default": [],
+        "metavar": "DIR",
+        "help": "also run the case files in this folder (*.yaml, or one file; repeatable), "
+        "as for tokasm check --cases",
+    },
+    "--tokasm-no-bundled": {
+        "action": "store_true",
+        "help": "leave out the bundled corpus: only the --tokasm-cases files",
+    },
+    "--tokasm-xfail": {
+        "type": Path,
+        "metavar": "FILE",
+        "help": "expected failures, as for tokasm check --xfail: listed cases are strict "
+        "xfails (a pass fails the run) and a line matching no case is a usage error",
+    },
+}
+
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("tokasm", "tokasm conformance")
-    group.addoption(
-        "--tokasm-assembler",
-        action="append",
-        default=[],
-        metavar="MODULE:ATTR",
-        help="run the tokasm conformance corpus (--pyargs tokasm.conformance) against this "
-        "class or zero-argument factory (repeatable: one item per case per target)",
-    )
-    group.addoption(
-        "--tokasm-profile",
-        action="append",
-        default=[],
-        metavar="PROFILE",
-        help="also run this optional profile of the corpus (repeatable), e.g. strict",
-    )
-    group.addoption(
-        "--tokasm-fuzz-examples",
-        type=int,
-        default=None,
-        metavar="N",
-        help="examples of the fuzz item, one per target (default: as many as tokasm check "
-        "uses; 0 skips it)",
-    )
-    group.addoption(
-        "--tokasm-isolate",
-        action="store_true",
-        help="run each --tokasm-assembler in its own testee process (python -m "
-        "tokasm.protocol.testee), so one that hangs, exits or crashes costs one case",
-    )
-    group.addoption(
-        "--tokasm-timeout",
-        type=float,
-        default=None,
-        metavar="SECONDS",
-        help="with --tokasm-isolate, the per-request timeout (default: tokasm check's "
-        "--timeout default)",
-    )
-    group.addoption(
-        "--tokasm-cases",
-        action="append",
-        type=Path,
-        default=[],
-        metavar="DIR",
-        help="also run the case files in this folder (*.yaml, or one file; repeatable), "
-        "as for tokasm check --cases",
-    )
-    group.addoption(
-        "--tokasm-no-bundled",
-        action="store_true",
-        help="leave out the bundled corpus: only the --tokasm-cases files",
-    )
-    group.addoption(
-        "--tokasm-xfail",
-        type=Path,
-        metavar="FILE",
-        help="expected failures, as for tokasm check --xfail: listed cases are strict xfails "
-        "(a pass fails the run) and a line matching no case is a usage error",
-    )
+    for option, settings in _OPTIONS.items():
+        group.addoption(option, **settings)
 
 
-def _xfail_list(config: pytest.Config) -> XfailList | None:
-    from tokasm.report._xfail import XfailError, load_xfail
-
-    path: Path | None = config.getoption("tokasm_xfail")
-    if path is None:
-        return None
-    try:
-        listed = load_xfail(path, _corpus(config))
-    except XfailError as error:
-        raise pytest.UsageError(f"--tokasm-xfail: {error}") from None
-    stale = listed.stale(_corpus(config))
-    if stale:
-        raise pytest.UsageError("--tokasm-xfail: " + "; ".join(stale))
-    return listed
-
-
-def _check_profiles(config: pytest.Config) -> None:
+def pytest_configure(config: pytest.Config) -> None:
+    """Resolve the options and every ``--tokasm-assembler`` up front: a bad one is a usage
+    error naming it. The harness is imported only when a target is given."""
+    subjects: dict[str, Subject] = {}
+    config.stash[_SUBJECTS] = subjects
+    option = config.getoption
+    if not option("tokasm_assembler"):
+        return
+    from tokasm.conformance.pytest_suite import Selection
     from tokasm.corpus._load import PROFILES
+    from tokasm.errors import CorpusError, TargetError
+    from tokasm.fuzz import CHECK_EXAMPLES
+    from tokasm.report._xfail import XfailError
 
-    unknown = sorted(set(config.getoption("tokasm_profile")) - set(PROFILES))
+    requested: list[str] = option("tokasm_profile")
+    unknown = sorted(set(requested) - set(PROFILES))
     if unknown:
         raise pytest.UsageError(
             f"--tokasm-profile: unknown {', '.join(map(repr, unknown))} "
             f"(choose from {', '.join(PROFILES)})"
         )
-
-
-def _corpus(config: pytest.Config) -> Corpus:
-    """The bundled corpus with the ``--tokasm-cases`` files; a bad one is a usage error."""
-    from tokasm.corpus._load import load_corpus
-    from tokasm.errors import CorpusError
-
-    try:
-        return load_corpus(user_cases=config.getoption("tokasm_cases"))
+    if option("tokasm_no_bundled") and not option("tokasm_cases"):
+        raise pytest.UsageError("--tokasm-no-bundled needs at least one --tokasm-cases DIR")
+    examples: int | None = option("tokasm_fuzz_examples")
+    try:  # before any testee starts: none can leak
+        selection = Selection.load(
+            requested,
+            option("tokasm_cases"),
+            not option("tokasm_no_bundled"),
+            option("tokasm_xfail"),
+            CHECK_EXAMPLES if examples is None else examples,
+        )
     except CorpusError as error:
         raise pytest.UsageError(f"--tokasm-cases: {error}") from None
-
-
-def _cases(config: pytest.Config) -> list[Case]:
-    """The cases this session runs: ``--tokasm-no-bundled`` leaves only the user's."""
-    no_bundled = config.getoption("tokasm_no_bundled")
-    if no_bundled and not config.getoption("tokasm_cases"):
-        raise pytest.UsageError("--tokasm-no-bundled needs at least one --tokasm-cases DIR")
-    return [case for case in _corpus(config) if not (no_bundled and case.bundled)]
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    """Resolve every ``--tokasm-assembler`` up front: a bad one is a usage error naming it.
-
-    The harness is imported only here, and only when a target is given.
-    """
-    targets: list[str] = config.getoption("tokasm_assembler")
-    subjects: dict[str, Subject] = {}
-    config.stash[_SUBJECTS] = subjects
-    if targets:
-        from tokasm.errors import TargetError
-
-        _check_profiles(config)
-        config.stash[_CASES] = _cases(config)  # before any testee starts: none can leak
-        for target in targets:
-            try:
-                subjects[target] = _subject(config, target)
-            except TargetError as error:
-                pytest_unconfigure(config)
-                raise pytest.UsageError(f"--tokasm-assembler: {error}") from None
-        _check_profile_gaps(config, subjects)
-    config.stash[_XFAIL] = _xfail_list(config) if subjects else None
-
-
-def _check_profile_gaps(config: pytest.Config, subjects: dict[str, Subject]) -> None:
-    """A ``--tokasm-profile`` a target cannot run is a usage error, not skipped cases."""
-    from tokasm.corpus._load import profile_gap
-
-    for target, subject in subjects.items():
-        gap = profile_gap(
-            config.getoption("tokasm_profile"), _corpus(config), target, subject.features
-        )
-        if gap is not None:
-            pytest_unconfigure(config)
-            raise pytest.UsageError(f"--tokasm-profile: {gap}")
+    except XfailError as error:
+        raise pytest.UsageError(f"--tokasm-xfail: {error}") from None
+    config.stash[_SELECTION] = selection
+    try:
+        for target in option("tokasm_assembler"):
+            problem = "--tokasm-assembler"
+            subjects[target] = _subject(config, target)
+        for target, subject in subjects.items():
+            problem = "--tokasm-profile"
+            selection.refuse_gap(requested, target, subject)
+    except TargetError as error:
+        pytest_unconfigure(config)
+        raise pytest.UsageError(f"{problem}: {error}") from None
 
 
 def _subject(config: pytest.Config, target: str) -> Subject:
@@ -205,7 +158,7 @@ def _subject(config: pytest.Config, target: str) -> Subject:
     from tokasm.run.subjects import PythonSubject, resolve_target
 
     if config.getoption("tokasm_isolate"):
-        if _UNDO_SIGNALS not in config.stash:  # a SIGTERM ending pytest kills them first
+        if _UNDO_SIGNALS not in config.stash:  # pytest has no SIGTERM handler: testees first
             config.stash[_UNDO_SIGNALS] = fatal_signals_kill_testees()
         timeout: float | None = config.getoption("tokasm_timeout")
         return CommandSubject(python_testee_command(target), timeout or DEFAULT_TIMEOUT)
@@ -216,62 +169,24 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     """Stop the testee processes of ``--tokasm-isolate``: none outlives the session."""
     for subject in config.stash.get(_SUBJECTS, {}).values():
         subject.close()
-    undo_signals = config.stash.get(_UNDO_SIGNALS, None)
-    if undo_signals is not None:
-        undo_signals()
+    config.stash.get(_UNDO_SIGNALS, lambda: None)()
 
 
-def selected_profiles(config: pytest.Config) -> Set[str]:
-    """The corpus profiles this session runs: the defaults plus ``--tokasm-profile``."""
-    from tokasm.run.runner import DEFAULT_PROFILES
-
-    return DEFAULT_PROFILES | set(config.getoption("tokasm_profile"))
-
-
-def fuzz_examples(config: pytest.Config) -> int:
-    """Examples of each target's fuzz item (``--tokasm-fuzz-examples``)."""
-    from tokasm.fuzz._phase import CHECK_EXAMPLES
-
-    examples: int | None = config.getoption("tokasm_fuzz_examples")
-    return CHECK_EXAMPLES if examples is None else examples
+def selection(config: pytest.Config) -> Selection:
+    """What this session checks (``tokasm.conformance.test_conformance`` runs it)."""
+    return config.stash[_SELECTION]
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    """One item per (target, case), named by the case id (``target/case`` for several),
-    then the cost probe and the fuzz phase per target (``CHECKS``), as ``tokasm check``."""
+    """One item per (target, check), or the placeholder refused once collection is final."""
     if not {"tokasm_subject", "tokasm_case"} <= set(metafunc.fixturenames):
         return
+    names = ("tokasm_subject", "tokasm_case")
     subjects = metafunc.config.stash.get(_SUBJECTS, {})
-    if not subjects:  # a placeholder, refused once collection is final (below)
-        metafunc.parametrize(
-            ("tokasm_subject", "tokasm_case"), [pytest.param(None, None, id=_NO_TARGET_ID)]
-        )
-        return
-    from tokasm.conformance.pytest_suite import (
-        CHECKS,
-        Check,
-        check_id,
-        expected_failures,
-        xfail_marks,
-    )
-
-    listed = metafunc.config.stash.get(_XFAIL, None)
-    several = len(subjects) > 1
-    cases = metafunc.config.stash.get(_CASES, [])
-    checks: list[Check] = [*cases, *CHECKS]
-    metafunc.parametrize(
-        ("tokasm_subject", "tokasm_case"),
-        [
-            pytest.param(
-                subject,
-                check,
-                id=f"{target}/{check_id(check)}" if several else check_id(check),
-                marks=xfail_marks(check, *expected_failures(target, listed)),
-            )
-            for target, subject in subjects.items()
-            for check in checks
-        ],
-    )
+    if not subjects:
+        metafunc.parametrize(names, [pytest.param(None, None, id=_NO_TARGET_ID)])
+    else:
+        metafunc.parametrize(names, selection(metafunc.config).params(subjects))
 
 
 def _is_placeholder(item: pytest.Item) -> bool:
@@ -280,11 +195,8 @@ def _is_placeholder(item: pytest.Item) -> bool:
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    """Collecting the corpus with no target to run it on is a usage error (exit 4), not a
-    skip that lets the session pass; deselecting the item (``-k``) is fine.
-
-    A pytest-xdist worker cannot report a usage error (its controller would crash),
-    so there the placeholder test fails instead (exit 1), with the same message."""
+    """Collecting the corpus with no target is a usage error (exit 4), not a skip; under
+    pytest-xdist, whose workers cannot report one, the placeholder fails instead (exit 1)."""
     if hasattr(session.config, "workerinput"):
         return
     if any(_is_placeholder(item) for item in session.items):

@@ -1,16 +1,14 @@
 """The corpus as pytest items, for ``python -m pytest --pyargs tokasm.conformance``.
 
-Parametrized by the plugin (``tokasm.conformance.plugin``) from
-``--tokasm-assembler MODULE:ATTR`` (repeatable) and ``--tokasm-profile``; without
-``--tokasm-assembler`` collecting it is a usage error saying what to pass.
+Parametrized by the plugin (``tokasm.conformance.plugin``) from ``--tokasm-assembler``;
+without one, collecting it is a usage error saying what to pass.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from tokasm.conformance.plugin import fuzz_examples, selected_profiles
-from tokasm.conformance.pytest_suite import check_case
+from tokasm.conformance.plugin import selection
 
 if TYPE_CHECKING:
     import pytest
@@ -23,6 +21,4 @@ __all__ = ["test_case"]
 
 def test_case(tokasm_subject: Subject, tokasm_case: Check, pytestconfig: pytest.Config) -> None:
     """One corpus case, the cost probe or the fuzz phase against one target."""
-    check_case(
-        tokasm_subject, tokasm_case, selected_profiles(pytestconfig), fuzz_examples(pytestconfig)
-    )
+    selection(pytestconfig).check(tokasm_subject, tokasm_case)

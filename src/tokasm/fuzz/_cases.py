@@ -1,11 +1,8 @@
 """Turn a fuzzer program into a corpus case file: the model's answers become ``returns``.
 
-The fuzzer runs exactly the case built here (through ``parse_case`` and
-``run_case``), so the YAML it prints is the very test that failed. Text is
-written so that it reads back exactly: double quotes with escapes for
-anything but plain printable text, and long repetitive strings in the
-schema's compact ``repeat``/``concat`` form; runs of the same step (or pair
-of steps) become ``repeat`` steps.
+The fuzzer runs exactly the case built here, so the YAML it prints is the test that failed.
+Text reads back exactly (double quotes and escapes for anything but plain printable text);
+long repetitive texts and runs of steps take the schema's compact ``repeat`` forms.
 """
 
 from __future__ import annotations

@@ -1,11 +1,11 @@
 """Differential fuzzing: Hypothesis programs run on any ``Subject`` and checked against the model.
 
-Each generated program becomes a one-case corpus document whose ``returns``
-are the model's answers (``fuzz_cases``), and it runs through the ordinary
-``run_case``: a disagreement is simply a case that does not pass, and a
-testee fault is a disagreement like any other. Hypothesis shrinks it, and the
-shrunk case is written as YAML, reloaded through the corpus loader and run
-again to prove that the printed case reproduces the failure.
+Each program becomes a one-case corpus document whose ``returns`` are the model's
+answers (``case_document``), run by the ordinary ``run_case``: a disagreement is a case
+that does not pass (a testee fault included). Hypothesis shrinks it; the shrunk case is
+written as YAML, loaded back through the corpus loader and run again, to prove it
+reproduces. Budgets are seconds of ``time.monotonic``; a shrink budget of None lets
+Hypothesis shrink to its own end, so the counterexample depends on the seed alone.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import random
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,11 +22,10 @@ from hypothesis import HealthCheck, Phase, Verbosity, given, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis.errors import Flaky
 
-from tokasm._clocks import Clocks
 from tokasm.corpus._load import load_file, parse_case
 from tokasm.corpus.steps import READ_SINCE, Apply
 from tokasm.fuzz._cases import case_document, dump_case_file
-from tokasm.fuzz._phase import SHRINK_BUDGET
+from tokasm.fuzz._limits import SHRINK_BUDGET
 from tokasm.fuzz._strategies import Program, programs
 from tokasm.run.runner import run_case
 
@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 
     from hypothesis.strategies import SearchStrategy
 
+    from tokasm.corpus._load import Case
     from tokasm.corpus.steps import Step
     from tokasm.run.results import CaseResult
     from tokasm.run.subjects import Subject
@@ -53,11 +54,8 @@ class _Disagreement(Exception):
 
 
 class _OutOfTime(BaseException):
-    """Ends the Hypothesis run when the time budget is spent.
-
-    A BaseException, like KeyboardInterrupt, so Hypothesis stops at once
-    instead of treating it as a failure to shrink.
-    """
+    """Ends the Hypothesis run when the time budget is spent (a BaseException: Hypothesis
+    stops at once instead of shrinking it)."""
 
 
 @dataclass(frozen=True)
@@ -108,13 +106,20 @@ class FuzzReport:
         )
 
 
+def _run(subject: Subject, case: Case) -> CaseResult:
+    """``case`` run on ``subject``: whole, by a subject that runs cases itself (a worker
+    process, which lends events with a caller's habits as ``run_case`` does here)."""
+    whole = getattr(subject, "run_case", None)
+    return whole(case) if callable(whole) else run_case(subject, case)
+
+
 def _reproduces(subject: Subject, yaml_text: str) -> bool:
     """Save the case as a corpus file, load it through the loader, and run it again."""
     with tempfile.TemporaryDirectory(prefix="tokasm-fuzz-") as folder:
         path = Path(folder) / "counterexample.yaml"
         path.write_text(yaml_text, encoding="utf-8")
         (case,) = load_file(path)
-    return run_case(subject, case).outcome != "passed"
+    return _run(subject, case).outcome != "passed"
 
 
 def _with_steps(program: Program, steps: tuple[Step, ...]) -> Program:
@@ -156,7 +161,7 @@ def _simplify(
     """Greedy one-edit simplification after Hypothesis, which rarely deletes a step when
     steps of other kinds surround it. Returns the simplest failing program and its failure."""
     improved = True
-    while improved and Clocks.monotonic() < deadline:
+    while improved and time.monotonic() < deadline:
         improved = False
         for candidate in _simpler(found[0]):
             result = run(candidate)
@@ -164,6 +169,10 @@ def _simplify(
                 found, improved = (candidate, result), True
                 break
     return found
+
+
+def _deadline(seconds: float | None) -> float:
+    return float("inf") if seconds is None else time.monotonic() + seconds
 
 
 class _Search:
@@ -179,11 +188,11 @@ class _Search:
     def run(self, program: Program) -> CaseResult:
         """Run ``program`` as the one-case corpus document it prints as."""
         document = case_document(program, self.description)
-        return run_case(self.subject, parse_case(document["cases"][0], _SOURCE))
+        return _run(self.subject, parse_case(document["cases"][0], _SOURCE))
 
-    def check(self, program: Program, shrink_budget: float) -> None:
+    def check(self, program: Program, shrink_budget: float | None) -> None:
         """Hypothesis's test: raise on a disagreement (so it shrinks) or when time is up."""
-        if Clocks.monotonic() > self.deadline:
+        if time.monotonic() >= self.deadline:
             raise _OutOfTime
         if not self.failures:
             self.searched += 1
@@ -191,12 +200,16 @@ class _Search:
         if result.outcome == "passed":
             return
         if not self.failures:
-            self.deadline = Clocks.monotonic() + shrink_budget
+            self.deadline = _deadline(shrink_budget)
         self.failures.append((program, result))
         raise _Disagreement(result.message)
 
     def explore(
-        self, strategy: SearchStrategy[Program], examples: int, seed: int, shrink_budget: float
+        self,
+        strategy: SearchStrategy[Program],
+        examples: int,
+        seed: int,
+        shrink_budget: float | None,
     ) -> bool:
         """Let Hypothesis generate and shrink; True if the time budget ended it."""
 
@@ -222,11 +235,11 @@ class _Search:
             pass  # the last failure recorded is the shrunk one (or, if flaky, the smallest seen)
         return False
 
-    def counterexample(self, shrink_budget: float) -> Counterexample | None:
+    def counterexample(self, shrink_budget: float | None) -> Counterexample | None:
         """The last failure, simplified further and proven to reproduce from its YAML."""
         if not self.failures:
             return None
-        program, result = _simplify(self.failures[-1], self.run, Clocks.monotonic() + shrink_budget)
+        program, result = _simplify(self.failures[-1], self.run, _deadline(shrink_budget))
         document = case_document(program, self.description)
         reproduced = _reproduces(self.subject, dump_case_file(document))
         return Counterexample(document, result, reproduced)
@@ -238,28 +251,27 @@ def fuzz(
     examples: int = 500,
     seed: int | None = None,
     budget: float | None = None,
-    shrink_budget: float = SHRINK_BUDGET,
+    shrink_budget: float | None = SHRINK_BUDGET,
     instances: int = 2,
 ) -> FuzzReport:
     """Run up to ``examples`` programs on ``subject`` and shrink the first disagreement.
 
-    ``seed`` makes the run repeatable (a random one is chosen and reported
-    otherwise). Budgets are in seconds, so the run always ends: no new example
-    starts after ``budget``; Hypothesis shrinks a disagreement for at most
-    ``shrink_budget``, and the final one-edit simplification for as long again.
+    ``seed`` repeats a run (a random one is chosen and reported otherwise). Budgets are
+    seconds (None: no limit): no new example starts after ``budget``; Hypothesis shrinks
+    for at most ``shrink_budget``, and the final one-edit simplification as long again.
     """
     chosen_seed = random.randrange(2**32) if seed is None else seed
     strategy = programs(instances=instances, read_since=READ_SINCE in subject.features)
     description = f"Counterexample from tokasm fuzz against {subject.name} (seed {chosen_seed})"
-    started = Clocks.monotonic()
-    search = _Search(subject, description, float("inf") if budget is None else started + budget)
+    started = time.monotonic()
+    search = _Search(subject, description, _deadline(budget))
     out_of_time = search.explore(strategy, examples, chosen_seed, shrink_budget)
     counterexample = search.counterexample(shrink_budget)
     return FuzzReport(
         subject.name,
         chosen_seed,
         search.searched,
-        Clocks.monotonic() - started,
+        time.monotonic() - started,
         out_of_time,
         counterexample,
     )

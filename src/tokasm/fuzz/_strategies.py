@@ -1,19 +1,9 @@
 """Hypothesis strategies for event programs: what the fuzzer and the stateful test send.
 
-A program is a list of operations with no expected values: the oracle supplies
-those later (``fuzz_cases``), so every operation is independent of the others
-and Hypothesis can delete, reorder and simplify them freely while shrinking.
-The pools lean on what implementations get wrong or special-case (SPEC
-APPEND-EXACT, APPEND-EMPTY, EVT-ID-ANY, EVT-EXTRA-KEYS): empty and
-whitespace-only text, CR/LF, tabs, NUL, combining marks, emoji; ids that differ
-only by case, whitespace or normalization, ids shaped like paths, compound
-keys, attribute or JS prototype names, defaults or colliding hashes; sentinel
-deltas and the texts ``None``/``null``/``undefined``; SDK keys such as ``role``.
-
-Macro operations (a stream of k deltas with reads at set points, r reads of
-one message, k messages opened or finalized) make long programs from a few
-draws. Each expands to plain steps when the program is built, so the program
-is still a plain corpus case, and a macro shrinks by shrinking its k.
+A program's steps carry no expected values (the model supplies them), so Hypothesis may
+delete and simplify any of them. The pools lean on what implementations get wrong (SPEC
+APPEND-EXACT, APPEND-EMPTY, EVT-ID-ANY, EVT-EXTRA-KEYS). Macros (k deltas to one message,
+r reads, k messages) expand to plain steps, and shrink by their k.
 """
 
 from __future__ import annotations
@@ -26,7 +16,7 @@ from typing import TYPE_CHECKING, TypeAlias, TypeVar
 from hypothesis import strategies as st
 
 from tokasm.corpus.steps import Apply, Get, ReadSince
-from tokasm.fuzz._phase import INSTANCE_NAMES
+from tokasm.fuzz._limits import INSTANCE_NAMES
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -46,8 +36,7 @@ __all__ = [
     "programs",
 ]
 
-#: Ids that are distinct messages although they look alike (EVT-ID-ANY):
-#: case, surrounding whitespace, NFC vs NFD, the empty id, an astral character.
+#: Ids that are distinct messages although they look alike (EVT-ID-ANY).
 TRICKY_IDS: tuple[str, ...] = (
     "m",
     "M",
@@ -111,8 +100,7 @@ SENTINEL_DELTAS: tuple[str, ...] = (
     "undefined",
 )
 
-#: The ids of those pools that look like a path, a key, a name, a default or a
-#: hash twin of another; a case using one shows EVT-ID-ANY.
+#: The ids of the shaped pools; a case using one shows EVT-ID-ANY.
 SHAPED_IDS: frozenset[str] = frozenset(i for pool in _SHAPED_POOLS for i in pool) - {"m"}
 
 #: Deltas that have broken real implementations (APPEND-EXACT, APPEND-EMPTY).
@@ -145,13 +133,9 @@ _FINAL_CHOICES: tuple[bool | None, ...] = (None, None, False, True)
 _POOL_SIZE = 4  # distinct ids in a program's pool of arbitrary ids
 _MAX_POOLS = 3  # pools joined into one program's pool
 
-# Hypothesis starts small; a few operations even in its first examples make
-# each one count. Shorter counterexamples come from the fuzzer's final
-# one-edit simplification, which may go below this.
-_MIN_OPS = 4
+_MIN_OPS = 4  # even Hypothesis's first, small examples do something
 
-#: Keys with no meaning that must not change a result (EVT-EXTRA-KEYS), as
-#: real SDK events carry them; one event in four has one.
+#: Keys of real SDK events that must not change a result (EVT-EXTRA-KEYS).
 _EXTRA_KEYS: tuple[dict[str, object], ...] = (
     {"seq": 7},
     {"index": 0},
@@ -163,10 +147,8 @@ _EXTRA_KEYS: tuple[dict[str, object], ...] = (
 )
 
 
-#: Every character but the surrogates, as ``st.text()`` draws by default, and in the same
-#: order, so the same seed draws the same texts; but told apart by code point rather
-#: than by Unicode category, whose table costs Hypothesis 1.5 s to build in every fresh
-#: storage folder (each CI job's first fuzzing run).
+#: Every character but the surrogates, drawn as ``st.text()`` draws them, but told apart by
+#: code point: Hypothesis's table of Unicode categories costs 1.5 s to build.
 _CHARACTERS = st.characters(
     exclude_categories=(), exclude_characters="".join(map(chr, range(0xD800, 0xE000)))
 )
@@ -213,21 +195,17 @@ class Program:
     steps: tuple[Step, ...]
 
 
-#: An operation waiting for its message id, and which id: an index into the
-#: program's id pool (so ids collide, messages interleave and get finalized
-#: twice) or an id of its own, which may name no message at all.
+#: An operation waiting for its message id, and the id: an index into the program's
+#: pool (so ids collide and messages interleave) or an id of its own.
 _Pending: TypeAlias = "tuple[Callable[[str], Step], int | str]"
 
 #: Operations drawn together; a macro's block is all of them, expanded.
 _Block: TypeAlias = "list[_Pending]"
 
-#: After every how many deltas a stream reads its message (0: only as asked
-#: below): each read, every few, and at the part counts that block sizes and
-#: compaction intervals make special.
+#: After every how many deltas a stream reads its message (0: never in between).
 _READ_EVERY: tuple[int, ...] = (0, 1, 2, 3, 7, 16, 63, 64)
 
-#: Last deltas before a bare final: partial line ends, sentinels and special
-#: tokens that an implementation may hold back waiting for the rest (APPEND-EXACT).
+#: Last deltas before a bare final, which an implementation may hold back (APPEND-EXACT).
 _TAILS: tuple[str, ...] = ("\r", "text\r", "<|", "<|endo", "[DON", "data:", "\u00e9\u0301", "")
 
 #: Long streams and many messages stop at block-size and compaction boundaries.
@@ -236,8 +214,7 @@ _BOUNDARIES: tuple[int, ...] = (15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 12
 #: Stems of the ids a many-messages macro numbers, plain and compound.
 _STEMS: tuple[str, ...] = ("f", "m:", "a/", "id-")
 
-#: How a stream ends: open (the final reads still read it), a bare final (no
-#: ``delta``, after a trailing CR perhaps) or a final with a last delta.
+#: How a stream ends: open, a bare final (no ``delta``), or a final with a last delta.
 _ENDINGS: tuple[str, ...] = ("open", "bare", "delta")
 
 
@@ -288,11 +265,7 @@ def _repeated(pending: _Pending, count: int) -> _Block:
 
 
 class _Draws:
-    """The strategies of one ``programs`` call, for its single operations and its macros.
-
-    Each is made once here: a strategy made inside a draw is made again for
-    every example, which costs more than the draw.
-    """
+    """The strategies of one ``programs`` call, each made once (not in every draw)."""
 
     def __init__(self, names: tuple[str, ...], read_since: bool) -> None:
         self.instance = st.sampled_from(names)
@@ -337,9 +310,8 @@ class _Draws:
         return st.one_of(self.stream(), self.rereads(), self.messages())
 
     def stream(self) -> st.SearchStrategy[_Block]:
-        """k deltas to one message, read after the first, every few and at the end as drawn,
-        an extra key on the middle event, then left open or finalized: with a last delta,
-        or bare after a tail that might be held back (APPEND, ORDER)."""
+        """k deltas to one message, read as drawn, an extra key on the middle event, then
+        left open or finalized (APPEND, ORDER)."""
 
         @st.composite
         def build(draw: st.DrawFn) -> _Block:
@@ -373,8 +345,8 @@ class _Draws:
         return st.builds(_repeated, st.tuples(self.reader, self.pooled), _sizes(6, (16, 32, 33)))
 
     def messages(self) -> st.SearchStrategy[_Block]:
-        """k messages with numbered ids, each read before it exists perhaps, then opened with
-        one delta or finalized at once (GET-UNKNOWN, FINAL-UNSEEN, INTERLEAVE)."""
+        """k numbered messages, perhaps read before they exist, then opened or finalized
+        (GET-UNKNOWN, FINAL-UNSEEN, INTERLEAVE)."""
 
         @st.composite
         def build(draw: st.DrawFn) -> _Block:
@@ -396,10 +368,8 @@ class _Draws:
 def programs(
     *, instances: int = 2, read_since: bool = False, max_ops: int = 16
 ) -> st.SearchStrategy[Program]:
-    """Programs over ``instances`` assemblers; ``read_since`` only if the target has it.
-
-    ``max_ops`` bounds the draws; one in five is a macro of many steps.
-    """
+    """Programs over ``instances`` assemblers of up to ``max_ops`` draws (one in five a
+    macro); ``read_since`` only if the target has it."""
     if not 1 <= instances <= len(INSTANCE_NAMES):
         raise ValueError(f"instances must be 1..{len(INSTANCE_NAMES)}, got {instances}")
     names = INSTANCE_NAMES[:instances]

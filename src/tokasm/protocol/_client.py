@@ -371,6 +371,7 @@ class CommandSubject:
         start_timeout: float = START_TIMEOUT,
         *,
         window: int = PIPELINE_WINDOW,
+        breaker: int | None = BREAKER_FAULTS,
     ) -> None:
         if not argv:
             raise TargetError("command '': empty command line")
@@ -381,6 +382,7 @@ class CommandSubject:
         self._window = window
         self._queued: list[bytes] = []  # ``new`` requests sent with the next steps
         self._faults_in_a_row = 0
+        self._breaker_faults = breaker  # None: always restart (the fuzzer's examples)
         self._breaker: str | None = None  # why the remaining cases are not run
         self._restarts = 0
         self.problems: list[str] = []
@@ -429,9 +431,10 @@ class CommandSubject:
         message = str(self._killed(process, request, reason, after))
         self._process = None
         self._faults_in_a_row += 1
-        if self._faults_in_a_row >= BREAKER_FAULTS and self._breaker is None:
+        limit = self._breaker_faults
+        if limit is not None and self._faults_in_a_row >= limit and self._breaker is None:
             self._breaker = (
-                f"not run: the testee faulted in {BREAKER_FAULTS} cases in a row, so it is "
+                f"not run: the testee faulted in {limit} cases in a row, so it is "
                 "not restarted again (circuit breaker); the last fault: "
                 + message.split("\n", 1)[0]
             )
@@ -448,7 +451,8 @@ class CommandSubject:
             except SubjectFault as fault:
                 self._process = None
                 self._faults_in_a_row += 1
-                if self._faults_in_a_row >= BREAKER_FAULTS:
+                limit = self._breaker_faults
+                if limit is not None and self._faults_in_a_row >= limit:
                     self._breaker = f"not run: restarting the testee failed: {fault}"
                 raise SubjectFault(f"restarting the testee failed: {fault}") from None
         return self._process

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from tokasm.errors import ProtocolError, SubjectFault, TargetError
 from tokasm.protocol._client import (
+    BREAKER_FAULTS,
     DEFAULT_TIMEOUT,
     LOAD_TIMEOUT,
     PIPELINE_WINDOW,
@@ -44,12 +45,12 @@ class WorkerSubject(CommandSubject):
         *,
         strict: bool = False,
         window: int = PIPELINE_WINDOW,
+        breaker: int | None = BREAKER_FAULTS,
     ) -> None:
         self.target = target
         options = ["--worker", repr(timeout), *(["--strict"] if strict else [])]
-        super().__init__(
-            python_testee_command(target, *options), timeout, LOAD_TIMEOUT, window=window
-        )
+        argv = python_testee_command(target, *options)
+        super().__init__(argv, timeout, LOAD_TIMEOUT, window=window, breaker=breaker)
 
     def _start_failed(self, fault: SubjectFault) -> TargetError:
         return TargetError(f"target {self.target!r}: loading it failed: {fault}")
