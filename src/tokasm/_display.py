@@ -1,19 +1,15 @@
-"""How anything from a target is shown to a person: escaped, length-capped, and never raising.
+"""How anything from a target is shown to a person: escaped and length-capped.
 
-A target's values and texts are hostile: a ``__repr__`` or ``__str__`` may
-raise or lie, a ``str`` subclass may override every method, a text may hold
-newlines, ANSI escapes or lone surrogates, or be 20 MB long. Everything shown
-in the terminal or written to a report goes through ``show`` (values, by
-``repr``) or ``safe_text`` (names and messages), so one target cannot garble
-the output, crash ``print`` or fill the disk. The reports use them too.
+A target's texts may hold newlines, ANSI escapes or lone surrogates, or be 20 MB long,
+and its ``__repr__`` may raise. Everything shown in the terminal or written to a report
+goes through ``show`` (values, by ``repr``) or ``safe_text`` (names and messages), so one
+target cannot garble the output, crash ``print`` or fill the disk.
 """
 
 from __future__ import annotations
 
 import itertools
 import reprlib
-
-from tokasm.run._guard import reraise_unless_target
 
 __all__ = [
     "BLOCK_LIMIT",
@@ -85,7 +81,7 @@ def _printable(text: str, keep: str = "") -> str:
 
 
 def _base_text(value: str) -> str:
-    """The characters of a ``str`` (or subclass) by ``str``'s own methods, whatever it overrides."""
+    """The characters of a ``str`` (or subclass) by ``str``'s own method, whatever it overrides."""
     return value if type(value) is str else str.__str__(value)
 
 
@@ -101,14 +97,12 @@ def _cut(text: str, limit: int, keep: str = "") -> str:
 
 
 def _plain_str(value: object) -> str:
-    """``str(value)``, or a stand-in naming the type when its ``__str__`` raises or lies."""
-    if issubclass(type(value), str):
+    """``str(value)``, or a stand-in naming the type when its ``__str__`` raises."""
+    if issubclass(type(value), str):  # by its real type: ``__class__`` may lie
         return _base_text(value)  # type: ignore[arg-type]
     try:
-        text = str(value)
-        return _base_text(text) if issubclass(type(text), str) else f"<{type_name(value)}>"
-    except BaseException as error:  # anything the target raises is shown
-        reraise_unless_target(error)
+        return _base_text(str(value))
+    except BaseException as error:  # noqa: BLE001 - even SystemExit: shown, not raised
         return f"<{type_name(value)}: str() raised {class_name(type(error))}>"
 
 
@@ -124,38 +118,23 @@ def safe_block(value: object, limit: int = BLOCK_LIMIT) -> str:
     return _cut(_plain_str(value), limit, keep="\n")
 
 
-# ``type``'s own getters, called on a class directly: reading ``cls.__name__`` runs the
-# class's metaclass (its ``__getattribute__``), which a target writes.
-_NAME = type.__dict__["__name__"]
-_QUALNAME = type.__dict__["__qualname__"]
-_MODULE = type.__dict__["__module__"]
-
-
 def class_name(cls: type) -> str:
-    """``cls``'s own name, read without running any code of the class or its metaclass."""
-    name = _NAME.__get__(cls)
-    return _cut(name if type(name) is str else "?", SHOW_LIMIT)
+    """``cls``'s name, escaped (a class may be given any name)."""
+    return _cut(str(cls.__name__), SHOW_LIMIT)
 
 
 def type_name(value: object) -> str:
-    """``module.Qualname`` of ``value``'s type, escaped (both are settable to anything),
-    read without running any code of the type or its metaclass."""
+    """``module.Qualname`` of ``value``'s type, escaped (both are settable to anything)."""
     cls = type(value)
-    module, qualname = _MODULE.__get__(cls), _QUALNAME.__get__(cls)
-    module_text = module if type(module) is str else ""
-    qualname_text = qualname if type(qualname) is str else "?"
-    name = (
-        f"{module_text}.{qualname_text}" if module_text not in ("", "builtins") else qualname_text
-    )
-    return _cut(name, SHOW_LIMIT)
+    module = str(cls.__module__)
+    name = f"{module}.{cls.__qualname__}" if module != "builtins" else cls.__qualname__
+    return _cut(str(name), SHOW_LIMIT)
 
 
 def _repr(value: object) -> str:
     try:
-        text = _REPR.repr(value)
-        return text if type(text) is str else f"<{type_name(value)}>"
-    except BaseException as error:  # a broken __repr__ is shown, not raised
-        reraise_unless_target(error)
+        return str(_REPR.repr(value))
+    except BaseException as error:  # noqa: BLE001 - a broken __repr__ is shown, not raised
         return f"<{type_name(value)}: repr() raised {class_name(type(error))}>"
 
 
@@ -180,18 +159,8 @@ def abbreviated(*values: str) -> bool:
 
 def error_text(error: BaseException) -> str:
     """What a target's exception says, as ``Kind('message')``, escaped and capped."""
-    kind = class_name(type(error))
-    try:
-        arguments = error.args
-        shown = (
-            ", ".join(show(argument) for argument in arguments[:3])
-            if type(arguments) is tuple
-            else ""
-        )
-    except BaseException as raised:  # a hostile exception is still shown
-        reraise_unless_target(raised)
-        shown = ""
-    return _cut(f"{kind}({shown})", TEXT_LIMIT)
+    shown = ", ".join(show(argument) for argument in error.args[:3])
+    return _cut(f"{class_name(type(error))}({shown})", TEXT_LIMIT)
 
 
 def _common_prefix(first: str, second: str) -> int:

@@ -99,6 +99,8 @@ STDERR_TAIL_BYTES = 16 * 1024
 STDERR_TAIL_LINES = 20
 _STDERR_LINE_CHARS = 500
 _READ_CHUNK = 1 << 20
+_STACKS = "Timeout ("  # how faulthandler's dump of a hung call begins
+_STACK_LINES = 80
 
 _LIVE: set[_Process] = set()  # every child whose group is not yet killed
 
@@ -207,10 +209,14 @@ class _StderrTail:
             self._pipe.close()
 
     def report(self) -> str:
-        """The last lines, indented, once the writers are gone (or the grace time passed)."""
+        """The last lines, indented, once the writers are gone (or the grace time passed);
+        all of the stacks a worker's faulthandler wrote for a call that hung, if any."""
         self._thread.join(timeout=EXIT_GRACE)
         text = bytes(self._tail).decode("utf-8", "replace")
-        lines = [line[:_STDERR_LINE_CHARS] for line in text.splitlines()[-STDERR_TAIL_LINES:]]
+        stacks = text.rfind(_STACKS)
+        lines = text[stacks:].splitlines() if stacks >= 0 else text.splitlines()
+        kept = _STACK_LINES if stacks >= 0 else STDERR_TAIL_LINES
+        lines = [line[:_STDERR_LINE_CHARS] for line in lines[-kept:]]
         if not lines:
             return "\ntestee stderr: (empty)"
         return "\ntestee stderr (last lines):\n" + "\n".join(f"  | {line}" for line in lines)

@@ -196,6 +196,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="TIMEOUT",
         help="serve as tokasm's worker: heartbeats every TIMEOUT/4 seconds during a case",
     )
+    parser.add_argument(
+        "--load-timeout",
+        type=float,
+        default=LOAD_TIMEOUT,
+        metavar="SECONDS",
+        help="as a worker: the supervisor's limit for loading the target",
+    )
     args = parser.parse_args(argv)
     target: str = args.target
     requests, responses = _private_channel()  # before the target's module runs any code
@@ -203,7 +210,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # A target that eats memory gets MemoryError here, not the machine's OOM killer;
         # a load that hangs leaves its stack for the report.
         resource.setrlimit(resource.RLIMIT_AS, (WORKER_MEMORY, WORKER_MEMORY))
-        faulthandler.dump_traceback_later(LOAD_TIMEOUT * 0.9, file=sys.stderr)
+        faulthandler.dump_traceback_later(args.load_timeout * 0.9, file=sys.stderr)
     try:
         factory = resolve_target(target)
         if args.strict:

@@ -48,7 +48,8 @@ class WorkerSubject(CommandSubject):
         breaker: int | None = BREAKER_FAULTS,
     ) -> None:
         self.target = target
-        options = ["--worker", repr(timeout), *(["--strict"] if strict else [])]
+        options = ["--worker", repr(timeout), "--load-timeout", repr(LOAD_TIMEOUT)]
+        options += ["--strict"] if strict else []
         argv = python_testee_command(target, *options)
         super().__init__(argv, timeout, LOAD_TIMEOUT, window=window, breaker=breaker)
 

@@ -19,8 +19,7 @@ from tokasm.corpus.steps import Apply, features_of
 from tokasm.errors import ImplementationError, TargetError
 from tokasm.implementations import BACKENDS
 from tokasm.run._caller import CallerHabits, OtherMappingsCaller
-from tokasm.run._frames import traceback_of, user_frames
-from tokasm.run._guard import raise_lost_interrupt, reraise_unless_target, watch_interrupts
+from tokasm.run._frames import user_frames
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Generator, Sequence
@@ -82,63 +81,37 @@ class Foreign:
 
 def _returned(value: object) -> str | Foreign | None:
     """A step's result as the kit keeps it: exactly None; a ``str``, or a subclass's own
-    characters as a ``str`` (no method of the subclass runs); anything else, ``Foreign``."""
+    characters as a ``str``; anything else, ``Foreign``."""
     if value is None or type(value) is str:
         return value
-    if issubclass(type(value), str):
+    if issubclass(type(value), str):  # by its real type: ``__class__`` may lie
         return str.__str__(value)
     return Foreign(show(value), type_name(value))
 
 
-def _result_of(step: Step, assembler: Assembler) -> str | Foreign | None:
-    return _returned(step.perform(assembler))
-
-
-def _dropped(step: Step, assembler: Assembler) -> None:
-    """Perform ``step``, what it returned freed in here, under the caller's watchdog (a
-    finalizer of it may hang too)."""
-    step.perform(assembler)
-
-
 def _target_error(error: BaseException) -> ImplementationError:
-    """What the target raised, as the case's error, where it was raised included; the user's
-    own Ctrl-C is raised on."""
-    reraise_unless_target(error)
-    frames, full = user_frames(traceback_of(error))
+    """What the target raised, as the case's error, where it was raised included."""
+    frames, full = user_frames(error.__traceback__)
     return ImplementationError(
         _error_kind(error), error_text(error), frames=tuple(frames), traceback=full
     )
 
 
-class _Watch(Protocol):
-    """What a subject tells a watchdog: target code starts running, and it returned."""
-
-    def arm(self) -> None: ...
-
-    def disarm(self) -> None: ...
-
-
 class PythonSubject:
     """Runs cases in this process against a zero-argument factory.
 
-    Every call into the target is guarded: whatever it raises (``BaseException``
-    included, except the user's own Ctrl-C) becomes an ``ImplementationError``.
-    Each event reaches the target as the caller's own object (``_events``),
-    never the corpus's, so no target can change what another one is sent.
+    Whatever a call into the target raises (``BaseException`` included: a target's
+    ``sys.exit()`` is its case's error) becomes an ``ImplementationError``. Each event
+    reaches the target as the caller's own object (``_caller``), never the corpus's.
+    This class defends nothing else: tokasm runs it in a worker process, the pytest
+    route and ``--in-process`` trust the target.
     """
 
     def __init__(
-        self,
-        factory: AssemblerFactory,
-        name: str,
-        *,
-        watchdog: _Watch | None = None,
-        caller: CallerHabits | None = None,
+        self, factory: AssemblerFactory, name: str, *, caller: CallerHabits | None = None
     ) -> None:
-        watch_interrupts()
         self._factory = factory
         self._name = name
-        self._watchdog: _Watch | None = None  # loading is watched as a whole by the caller
         self._caller = CallerHabits() if caller is None else caller
         self._instances: dict[str, Assembler] = {}
         shown = repr(safe_text(name, 200))
@@ -146,19 +119,12 @@ class PythonSubject:
             probe = self._call(factory)
         except ImplementationError as error:
             raise TargetError(f"target {shown}: calling it raised {error.message}") from error
-        try:
-            missing = [m for m in ("apply", "get") if not callable(getattr(probe, m, None))]
-            self._features = features_of(probe)
-        except BaseException as error:  # a hostile __getattr__ is a load error
-            reraise_unless_target(error)
-            raise TargetError(
-                f"target {shown}: looking up its methods raised {error_text(error)}"
-            ) from error
+        missing = [m for m in ("apply", "get") if not callable(getattr(probe, m, None))]
         if missing:
             raise TargetError(
                 f"target {shown}: it made a {type_name(probe)}, which has no {missing[0]}() method"
             )
-        self._watchdog = watchdog
+        self._features = features_of(probe)
 
     @property
     def name(self) -> str:
@@ -178,24 +144,15 @@ class PythonSubject:
         return twin
 
     def _call(self, call: Callable[..., _T], *arguments: object) -> _T:
-        """Call target code; what it raises becomes ImplementationError (the cause kept)."""
-        watchdog = self._watchdog
-        if watchdog is not None:
-            watchdog.arm()
+        """Call target code; what it raises becomes ImplementationError."""
         try:
-            try:
-                return call(*arguments)
-            except BaseException as error:  # see the module doc of _guard
-                failure = _target_error(error)  # the target's error is freed here, watched
-            raise failure
-        finally:
-            if watchdog is not None:
-                watchdog.disarm()
-            raise_lost_interrupt()  # a Ctrl-C a finalizer swallowed meanwhile
+            return call(*arguments)
+        except BaseException as error:
+            raise _target_error(error) from None
 
     def new(self, instance: str) -> None:
-        self._watched(self._caller.forget)  # a case's first act: the last case's events go
-        self._watched(self._instances.pop, instance, None)  # and its instance: finalizers
+        self._caller.forget()  # a case's first act: the last case's events go
+        self._instances.pop(instance, None)
         try:
             self._instances[instance] = self._call(self._factory)
         except ImplementationError as error:
@@ -206,81 +163,50 @@ class PythonSubject:
                 traceback=error.traceback,
             ) from None
 
-    def perform(self, step: Step) -> str | Foreign | None:
+    def _assembler(self, step: Step) -> Assembler:
         assembler = self._instances.get(step.instance)
         if assembler is None:
             raise ImplementationError("KeyError", f"no instance {step.instance!r} was created")
+        return assembler
+
+    def perform(self, step: Step) -> str | Foreign | None:
+        assembler = self._assembler(step)
         if isinstance(step, Apply):
             return self._apply_lent(assembler, step.event)
-        return self._call(_result_of, step, assembler)
+        return _returned(self._call(step.perform, assembler))
 
     def perform_unread(self, step: Step) -> None:
         """Perform ``step`` and drop what it returned as it is, for timing: making a ``str``
         subclass's text a ``str`` copies it, which would time the kit, not the target."""
-        assembler = self._instances.get(step.instance)
-        if assembler is None:
-            raise ImplementationError("KeyError", f"no instance {step.instance!r} was created")
+        assembler = self._assembler(step)
         if isinstance(step, Apply):
             self._apply_lent(assembler, step.event)
         else:
-            self._call(_dropped, step, assembler)
+            self._call(step.perform, assembler)
 
     def _apply_lent(self, assembler: Assembler, event: object) -> str | Foreign | None:
-        """``apply(event)``, the event lent, the call made and the event taken back in one
-        watched stretch: lending and taking back drop what the target left in the reused
-        dict, whose finalizers may hang too."""
-        caller = self._caller
-        watchdog = self._watchdog
-        if watchdog is not None:
-            watchdog.arm()
+        """``apply(event)``, the event lent as a caller would and taken back after."""
+        lent = self._caller.lend(event)
         try:
-            lent = caller.lend(event)
-            try:  # the method is looked up in here too: a lookup may raise as well
-                # and what it returned is freed in here (a finalizer may hang): no local
-                return _returned(assembler.apply(lent))  # type: ignore[arg-type]
-            except BaseException as error:  # see the module doc of _guard
-                failure = _target_error(error)  # the target's error is freed here, watched
-            finally:
-                caller.take_back(lent, event)
-            raise failure
+            return _returned(self._call(assembler.apply, lent))
         finally:
-            if watchdog is not None:
-                watchdog.disarm()
-            raise_lost_interrupt()  # a Ctrl-C a finalizer swallowed meanwhile
-
-    def _watched(self, call: Callable[..., object], *arguments: object) -> None:
-        """tokasm's own ``call`` under the watchdog, its errors its own (unlike ``_call``):
-        dropping what the target put in an event runs the target's finalizers, which may
-        hang too. ``_call`` arms the watchdog itself: calling this from it cost 8% a step."""
-        watchdog = self._watchdog
-        if watchdog is not None:
-            watchdog.arm()
-        try:
-            call(*arguments)
-        finally:
-            if watchdog is not None:
-                watchdog.disarm()
-            raise_lost_interrupt()  # a Ctrl-C a finalizer swallowed meanwhile
+            self._caller.take_back(lent, event)
 
     def perform_steps(self, steps: Sequence[Step]) -> Generator[StepOutcome, None, None]:
         for step in steps:
             try:
                 yield self.perform(step)
             except ImplementationError as error:
-                # Without its traceback: the frames it holds hold what the call saw (the
-                # lent event, and what the target put in it), and this suspended frame holds
-                # the error, a cycle only the collector frees, anywhere, unwatched. Now
-                # that goes when the caller forgets it, under the watchdog.
-                yield error.with_traceback(None)
+                yield error
 
     def close(self) -> None:
-        self._call(self._instances.clear)  # finalizers of the target's objects run here
-        self._watched(self._caller.forget)
+        self._instances.clear()
+        self._caller.forget()
 
 
 def _raised_at(error: BaseException) -> str:
     """`` at file:line`` of the innermost user frame that raised ``error``, if any."""
-    frames, _ = user_frames(traceback_of(error))
+    frames, _ = user_frames(error.__traceback__)
     return f" (at {frames[-1]})" if frames else ""
 
 
@@ -304,8 +230,7 @@ def resolve_target(target: str) -> AssemblerFactory:
         sys.path.insert(0, cwd)
     try:
         obj: object = importlib.import_module(module_name)
-    except BaseException as error:  # even sys.exit() at import is a load error
-        reraise_unless_target(error)
+    except BaseException as error:
         raise TargetError(
             f"target {target!r}: cannot import module {module_name!r}: "
             f"{safe_text(class_name(type(error)), 80)}: {safe_text(error)}"
@@ -318,8 +243,7 @@ def resolve_target(target: str) -> AssemblerFactory:
             raise TargetError(
                 f"target {target!r}: module {module_name!r} has no attribute {attr_path!r}"
             ) from None
-        except BaseException as error:  # a module __getattr__ may raise anything
-            reraise_unless_target(error)
+        except Exception as error:  # a module __getattr__ may raise anything
             raise TargetError(
                 f"target {target!r}: looking up {attr_path!r} raised {error_text(error)}"
             ) from error
