@@ -9,12 +9,14 @@ same run, with every report written.
 from __future__ import annotations
 
 import json
+import os
+import signal
 import textwrap
 from typing import TYPE_CHECKING
 
 import pytest
 
-from helpers import QUICK, tokasm_cmd
+from helpers import QUICK, tokasm_cmd, tokasm_started
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -68,7 +70,7 @@ HOSTILE = {
         "signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(3600)",
         "no response within 2 s",
     ),
-    "memory": ("hoard = b\"x\" * (1 << 34)", "MemoryError"),
+    "memory": ('hoard = b"x" * (1 << 34)', "MemoryError"),
     "close-descriptors": ("os.closerange(0, 1 << 10)", "without answering"),
     "kill-itself": ("os.kill(os.getpid(), signal.SIGKILL)", "SIGKILL"),
     "flood-stdout": ("sys.stdout.write('x' * (64 << 20)); os._exit(3)", "exited with code 3"),
@@ -167,3 +169,38 @@ def test_in_process_runs_the_target_in_tokasm(tmp_path: Path) -> None:
     assert worker.code == here.code == 0, (worker, here)
     assert "chatty says hi" not in worker.out, worker
     assert "chatty says hi" in here.out, here
+
+
+@pytest.mark.parametrize(
+    ("signum", "code", "said"),
+    [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")],
+)
+def test_ctrl_c_or_sigterm_ends_the_run_and_its_worker(
+    tmp_path: Path, signum: signal.Signals, code: int, said: str
+) -> None:
+    """The signal reaches tokasm while the target sleeps through everything in its worker:
+    the run ends with the signal's status, and the worker's whole group goes with it."""
+    fifo = tmp_path / "in-the-call"
+    os.mkfifo(fifo)
+    body = (
+        "signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+        "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+        f"with open({str(fifo)!r}, 'w') as told: told.write(str(os.getpid()))\n"
+        "time.sleep(3600)"
+    )
+    (tmp_path / "sleeper.py").write_text(_TARGET.format(body=textwrap.indent(body, "    ")))
+    (tmp_path / "cases").mkdir()
+    (tmp_path / "cases" / "three.yaml").write_text(_CASES)
+    process = tokasm_started(
+        tmp_path, "check", "sleeper:Hostile", "--cases", "cases", "--no-bundled", *QUICK
+    )
+    try:
+        worker = int(fifo.read_text())  # the target is in its call now
+        process.send_signal(signum)
+        _, err = process.communicate(timeout=60)
+    finally:
+        process.kill()
+    assert process.returncode == code, err
+    assert said in err
+    with pytest.raises(ProcessLookupError):
+        os.kill(worker, 0)
