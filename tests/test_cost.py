@@ -24,10 +24,10 @@ from helpers import tokasm_here
 from mutants import COST_MUTANTS, JoinsOnceAtFinal, RejoinsAfterFinal
 from tokasm.errors import SubjectFault
 from tokasm.implementations import BACKENDS
+LIMIT = 1.4
 from tokasm.run._cost import (
     ATTEMPTS,
     CACHE_FINAL,
-    LIMIT,
     PROBE_ID,
     Timing,
     judge,
