@@ -53,7 +53,7 @@ from tokasm.run.results import CaseResult
 from tokasm.run.subjects import PythonSubject
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator, Sequence
+    from collections.abc import Callable, Sequence
 
     from tokasm.corpus.steps import Step
     from tokasm.run.results import Outcome
@@ -96,14 +96,15 @@ class _Route:
     limit: float  # of a long read against its reference
     stream_limit: float  # of an append to a long text against one to a short text
     stream_deltas: int  # deltas building the long text of STREAM_CHARS
+    rounds: int  # timed reads (or appends) of each message per measurement; the minimum is kept
 
 
 #: In process a join of 5000 parts costs 15 to 60 copies of their text, a UTF-8 decode 50
 #: to 200; a cached read costs under one (all measured on a loaded 2-core machine).
-IN_PROCESS = _Route(4, (2500, 3500), (5, 40), 300, (10, 8000), 3.0, 4.0, 200)
+IN_PROCESS = _Route(4, (2500, 3500), (5, 40), 300, (10, 8000), 3.0, 4.0, 200, 25)
 #: Over the protocol a read is a round trip (about 60 µs) of a text serialized each time;
 #: a re-join of 20000 parts adds half of it or more.
-OVER_PROTOCOL = _Route(2, (16000, 20000), (0.3, 0.6), 150, (10, 600), 1.4, 1.6, 200)
+OVER_PROTOCOL = _Route(2, (16000, 20000), (0.3, 0.6), 150, (10, 600), 1.4, 1.6, 200, 40)
 #: Characters of the long text the STREAM-LINEAR probe appends to (a copy costs more
 #: than a round trip).
 STREAM_CHARS = 2_000_000
@@ -111,8 +112,6 @@ STREAM_CHARS = 2_000_000
 _POOL = 300_000
 #: Measurements that must all exceed the limit before a probe fails (or finds growth).
 ATTEMPTS = 3
-#: Timed reads (or appends) of each message per measurement; the minimum is kept.
-ROUNDS = 25
 #: Seconds the target may take to receive the probe's messages; a slower one skips it.
 BUILD_BUDGET = 60.0
 
@@ -131,25 +130,25 @@ _UNITS = (
 PROBE_STEPS = (
     f"cost probes (not corpus cases; docs/cost.md), profile required:\n"
     f"{PROBE_ID} [{CACHE_FINAL}]\n"
-    f"  1  stream, interleaved, messages of ordinary shape drawn anew per run: "
-    f"{IN_PROCESS.fillers} short\n"
-    f"     ones ({OVER_PROTOCOL.fillers} over the protocol), {IN_PROCESS.long} long ones of "
-    f"{IN_PROCESS.parts[0]} to {IN_PROCESS.parts[1]} parts ({OVER_PROTOCOL.long} of "
-    f"{OVER_PROTOCOL.parts[0]}\n     to {OVER_PROTOCOL.parts[1]}), and a reference for each "
-    "(a short text; over the protocol the same text\n     in 2 parts); finalize them in a "
-    "random order, by bare finals and by finals carrying a delta\n"
+    f"  1  stream, interleaved, messages drawn anew per run, ids of the corpus's shapes: "
+    f"{IN_PROCESS.fillers}\n     short ones ({OVER_PROTOCOL.fillers} over the protocol), "
+    f"{IN_PROCESS.long} long ones of {IN_PROCESS.parts[0]} to {IN_PROCESS.parts[1]} parts "
+    f"({OVER_PROTOCOL.long} of {OVER_PROTOCOL.parts[0]} to\n     {OVER_PROTOCOL.parts[1]}), "
+    "and a reference for each (a short text; over the protocol the same\n     text in 2 "
+    "parts); finalized in a random order, by bare finals and by finals with a delta\n"
     "  2  get each once: each must return its text (else the probe is skipped)\n"
     "  3  rounds of: a delta to an open message, a new message finalized, a get of every\n"
     "     short one (untimed); then one timed get of each long message and of its reference\n"
-    f"     (in process plus a copy of the long text); fails if a long get costs over "
-    f"{OVER_PROTOCOL.limit:g}x\n     its reference ({IN_PROCESS.limit:g}x in process), "
-    f"minimum of {ROUNDS} rounds, interleaved, in {ATTEMPTS} measurements\n"
-    f"     out of {ATTEMPTS}\n"
-    f"{STREAM_PROBE_ID} [{STREAM_LINEAR}] (a finding; fails only under --strict-cost)\n"
-    f"  1  stream a message to {STREAM_CHARS} characters, and another to a few\n"
-    "  2  time appends of a few characters to each, interleaved, minimum of rounds; finds\n"
+    "     (in process plus a copy of the long text), interleaved; fails if a long get costs\n"
+    f"     over {OVER_PROTOCOL.limit:g}x its reference ({IN_PROCESS.limit:g}x in process), "
+    f"minimum of {OVER_PROTOCOL.rounds} rounds ({IN_PROCESS.rounds} in\n     process), in "
+    f"{ATTEMPTS} measurements out of {ATTEMPTS}\n"
+    f"{STREAM_PROBE_ID} [{STREAM_LINEAR}] (a finding; it fails only when asked)\n"
+    f"  1  stream a message to {STREAM_CHARS} characters, and another to one\n"
+    "  2  time appends of two characters to each, interleaved, minimum of rounds; finds\n"
     f"     growth if one to the long text costs over {OVER_PROTOCOL.stream_limit:g}x one to "
-    f"the short ({IN_PROCESS.stream_limit:g}x in process)"
+    f"the short ({IN_PROCESS.stream_limit:g}x in\n     process), in {ATTEMPTS} measurements "
+    f"out of {ATTEMPTS}"
 )
 
 
@@ -204,10 +203,11 @@ class _NotMeasured(Exception):
 
 
 def _clock(in_process: bool) -> Callable[[], float]:
-    """This thread's CPU time in process (the scheduler does not move it) where it resolves
-    a microsecond; else the wall clock."""
-    fine = time.get_clock_info("thread_time").resolution <= 1e-6
-    return time.thread_time if in_process and fine else time.perf_counter
+    """In process, the process's CPU time (that the scheduler does not move, and that counts
+    work a target hands to a thread of its own) where it resolves a microsecond; else the
+    wall clock."""
+    fine = time.get_clock_info("process_time").resolution <= 1e-6
+    return time.process_time if in_process and fine else time.perf_counter
 
 
 class _Copy(str):
@@ -245,8 +245,11 @@ class _Traffic:
                 return made
 
     def shapes(self, count: int) -> list[int]:
-        """``count`` distinct id shapes (cycled past the number there are)."""
-        order = self.rng.sample(range(len(self._SHAPES)), len(self._SHAPES))
+        """``count`` distinct id shapes, short and long ones in turn (cycled past the number
+        there are), so that a cache kept by the shape or length of an id misses some."""
+        rng, half = self.rng, len(self._SHAPES) // 2
+        short, long = rng.sample(range(half), half), rng.sample(range(half, 2 * half), half)
+        order = [shape for pair in zip(short, long, strict=True) for shape in pair]
         return [order[index % len(order)] for index in range(count)]
 
     def text(self, chars: int) -> str:
@@ -258,7 +261,7 @@ class _Traffic:
         """A text of ``chars`` characters cut at random into ``parts`` (some empty)."""
         text = self.text(chars)
         cuts = sorted(self.rng.choices(range(1, chars), k=parts - 1))
-        return [text[a:b] for a, b in zip([0, *cuts], [*cuts, chars])]
+        return [text[a:b] for a, b in zip([0, *cuts], [*cuts, chars], strict=True)]
 
 
 def _apply(message_id: str, delta: str | None = None, *, final: bool = False) -> Apply:
@@ -277,8 +280,9 @@ def _get(message_id: str) -> Get:
 def _performed(subject: Subject, steps: Sequence[Step], expected: Sequence[str | None]) -> None:
     """Perform ``steps`` pipelined; each must return its ``expected`` answer."""
     deadline = time.monotonic() + BUILD_BUDGET
-    for done, (step, outcome, want) in enumerate(
-        zip(steps, subject.perform_steps(steps), expected), 1
+    # The exchange first, and strict: it must run to its end, not be left when the steps do.
+    for done, (outcome, step, want) in enumerate(
+        zip(subject.perform_steps(steps), steps, expected, strict=True), 1
     ):
         if isinstance(outcome, ImplementationError):
             raise outcome
@@ -286,7 +290,10 @@ def _performed(subject: Subject, steps: Sequence[Step], expected: Sequence[str |
             isinstance(outcome, str) and isinstance(want, str) and str.__eq__(outcome, want)
         ):
             said = f"a text of {len(want)} characters" if isinstance(want, str) else "None"
-            raise _NotMeasured(f"{step.describe()[:80]} returned {show(outcome)[:80]}, not {said}")
+            raise _NotMeasured(
+                f"the target answered wrong: {step.describe()[:80]} returned "
+                f"{show(outcome)[:80]}, not {said}"
+            )
         if done % 1000 == 0 and time.monotonic() > deadline:
             raise _NotMeasured(
                 f"the target took over {BUILD_BUDGET:g} s to apply {done} events; "
@@ -425,25 +432,27 @@ def _untimed(subject: Subject, steps: Sequence[Step]) -> None:
             raise outcome
 
 
-def _measure_reads(subject: Subject, probe: _Probe, in_process: bool) -> Timing:
-    """One measurement: ``ROUNDS`` rounds of traffic, then a timed read of each long message
-    and of its reference, in a random order; the Timing of the worst long message."""
+def _measure_reads(subject: Subject, probe: _Probe, route: _Route, in_process: bool) -> Timing:
+    """One measurement: ``route.rounds`` rounds of traffic, then a timed read of each long
+    message and of its reference, in a random order; the Timing of the worst long message."""
     timed = _timer(subject, in_process)
     rng = probe.traffic.rng
-    best = {pair.long: [float("inf"), float("inf")] for pair in probe.pairs}
+    long = dict.fromkeys(probe.pairs, float("inf"))
+    reference = dict(long)
     order = list(probe.pairs)
-    for _ in range(ROUNDS):
+    for _ in range(route.rounds):
         _untimed(subject, probe.between())
         rng.shuffle(order)
         for pair in order:
-            sides = [(0, _get(pair.reference), pair.text if in_process else None)]
-            sides.insert(rng.randint(0, 1), (1, _get(pair.long), None))
-            for side, step, copy in sides:
-                seconds = timed(step, copy)
-                if seconds < best[pair.long][side]:
-                    best[pair.long][side] = seconds
+            copy = pair.text if in_process else None
+            if rng.random() < 0.5:
+                long[pair] = min(long[pair], timed(_get(pair.long), None))
+                reference[pair] = min(reference[pair], timed(_get(pair.reference), copy))
+            else:
+                reference[pair] = min(reference[pair], timed(_get(pair.reference), copy))
+                long[pair] = min(long[pair], timed(_get(pair.long), None))
     timings = [
-        Timing(*best[pair.long], f"{pair.parts} parts, {len(pair.text)} characters")
+        Timing(reference[pair], long[pair], f"{pair.parts} parts, {len(pair.text)} characters")
         for pair in probe.pairs
     ]
     return max(timings, key=lambda timing: timing.ratio)
@@ -453,9 +462,7 @@ def _micro(seconds: float) -> str:
     return f"{seconds * 1e6:.3g} µs"
 
 
-def _measured(
-    measure: Callable[[], Timing], limit: float
-) -> Verdict:
+def _measured(measure: Callable[[], Timing], limit: float) -> Verdict:
     """``judge``, the garbage collector off meanwhile (the building's collected first)."""
     gc.collect()
     gc.disable()
@@ -483,7 +490,7 @@ def _unmeasured(
     try:
         return run()
     except _NotMeasured as why:
-        return result("skipped", f"not measured: the target answered wrong ({why})")
+        return result("skipped", f"not measured: {why}")
     except SubjectFault as fault:
         return result("errored", f"testee fault during the cost probe: {fault}")
     except ImplementationError as error:
@@ -495,13 +502,15 @@ def probe_cache_final(subject: Subject) -> CaseResult:
     figure in ``note``; a target answering wrong is not measured (skipped)."""
     in_process = isinstance(subject, PythonSubject)
     route = IN_PROCESS if in_process else OVER_PROTOCOL
-    against = "a short text's read and a copy of the text" if in_process else (
-        "a read of the same text in 2 parts"
+    against = (
+        "a short text's read and a copy of the text"
+        if in_process
+        else ("a read of the same text in 2 parts")
     )
 
     def run() -> CaseResult:
         probe = _Probe.built(subject, route, in_process)
-        verdict = _measured(lambda: _measure_reads(subject, probe, in_process), route.limit)
+        verdict = _measured(lambda: _measure_reads(subject, probe, route, in_process), route.limit)
         best = verdict.best
         figure = (
             f"a read after final of {best.about} costs {best.ratio:.1f}x {against} "
@@ -513,7 +522,7 @@ def probe_cache_final(subject: Subject) -> CaseResult:
         return probe_result(
             "failed",
             f"reads after final grow with the message: {figure}\n"
-            f"{len(verdict.timings)} measurements of {ROUNDS} rounds, all above: {ratios}; "
+            f"{len(verdict.timings)} measurements of {route.rounds} rounds, all above: {ratios}; "
             "fastest read of each\n"
             "the completed text must be cached at finalization, not joined or decoded again "
             "at every read",
@@ -522,14 +531,16 @@ def probe_cache_final(subject: Subject) -> CaseResult:
     return _unmeasured(probe_result, run)
 
 
-def _measure_appends(subject: Subject, short: str, long: str, in_process: bool) -> Timing:
+def _measure_appends(
+    subject: Subject, short: str, long: str, route: _Route, in_process: bool
+) -> Timing:
     """One measurement: appends of a few characters to the short and to the long text, in
     turn, each timed on its own; the minimum of each."""
     clock = _clock(in_process)
     perform = subject.perform_unread if isinstance(subject, PythonSubject) else subject.perform
     steps = {key: _apply(key, "ab") for key in (short, long)}
     best = {short: float("inf"), long: float("inf")}
-    for _ in range(ROUNDS):
+    for _ in range(route.rounds):
         for key in (short, long):
             start = clock()
             perform(steps[key])
@@ -547,14 +558,15 @@ def probe_stream_linear(subject: Subject, *, strict: bool = False) -> CaseResult
     def run() -> CaseResult:
         traffic = _Traffic()
         short, long = traffic.id(), traffic.id()
-        block = traffic.text(STREAM_CHARS // route.stream_deltas)
+        # A character past Latin-1: each character is two bytes, a copy twice as long.
+        block = traffic.text(STREAM_CHARS // route.stream_deltas - 1) + "€"
         subject.new(_INSTANCE)
         opening = [_apply(short, "x"), *(_apply(long, block) for _ in range(route.stream_deltas))]
         _performed(subject, opening, [None] * len(opening))
         verdict = _measured(
-            lambda: _measure_appends(subject, short, long, in_process), route.stream_limit
+            lambda: _measure_appends(subject, short, long, route, in_process), route.stream_limit
         )
-        appended = "ab" * (len(verdict.timings) * ROUNDS)
+        appended = "ab" * (len(verdict.timings) * route.rounds)
         _performed(
             subject,
             [_apply(short, final=True), _apply(long, final=True)],
@@ -572,8 +584,10 @@ def probe_stream_linear(subject: Subject, *, strict: bool = False) -> CaseResult
             f"appends grow with the length of the message's text: {figure}; applying n "
             "events should cost O(n) (a copy of the whole text per delta is quadratic)"
         )
-        return _stream_result("failed", finding) if strict else _stream_result(
-            "passed", "", note=finding
+        return (
+            _stream_result("failed", finding)
+            if strict
+            else _stream_result("passed", "", note=finding)
         )
 
     return _unmeasured(_stream_result, run)
