@@ -2654,7 +2654,10 @@ class LruCacheOf128Texts(_ReadCache):
 
 
 class LruCacheOfAMegabyte(_ReadCache):
-    """Breaks CACHE-FINAL: an LRU cache bounded at a million characters in all."""
+    """Breaks CACHE-FINAL: an LRU cache bounded at a million characters in all. In process
+    only: over the protocol the probe's texts total less (each read is sent)."""
+
+    IN_PROCESS_ONLY: ClassVar[bool] = True
 
     def _evict(self) -> None:
         while sum(map(len, self._cache.values())) > 1_000_000:

@@ -53,7 +53,7 @@ from tokasm.run.results import CaseResult
 from tokasm.run.subjects import PythonSubject
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable, Mapping, Sequence
 
     from tokasm.corpus.steps import Step
     from tokasm.run.results import Outcome
@@ -301,9 +301,12 @@ def _performed(subject: Subject, steps: Sequence[Step], expected: Sequence[str |
             )
 
 
-def _streamed(traffic: _Traffic, messages: dict[str, list[str]]) -> list[tuple[Step, str | None]]:
-    """The messages' deltas interleaved at random, each finalized after its last delta, in
-    turn by a bare final and by a final carrying it: (step, expected answer) pairs."""
+def _streamed(
+    traffic: _Traffic, messages: dict[str, list[str]], bare: Mapping[str, bool]
+) -> list[tuple[Step, str | None]]:
+    """The messages' deltas interleaved at random, each finalized after its last delta by a
+    bare final or by a final carrying that delta (as ``bare`` says, else at random):
+    (step, expected answer) pairs."""
     rng = traffic.rng
     owners = [key for key, deltas in messages.items() for _ in deltas]
     rng.shuffle(owners)
@@ -314,7 +317,7 @@ def _streamed(traffic: _Traffic, messages: dict[str, list[str]]) -> list[tuple[S
         index = sent[key] = sent[key] + 1
         if index < len(deltas):
             steps.append((_apply(key, deltas[index - 1]), None))
-        elif rng.random() < 0.5:
+        elif not bare.get(key, rng.random() < 0.5):
             steps.append((_apply(key, deltas[-1], final=True), "".join(deltas)))
         else:
             steps += [(_apply(key, deltas[-1]), None), (_apply(key, final=True), "".join(deltas))]
@@ -377,8 +380,9 @@ class _Probe:
         subject.new(_INSTANCE)
         opened = traffic.id()
         steps = [
-            *_streamed(traffic, messages),
-            *_streamed(traffic, later),
+            # Long messages are finalized either way in turn.
+            *_streamed(traffic, messages, {p.long: i % 2 == 0 for i, p in enumerate(pairs)}),
+            *_streamed(traffic, later, {}),
             (_apply(opened, traffic.text(5)), None),
         ]
         messages.update(later)
