@@ -116,7 +116,10 @@ ATTEMPTS = 3
 BUILD_BUDGET = 60.0
 
 _INSTANCE = "cost"
-_DESCRIPTION = "reads after final cost the same for a text of few parts and of many (CACHE-FINAL)"
+_DESCRIPTION = (
+    "a read after final joins and decodes nothing: it costs at most about a copy of the text "
+    "(CACHE-FINAL)"
+)
 _STREAM_DESCRIPTION = (
     "an append costs the same whatever the length of the message's text (STREAM-LINEAR)"
 )
