@@ -2659,8 +2659,27 @@ class LruCacheOfAMegabyte(_ReadCache):
 
     IN_PROCESS_ONLY: ClassVar[bool] = True
 
+    def __init__(self) -> None:
+        super().__init__()
+        self._size = 0
+
+    def _keep(self, key: str, text: str) -> bool:
+        self._size += len(text)
+        return True
+
     def _evict(self) -> None:
-        while sum(map(len, self._cache.values())) > 1_000_000:
+        while self._size > 1_000_000:
+            self._size -= len(self._cache.popitem(last=False)[1])
+
+
+class LruCacheOf1024Texts(_ReadCache):
+    """Breaks CACHE-FINAL: an LRU cache of the 1024 texts read last. In process only: over
+    the protocol the probe reads fewer messages between two reads of one."""
+
+    IN_PROCESS_ONLY: ClassVar[bool] = True
+
+    def _evict(self) -> None:
+        while len(self._cache) > 1024:
             self._cache.popitem(last=False)
 
 
@@ -2794,6 +2813,7 @@ COST_MUTANTS: dict[str, type[RejoinsAfterFinal]] = {
         ReadCacheClearedByAnyApply,
         CachesOnlyShortTexts,
         LruCacheOf128Texts,
+        LruCacheOf1024Texts,
         LruCacheOfAMegabyte,
         CacheEmptiedByAnyFinal,
         CacheEmptiedByNonEmptyWrites,
