@@ -1,6 +1,6 @@
 """Run the cost probes (CACHE-FINAL, STREAM-LINEAR) repeatedly while CPU burners load the machine.
 
-    python benchmarks/cost_under_load.py [--runs 3] [--burners 2] [--only TEXT] [--cmd LINE ...]
+    python benchmarks/cost_under_load.py [--runs 3] [--burners 2] [--only REGEX] [--cmd LINE ...]
 
 The CACHE-FINAL probe must flag every wrong cache and pass every correct
 target in each run, however busy the machine. Wrong: tests/mutants.py's
@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shlex
 import signal
 import subprocess
@@ -111,7 +112,7 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--burners", type=int, default=os.cpu_count() or 2)
     parser.add_argument("--cmd", action="append", default=[], metavar="COMMAND LINE")
-    parser.add_argument("--only", default="", metavar="TEXT", help="probes whose label has TEXT")
+    parser.add_argument("--only", default="", metavar="REGEX", help="probes whose label matches")
     args = parser.parse_args()
     sys.path.insert(0, str(TESTS))
     os.chdir(TESTS)  # so protocol testees import mutants too
@@ -122,7 +123,7 @@ def main() -> int:
     try:
         for run in range(1, args.runs + 1):
             for label, subject_of, wrong, which in _targets(args.cmd):
-                if args.only not in f"{which} {label}":
+                if not re.search(args.only, f"{which} {label}"):
                     continue
                 subject = subject_of()
                 probe = probe_cache_final if which == "cache" else _strict_stream
