@@ -16,13 +16,13 @@ import pytest
 from helpers import QUICK, USER_CASES, tokasm_here, user_case_folder
 from tokasm.cli import main
 from tokasm.corpus import load_corpus, spec_dir
+from tokasm.run._cost import PROBE_IDS
 
 pytest_plugins = ["pytester"]
 
 #: Correct but for APPEND-EXACT: trims what a final returns.
 TRIMS = """\
 from tokasm.implementations import ListJoinAssembler
-from tokasm.run._cost import PROBE_IDS
 
 class Impl(ListJoinAssembler):
     def apply(self, event):
