@@ -50,7 +50,7 @@ def test_user_cases_run_after_the_bundled_corpus(
     assert f"{len(load_corpus()) + 2 + len(PROBE_IDS)} cases" in out  # and the cost probes
     code, out, _ = check(capsys, "list-join", "--cases", str(mine), "--no-bundled")
     assert code == 0, out
-    assert ", 3 cases: 3 successes" in out  # the two cases and the cost probe
+    assert ", 4 cases: 4 successes" in out  # the two cases and the two cost probes
 
 
 def test_the_same_relative_case_folder_in_another_folder_is_read_anew(
