@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Mapping
-from itertools import repeat
 from operator import is_
 from typing import Any
 
@@ -126,46 +125,21 @@ def _other_mapping(event: object) -> object:
     )
 
 
-def _str_keys(given: dict[Any, Any]) -> bool:
-    """Every key an exact ``str``: then looking one up compares with ``str``'s own ``==``
-    only. A key the target put in with the hash of ``"id"`` and an ``__eq__`` that says
-    yes would otherwise stand in for ``"id"``, and its ``__eq__`` run. Told by identity:
-    looking a key's type up in a set would hash it, and its metaclass may hash (and
-    compare) as it likes."""
-    return all(map(is_, map(type, given), repeat(str)))
-
-
 def _same(given: Any, sent: Any) -> bool:
-    """Whether ``given`` is still exactly the JSON value ``sent``, by exact types first, so
-    nothing the target put inside runs code of its own (no ``__eq__``, no ``__hash__``).
-    It walks ``sent``, which is finite, so a loop the target made cannot trap it."""
+    """Whether ``given`` is still exactly the JSON value ``sent``: the same types all
+    through (a ``str`` subclass put in its place is a change), equal values, NaN as NaN."""
     kind = type(sent)
     if type(given) is not kind:
         return False
     if kind is dict:
-        return _same_dict(given, sent)
+        return (
+            len(given) == len(sent)
+            and all(type(key) is str for key in given)
+            and all(_same(given.get(key, _ABSENT), value) for key, value in sent.items())
+        )
     if kind is list:
         return len(given) == len(sent) and all(map(_same, given, sent))
-    return given == sent or _nans(given, sent)
-
-
-def _same_dict(given: dict[Any, Any], sent: dict[str, Any]) -> bool:
-    if len(given) != len(sent) or not _str_keys(given):
-        return False
-    look_up = given.get
-    for key, value in sent.items():  # scalars inlined: this runs once per event
-        item = look_up(key, _ABSENT)
-        if type(value) in _CONTAINERS:
-            if not _same(item, value):
-                return False
-        elif type(item) is not type(value) or (item != value and not _nans(item, value)):
-            return False
-    return True
-
-
-def _nans(given: Any, sent: Any) -> bool:
-    """Both NaN: equal as JSON values, though not as floats."""
-    return type(sent) is float and math.isnan(given) and math.isnan(sent)
+    return bool(given == sent) or (kind is float and math.isnan(given) and math.isnan(sent))
 
 
 def _scribble(value: Any) -> None:
@@ -220,19 +194,14 @@ class CallerHabits:
     def take_back(self, lent: Any, event: Any) -> None:
         """After ``apply`` returned: EventNotOwned if the target modified the event; then
         forget or overwrite it, as the caller would. Whatever the target left in the event
-        that raises here (a key's ``__eq__``, a thread changing it meanwhile) counts as a
-        modification; the subject runs this under the watchdog, as it may run target code
-        (a finalizer of what the overwrite drops)."""
-        try:  # quickly, for the usual event: the very keys and values of the dict ``event``,
-            # in its order, and nothing else, told by identity and exact types only, so no
-            # code of the target's runs (no key is hashed or compared); else ``_same`` decides
+        that raises here (a key's ``__eq__``) counts as a modification."""
+        try:  # quickly, for the usual event: the very keys and values of ``event``, in order
             quick = (
                 type(lent) is dict
                 and type(event) is dict
                 and len(lent) == len(event)
                 and False not in map(is_, lent, event)
                 and False not in map(is_, lent.values(), event.values())
-                and len(lent) == len(event)  # again: a thread may have taken one meanwhile
             )
             unchanged = quick or _same(lent, event)
         except Exception:  # a key's ``__eq__`` that raises: the event was changed
@@ -241,7 +210,7 @@ class CallerHabits:
             if self._kept:
                 self._kept.clear()
             try:
-                if quick:  # exactly the event's own keys (no code of the target's runs)
+                if quick:
                     for key in event:
                         lent[key] = SCRIBBLE
                 elif type(lent) in _CONTAINERS:
