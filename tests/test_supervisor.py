@@ -214,3 +214,41 @@ def test_a_target_may_be_given_by_its_files_path(tmp_path: Path) -> None:
     for target in ("./src/stream.py:Mine", str(tmp_path / "src" / "stream.py") + ":Mine"):
         ran = tokasm_cmd(tmp_path, "check", target, "-k", "seed.example", *QUICK)
         assert ran.code == 0, ran
+
+
+_LONG_CASE = """\
+description: one case of many calls
+cases:
+  - id: user.many-calls
+    description: a hundred deltas, then the final
+    requirements: [APPEND]
+    steps:
+      - repeat: 100
+        steps:
+          - apply: {id: m, delta: "x"}
+            returns: null
+      - apply: {id: m, final: true}
+        returns: "%s"
+"""
+
+
+def test_timeout_bounds_each_call_not_the_whole_case(tmp_path: Path) -> None:
+    """A case of many calls, each well inside ``--timeout``, may take longer than it: the
+    worker's heartbeats between the calls keep the case alive."""
+    (tmp_path / "slow.py").write_text(
+        "import time\nfrom tokasm import TokenAssembler\n"
+        "class Slow(TokenAssembler):\n"
+        "    def apply(self, event):\n"
+        "        time.sleep(0.02)\n"
+        "        return super().apply(event)\n"
+    )
+    (tmp_path / "cases").mkdir()
+    (tmp_path / "cases" / "long.yaml").write_text(_LONG_CASE % ("x" * 100))
+    ran = tokasm_cmd(
+        tmp_path,
+        "check",
+        "slow:Slow",
+        *("--cases", "cases", "--no-bundled", "--timeout", "1"),
+        *QUICK,
+    )
+    assert ran.code == 0, ran
