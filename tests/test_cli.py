@@ -364,3 +364,17 @@ def test_a_failed_run_in_process_gives_back_what_it_held_for_its_reports(
     ):
         assert tokasm_main(capsys, *argv).code == 2
     assert open_descriptors() == before
+
+
+def test_an_unknown_option_is_told_with_the_subcommands_usage(tmp_path: Path) -> None:
+    ran = tokasm_cmd(tmp_path, "check", "chunked", "--no-such-option")
+    assert ran.code == 2
+    assert ran.err.startswith("usage: tokasm check"), ran.err
+    assert "tokasm check: error: unrecognized arguments: --no-such-option" in ran.err
+
+
+def test_a_target_that_needs_arguments_is_pointed_at_a_factory(tmp_path: Path) -> None:
+    (tmp_path / "needs.py").write_text("class NeedsArg:\n    def __init__(self, x): pass\n")
+    ran = tokasm_cmd(tmp_path, "check", "needs:NeedsArg")
+    assert ran.code == 2
+    assert "zero-argument factory" in ran.err

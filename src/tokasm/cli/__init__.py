@@ -57,7 +57,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     given = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser(given[0] if given else None)
     try:
-        args = parser.parse_args(given)
+        args, unknown = parser.parse_known_args(given)
+        if unknown:  # said by the subcommand's parser, with its usage, not the top one's
+            args.subcommand.error(f"unrecognized arguments: {' '.join(unknown)}")
     except SystemExit as stop:  # --help, --version, a usage error: argparse's, before any target
         raise TokasmExit(stop.code) from None
     try:

@@ -50,6 +50,7 @@ def subcommand(
     parser.add_argument(
         "--debug", action="store_true", help="show the traceback of a usage or loading error"
     )
+    parser.set_defaults(subcommand=parser)  # whose usage an unknown option is told with
     return parser
 
 

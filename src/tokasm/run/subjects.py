@@ -118,7 +118,13 @@ class PythonSubject:
         try:
             probe = self._call(factory)
         except ImplementationError as error:
-            raise TargetError(f"target {shown}: calling it raised {error.message}") from error
+            hint = (
+                "; a TARGET is called with no arguments: name a zero-argument factory "
+                "(a function in your module that returns a configured instance)"
+                if error.kind == "TypeError"
+                else ""
+            )
+            raise TargetError(f"target {shown}: calling it raised {error.message}{hint}") from error
         missing = [m for m in ("apply", "get") if not callable(getattr(probe, m, None))]
         if missing:
             raise TargetError(
