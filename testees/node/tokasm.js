@@ -2,19 +2,22 @@
 // against the tokasm corpus, in process or over the line protocol.
 // One file, no dependencies, Node 18 or later; types in tokasm.d.ts.
 //
-//   suite(factory, options)   one node:test test per case of a `tokasm export`
-//   runCase(factory, case)    run one exported case: {outcome, message}
+//   suite(factory, options)   one node:test test per case of a `tokasm export`, and the
+//                             cost check cost.cache-final
+//   runCase(factory, case)    run one exported case: {outcome, message} (or a Promise of it)
 //   loadExport(path)          the cases of an export folder or .jsonl file
 //   serve(factory)            answer spec/PROTOCOL.md on stdin/stdout (tokasm check --cmd)
 //   loadTarget('f.js:Name')   the class or factory a command line names
 //   codePointIndex(text, n)   where code point n starts, for read_since
 //   ValueError                the strict profile's second error kind
 //
-// Both routes judge a class the same way (docs/javascript.md).
+// apply, get and readSince may return Promises (an async assembler): both routes await
+// them. Both routes judge a class the same way (docs/javascript.md).
 'use strict';
 
 const fs = require('node:fs');
 const path = require('node:path');
+const { randomUUID } = require('node:crypto');
 const { StringDecoder } = require('node:string_decoder');
 
 const PROTOCOL_VERSION = 1;
@@ -110,11 +113,19 @@ function perform(assembler, step) {
   }
 }
 
+/** An async assembler's answer: a Promise (or any object with a `then`) to await. */
+const isThenable = (value) => (typeof value === 'object' || typeof value === 'function')
+  && value !== null && typeof value.then === 'function';
+
+/** Text (a string, or a String object as JSON sends it) or null: what an answer may be. */
+const isText = (value) => value === null || typeof value === 'string' || value instanceof String;
+
 /** A value as a failure message shows it: JSON for text and null, cut when long. */
 function show(value) {
-  const text = typeof value === 'string' || value === null ? JSON.stringify(value) : String(value);
+  if (value === undefined) return 'undefined (return null for "no text")';
+  const text = isText(value) ? JSON.stringify(value) : String(value);
   const shown = text.length > 160 ? `${text.slice(0, 160)}... (${text.length} chars)` : text;
-  return typeof value === 'string' || value === null ? shown : `${shown} (${typeof value})`;
+  return isText(value) ? shown : `${shown} (${typeof value})`;
 }
 
 /** The call as a person reads it: get("m"), apply({"id":"m","delta":"x"}). */
@@ -132,17 +143,16 @@ function firstDifference(expected, actual) {
   return `\n  first difference at code point ${[...expected.slice(0, unit)].length}`;
 }
 
-/** null if the step did what it must, else [outcome, message]. */
-function checkStep(assembler, step) {
-  let actual;
-  try {
-    actual = perform(assembler, step);
-  } catch (error) {
+/** null if the step did what it must, else [outcome, message]; `settled` is {value} or {error}. */
+function judge(step, settled) {
+  if ('error' in settled) {
+    const { error } = settled;
     const raised = `raised ${errorKind(error)}: ${error instanceof Error ? error.message : error}`;
     if (!('raises' in step)) return ['errored', `expected: ${show(step.returns)}\n  actual:   ${raised}`];
     return errorKind(error) === step.raises ? null
       : ['failed', `expected: raises ${step.raises}\n  actual:   ${raised}`];
   }
+  const actual = settled.value;
   if ('raises' in step) return ['failed', `expected: raises ${step.raises}\n  actual:   returned ${show(actual)}`];
   // Any string with the same text (a String object too, as JSON sends it), or exactly null.
   if ((actual instanceof String ? actual.valueOf() : actual) === step.returns) return null;
@@ -150,49 +160,237 @@ function checkStep(assembler, step) {
     `expected: ${show(step.returns)}\n  actual:   ${show(actual)}${firstDifference(step.returns, actual)}`];
 }
 
-/** Run one exported case on fresh instances: {outcome: passed|failed|errored, message}. */
+/**
+ * Run one exported case on fresh instances: {outcome: passed|failed|errored, message}, or a
+ * Promise of it once a step's answer is a Promise (an async assembler): `await` it for both.
+ */
 function runCase(factory, kase) {
   let doing = "creating the case's instances";
+  const end = (outcome, message) => ({ outcome, message });
+  const errored = (error) => end('errored', `${doing}: ${error}`);
+  let instances;
   try {
-    const instances = new Map(kase.instances.map((name) => [name, factory()]));
-    for (const step of kase.steps) {
-      doing = `step ${step.where} on '${step.instance}': ${describe(step)}`;
-      const failure = checkStep(instances.get(step.instance), step);
-      if (failure !== null) return { outcome: failure[0], message: `${doing}\n  ${failure[1]}` };
-    }
+    instances = new Map(kase.instances.map((name) => [name, factory()]));
   } catch (error) {
-    return { outcome: 'errored', message: `${doing}: ${error}` };
+    return errored(error);
   }
-  return { outcome: 'passed', message: '' };
+  const from = (index) => {
+    try {
+      for (let next = index; next < kase.steps.length; next++) {
+        const step = kase.steps[next];
+        doing = `step ${step.where} on '${step.instance}': ${describe(step)}`;
+        let settled;
+        try {
+          settled = { value: perform(instances.get(step.instance), step) };
+        } catch (error) {
+          settled = { error };
+        }
+        if (isThenable(settled.value)) {
+          return Promise.resolve(settled.value).then((value) => ({ value }), (error) => ({ error }))
+            .then((answer) => judge(step, answer) ?? from(next + 1))
+            .then((result) => (Array.isArray(result) ? end(result[0], `${doing}\n  ${result[1]}`) : result), errored);
+        }
+        const failure = judge(step, settled);
+        if (failure !== null) return end(failure[0], `${doing}\n  ${failure[1]}`);
+      }
+    } catch (error) {
+      return errored(error);
+    }
+    return end('passed', '');
+  };
+  return from(0);
 }
 
-/** Does an expected-failure line (a case id or a glob with * and ?) match this id? */
-function matches(pattern, id) {
-  const escaped = pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&');
-  return new RegExp(`^${escaped.replace(/\*/g, '.*').replace(/\?/g, '.')}$`).test(id);
+/** The checks of `tokasm check` that are not corpus cases: an expected-failure line may name them. */
+const PROBE_ID = 'cost.cache-final';
+const PROBE_IDS = [PROBE_ID, 'cost.stream-linear'];
+
+/** An expected-failure line (a case id, or a glob with *, ? and [...] as fnmatch reads it) as a RegExp. */
+function globRegExp(pattern) {
+  let source = '';
+  for (let at = 0; at < pattern.length; at++) {
+    let end = at + 1 + (pattern[at + 1] === '!'); // a set: [abc], [!abc]; a ] first is in it
+    end = pattern[at] === '[' ? pattern.indexOf(']', end + (pattern[end] === ']')) : -1;
+    if (end > 0) {
+      const set = pattern.slice(at + 1, end).replace(/[\\\]]/g, '\\$&');
+      source += `[${set.startsWith('!') ? `^${set.slice(1)}` : set.replace(/^\^/, '\\^')}]`;
+      at = end;
+    } else {
+      source += { '*': '.*', '?': '.' }[pattern[at]] ?? pattern[at].replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+    }
+  }
+  return new RegExp(`^(?:${source})$`, 's');
 }
 
 /**
- * Register one node:test test per exported case, named by its id. `corpus` is the export
- * (default: $TOKASM_EXPORT); `profiles` adds optional ones (strict, surrogates); `xfail`
- * lists ids or globs expected to fail: such a case that passes fails (the list cannot go stale).
+ * The expected-failure list judged against the export's case ids, as `tokasm check --xfail`
+ * judges it: a line matching every case is refused (it would excuse any class), and a line
+ * matching no case (nor a cost check) is `stale`, which fails the run.
+ */
+function expectedFailures(patterns, ids) {
+  const lines = patterns.map((pattern) => ({ pattern, regex: globRegExp(pattern) }));
+  for (const { pattern, regex } of lines) {
+    if (ids.length > 1 && ids.every((id) => regex.test(id))) {
+      throw new Error(`xfail: '${pattern}' matches every case of the export, so nothing could fail; `
+        + 'list the failing ids (tokasm check --write-xfail writes them)');
+    }
+  }
+  const known = [...ids, ...PROBE_IDS];
+  return {
+    listed: (id) => lines.some(({ regex }) => regex.test(id)),
+    stale: lines.filter(({ regex }) => !known.some((id) => regex.test(id))).map(({ pattern }) => pattern),
+  };
+}
+
+// CACHE-FINAL, in process: the same rule as tokasm check's cost.cache-final (docs/cost.md).
+const PROBE_PARTS = 20000; // the long message's parts; its reference has the same text in 2
+const PROBE_FILLERS = 64; // other messages, read between two timed reads
+const PROBE_ROUNDS = 15; // timed reads of each side; the minimum is kept
+const PROBE_LIMIT = 3; // a read of the long message may cost this many reads of its reference
+const PROBE_ATTEMPTS = 3; // a ratio above the limit is measured again: fails only if each is above
+
+const pick = (items) => items[Math.floor(Math.random() * items.length)];
+const WORDS = [' the', ' stream', 'ing', ',', ' café', ' naïve', '.', '\n', ' tok', 'ens', ' ü', ' 42'];
+/** Ids of the corpus's shapes, so the probe's messages look like any others. */
+const ID_SHAPES = [
+  () => `m${Math.floor(Math.random() * 1e4)}`, () => `msg-${Math.floor(Math.random() * 1e6)}`,
+  () => `chatcmpl-${Math.random().toString(36).slice(2)}`, randomUUID,
+  () => `call_${Math.random().toString(36).slice(2, 10)}`];
+
+/**
+ * CACHE-FINAL: after final, a read of a message of PROBE_PARTS parts must cost about what a
+ * read of the same text in 2 parts costs (a class that joins its parts on every read does
+ * not). Ordinary traffic between the timed reads (reads of other messages, a new message
+ * finalized) defeats a cache of the last read or emptied by a final. {outcome, message}.
+ */
+async function probeCacheFinal(factory) {
+  const assembler = factory();
+  const ids = new Set();
+  const freshId = () => {
+    let id;
+    do id = pick(ID_SHAPES)(); while (ids.has(id));
+    return ids.add(id) && id;
+  };
+  const message = (parts) => ({ id: freshId(), parts, text: parts.join('') });
+  const long = message(Array.from({ length: PROBE_PARTS }, () => pick(WORDS)));
+  const half = long.text.length >> 1;
+  const reference = message([long.text.slice(0, half), long.text.slice(half)]);
+  const fillers = Array.from({ length: PROBE_FILLERS },
+    () => message(Array.from({ length: 1 + Math.floor(Math.random() * 3) }, () => pick(WORDS).repeat(9))));
+  const messages = [long, reference, ...fillers];
+  // Streamed interleaved: each message's events keep their order, the messages mix.
+  const events = messages.flatMap((m) => {
+    const keys = m.parts.map(() => Math.random()).sort((a, b) => a - b);
+    return m.parts.map((delta, i) => ({ key: keys[i], event: { id: m.id, delta, final: i === m.parts.length - 1 } }));
+  }).sort((a, b) => a.key - b.key);
+  try {
+    for (const { event } of events) await assembler.apply(event);
+    for (const m of messages) {
+      const text = await assembler.get(m.id);
+      if ((text instanceof String ? text.valueOf() : text) !== m.text) {
+        return { outcome: 'skipped',
+          message: `not measured: get(${JSON.stringify(m.id)}) returned a wrong text (the cases say what is wrong)` };
+      }
+    }
+  } catch (error) {
+    return { outcome: 'skipped',
+      message: `not measured: the class raised ${errorKind(error)}: ${error instanceof Error ? error.message : error}` };
+  }
+  const timed = async (id) => {
+    const start = process.hrtime.bigint();
+    const answer = assembler.get(id);
+    if (isThenable(answer)) await answer;
+    return Number(process.hrtime.bigint() - start);
+  };
+  let figures;
+  for (let attempt = 1; attempt <= PROBE_ATTEMPTS; attempt++) {
+    let [longBest, referenceBest] = [Infinity, Infinity];
+    for (let round = 0; round < PROBE_ROUNDS; round++) {
+      for (const filler of [...fillers].sort(() => Math.random() - 0.5)) await assembler.get(filler.id);
+      await assembler.apply({ id: freshId(), delta: pick(WORDS), final: true });
+      const longFirst = Math.random() < 0.5;
+      for (const side of longFirst ? [long, reference] : [reference, long]) {
+        const took = await timed(side.id);
+        if (side === long) longBest = Math.min(longBest, took);
+        else referenceBest = Math.min(referenceBest, took);
+      }
+    }
+    const ratio = longBest / Math.max(referenceBest, 1);
+    figures = `a read after final of ${PROBE_PARTS} parts, ${long.text.length} characters, costs ${ratio.toFixed(1)}x `
+      + `a read of the same text in 2 parts (${(longBest / 1000).toFixed(2)} µs against `
+      + `${(referenceBest / 1000).toFixed(2)} µs; limit ${PROBE_LIMIT})`;
+    if (ratio <= PROBE_LIMIT) return { outcome: 'passed', message: figures };
+  }
+  return { outcome: 'failed',
+    message: `CACHE-FINAL: ${figures}, in ${PROBE_ATTEMPTS} measurements of ${PROBE_ATTEMPTS}: `
+      + 'join the parts once, at final, and keep the text' };
+}
+
+/**
+ * Register one node:test test per exported case, named by its id, and the cost check
+ * cost.cache-final. `corpus` is the export (default: $TOKASM_EXPORT); `profiles` adds optional
+ * ones (strict, surrogates); `xfail` lists ids or globs expected to fail: such a case that
+ * passes fails, and so does a line that matches no case (the list cannot go stale).
+ *
+ * A run in which not every test finished fails: if the assembler ends the process (an early
+ * process.exit(0), a crash) or resets process.exitCode, the process exits with code 1 and
+ * stderr names the case that was running and the cases that never finished.
  */
 function suite(target, { corpus = process.env.TOKASM_EXPORT, profiles = [], xfail = [] } = {}) {
-  const { test } = require('node:test');
+  const { after, test } = require('node:test');
   if (!corpus) throw new Error('no export: pass {corpus: PATH} or set TOKASM_EXPORT (tokasm export PATH)');
   const factory = factoryOf(target);
   const selected = [...DEFAULT_PROFILES, ...profiles];
-  const probe = factory();
-  for (const kase of loadExport(corpus)) {
-    const skip = skipReason(kase, selected, probe) ?? false;
-    test(kase.id, { skip }, (t) => {
-      const { outcome, message } = runCase(factory, kase);
-      const expected = xfail.some((pattern) => matches(pattern, kase.id));
-      if (expected && outcome !== 'passed') return t.todo(`expected failure: ${message}`);
-      if (expected) throw new Error(`${kase.id} is listed as an expected failure but passed`);
-      if (outcome !== 'passed') throw new Error(`${kase.id} - ${kase.description} [${outcome}]\n${message}`);
+  const cases = loadExport(corpus);
+  const expected = expectedFailures(xfail, cases.map((kase) => kase.id));
+  const run = { finished: false, failed: 0, running: null, unfinished: new Set() };
+  const { exit } = process; // kept: an assembler that replaces process.exit cannot stop the check below
+  after(() => { run.finished = true; });
+  process.prependListener('exit', (code) => {
+    if (run.finished && (run.failed === 0 || code !== 0)) return;
+    const never = [...run.unfinished];
+    process.stderr.write(run.finished
+      ? `tokasm: ${run.failed} test(s) failed, but the exit code was set to ${code}: the run fails\n`
+      : `tokasm: the process exited (code ${code}) ${run.running ? `during '${run.running}'` : 'between tests'}`
+        + ` before every test finished: ${never.length} never did (${never.slice(0, 5).join(', ')}`
+        + `${never.length > 5 ? ', ...' : ''}). An assembler must not end the process; the run fails\n`);
+    exit.call(process, 1);
+  });
+  /** A test whose `check` gives {outcome, message}, judged against the expected failures. */
+  const check = (id, title, options, body) => {
+    if (!options.skip) run.unfinished.add(id);
+    test(id, options, async (t) => {
+      run.running = id;
+      try {
+        const { outcome, message } = await body();
+        const listed = expected.listed(id);
+        if (outcome === 'skipped') return t.skip(message);
+        if (outcome === 'passed' && message) t.diagnostic(message);
+        if (listed && outcome !== 'passed') return t.todo(`expected failure: ${message}`);
+        if (listed) throw new Error(`${id} is listed as an expected failure but passed`);
+        if (outcome !== 'passed') throw new Error(`${title} [${outcome}]\n${message}`);
+      } catch (error) {
+        run.failed++;
+        throw error;
+      } finally {
+        run.running = null;
+        run.unfinished.delete(id);
+      }
+    });
+  };
+  if (expected.stale.length > 0) {
+    test('xfail', () => {
+      run.failed++;
+      throw new Error(expected.stale.map((line) => `'${line}' matches no case of the export; remove the line`).join('\n'));
     });
   }
+  const probe = factory();
+  for (const kase of cases) {
+    const skip = skipReason(kase, selected, probe) ?? false;
+    check(kase.id, `${kase.id} - ${kase.description}`, { skip }, () => runCase(factory, kase));
+  }
+  check(PROBE_ID, `${PROBE_ID} - a read after final does not join the parts again`, {},
+    () => probeCacheFinal(factory));
 }
 
 /** Write all of `text` to stdout, however the pipe takes it (in parts, or busy for a moment). */
@@ -209,10 +407,17 @@ function writeAll(text) {
 
 /**
  * Answer the tokasm line protocol (spec/PROTOCOL.md) on stdin/stdout with fresh
- * assemblers from `target` (a class or factory), until end of input. Blocking reads and
- * writes: no event loop between a request and its response.
+ * assemblers from `target` (a class or factory), until end of input; the Promise it returns
+ * settles then. Blocking reads and writes, one request at a time, in order: an answer that is
+ * a Promise (an async assembler) is awaited before the next request is read. Inside
+ * `node --test` (a testee file in a test/ folder) it returns at once instead of waiting.
  */
-function serve(target, { name = `tokasm-node (node ${process.version})` } = {}) {
+async function serve(target, { name = `tokasm-node (node ${process.version})` } = {}) {
+  if (process.env.NODE_TEST_CONTEXT) {
+    process.stderr.write('tokasm serve(): not serving inside node --test; this file is a protocol testee '
+      + '(tokasm check --cmd "node FILE"), best kept outside test/\n');
+    return;
+  }
   const factory = factoryOf(target);
   const instances = new Map();
   const field = (request, key, type) => {
@@ -224,6 +429,7 @@ function serve(target, { name = `tokasm-node (node ${process.version})` } = {}) 
     if (found === undefined) throw new ValueError(`no instance '${request.instance}'`);
     return found;
   };
+  /** A response, or for a call of the assembler {answer}: its value, or a Promise of it. */
   const handle = (request) => {
     switch (request.op) {
       case 'hello':
@@ -236,22 +442,36 @@ function serve(target, { name = `tokasm-node (node ${process.version})` } = {}) 
       case 'read_since': {
         const offset = field(request, 'offset', 'number');
         if (!Number.isInteger(offset) || offset < 0) throw new ValueError(`bad offset ${offset}`);
-        return { ok: true, result: assembler(request).readSince(field(request, 'id', 'string'), offset) };
+        return { answer: assembler(request).readSince(field(request, 'id', 'string'), offset) };
       }
       case 'apply':
         if (!Object.hasOwn(request, 'event')) throw new ValueError("apply needs 'event'");
-        return { ok: true, result: assembler(request).apply(request.event) };
+        return { answer: assembler(request).apply(request.event) };
       case 'get':
-        return { ok: true, result: assembler(request).get(field(request, 'id', 'string')) };
+        return { answer: assembler(request).get(field(request, 'id', 'string')) };
       default:
         throw new ValueError(`unknown op ${JSON.stringify(request.op)}`);
     }
   };
-  const respond = (line) => {
+  const refusal = (error) => ({ ok: false, error: String(error instanceof Error ? error.message : error),
+    kind: errorKind(error) });
+  // Text or null is a result; anything else (undefined, a number) fails the step as a wrong value.
+  const result = (answer) => (isText(answer) ? { ok: true, result: answer }
+    : { ok: false, error: show(answer), kind: 'ReturnedNotText' });
+  let awaiting = null; // the request whose answer is a Promise not settled yet
+  process.on('beforeExit', () => awaiting && process.stderr.write(
+    `tokasm serve(): the Promise answering ${awaiting.slice(0, 200)} never settled: it waits on nothing\n`));
+  const respond = async (line) => {
     try {
-      return handle(JSON.parse(line));
+      const response = handle(JSON.parse(line));
+      if (!('answer' in response)) return response;
+      if (!isThenable(response.answer)) return result(response.answer);
+      awaiting = line;
+      return result(await response.answer);
     } catch (error) {
-      return { ok: false, error: String(error instanceof Error ? error.message : error), kind: errorKind(error) };
+      return refusal(error);
+    } finally {
+      awaiting = null;
     }
   };
   // The protocol owns stdout: whatever the assembler prints (console.log) goes to stderr.
@@ -265,7 +485,7 @@ function serve(target, { name = `tokasm-node (node ${process.version})` } = {}) 
     for (let end; (end = pending.indexOf('\n', scanned)) >= 0; scanned = 0) {
       const line = pending.slice(0, end);
       pending = pending.slice(end + 1);
-      if (line.trim() !== '') writeAll(`${JSON.stringify(respond(line))}\n`);
+      if (line.trim() !== '') writeAll(`${JSON.stringify(await respond(line))}\n`);
     }
     scanned = pending.length;
   }

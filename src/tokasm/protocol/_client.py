@@ -492,7 +492,7 @@ class CommandSubject:
                     yield outcome
             process.refuse_unasked()
         except GeneratorExit:  # the case ended early, at a failing step: keep in step
-            self._drain(process, requests, len(ops) - done - 1)
+            self._drain(process, requests, len(ops) - done)
             raise
         except ImplementationError:  # a ``new`` was refused
             self._drain(process, requests, len(ops) - done - 1)
