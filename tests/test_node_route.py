@@ -3,7 +3,10 @@
 Three runners see the same classes: ``node --test`` with tokasm.js's suite
 (in process, no Python), the 40-line loader of docs/export.md, and
 ``tokasm check --cmd`` over the protocol with tokasm.js's ``serve``. Their
-per-case verdicts must agree, for the reference assembler and broken ones.
+per-case verdicts must agree, for the reference assembler, an async one and
+broken ones; the in-process route cannot be passed by ending the process
+early, by a stale or match-all expected-failure list, nor by a class without
+a cache (CACHE-FINAL).
 """
 
 from __future__ import annotations
@@ -13,13 +16,15 @@ import os
 import re
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
 
-from helpers import QUICK, user_case_folder
+from helpers import QUICK, Ran, user_case_folder
 from tokasm.cli import main
 from tokasm.corpus._load import PROFILES
+from tokasm.run._cost import PROBE_ID
 from tokasm.run.runner import DEFAULT_PROFILES
 
 pytestmark = [
@@ -29,6 +34,7 @@ pytestmark = [
 
 REPO = Path(__file__).resolve().parent.parent
 NODE = REPO / "testees" / "node"
+TESTEE = NODE / "tokasm-testee.js"
 ASSEMBLERS = REPO / "tests" / "testees" / "js-assemblers.js"
 CLASSES = {
     "reference": f"{NODE / 'token-assembler.js'}:TokenAssembler",
@@ -36,6 +42,54 @@ CLASSES = {
     "read-since-utf16": f"{ASSEMBLERS}:ReadSinceUtf16",
     "unusual-but-correct": f"{ASSEMBLERS}:UnusualButCorrect",
 }
+#: Classes for the behaviours below, written beside the test's files (see ``classes``).
+TEST_CLASSES = f"""'use strict';
+const {{ TokenAssembler }} = require({json.dumps(str(NODE / "token-assembler.js"))});
+
+/** Answers with Promises, as an SDK that accumulates inside an async loop does. */
+class Async extends TokenAssembler {{
+  async apply(event) {{ await null; return super.apply(event); }}
+  get(id) {{ return new Promise((resolve) => setImmediate(() => resolve(super.get(id)))); }}
+  async readSince(id, offset) {{ return super.readSince(id, offset); }}
+}}
+
+let calls = 0;
+/** Returns null for everything, and ends the process with code 0 at its second call. */
+class ExitsNull {{
+  apply() {{ if (++calls > 1) process.exit(0); return null; }}
+  get() {{ if (++calls > 1) process.exit(0); return null; }}
+}}
+
+/** Fails, and sets process.exitCode back to 0 as the process ends. */
+class ResetsExitCode {{
+  apply() {{ process.once('exit', () => {{ process.exitCode = 0; }}); return null; }}
+  get() {{ return null; }}
+}}
+
+/** A void apply: undefined where null is due. */
+class VoidApply extends TokenAssembler {{
+  apply(event) {{ return super.apply(event) ?? undefined; }}
+}}
+
+/** Joins its parts at every read, after final too (breaks CACHE-FINAL). */
+class Uncached {{
+  constructor() {{ this.messages = new Map(); }}
+  apply(event) {{
+    let message = this.messages.get(event.id);
+    if (message === undefined) {{
+      message = {{ parts: [], final: false }};
+      this.messages.set(event.id, message);
+    }}
+    if (message.final) return event.final ? message.parts.join('') : null;
+    if (event.delta !== undefined) message.parts.push(event.delta);
+    message.final = event.final === true;
+    return message.final ? message.parts.join('') : null;
+  }}
+  get(id) {{ return this.messages.has(id) ? this.messages.get(id).parts.join('') : null; }}
+}}
+
+module.exports = {{ Async, ExitsNull, ResetsExitCode, Uncached, VoidApply }};
+"""
 #: Every profile that runs only when asked for (strict, and surrogates where the corpus has it).
 OPTIONAL = [profile for profile in PROFILES if profile not in DEFAULT_PROFILES]
 #: A TAP result line of a top-level test: ok/not ok, number, case id, directive.
@@ -58,10 +112,26 @@ def small_export(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-def node(*argv: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def user_cases(export: Path) -> Path:
+    """The folder of user cases ``small_export`` was made from."""
+    return export.parent / "my-cases"
+
+
+@pytest.fixture(scope="module")
+def classes(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``TEST_CLASSES`` as a module file."""
+    path = tmp_path_factory.mktemp("classes") / "classes.js"
+    path.write_text(TEST_CLASSES, encoding="utf-8")
+    return path
+
+
+def node(
+    *argv: str, env: dict[str, str] | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         ["node", *argv],
         env={**os.environ, **(env or {})},
+        cwd=cwd,
         capture_output=True,
         text=True,
         timeout=300,
@@ -69,12 +139,11 @@ def node(*argv: str, env: dict[str, str] | None = None) -> subprocess.CompletedP
     )
 
 
-def node_test(export_dir: Path, target: str, **env: str) -> tuple[int, dict[str, str]]:
-    """Exit code of ``node --test`` and each case's verdict from its TAP report;
+def conformance(export_dir: Path, target: str, *runner: str, **env: str) -> Ran:
+    """conformance.test.js run by ``runner`` (default ``node --test``) on ``target``;
     ``env`` sets TOKASM_PROFILES, TOKASM_XFAIL (by their lowercase names)."""
     done = node(
-        "--test",
-        "--test-reporter=tap",
+        *(runner or ("--test", "--test-reporter=tap")),
         str(NODE / "conformance.test.js"),
         env={
             "TOKASM_EXPORT": str(export_dir),
@@ -82,39 +151,62 @@ def node_test(export_dir: Path, target: str, **env: str) -> tuple[int, dict[str,
             **{f"TOKASM_{key.upper()}": value for key, value in env.items()},
         },
     )
+    return Ran(done.returncode, done.stdout, done.stderr)
+
+
+def node_test(export_dir: Path, target: str, **env: str) -> tuple[int, dict[str, str]]:
+    """Exit code of ``node --test`` and each test's verdict from its TAP report."""
+    done = conformance(export_dir, target, **env)
     verdicts = {
         case_id: {"SKIP": "skipped", "TODO": "xfailed"}.get(directive, "")
         or ("passed" if status == "ok" else "failed")
-        for status, case_id, directive in _TAP.findall(done.stdout)
+        for status, case_id, directive in _TAP.findall(done.out)
     }
-    return done.returncode, verdicts
+    return done.code, verdicts
 
 
-def check_cmd(tmp_path: Path, export_dir: Path, target: str, *profile: str) -> dict[str, str]:
-    """Each exported case's verdict from ``tokasm check --cmd`` serving ``target`` with
-    tokasm.js (the export leaves out the cases JSON cannot carry: docs/export.md)."""
-    report = tmp_path / "report.json"
-    argv = ["check", "-q", *QUICK, "--json", str(report), *profile]
-    main([*argv, "--cmd", f"node {NODE / 'tokasm-testee.js'} {target}"])
-    (run,) = json.loads(report.read_text(encoding="utf-8"))["runs"]
+def check_json(target: str, *argv: str) -> dict[str, dict[str, str]]:
+    """Each case of ``tokasm check ARGV --cmd`` serving ``target`` with tokasm.js, by id."""
+    with tempfile.TemporaryDirectory() as folder:
+        report = Path(folder) / "report.json"
+        main(["check", "-q", *argv, "--json", str(report), "--cmd", f"node {TESTEE} {target}"])
+        (run,) = json.loads(report.read_text(encoding="utf-8"))["runs"]
+    return {case["id"]: case for case in run["cases"]}
+
+
+def check_cmd(export_dir: Path, target: str, *profile: str) -> dict[str, str]:
+    """Each exported case's verdict from ``tokasm check --cmd`` (the export leaves out
+    the cases JSON cannot carry: docs/export.md)."""
     exported = {path.stem for path in export_dir.glob("*.json")}
     return {
-        c["id"]: "failed" if c["outcome"] == "errored" else c["outcome"]
-        for c in run["cases"]
-        if c["id"] in exported
+        case_id: "failed" if case["outcome"] == "errored" else case["outcome"]
+        for case_id, case in check_json(target, *QUICK, *profile).items()
+        if case_id in exported
     }
+
+
+def target(name: str, classes: Path) -> str:
+    """A class of ``CLASSES``, or else of ``TEST_CLASSES`` by its name."""
+    return CLASSES.get(name, f"{classes}:{name}")
 
 
 @pytest.mark.parametrize(
     ("name", "rule"),
-    [("reference", None), ("unusual-but-correct", None), ("read-since-utf16", "INC-READ-SINCE")],
+    [
+        ("reference", None),
+        ("unusual-but-correct", None),
+        ("Async", None),
+        ("read-since-utf16", "INC-READ-SINCE"),
+    ],
 )
 def test_node_test_and_check_cmd_give_the_same_verdicts(
-    export_dir: Path, tmp_path: Path, name: str, rule: str | None
+    export_dir: Path, classes: Path, name: str, rule: str | None
 ) -> None:
-    code, in_process = node_test(export_dir, CLASSES[name], profiles=",".join(OPTIONAL))
+    """Async included: both routes await the Promises apply, get and readSince return."""
+    code, in_process = node_test(export_dir, target(name, classes), profiles=",".join(OPTIONAL))
+    assert in_process.pop(PROBE_ID) == "passed"
     profiles = (f"--profile={p}" for p in OPTIONAL)
-    assert in_process == check_cmd(tmp_path, export_dir, CLASSES[name], *profiles)
+    assert in_process == check_cmd(export_dir, target(name, classes), *profiles)
     failed = [case for case, verdict in in_process.items() if verdict == "failed"]
     if rule is None:
         assert (code, failed) == (0, [])
@@ -133,11 +225,108 @@ def test_expected_failures_are_todos_and_a_listed_case_that_passes_fails(
     listed = tmp_path / "xfail.txt"
     listed.write_text("mine.sp?ces  # trims on purpose\n", encoding="utf-8")
     code, verdicts = node_test(small_export, CLASSES["trims-text"], xfail=str(listed))
-    assert (code, verdicts) == (0, {"mine.spaces": "xfailed", "mine.greeting": "passed"})
+    assert (code, verdicts) == (
+        0,
+        {"mine.spaces": "xfailed", "mine.greeting": "passed", PROBE_ID: "skipped"},
+    )
     code, verdicts = node_test(small_export, CLASSES["reference"], xfail=str(listed))
-    assert (code != 0, verdicts) == (True, {"mine.spaces": "failed", "mine.greeting": "passed"})
+    assert (code != 0, verdicts) == (
+        True,
+        {"mine.spaces": "failed", "mine.greeting": "passed", PROBE_ID: "passed"},
+    )
     code, verdicts = node_test(small_export, CLASSES["trims-text"])
     assert (code != 0, verdicts["mine.spaces"]) == (True, "failed")
+
+
+def test_a_stale_expected_failure_line_fails_the_run(small_export: Path, tmp_path: Path) -> None:
+    listed = tmp_path / "xfail.txt"
+    listed.write_text("mine.gone  # fixed long ago\ncost.cache-final\n", encoding="utf-8")
+    code, verdicts = node_test(small_export, CLASSES["reference"], xfail=str(listed))
+    assert (code != 0, verdicts["xfail"], verdicts["mine.greeting"]) == (True, "failed", "passed")
+    done = conformance(small_export, CLASSES["reference"], xfail=str(listed))
+    assert "'mine.gone' matches no case of the export" in done.out
+    assert "'cost.cache-final' matches no case" not in done.out, "a cost check is a known id"
+
+
+def test_an_expected_failure_glob_matching_every_case_is_refused(
+    small_export: Path, tmp_path: Path
+) -> None:
+    listed = tmp_path / "xfail.txt"
+    listed.write_text("*\n", encoding="utf-8")
+    done = conformance(small_export, CLASSES["reference"], xfail=str(listed))
+    assert done.code != 0
+    assert "'*' matches every case of the export, so nothing could fail" in done.out + done.err
+
+
+@pytest.mark.parametrize(
+    ("name", "runner"),
+    [("ExitsNull", ("--test",)), ("ResetsExitCode", ())],
+    ids=["process.exit(0)", "process.exitCode = 0"],
+)
+def test_an_assembler_cannot_end_the_run_as_a_pass(
+    small_export: Path, classes: Path, name: str, runner: tuple[str, ...]
+) -> None:
+    """Under node --test, and in a plain ``node`` run (which trusts the exit code)."""
+    done = conformance(small_export, target(name, classes), *(runner or ("--test-reporter=tap",)))
+    assert done.code == 1, done.out + done.err
+    if name == "ExitsNull":
+        assert (
+            "before every test finished: 3 never did (mine.greeting, mine.spaces, cost.cache-final)"
+            in done.out + done.err
+        )
+
+
+def test_undefined_is_named_as_a_wrong_answer_on_both_routes(
+    small_export: Path, classes: Path
+) -> None:
+    """Not a fault of the testee: the step fails, showing that it returned undefined."""
+    shown = 'undefined (return null for "no text")'
+    code, verdicts = node_test(small_export, target("VoidApply", classes))
+    assert (code != 0, verdicts["mine.greeting"]) == (True, "failed")
+    assert f"actual:   {shown}" in conformance(small_export, target("VoidApply", classes)).out
+    over_cmd = check_json(
+        target("VoidApply", classes),
+        "--no-bundled",
+        "--cases",
+        str(user_cases(small_export)),
+        *QUICK,
+    )
+    assert over_cmd["mine.greeting"]["outcome"] == "failed"
+    assert f"actual:   {shown}" in over_cmd["mine.greeting"]["message"]
+
+
+def test_a_class_without_a_cache_fails_cache_final_on_both_routes(
+    small_export: Path, classes: Path
+) -> None:
+    code, verdicts = node_test(small_export, target("Uncached", classes))
+    assert (code != 0, verdicts) == (
+        True,
+        {"mine.greeting": "passed", "mine.spaces": "passed", PROBE_ID: "failed"},
+    )
+    over_cmd = check_json(
+        target("Uncached", classes), "--no-bundled", "--cases", str(user_cases(small_export))
+    )
+    assert over_cmd[PROBE_ID]["outcome"] == "failed"
+
+
+def test_node_test_on_a_folder_with_the_testee_beside_the_tests_does_not_hang(
+    small_export: Path, tmp_path: Path
+) -> None:
+    """node --test runs every .js file under test/, the testee too: serve() returns there."""
+    tests = tmp_path / "test"
+    tests.mkdir()
+    shutil.copy(NODE / "tokasm.js", tests)
+    reference = f"require({json.dumps(str(NODE / 'token-assembler.js'))}).TokenAssembler"
+    (tests / "testee.js").write_text(
+        f"require('./tokasm.js').serve({reference});\n", encoding="utf-8"
+    )
+    corpus = json.dumps(str(small_export))
+    (tests / "tokasm.test.js").write_text(
+        f"require('./tokasm.js').suite({reference}, {{ corpus: {corpus} }});\n", encoding="utf-8"
+    )
+    done = node("--test", "--test-reporter=tap", "test/", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert re.search(r"^ok \d+ - mine\.greeting$", done.stdout, re.MULTILINE), done.stdout
 
 
 def docs_loader(tmp_path: Path) -> Path:
@@ -157,7 +346,7 @@ def test_the_docs_loader_gives_the_same_verdicts(
     module, class_name = CLASSES[name].rsplit(":", 1)
     done = node(str(docs_loader(tmp_path)), str(export_dir), module, class_name)
     verdicts = dict(line.split(" ", 1)[::-1] for line in done.stdout.splitlines())
-    assert verdicts == check_cmd(tmp_path, export_dir, CLASSES[name])
+    assert verdicts == check_cmd(export_dir, CLASSES[name])
     assert done.returncode == (0 if name == "reference" else 1), done.stderr
 
 

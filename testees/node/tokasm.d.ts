@@ -9,14 +9,17 @@ export interface StreamEvent {
   [key: string]: unknown;
 }
 
-/** What tokasm checks. `readSince` (incremental profile) is optional. */
+/** An answer: text or null, or (an async assembler) a Promise of it, which tokasm awaits. */
+export type Answer = string | null | PromiseLike<string | null>;
+
+/** What tokasm checks. `readSince` (incremental profile) is optional. Never `undefined`. */
 export interface Assembler {
   /** Append `delta`; null until `final`, then the whole text (and the same text ever after). */
-  apply(event: StreamEvent): string | null;
+  apply(event: StreamEvent): Answer;
   /** The text so far, or null for an id never seen. */
-  get(id: string): string | null;
+  get(id: string): Answer;
   /** The text from code point `offset` on (not UTF-16 units: use codePointIndex), or null. */
-  readSince?(id: string, offset: number): string | null;
+  readSince?(id: string, offset: number): Answer;
 }
 
 /** A class (called with `new`) or a factory (an arrow function) making fresh assemblers. */
@@ -57,20 +60,31 @@ export interface SuiteOptions {
   corpus?: string;
   /** Optional profiles to run too: 'strict', 'surrogates'. required and incremental always run. */
   profiles?: string[];
-  /** Case ids or globs (* and ?) expected to fail; a listed case that passes fails. */
+  /**
+   * Case ids or globs (*, ? and [...]) expected to fail; a listed case that passes fails, and so
+   * does a line that matches no case. A glob that matches every case is refused.
+   */
   xfail?: string[];
 }
 
 export declare const PROTOCOL_VERSION: 1;
 
-/** Register one node:test test per exported case, named by its id. */
+/**
+ * Register one node:test test per exported case, named by its id, and cost.cache-final. A run
+ * that ends before every test finished (process.exit in the assembler, a crash) exits with 1.
+ */
 export declare function suite(target: AssemblerTarget, options?: SuiteOptions): void;
 
-/** Run one exported case on fresh instances from `factory`. */
+export interface CaseResult {
+  outcome: Outcome;
+  message: string;
+}
+
+/** Run one exported case on fresh instances from `factory`; a Promise once an answer is one. */
 export declare function runCase(
   factory: () => Assembler,
   exportedCase: ExportedCase,
-): { outcome: Outcome; message: string };
+): CaseResult | Promise<CaseResult>;
 
 /** Why the case does not run on this assembler (profile not selected, no readSince), or null. */
 export declare function skipReason(
@@ -85,8 +99,11 @@ export declare function loadExport(location: string): ExportedCase[];
 /** The class or factory named by 'path/to/module.js[:ExportName]'. */
 export declare function loadTarget(spec: string): AssemblerTarget;
 
-/** Answer the tokasm line protocol on stdin/stdout until end of input (tokasm check --cmd). */
-export declare function serve(target: AssemblerTarget, options?: { name?: string }): void;
+/**
+ * Answer the tokasm line protocol on stdin/stdout until end of input (tokasm check --cmd),
+ * awaiting Promise answers in order; returns at once inside node --test.
+ */
+export declare function serve(target: AssemblerTarget, options?: { name?: string }): Promise<void>;
 
 /** The kind a strict case compares: 'TypeError', 'ValueError', else the error's name. */
 export declare function errorKind(error: unknown): string;
