@@ -126,7 +126,7 @@ def classes(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def node(
-    *argv: str, env: dict[str, str] | None = None, cwd: Path | None = None
+    *argv: str, env: dict[str, str] | None = None, cwd: Path | None = None, timeout: float = 300
 ) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         ["node", *argv],
@@ -134,7 +134,7 @@ def node(
         cwd=cwd,
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=timeout,
         check=False,
     )
 
@@ -292,6 +292,7 @@ def test_undefined_is_named_as_a_wrong_answer_on_both_routes(
         *QUICK,
     )
     assert over_cmd["mine.greeting"]["outcome"] == "failed"
+    assert over_cmd["mine.spaces"]["outcome"] == "passed", "the answers stay in step"
     assert f"actual:   {shown}" in over_cmd["mine.greeting"]["message"]
 
 
@@ -324,7 +325,7 @@ def test_node_test_on_a_folder_with_the_testee_beside_the_tests_does_not_hang(
     (tests / "tokasm.test.js").write_text(
         f"require('./tokasm.js').suite({reference}, {{ corpus: {corpus} }});\n", encoding="utf-8"
     )
-    done = node("--test", "--test-reporter=tap", "test/", cwd=tmp_path)
+    done = node("--test", "--test-reporter=tap", "test/", cwd=tmp_path, timeout=60)
     assert done.returncode == 0, done.stdout + done.stderr
     assert re.search(r"^ok \d+ - mine\.greeting$", done.stdout, re.MULTILINE), done.stdout
 
