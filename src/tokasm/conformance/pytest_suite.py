@@ -26,6 +26,7 @@ import pytest
 from tokasm.corpus._load import Case, load_corpus, profile_gap
 from tokasm.errors import TargetError
 from tokasm.fuzz import CHECK_EXAMPLES, fuzz_phase
+from tokasm.protocol.worker import WorkerSubject
 from tokasm.report._xfail import XfailError, expected_failures, load_xfail
 from tokasm.run._cost import PROBE_ID, probe_cache_final
 from tokasm.run.results import FAILING
@@ -129,9 +130,14 @@ class Selection:
             reason = skip_reason(check, self.profiles, subject.features)
             if reason:
                 pytest.skip(reason)
-            result = run_case(subject, check)
+            if isinstance(subject, WorkerSubject):  # --tokasm-isolate
+                result = subject.run_case(check)
+            else:
+                result = run_case(subject, check)
             if result.outcome in FAILING:
                 _FAILED_A_CASE.add(subject)
+        elif isinstance(subject, WorkerSubject):
+            result = subject.probe(PROBE_ID)
         else:
             result = probe_cache_final(subject)
         if result.outcome == "skipped":
