@@ -27,6 +27,7 @@ import posixpath
 import re
 import unicodedata
 import uuid
+import weakref
 import zlib
 from bisect import insort
 from collections import OrderedDict, UserString, deque
@@ -2603,6 +2604,205 @@ class CachesOnlyShortTexts(JoinsOnceAtFinal):
         return text
 
 
+# Cost mutants of the classes of cache real code gets wrong (issue 24): bounded, emptied by
+# unrelated traffic, kept for some messages only, or kept in a form decoded on every read.
+
+
+class _ReadCache(RejoinsAfterFinal):
+    """A read cache of finalized texts, filled at final and at each read; ``_keep`` says
+    whether a text is kept, ``_evict`` bounds the cache, ``_forget`` empties it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._cache: OrderedDict[str, str] = OrderedDict()
+
+    def _keep(self, key: str, text: str) -> bool:
+        return True
+
+    def _evict(self) -> None:
+        pass
+
+    def _forget(self, event: Event) -> bool:
+        return False
+
+    def _text(self, key: str) -> str:
+        if key not in self._finalized:
+            return super()._text(key)
+        text = self._cache.get(key)
+        if text is None:
+            text = super()._text(key)
+            if self._keep(key, text):
+                self._cache[key] = text
+                self._evict()
+        else:
+            self._cache.move_to_end(key)
+        return text
+
+    def apply(self, event: Event) -> str | None:
+        if self._forget(event):
+            self._cache.clear()
+        return super().apply(event)
+
+
+class LruCacheOf128Texts(_ReadCache):
+    """Breaks CACHE-FINAL: an LRU cache of the 128 texts read last (``functools.lru_cache``'s
+    default size); a caller reading more finalized messages than that re-joins every time."""
+
+    def _evict(self) -> None:
+        while len(self._cache) > 128:
+            self._cache.popitem(last=False)
+
+
+class LruCacheOfAMegabyte(_ReadCache):
+    """Breaks CACHE-FINAL: an LRU cache bounded at a million characters in all. In process
+    only: over the protocol the probe's texts total less (each read is sent)."""
+
+    IN_PROCESS_ONLY: ClassVar[bool] = True
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._size = 0
+
+    def _keep(self, key: str, text: str) -> bool:
+        self._size += len(text)
+        return True
+
+    def _evict(self) -> None:
+        while self._size > 1_000_000:
+            self._size -= len(self._cache.popitem(last=False)[1])
+
+
+class LruCacheOf1024Texts(_ReadCache):
+    """Breaks CACHE-FINAL: an LRU cache of the 1024 texts read last. In process only: over
+    the protocol the probe reads fewer messages between two reads of one."""
+
+    IN_PROCESS_ONLY: ClassVar[bool] = True
+
+    def _evict(self) -> None:
+        while len(self._cache) > 1024:
+            self._cache.popitem(last=False)
+
+
+class CacheEmptiedByAnyFinal(_ReadCache):
+    """Breaks CACHE-FINAL: the read cache is emptied whenever any message is finalized."""
+
+    def _forget(self, event: Event) -> bool:
+        return bool(event.get("final", False))
+
+
+class CacheEmptiedByNonEmptyWrites(_ReadCache):
+    """Breaks CACHE-FINAL: the read cache is emptied by any delta with text in it (an empty
+    delta changes nothing, so it leaves the cache alone)."""
+
+    def _forget(self, event: Event) -> bool:
+        return bool(event.get("delta"))
+
+
+class KeepsTheLast8Reads(_ReadCache):
+    """Breaks CACHE-FINAL: only the last 8 texts read are kept (a small memo of reads)."""
+
+    def _evict(self) -> None:
+        while len(self._cache) > 8:
+            self._cache.popitem(last=False)
+
+
+class CachesOnlyShortIds(_ReadCache):
+    """Breaks CACHE-FINAL: texts are cached only for ids of at most 8 characters."""
+
+    def _keep(self, key: str, text: str) -> bool:
+        return len(key) <= 8
+
+
+class CachesOnlyLongIds(_ReadCache):
+    """Breaks CACHE-FINAL: texts are cached only for ids of more than 8 characters."""
+
+    def _keep(self, key: str, text: str) -> bool:
+        return len(key) > 8
+
+
+class CachesOnlyTheNewest16Finals(RejoinsAfterFinal):
+    """Breaks CACHE-FINAL: the texts of the 16 messages finalized last are cached; an older
+    message is re-joined at every read."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._newest: OrderedDict[str, str] = OrderedDict()
+
+    def apply(self, event: Event) -> str | None:
+        key = event["id"]
+        fresh = event.get("final", False) and key not in self._finalized
+        text = super().apply(event)
+        if fresh and text is not None:
+            self._newest[key] = text
+            if len(self._newest) > 16:
+                self._newest.popitem(last=False)
+        return text
+
+    def get(self, message_id: str) -> str | None:
+        text = self._newest.get(message_id)
+        return text if text is not None else super().get(message_id)
+
+
+class KeepsUtf8Bytes(RejoinsAfterFinal):
+    """Breaks CACHE-FINAL: the text is joined once, at final, and kept as UTF-8 bytes,
+    decoded again at every read. In process only: over the protocol every answer is
+    encoded anyway."""
+
+    IN_PROCESS_ONLY: ClassVar[bool] = True
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._done: dict[str, bytes] = {}
+
+    def _text(self, key: str) -> str:
+        if key not in self._finalized:
+            return super()._text(key)
+        if key not in self._done:
+            self._done[key] = super()._text(key).encode("utf-8", "surrogatepass")
+        return self._done[key].decode("utf-8", "surrogatepass")
+
+
+class KeepsCompressedText(RejoinsAfterFinal):
+    """Breaks CACHE-FINAL: the text is joined once, at final, and kept compressed (zlib),
+    decompressed at every read. In process only, as ``KeepsUtf8Bytes``."""
+
+    IN_PROCESS_ONLY: ClassVar[bool] = True
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._done: dict[str, bytes] = {}
+
+    def _text(self, key: str) -> str:
+        if key not in self._finalized:
+            return super()._text(key)
+        if key not in self._done:
+            self._done[key] = zlib.compress(super()._text(key).encode("utf-8", "surrogatepass"))
+        return zlib.decompress(self._done[key]).decode("utf-8", "surrogatepass")
+
+
+class _Kept(str):
+    """A text a weak reference can point to."""
+
+    __slots__ = ("__weakref__",)
+
+
+class WeakTextCache(RejoinsAfterFinal):
+    """Breaks CACHE-FINAL: finalized texts are cached through weak references, so a text no
+    caller holds any more is gone, and joined again at the next read."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._done: weakref.WeakValueDictionary[str, _Kept] = weakref.WeakValueDictionary()
+
+    def _text(self, key: str) -> str:
+        if key not in self._finalized:
+            return super()._text(key)
+        text = self._done.get(key)
+        if text is None:
+            text = self._done[key] = _Kept(super()._text(key))
+        return text
+
+
 #: Cost mutant name -> class: each breaks CACHE-FINAL, and the cost probe must flag it.
 COST_MUTANTS: dict[str, type[RejoinsAfterFinal]] = {
     _kebab(cls.__name__): cls
@@ -2612,5 +2812,17 @@ COST_MUTANTS: dict[str, type[RejoinsAfterFinal]] = {
         MemoizesTheLastRead,
         ReadCacheClearedByAnyApply,
         CachesOnlyShortTexts,
+        LruCacheOf128Texts,
+        LruCacheOf1024Texts,
+        LruCacheOfAMegabyte,
+        CacheEmptiedByAnyFinal,
+        CacheEmptiedByNonEmptyWrites,
+        KeepsTheLast8Reads,
+        CachesOnlyShortIds,
+        CachesOnlyLongIds,
+        CachesOnlyTheNewest16Finals,
+        KeepsUtf8Bytes,
+        KeepsCompressedText,
+        WeakTextCache,
     )
 }

@@ -17,6 +17,7 @@ from tokasm.cli import options
 from tokasm.corpus._paths import spec_dir
 from tokasm.protocol import _client as _protocol_client
 from tokasm.protocol import _codec as _protocol
+from tokasm.protocol import testee
 from tokasm.report import _render as _reports
 from tokasm.report import _xfail
 
@@ -27,15 +28,14 @@ CONSTANTS: dict[str, float] = {
     for module, names in (
         (
             _protocol,
-            ("MAX_LINE_BYTES", "MAX_DEPTH", "MAX_VALUES", "MAX_NAME_CHARS", "MAX_TEXT_CHARS"),
+            ("MAX_LINE_BYTES", "MAX_NAME_CHARS", "MAX_TEXT_CHARS"),
         ),
         (
             _protocol_client,
             (
                 "DEFAULT_TIMEOUT",
                 "START_TIMEOUT",
-                "RESTART_FACTOR",
-                "RESTART_MARGIN",
+                "LOAD_TIMEOUT",
                 "BREAKER_FAULTS",
                 "EXIT_GRACE",
                 "STDERR_TAIL_BYTES",
@@ -44,6 +44,7 @@ CONSTANTS: dict[str, float] = {
             ),
         ),
         (options, ("MAX_SECONDS",)),
+        (testee, ("WORKER_MEMORY",)),
         (errors, ("EXIT_OK", "EXIT_FAILED", "EXIT_USAGE", "EXIT_INTERRUPTED", "EXIT_TERMINATED")),
     )
     for name in names
@@ -60,7 +61,7 @@ REPORT_LIMITS: dict[str, float] = {
     for name in names
 }
 ALL_IN = DOCS / "guarantees.md"
-PROTOCOL_LIMITS = ("MAX_LINE_BYTES", "MAX_DEPTH", "MAX_VALUES", "MAX_NAME_CHARS", "MAX_TEXT_CHARS")
+PROTOCOL_LIMITS = ("MAX_LINE_BYTES", "MAX_NAME_CHARS", "MAX_TEXT_CHARS")
 
 
 def stated(path: Path, known: dict[str, float] = CONSTANTS) -> dict[str, float]:

@@ -204,3 +204,13 @@ def test_ctrl_c_or_sigterm_ends_the_run_and_its_worker(
     assert said in err
     with pytest.raises(ProcessLookupError):
         os.kill(worker, 0)
+
+
+def test_a_target_may_be_given_by_its_files_path(tmp_path: Path) -> None:
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "stream.py").write_text(
+        "from tokasm.implementations import ListJoinAssembler as Mine\n"
+    )
+    for target in ("./src/stream.py:Mine", str(tmp_path / "src" / "stream.py") + ":Mine"):
+        ran = tokasm_cmd(tmp_path, "check", target, "-k", "seed.example", *QUICK)
+        assert ran.code == 0, ran

@@ -17,19 +17,7 @@ from tokasm.cli.options import exit_codes, non_negative, subcommand
 from tokasm.corpus import Raises, Returns, load_corpus
 from tokasm.errors import CorpusError
 from tokasm.implementations import DEFAULT_BACKEND
-from tokasm.run._cost import (
-    AFTER,
-    ATTEMPTS,
-    CACHE_FINAL,
-    IN_PROCESS_DELTA,
-    IN_PROCESS_LIMIT,
-    IN_PROCESS_PARTS,
-    IN_PROCESS_SHORT_PARTS,
-    LIMIT,
-    PARTS,
-    PROBE_ID,
-    TEXT_EVERY,
-)
+from tokasm.run._cost import CACHE_FINAL, PROBE_ID, PROBE_STEPS
 
 if TYPE_CHECKING:
     import argparse
@@ -44,24 +32,6 @@ EXIT_CODES = exit_codes("listed or shown", "not used (nothing is checked)")
 #: Steps ``show`` prints at each end of a long case unless ``--steps`` says otherwise.
 HEAD_STEPS = 20
 TAIL_STEPS = 5
-
-_PROBE_STEPS = (
-    f"cost probe (not a corpus case; docs/cost.md), rule {CACHE_FINAL}, profile required:\n"
-    f"  1  apply {PARTS} deltas ({IN_PROCESS_PARTS} in process) to message 'long-bare' (one\n"
-    f"     'x' in every {TEXT_EVERY}, the others empty; in process each "
-    f"{IN_PROCESS_DELTA!r}); the same\n     to 'long-joined'\n"
-    f"  2  apply the same text in 2 parts ({IN_PROCESS_SHORT_PARTS} in process) to "
-    "'short-bare' and 'short-joined'\n"
-    "  3  finalize them in turn: the bare ones by a final without a delta, the joined ones\n"
-    f"     by a final carrying the last delta; a delta to the open message 'stream'; "
-    f"finalize\n     {AFTER} more messages, never read\n"
-    "  4  get each long and short message once: each must return that text\n"
-    "  5  time batches of gets, short and long interleaved, min of several rounds, three\n"
-    "     ways: long-bare against short-bare; long-joined against short-joined; both long\n"
-    "     ones in turn against both short ones in turn, a delta to 'stream' sent with each\n"
-    f"     get; a way fails if a long read costs over {LIMIT:g}x a short one "
-    f"({IN_PROCESS_LIMIT:g}x in process)\n     in {ATTEMPTS} measurements out of {ATTEMPTS}"
-)
 
 
 def _matching(corpus: Corpus, patterns: list[str]) -> list[Case]:
@@ -137,7 +107,7 @@ def run_show(args: argparse.Namespace) -> int:
         raise CorpusError(f"no case id matches {patterns}{hint}")
     blocks = [_render_case(case, args.steps) for case in cases]
     if probe:
-        blocks.append(f"{PROBE_ID} - reads after final must not re-join the parts\n{_PROBE_STEPS}")
+        blocks.append(f"{PROBE_ID} - reads after final must not re-join the parts\n{PROBE_STEPS}")
     print("\n\n".join(blocks))
     return 0
 

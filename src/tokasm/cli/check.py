@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import fnmatch
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeAlias
 
 from tokasm._display import safe_text
 from tokasm._versions import version_line
@@ -17,6 +19,7 @@ from tokasm.errors import (
     CorpusError,
     ReportError,
     TargetError,
+    UsageError,
     XfailError,
 )
 from tokasm.fuzz._phase import CHECK_EXAMPLES, fuzz_phase
@@ -293,49 +296,21 @@ class _Session:
     """One ``check`` run: its targets, their results, and the reports."""
 
     def __init__(
-        self,
-        args: argparse.Namespace,
-        corpus: Corpus,
-        cases: list[Case],
-        xfail: XfailList | None,
-        reports: ReportPlan,
-        *,
-        probe: bool,
+        self, args: argparse.Namespace, corpus: Corpus, reports: ReportPlan, targets: _Targets
     ) -> None:
         self.args = args
         self.corpus = corpus
-        self.cases = cases
-        self.probe = probe  # the cost probe runs after the cases
-        self.xfail = xfail
+        self.cases: list[Case] = []
+        self.probe = False  # whether the cost probe runs after the cases
+        self.xfail: XfailList | None = None
         self.limit = _FailureLimit(args.maxfail)
         self.left = 0  # checks of the current target not run (--maxfail)
         self.reports = reports
         # With a report on stdout ('-'), everything else goes to stderr.
         self.stdout = Console(sys.stdout)
         self.console = Console(sys.stderr) if reports.to_stdout else self.stdout
-        self.subjects: list[Subject] = []
-        self.backends: dict[int, str] = {}  # id of a subject -> the bundled backend it is
+        self.subjects, self.backends = targets
         self.runs: list[TargetRun] = []
-
-    def _subject(self, target: str) -> Subject:
-        if self.args.in_process:
-            return PythonSubject(resolve_target(target), target)
-        window = 1 if self.args.no_pipeline else PIPELINE_WINDOW
-        return WorkerSubject(target, self.args.timeout, window=window)
-
-    def start(self) -> None:
-        """Start every target up front, so a bad one exits 2 before any case runs."""
-        args = self.args
-        names: list[str] = args.targets or ([] if args.cmd else list(BACKENDS))
-        try:
-            for name in names:
-                self.subjects.append(self._subject(name))
-                if name in BACKENDS:
-                    self.backends[id(self.subjects[-1])] = name
-            self.subjects.extend(_command(split_command(line), args) for line in args.cmd)
-        except TargetError:
-            self.close()
-            raise
 
     def close(self) -> None:
         for subject in self.subjects:
@@ -457,19 +432,55 @@ def run(args: argparse.Namespace) -> int:
         reports.release()  # however the run ended: a program may call ``main`` again
 
 
-def _checked(args: argparse.Namespace, reports: ReportPlan) -> int:
-    corpus, chosen = chosen_cases(args)
-    cases, probe = _select(chosen, args.case, args.cost_probe)
-    if args.in_process:
-        expand(cases)
-    xfail: XfailList | None = load_xfail(args.xfail, corpus) if args.xfail else None
-    session = _Session(args, corpus, cases, xfail, reports, probe=probe)
-    opening = version_line()  # now: the corpus's VERSION file is read before any target loads
-    session.start()
+#: The started targets, and for each one that is a bundled backend, its name (by ``id``).
+_Targets: TypeAlias = "tuple[list[Subject], dict[int, str]]"
+
+
+def _start_targets(args: argparse.Namespace) -> _Targets:
+    """Start every target up front, so a bad one exits 2 before any case runs."""
+    subjects: list[Subject] = []
+    backends: dict[int, str] = {}
+    window = 1 if args.no_pipeline else PIPELINE_WINDOW
     try:
+        for name in args.targets or ([] if args.cmd else list(BACKENDS)):
+            if args.in_process:
+                subjects.append(PythonSubject(resolve_target(name), name))
+            else:
+                subjects.append(WorkerSubject(name, args.timeout, window=window))
+            if name in BACKENDS:
+                backends[id(subjects[-1])] = name
+        subjects.extend(_command(split_command(line), args) for line in args.cmd)
+    except TargetError:
+        for subject in subjects:
+            subject.close()
+        raise
+    return subjects, backends
+
+
+def _checked(args: argparse.Namespace, reports: ReportPlan) -> int:
+    if args.in_process:  # the target's import is the user's to debug: in the main thread
+        targets = _start_targets(args)
+        corpus, chosen = chosen_cases(args)
+    else:  # workers start and import their targets while the corpus loads
+        with ThreadPoolExecutor(1) as pool:
+            starting = pool.submit(_start_targets, args)
+            try:
+                corpus, chosen = chosen_cases(args)
+            except UsageError:
+                with contextlib.suppress(TargetError):
+                    for subject in starting.result()[0]:
+                        subject.close()
+                raise
+            targets = starting.result()
+    session = _Session(args, corpus, reports, targets)
+    try:
+        session.cases, session.probe = _select(chosen, args.case, args.cost_probe)
+        if args.in_process:
+            expand(session.cases)
+        session.xfail = load_xfail(args.xfail, corpus) if args.xfail else None
         _refuse_unrunnable_profiles(args.profile, chosen, session.subjects)
         reports.remove_stale()
-        session.console.print(opening)
+        session.console.print(version_line())
         _run_targets(session, DEFAULT_PROFILES | set(args.profile))
     finally:
         session.close()

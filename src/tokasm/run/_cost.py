@@ -1,124 +1,165 @@
-"""The cost probe (CACHE-FINAL): does a read after final re-join the message's parts?
+"""The cost probes: a read after final re-joins nothing (CACHE-FINAL), an append copies nothing.
 
-No corpus case can see a cost, so this probe measures one, through the same
-``Subject.perform`` and steps as every case, in process and over the protocol
-alike. It finalizes two *long* messages of ``PARTS`` deltas, one by a bare
-final and one by a final that carries the last delta, and two *short* ones
-of the same text in a few parts, shaped the same way (so no fast path for a
-message that arrives whole is taken for growth), then ``AFTER`` messages
-never read (so a faster form for the newest texts favours neither side).
-Reads are timed three ways (``_WAYS``): each long message against the short
-one shaped like it (a cache set on one finalization path only is seen), and
-the two read in turn (a cache of the last text read misses each time) with
-an apply to another, open, message before each read (a cache that any write
-empties misses each time). A cached target reads long and short alike (ratio
-near 1); an uncached one re-joins all those parts on every long read.
+No corpus case can see a cost, so these probes measure one, through the same
+``Subject.perform`` as every case, in process and over the protocol alike.
 
-Every message has the same text: returning it costs the same for all (over
-the protocol it is serialized), so only work per part differs. In process,
-where a read costs the kit under a microsecond, the short messages have a
-tenth of the long ones' parts, not two: a correct target that keeps long
-messages in another form (an object with a lock of its own) reads both kinds
-the same way, and the text is long, as returning it costs nothing there.
+CACHE-FINAL (``probe_cache_final``). One instance gets ordinary traffic,
+drawn anew for each run (``_Traffic``): fillers of a few parts and varied
+lengths, long messages of thousands of parts, and a reference for each,
+streamed interleaved, ids of the corpus's shapes, finalized in a random
+order by either kind of final. Then, round after round, untimed traffic goes
+first (a delta to an open message, a new message finalized, a read of every
+filler: more texts, and more characters, than a bounded cache keeps), then
+each long message and its reference are read, one timed ``get`` each. A long
+read must cost at most ``_Route.limit`` times its reference:
 
-The machine may be loaded, and load only ever adds time. Reads are timed in
-batches, short and long interleaved, the minimum of ``ROUNDS`` kept for each
-(``tokasm.bench._measure``); a ratio above the limit is measured again, and
-the probe fails only if every one of ``ATTEMPTS`` measurements exceeds it.
+- in process, the reference is a read of a short text plus the kit's own copy
+  of the long text (``_Copy``): a target may copy the text at each read (a
+  ``str`` subclass built per read), but not join its parts again, nor decode
+  it (decoding UTF-8 or decompressing a text with accented letters costs many
+  copies). Timed on the process's CPU clock, which the scheduler does not move.
+- over the protocol, where every answer is serialized (a copy anyway), the
+  reference is a read of the *same* text in two parts: only work per part
+  differs. Timed on the wall clock (the work is in another process).
+
+Load only adds time: the minimum of the rounds is kept on each side, a ratio
+above the limit is measured again, and the probe fails only if each of
+``ATTEMPTS`` measurements exceeds it, for some long message.
+
+STREAM-LINEAR (``probe_stream_linear``): appends to a message of one
+character timed against appends to one of ``STREAM_CHARS``, the same way; an
+accumulator that copies its whole text per delta makes the second cost far
+more. A SHOULD: a finding, on a passed result, failing only when asked.
 """
 
 from __future__ import annotations
 
-import functools
 import gc
+import random
 import secrets
+import sys
+import time
+import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from tokasm._clocks import Clocks
 from tokasm._display import show
-from tokasm.bench._measure import interleaved_min
 from tokasm.corpus.steps import Apply, Get
 from tokasm.errors import ImplementationError, SubjectFault
 from tokasm.run.results import CaseResult
 from tokasm.run.subjects import PythonSubject
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable, Mapping, Sequence
 
-    from tokasm.bench.scenarios import Action
     from tokasm.corpus.steps import Step
     from tokasm.run.results import Outcome
     from tokasm.run.subjects import Subject
 
 __all__ = [
-    "AFTER",
     "ATTEMPTS",
     "CACHE_FINAL",
-    "IN_PROCESS_DELTA",
-    "IN_PROCESS_LIMIT",
-    "IN_PROCESS_PARTS",
-    "IN_PROCESS_SHORT_PARTS",
-    "LIMIT",
-    "PARTS",
     "PROBE_ID",
     "PROBE_IDS",
+    "PROBE_STEPS",
+    "STREAM_LINEAR",
+    "STREAM_PROBE_ID",
     "Timing",
     "Verdict",
     "judge",
     "probe_cache_final",
     "probe_result",
+    "probe_stream_linear",
 ]
 
-#: The probe's case id (what --xfail, -k, JUnit and JSON name it by) and its rule.
+#: The probes' case ids (what --xfail, -k, JUnit and JSON name them by) and their rules.
 PROBE_ID = "cost.cache-final"
 CACHE_FINAL = "CACHE-FINAL"
+STREAM_PROBE_ID = "cost.stream-linear"
+STREAM_LINEAR = "STREAM-LINEAR"
 #: Every check of ``tokasm check`` that is not a corpus case.
-PROBE_IDS: tuple[str, ...] = (PROBE_ID,)
+PROBE_IDS: tuple[str, ...] = (PROBE_ID, STREAM_PROBE_ID)
 
-#: Deltas of each long message over the protocol, sent pipelined (well under a
-#: second): an uncached read of 30k parts costs about twice a cached one even
-#: over the protocol, round trip included (ratio 2 for Python, 4 for Node, measured
-#: under load). The short messages have two.
-PARTS = 30_000
-#: Over the protocol one delta in this many carries a character, the others are empty:
-#: the texts stay short (cheap to send), the parts many (costly to re-join).
-TEXT_EVERY = 10
-#: In process: the long messages' deltas, each ``IN_PROCESS_DELTA`` (a text of 100,000
-#: characters, as returning a text costs nothing there whatever its length), and the
-#: short ones' parts, a tenth as many, of the same text.
-IN_PROCESS_PARTS = 10_000
-IN_PROCESS_DELTA = "0123456789"
-IN_PROCESS_SHORT_PARTS = IN_PROCESS_PARTS // 10
-#: A long read costing more than this many short reads is re-joining parts;
-#: a cached target measures 0.95 to 1.05, on a loaded machine too.
-LIMIT = 1.4
-#: The same in process, where an uncached read of 10k parts costs several times one of
-#: 1k, and a cached target measures 1 unless it keeps the newest or the smallest texts
-#: in a faster form than the probe can avoid.
-IN_PROCESS_LIMIT = 3.0
-#: Messages finalized after the timed ones and never read: a target may keep its newest
-#: finalized texts in a faster form, and the timed messages are older than that.
-AFTER = 20
-#: Measurements that must all exceed the limit before the probe fails.
+
+@dataclass(frozen=True)
+class _Route:
+    """How much traffic, and what limit, for one route (in process or over the protocol)."""
+
+    long: int  # long messages
+    parts: tuple[int, int]  # parts of each long message, drawn in this range
+    chars: tuple[float, float]  # characters per part of a long message (some deltas empty)
+    fillers: int  # short finalized messages, all read between rounds
+    filler_chars: tuple[int, int]
+    limit: float  # of a long read against its reference
+    stream_limit: float  # of an append to a long text against one to a short text
+    stream_deltas: int  # deltas building the long text of STREAM_CHARS
+    rounds: int  # timed reads (or appends) of each message per measurement; the minimum is kept
+
+
+#: In process a join of 2500 to 3500 parts costs 5 to 25 copies of their text, a decode 10
+#: to 70; a cached read costs under one (measured with two CPU burners on 2 cores).
+IN_PROCESS = _Route(4, (2500, 3500), (5, 40), 1100, (10, 3000), 3.0, 4.0, 200, 15)
+#: Over the protocol a read is a round trip (about 60 µs) of a text serialized each time;
+#: a re-join of 16000 to 20000 parts doubles it.
+OVER_PROTOCOL = _Route(2, (16000, 20000), (0.3, 0.6), 150, (10, 600), 1.4, 1.6, 200, 40)
+#: Characters of the long text the STREAM-LINEAR probe appends to (a copy costs more
+#: than a round trip).
+STREAM_CHARS = 2_000_000
+#: Characters of the text every text of the probe is cut from.
+_POOL = 300_000
+#: Measurements that must all exceed the limit before a probe fails (or finds growth).
 ATTEMPTS = 3
-#: Interleaved rounds per measurement, and seconds of back-to-back reads per timing:
-#: short enough that most timings fit in one scheduler time slice on a busy machine.
-ROUNDS = 25
-BATCH = 0.0005
-#: Seconds the target may take to receive the long messages; a slower one skips the probe.
+#: Seconds the target may take to receive the probe's messages; a slower one skips it.
 BUILD_BUDGET = 60.0
 
 _INSTANCE = "cost"
-_DESCRIPTION = "reads after final cost the same for a text of few parts and of many (CACHE-FINAL)"
+_DESCRIPTION = (
+    "a read after final joins and decodes nothing: it costs at most about a copy of the text "
+    "(CACHE-FINAL)"
+)
+_STREAM_DESCRIPTION = (
+    "an append costs the same whatever the length of the message's text (STREAM-LINEAR)"
+)
+#: What texts are made of: words, spaces, punctuation, accented letters, CJK and emoji,
+#: as the corpus's texts (so that decoding a text costs many times copying it).
+_UNITS = (
+    "the", " ", "token", "s", ", ", ".", "\n", "42", "é", "ñ", "über", "ça", "Ünïcode", "à",
+    "°", "½", "ß", "data", "-", "¿", "ø",
+)  # fmt: skip
+
+PROBE_STEPS = (
+    f"cost probes (not corpus cases; docs/cost.md), profile required:\n"
+    f"{PROBE_ID} [{CACHE_FINAL}]\n"
+    f"  1  stream, interleaved, messages drawn anew per run, ids of the corpus's shapes: "
+    f"{IN_PROCESS.fillers}\n     short ones ({OVER_PROTOCOL.fillers} over the protocol), "
+    f"{IN_PROCESS.long} long ones of {IN_PROCESS.parts[0]} to {IN_PROCESS.parts[1]} parts "
+    f"({OVER_PROTOCOL.long} of {OVER_PROTOCOL.parts[0]} to\n     {OVER_PROTOCOL.parts[1]}), "
+    "and a reference for each (a short text; over the protocol the same\n     text in 2 "
+    "parts); finalized in a random order, by bare finals and by finals with a delta\n"
+    "  2  get each once: each must return its text (else the probe is skipped)\n"
+    "  3  rounds of: a delta to an open message, a new message finalized, a get of every\n"
+    "     short one (untimed); then one timed get of each long message and of its reference\n"
+    "     (in process plus a copy of the long text), interleaved; fails if a long get costs\n"
+    f"     over {OVER_PROTOCOL.limit:g}x its reference ({IN_PROCESS.limit:g}x in process), "
+    f"minimum of {OVER_PROTOCOL.rounds} rounds ({IN_PROCESS.rounds} in\n     process), in "
+    f"{ATTEMPTS} measurements out of {ATTEMPTS}\n"
+    f"{STREAM_PROBE_ID} [{STREAM_LINEAR}] (a finding; it fails only when asked)\n"
+    f"  1  stream a message to {STREAM_CHARS} characters, and another to one\n"
+    "  2  time appends of two characters to each, interleaved, minimum of rounds; finds\n"
+    f"     growth if one to the long text costs over {OVER_PROTOCOL.stream_limit:g}x one to "
+    f"the short ({IN_PROCESS.stream_limit:g}x in\n     process), in {ATTEMPTS} measurements "
+    f"out of {ATTEMPTS}"
+)
 
 
 @dataclass(frozen=True)
 class Timing:
-    """Seconds per ``get`` of the one-part and the many-part message, from one measurement."""
+    """Seconds of a timed operation (``long``) and of its reference (``short``), from one
+    measurement, and which message they are about."""
 
     short: float
     long: float
+    about: str = ""
 
     @property
     def ratio(self) -> float:
@@ -127,7 +168,7 @@ class Timing:
 
 @dataclass(frozen=True)
 class Verdict:
-    """Whether reads grow with the parts, and every measurement that decided it."""
+    """Whether the cost grows, and every measurement that decided it."""
 
     grows: bool
     timings: tuple[Timing, ...]
@@ -135,15 +176,16 @@ class Verdict:
     @property
     def best(self) -> Timing:
         """The best estimate: the minimum of each side over every measurement (noise only
-        adds time, so the fastest read seen of each is the closest to its true cost)."""
+        adds time, so the fastest seen of each is the closest to its true cost)."""
         return Timing(
             min(timing.short for timing in self.timings),
             min(timing.long for timing in self.timings),
+            self.timings[-1].about,
         )
 
 
-def judge(measure: Callable[[], Timing], limit: float = LIMIT, attempts: int = ATTEMPTS) -> Verdict:
-    """Measure until one ratio is within ``limit`` (pass) or ``attempts`` all exceed it (fail).
+def judge(measure: Callable[[], Timing], limit: float, attempts: int = ATTEMPTS) -> Verdict:
+    """Measure until one ratio is within ``limit`` (no growth) or ``attempts`` all exceed it.
 
     When every measurement exceeds the limit, so does the ratio of the pooled
     minima (``Verdict.best``): the fastest long read is over ``limit`` times
@@ -156,73 +198,69 @@ def judge(measure: Callable[[], Timing], limit: float = LIMIT, attempts: int = A
     return Verdict(True, tuple(timings))
 
 
-class _NotMeasurable(Exception):
-    """The probe could not measure: the outcome and why."""
-
-    def __init__(self, outcome: Outcome, message: str) -> None:
-        super().__init__(message)
-        self.outcome = outcome
-        self.message = message
+class _NotMeasured(Exception):
+    """The target gave a wrong answer: the probe cannot measure it (the cases say why)."""
 
 
-def _expect(subject: Subject, step: Get | Apply, text: str | None) -> None:
-    """Perform ``step``, which must return ``text`` (None for a non-final apply)."""
-    actual = subject.perform(step)
-    if text is None:
-        if actual is not None:
-            raise _NotMeasurable(
-                "failed",
-                f"not measured, because a non-final apply returned {show(actual)}, not None "
-                f"(NONFINAL-NONE): {step.describe()}",
-            )
-    elif not (isinstance(actual, str) and str.__eq__(actual, text)):
-        raise _NotMeasurable(
-            "failed",
-            f"not measured, because the text is wrong (APPEND, GET-TEXT): {step.describe()} "
-            f"returned {show(actual)}, expected a text of {len(text)} characters",
-        )
+def _clock(in_process: bool) -> Callable[[], float]:
+    """In process, the process's CPU time (that the scheduler does not move, and that counts
+    work a target hands to a thread of its own), but on Windows, where it moves by clock
+    ticks of 15 ms; else the wall clock."""
+    return time.process_time if in_process and sys.platform != "win32" else time.perf_counter
 
 
-def _performed(subject: Subject, steps: Sequence[Step], deadline: float) -> None:
-    """Perform ``steps`` (pipelined over the protocol), raising what the target raised."""
-    for done, outcome in enumerate(subject.perform_steps(steps), 1):
-        if isinstance(outcome, ImplementationError):
-            raise outcome
-        if done % 1000 == 0 and Clocks.monotonic() > deadline:
-            raise _NotMeasurable(
-                "skipped",
-                f"the target took over {BUILD_BUDGET:g} s to apply {done} events; "
-                f"the cost probe needs {len(steps)}",
-            )
+class _Copy(str):
+    """The kit's copy of a text, in process: what a target copying at each read pays."""
+
+    __slots__ = ()
 
 
-@dataclass(frozen=True)
-class _Ids:
-    """The messages' ids, new for each probe, so that no target can tell by the id which
-    read is timed against which (an id is ``m`` and 8 random hex digits). ``stream`` stays
-    open, written to between timed reads; ``after`` are finalized last and never read."""
+class _Traffic:
+    """Ids and texts of ordinary shape, drawn from one seed per run."""
 
-    long_bare: str
-    long_joined: str
-    short_bare: str
-    short_joined: str
-    stream: str
-    after: tuple[str, ...]
+    _SHAPES: tuple[Callable[[random.Random, int], str], ...] = (
+        lambda rng, n: f"m{n}",
+        lambda rng, n: f"msg-{n}",
+        lambda rng, n: f"{chr(97 + n % 26)}{n // 26}",
+        lambda rng, n: f"chatcmpl-{rng.getrandbits(64):016x}",
+        lambda rng, n: str(uuid.UUID(int=rng.getrandbits(128), version=4)),
+        lambda rng, n: f"call_{rng.getrandbits(96):024x}",
+    )
 
-    @classmethod
-    def drawn(cls) -> _Ids:
-        long_bare, long_joined, short_bare, short_joined, stream, *after = (
-            f"m{secrets.token_hex(4)}" for _ in range(5 + AFTER)
-        )
-        return cls(long_bare, long_joined, short_bare, short_joined, stream, tuple(after))
+    def __init__(self) -> None:
+        self.rng = random.Random(secrets.randbits(64))
+        self._used: set[str] = set()
+        self._pool = "".join(self.rng.choices(_UNITS, k=_POOL // 3))  # texts are cut from it
 
-    @property
-    def long(self) -> tuple[str, str]:
-        return (self.long_bare, self.long_joined)
+    def id(self, shape: int | None = None) -> str:
+        """A new id, of the given shape (index into ``_SHAPES``) or of a random one."""
+        while True:
+            if shape is None:
+                made = self.rng.choice(self._SHAPES)(self.rng, len(self._used))
+            else:
+                made = self._SHAPES[shape](self.rng, len(self._used))
+            if made not in self._used:
+                self._used.add(made)
+                return made
 
-    @property
-    def short(self) -> tuple[str, str]:
-        return (self.short_bare, self.short_joined)
+    def shapes(self, count: int) -> list[int]:
+        """``count`` distinct id shapes, short and long ones in turn (cycled past the number
+        there are), so that a cache kept by the shape or length of an id misses some."""
+        rng, half = self.rng, len(self._SHAPES) // 2
+        short, long = rng.sample(range(half), half), rng.sample(range(half, 2 * half), half)
+        order = [shape for pair in zip(short, long, strict=True) for shape in pair]
+        return [order[index % len(order)] for index in range(count)]
+
+    def text(self, chars: int) -> str:
+        """A text of ``chars`` characters (at most ``_POOL // 2``)."""
+        start = self.rng.randrange(len(self._pool) - chars)
+        return self._pool[start : start + chars]
+
+    def deltas(self, parts: int, chars: int) -> list[str]:
+        """A text of ``chars`` characters cut at random into ``parts`` (some empty)."""
+        text = self.text(chars)
+        cuts = sorted(self.rng.choices(range(1, chars), k=parts - 1))
+        return [text[a:b] for a, b in zip([0, *cuts], [*cuts, chars], strict=True)]
 
 
 def _apply(message_id: str, delta: str | None = None, *, final: bool = False) -> Apply:
@@ -234,188 +272,325 @@ def _apply(message_id: str, delta: str | None = None, *, final: bool = False) ->
     return Apply(_INSTANCE, None, event)
 
 
-@dataclass(frozen=True)
-class _Plan:
-    """The deltas of the long and of the short messages (the same text), and the limit."""
+def _get(message_id: str) -> Get:
+    return Get(_INSTANCE, None, message_id)
 
-    long: tuple[str, ...]
-    short: tuple[str, ...]
-    limit: float
 
-    @classmethod
-    def made(cls, parts: int, in_process: bool) -> _Plan:
-        if in_process:
-            long = (IN_PROCESS_DELTA,) * parts
-            short_parts = max(2, parts * IN_PROCESS_SHORT_PARTS // IN_PROCESS_PARTS)
-            limit = IN_PROCESS_LIMIT
+def _performed(subject: Subject, steps: Sequence[Step], expected: Sequence[str | None]) -> None:
+    """Perform ``steps`` pipelined; each must return its ``expected`` answer."""
+    deadline = time.monotonic() + BUILD_BUDGET
+    # The exchange first, and strict: it must run to its end, not be left when the steps do.
+    for done, (outcome, step, want) in enumerate(
+        zip(subject.perform_steps(steps), steps, expected, strict=True), 1
+    ):
+        if isinstance(outcome, ImplementationError):
+            raise outcome
+        if outcome is not want and not (
+            isinstance(outcome, str) and isinstance(want, str) and str.__eq__(outcome, want)
+        ):
+            said = f"a text of {len(want)} characters" if isinstance(want, str) else "None"
+            raise _NotMeasured(
+                f"the target answered wrong: {step.describe()[:80]} returned "
+                f"{show(outcome)[:80]}, not {said}"
+            )
+        if done % 1000 == 0 and time.monotonic() > deadline:
+            raise _NotMeasured(
+                f"the target took over {BUILD_BUDGET:g} s to apply {done} events; "
+                f"the cost probe needs {len(steps)}"
+            )
+
+
+def _streamed(
+    traffic: _Traffic, messages: dict[str, list[str]], bare: Mapping[str, bool]
+) -> list[tuple[Step, str | None]]:
+    """The messages' deltas interleaved at random, each finalized after its last delta by a
+    bare final or by a final carrying that delta (as ``bare`` says, else at random):
+    (step, expected answer) pairs."""
+    rng = traffic.rng
+    owners = [key for key, deltas in messages.items() for _ in deltas]
+    rng.shuffle(owners)
+    sent = dict.fromkeys(messages, 0)
+    steps: list[tuple[Step, str | None]] = []
+    for key in owners:
+        deltas = messages[key]
+        index = sent[key] = sent[key] + 1
+        if index < len(deltas):
+            steps.append((_apply(key, deltas[index - 1]), None))
+        elif not bare.get(key, rng.random() < 0.5):
+            steps.append((_apply(key, deltas[-1], final=True), "".join(deltas)))
         else:
-            long = tuple("x" if index % TEXT_EVERY == 0 else "" for index in range(parts))
-            short_parts, limit = 2, LIMIT
-        text = "".join(long)
-        size = -(-len(text) // short_parts)
-        return cls(long, tuple(text[at : at + size] for at in range(0, len(text), size)), limit)
+            steps += [(_apply(key, deltas[-1]), None), (_apply(key, final=True), "".join(deltas))]
+    return steps
+
+
+def _perform_all(subject: Subject, steps: Sequence[tuple[Step, str | None]]) -> None:
+    _performed(subject, [step for step, _ in steps], [want for _, want in steps])
+
+
+@dataclass(frozen=True)
+class _Pair:
+    """A long message, its reference, the long one's text and number of parts."""
+
+    long: str
+    reference: str
+    text: str
+    parts: int
 
     @property
-    def text(self) -> str:
-        return "".join(self.long)
+    def ids(self) -> tuple[str, str]:
+        return (self.long, self.reference)
 
 
-def _performed_all(subject: Subject, message_id: str, deltas: Sequence[str]) -> None:
-    """Apply ``deltas`` to ``message_id``, pipelined: few distinct steps, each sent many
-    times (a step is frozen, and its event is lent as a copy): building 30,000 of them
-    cost a tenth of the probe."""
-    steps = {delta: _apply(message_id, delta) for delta in dict.fromkeys(deltas)}
-    _performed(subject, [steps[delta] for delta in deltas], Clocks.monotonic() + BUILD_BUDGET)
+@dataclass
+class _Probe:
+    """The CACHE-FINAL probe's messages, once streamed into the target."""
+
+    traffic: _Traffic
+    pairs: list[_Pair]
+    fillers: list[str]
+    opened: str  # an open message, written to between rounds
+
+    @classmethod
+    def built(cls, subject: Subject, route: _Route, in_process: bool) -> _Probe:
+        """Stream the probe's messages into a fresh instance, and read each once, checked
+        (a target that caches at its first read passes)."""
+        traffic = _Traffic()
+        rng = traffic.rng
+        messages: dict[str, list[str]] = {}
+        pairs = []
+        for shape in traffic.shapes(route.long):
+            long, parts = traffic.id(shape), rng.randint(*route.parts)
+            chars = int(parts * rng.uniform(*route.chars))
+            deltas = messages[long] = traffic.deltas(parts, chars)
+            text = "".join(deltas)
+            # In process a short text; over the protocol the same text in two parts.
+            twin = traffic.text(rng.randint(20, 200)) if in_process else text
+            cut = rng.randint(1, len(twin) - 1) if len(twin) > 1 else 1
+            reference = traffic.id()
+            messages[reference] = [twin[:cut], twin[cut:]]
+            pairs.append(_Pair(long, reference, text, len(deltas)))
+        # Half the fillers are streamed after the rest: every timed message is old.
+        later: dict[str, list[str]] = {}
+        for index in range(route.fillers):
+            key = traffic.id()
+            chars = rng.randint(*route.filler_chars)
+            (messages if index % 2 else later)[key] = traffic.deltas(rng.randint(1, 3), chars)
+        fillers = [*messages.keys() - {key for pair in pairs for key in pair.ids}, *later]
+        subject.new(_INSTANCE)
+        opened = traffic.id()
+        steps = [
+            # Long messages are finalized either way in turn.
+            *_streamed(traffic, messages, {p.long: i % 2 == 0 for i, p in enumerate(pairs)}),
+            *_streamed(traffic, later, {}),
+            (_apply(opened, traffic.text(5)), None),
+        ]
+        messages.update(later)
+        reads: list[tuple[Step, str | None]] = [
+            (_get(key), "".join(deltas)) for key, deltas in messages.items()
+        ]
+        rng.shuffle(reads)
+        _perform_all(subject, [*steps, *reads])
+        return cls(traffic, pairs, fillers, opened)
+
+    def between(self) -> list[Step]:
+        """The untimed traffic before each round: a delta to the open message, a new
+        message finalized, a read of every filler in a new order."""
+        rng, traffic = self.traffic.rng, self.traffic
+        rng.shuffle(self.fillers)
+        return [
+            _apply(self.opened, traffic.text(rng.randint(1, 8))),
+            _apply(traffic.id(), traffic.text(rng.randint(1, 40)), final=True),
+            *(_get(key) for key in self.fillers),
+        ]
 
 
-def _build(subject: Subject, plan: _Plan, ids: _Ids) -> None:
-    """On a fresh instance: each long message and the short one shaped like it, one
-    finalized by a bare final and one by a final carrying its last delta, finalized in
-    turn, long then short (a target may treat a message by its age); an open message;
-    then ``AFTER`` messages finalized last, so that no timed message is among the newest
-    (a correct target may keep a fast path for those)."""
-    subject.new(_INSTANCE)
-    text, kinds = plan.text, ((plan.long, *ids.long), (plan.short, *ids.short))
-    for deltas, bare, joined in kinds:
-        _performed_all(subject, bare, deltas)
-        _performed_all(subject, joined, deltas[:-1])
-    for _, bare, _ in kinds:
-        _expect(subject, _apply(bare, final=True), text)
-    for deltas, _, joined in kinds:
-        _expect(subject, _apply(joined, deltas[-1], final=True), text)
-    _expect(subject, _apply(ids.stream, "s"), None)
-    for message_id in ids.after:
-        _expect(subject, _apply(message_id, "z", final=True), "z")
+def _timer(subject: Subject, in_process: bool) -> Callable[[Step, str | None], float]:
+    """Seconds of one ``get`` (not pipelined: each a round trip over the protocol, and in
+    process its answer dropped as it is), plus in process the kit's copy of ``copy``."""
+    clock = _clock(in_process)
+    if isinstance(subject, PythonSubject):
+        perform_unread = subject.perform_unread
+
+        def in_process_read(step: Step, copy: str | None) -> float:
+            start = clock()
+            perform_unread(step)
+            if copy is not None:
+                _Copy(copy)
+            return clock() - start
+
+        return in_process_read
+    perform = subject.perform
+
+    def read(step: Step, copy: str | None) -> float:
+        start = clock()
+        perform(step)
+        return clock() - start
+
+    return read
 
 
-def _reads(subject: Subject, message_ids: Sequence[str], write_to: str | None) -> Action:
-    """Reads of ``message_ids`` in turn, each a round trip over the protocol (not
-    pipelined: sent ahead, reads would overlap with the kit's own work on their answers,
-    and a testee's re-join could hide behind it). With ``write_to``, each read goes with an
-    empty delta to that open message before it, the two sent together (one round trip:
-    a round trip of the write's own would hide a re-join). The answers were checked once;
-    a timed read never touches them."""
-    reads = [Get(_INSTANCE, None, message_id) for message_id in message_ids]
-    if isinstance(subject, PythonSubject):  # a write costs no round trip here
-        perform_unread = subject.perform_unread  # a str subclass's text is not copied
-        steps = (
-            reads
-            if write_to is None
-            else [step for read in reads for step in (_apply(write_to, ""), read)]
-        )
-
-        def read_in_process() -> list[str]:
-            for step in steps:
-                perform_unread(step)
-            return []
-
-        return read_in_process
-    perform, perform_steps = subject.perform, subject.perform_steps
-    if write_to is None:
-
-        def read() -> list[str]:
-            for step in reads:
-                perform(step)
-            return []
-
-        return read
-    pairs = [(_apply(write_to, ""), read) for read in reads]
-
-    def read_among_writes() -> list[str]:
-        for pair in pairs:  # sent together: one round trip
-            for _ in perform_steps(pair):
-                pass
-        return []
-
-    return read_among_writes
+def _untimed(subject: Subject, steps: Sequence[Step]) -> None:
+    for outcome in subject.perform_steps(steps):
+        if isinstance(outcome, ImplementationError):
+            raise outcome
 
 
-@dataclass(frozen=True)
-class _Way:
-    """One way of timing reads: of which messages, and what a failure says it shows."""
-
-    shows: str
-    short: Callable[[_Ids], tuple[str, ...]]
-    long: Callable[[_Ids], tuple[str, ...]]
-    #: An empty delta to the open message before each read.
-    writes: bool = False
-
-
-#: Each way must pass. Each finalization path is read on its own (over the protocol a
-#: target caching on one path only would measure 1.5 in pairs, too near the limit).
-_WAYS = (
-    _Way("", lambda ids: (ids.short_bare,), lambda ids: (ids.long_bare,)),
-    _Way(
-        " when its final carried its last delta",
-        lambda ids: (ids.short_joined,),
-        lambda ids: (ids.long_joined,),
-    ),
-    _Way(
-        " when two messages are read in turn, another one written before each read (a cache "
-        "of the last text read, or one that any write empties, is no cache)",
-        lambda ids: ids.short,
-        lambda ids: ids.long,
-        writes=True,
-    ),
-)
-
-
-def _measure(subject: Subject, ids: _Ids, way: _Way) -> Timing:
-    """Seconds per read of a short and of a long message, the way ``way`` reads them."""
-    write_to = ids.stream if way.writes else None
-    short, long = way.short(ids), way.long(ids)
-    reads = {"short": _reads(subject, short, write_to), "long": _reads(subject, long, write_to)}
-    best = interleaved_min(reads, ROUNDS, BATCH, collect=False)  # collected once, after building
-    return Timing(best["short"] / len(short), best["long"] / len(long))
+def _measure_reads(subject: Subject, probe: _Probe, route: _Route, in_process: bool) -> Timing:
+    """One measurement: ``route.rounds`` rounds of traffic, then a timed read of each long
+    message and of its reference, in a random order; the Timing of the worst long message."""
+    timed = _timer(subject, in_process)
+    rng = probe.traffic.rng
+    long = dict.fromkeys(probe.pairs, float("inf"))
+    reference = dict(long)
+    order = list(probe.pairs)
+    for _ in range(route.rounds):
+        _untimed(subject, probe.between())
+        rng.shuffle(order)
+        for pair in order:
+            copy = pair.text if in_process else None
+            if rng.random() < 0.5:
+                long[pair] = min(long[pair], timed(_get(pair.long), None))
+                reference[pair] = min(reference[pair], timed(_get(pair.reference), copy))
+            else:
+                reference[pair] = min(reference[pair], timed(_get(pair.reference), copy))
+                long[pair] = min(long[pair], timed(_get(pair.long), None))
+    timings = [
+        Timing(reference[pair], long[pair], f"{pair.parts} parts, {len(pair.text)} characters")
+        for pair in probe.pairs
+    ]
+    return max(timings, key=lambda timing: timing.ratio)
 
 
 def _micro(seconds: float) -> str:
     return f"{seconds * 1e6:.3g} µs"
 
 
-def _message(verdict: Verdict, plan: _Plan, way: _Way) -> str:
-    best = verdict.best
-    sizes = (
-        f"{len(plan.short)} parts {_micro(best.short)}, {len(plan.long)} parts {_micro(best.long)}"
-    )
-    limit = plan.limit
-    ratios = ", ".join(f"{timing.ratio:.1f}" for timing in verdict.timings)
-    return (
-        f"reads after final grow with the message length{way.shows}: {sizes} per get\n"
-        f"ratio {best.ratio:.1f} (limit {limit:g}; {len(verdict.timings)} interleaved "
-        f"measurements of {ROUNDS} rounds, all above: {ratios}; fastest read of each)\n"
-        "the completed text must be cached at finalization, not re-joined on every read"
-    )
-
-
-def probe_result(outcome: Outcome, message: str) -> CaseResult:
-    """The probe's result, named and described as a case (for a hang, too)."""
-    return CaseResult(PROBE_ID, _DESCRIPTION, outcome, message, (CACHE_FINAL,))
-
-
-def probe_cache_final(subject: Subject, parts: int | None = None) -> CaseResult:
-    """Run the probe on ``subject``: a case-like result for CACHE-FINAL. ``parts``: of each
-    long message (default ``IN_PROCESS_PARTS`` in process, else ``PARTS``). The limit is
-    ``IN_PROCESS_LIMIT`` in process, else ``LIMIT``."""
-    in_process = isinstance(subject, PythonSubject)
-    if parts is None:
-        parts = IN_PROCESS_PARTS if in_process else PARTS
+def _measured(measure: Callable[[], Timing], limit: float) -> Verdict:
+    """``judge``, the garbage collector off meanwhile (the building's collected first)."""
+    gc.collect()
+    gc.disable()
     try:
-        ids, plan = _Ids.drawn(), _Plan.made(parts, in_process)
-        _build(subject, plan, ids)
-        # A first read of each, checked: a target that caches at its first read passes too.
-        text = plan.text
-        for message_id in (*ids.long, *ids.short):
-            _expect(subject, Get(_INSTANCE, None, message_id), text)
-        gc.collect()  # the building's garbage, once for every way (the timing turns it off)
-        for way in _WAYS:
-            verdict = judge(functools.partial(_measure, subject, ids, way), plan.limit)
-            if verdict.grows:
-                return probe_result("failed", _message(verdict, plan, way))
-    except _NotMeasurable as unmeasurable:
-        return probe_result(unmeasurable.outcome, unmeasurable.message)
+        return judge(measure, limit)
+    finally:
+        gc.enable()
+
+
+def probe_result(outcome: Outcome, message: str, note: str = "") -> CaseResult:
+    """The CACHE-FINAL probe's result, named and described as a case (for a hang, too)."""
+    return CaseResult(PROBE_ID, _DESCRIPTION, outcome, message, (CACHE_FINAL,), note=note)
+
+
+def _stream_result(outcome: Outcome, message: str, note: str = "") -> CaseResult:
+    return CaseResult(
+        STREAM_PROBE_ID, _STREAM_DESCRIPTION, outcome, message, (STREAM_LINEAR,), note=note
+    )
+
+
+def _unmeasured(
+    result: Callable[[Outcome, str], CaseResult], run: Callable[[], CaseResult]
+) -> CaseResult:
+    """``run()``, or the result saying why the probe could not measure."""
+    try:
+        return run()
+    except _NotMeasured as why:
+        return result("skipped", f"not measured: {why}")
     except SubjectFault as fault:
-        return probe_result("errored", f"testee fault during the cost probe: {fault}")
+        return result("errored", f"testee fault during the cost probe: {fault}")
     except ImplementationError as error:
-        return probe_result("errored", f"raised during the cost probe: {error}")
-    return probe_result("passed", "")  # a passed case has no message (spec/report.schema.json)
+        return result("errored", f"raised during the cost probe: {error}")
+
+
+def probe_cache_final(subject: Subject) -> CaseResult:
+    """Run the CACHE-FINAL probe on ``subject``: a case-like result. A pass carries its
+    figure in ``note``; a target answering wrong is not measured (skipped)."""
+    in_process = isinstance(subject, PythonSubject)
+    route = IN_PROCESS if in_process else OVER_PROTOCOL
+    against = (
+        "a short text's read and a copy of the text"
+        if in_process
+        else ("a read of the same text in 2 parts")
+    )
+
+    def run() -> CaseResult:
+        probe = _Probe.built(subject, route, in_process)
+        verdict = _measured(lambda: _measure_reads(subject, probe, route, in_process), route.limit)
+        best = verdict.best if verdict.grows else verdict.timings[-1]  # the passing one
+        figure = (
+            f"a read after final of {best.about} costs {best.ratio:.1f}x {against} "
+            f"({_micro(best.long)} against {_micro(best.short)}; limit {route.limit:g})"
+        )
+        if not verdict.grows:
+            return probe_result("passed", "", note=figure)
+        ratios = ", ".join(f"{timing.ratio:.1f}" for timing in verdict.timings)
+        return probe_result(
+            "failed",
+            f"reads after final grow with the message: {figure}\n"
+            f"{len(verdict.timings)} measurements of {route.rounds} rounds, all above: {ratios}; "
+            "fastest read of each\n"
+            "the completed text must be cached at finalization, not joined or decoded again "
+            "at every read",
+        )
+
+    return _unmeasured(probe_result, run)
+
+
+def _measure_appends(
+    subject: Subject, short: str, long: str, route: _Route, in_process: bool
+) -> Timing:
+    """One measurement: appends of a few characters to the short and to the long text, in
+    turn, each timed on its own; the minimum of each."""
+    clock = _clock(in_process)
+    perform = subject.perform_unread if isinstance(subject, PythonSubject) else subject.perform
+    steps = {key: _apply(key, "ab") for key in (short, long)}
+    best = {short: float("inf"), long: float("inf")}
+    for _ in range(route.rounds):
+        for key in (short, long):
+            start = clock()
+            perform(steps[key])
+            best[key] = min(best[key], clock() - start)
+    return Timing(best[short], best[long], f"{STREAM_CHARS} characters")
+
+
+def probe_stream_linear(subject: Subject, *, strict: bool = False) -> CaseResult:
+    """Run the STREAM-LINEAR probe on ``subject``: passed, growth or not, the finding in
+    ``note`` (``strict``: failed when an append grows with the text). Reads during the
+    stream are not judged: none is made."""
+    in_process = isinstance(subject, PythonSubject)
+    route = IN_PROCESS if in_process else OVER_PROTOCOL
+
+    def run() -> CaseResult:
+        traffic = _Traffic()
+        short, long = traffic.id(), traffic.id()
+        # A character past Latin-1: each character is two bytes, a copy twice as long.
+        block = traffic.text(STREAM_CHARS // route.stream_deltas - 1) + "€"
+        subject.new(_INSTANCE)
+        opening = [_apply(short, "x"), *(_apply(long, block) for _ in range(route.stream_deltas))]
+        _performed(subject, opening, [None] * len(opening))
+        verdict = _measured(
+            lambda: _measure_appends(subject, short, long, route, in_process), route.stream_limit
+        )
+        appended = "ab" * (len(verdict.timings) * route.rounds)
+        _performed(
+            subject,
+            [_apply(short, final=True), _apply(long, final=True)],
+            ["x" + appended, block * route.stream_deltas + appended],
+        )
+        best = verdict.best if verdict.grows else verdict.timings[-1]
+        figure = (
+            f"an append to a text of {len(block) * route.stream_deltas} characters costs "
+            f"{best.ratio:.1f}x one to a short text ({_micro(best.long)} against "
+            f"{_micro(best.short)}; limit {route.stream_limit:g})"
+        )
+        if not verdict.grows:
+            return _stream_result("passed", "", note=figure)
+        finding = (
+            f"appends grow with the length of the message's text: {figure}; applying n "
+            "events should cost O(n) (a copy of the whole text per delta is quadratic)"
+        )
+        return (
+            _stream_result("failed", finding)
+            if strict
+            else _stream_result("passed", "", note=finding)
+        )
+
+    return _unmeasured(_stream_result, run)

@@ -48,6 +48,8 @@ class CaseResult:
     #: The case file, for a case from a user folder (``--cases``); None for the bundled corpus.
     source: str | None = None
     duration: float = 0.0  # seconds the case took (JUnit ``time``); 0 where not measured
+    #: What a passed check measured, for reports to show (a cost probe's figure or finding).
+    note: str = ""
 
     @classmethod
     def of(cls, case: Case, outcome: Outcome, message: str = "") -> CaseResult:

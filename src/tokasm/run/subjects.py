@@ -214,20 +214,24 @@ def resolve_target(target: str) -> AssemblerFactory:
     """Turn ``module:attr`` (or a bundled backend name) into a factory, or raise TargetError.
 
     ``attr`` may be a class or any zero-argument callable returning a fresh
-    assembler; the current folder is importable, as with ``python -m``.
+    assembler; the current folder is importable, as with ``python -m``. MODULE may
+    also be a file's path (``./stream.py``): its folder is then importable.
     """
     if target in BACKENDS:
         return BACKENDS[target]
-    module_name, colon, attr_path = target.partition(":")
+    module_name, colon, attr_path = target.rpartition(":")
     if not colon or not module_name or not attr_path:
         known = ", ".join(BACKENDS)
         raise TargetError(
             f"target {target!r}: expected MODULE:ATTR (e.g. mypkg.stream:Assembler) "
             f"or a bundled backend ({known})"
         )
-    cwd = str(Path.cwd())
-    if cwd not in sys.path:
-        sys.path.insert(0, cwd)
+    folder = Path.cwd()
+    if module_name.endswith(".py") or "/" in module_name:
+        path = Path(module_name).resolve()
+        folder, module_name = path.parent, path.stem
+    if str(folder) not in sys.path:
+        sys.path.insert(0, str(folder))
     try:
         obj: object = importlib.import_module(module_name)
     except BaseException as error:
