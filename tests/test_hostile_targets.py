@@ -679,7 +679,9 @@ def test_debug_shows_the_full_traceback_of_the_users_code(project: Path) -> None
 
 def test_a_hang_at_import_is_a_load_error_with_its_stack(project: Path) -> None:
     short = {"tokasm.protocol._client.LOAD_TIMEOUT": 3.0}
-    ran = tokasm_cmd(project, "check", "hangs_at_import:A", "--timeout", "1", *FAST, shortened=short)
+    ran = tokasm_cmd(
+        project, "check", "hangs_at_import:A", "--timeout", "1", *FAST, shortened=short
+    )
     assert ran.code == 2, ran
     assert "'hangs_at_import:A': loading it failed" in ran.err, ran
     assert "no response within 3 s" in ran.err, ran

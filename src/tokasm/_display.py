@@ -102,7 +102,7 @@ def _plain_str(value: object) -> str:
         return _base_text(value)  # type: ignore[arg-type]
     try:
         return _base_text(str(value))
-    except BaseException as error:  # noqa: BLE001 - even SystemExit: shown, not raised
+    except BaseException as error:
         return f"<{type_name(value)}: str() raised {class_name(type(error))}>"
 
 
@@ -134,7 +134,7 @@ def type_name(value: object) -> str:
 def _repr(value: object) -> str:
     try:
         return str(_REPR.repr(value))
-    except BaseException as error:  # noqa: BLE001 - a broken __repr__ is shown, not raised
+    except BaseException as error:
         return f"<{type_name(value)}: repr() raised {class_name(type(error))}>"
 
 

@@ -51,7 +51,7 @@ from tokasm.report._xfail import (
     load_xfail,
     render_xfail,
 )
-from tokasm.run._cost import PROBE_ID, probe_cache_final
+from tokasm.run._cost import PROBE_IDS, STREAM_PROBE_ID, run_probe
 from tokasm.run.results import FAILING, CaseResult, TargetRun, timed
 from tokasm.run.runner import DEFAULT_PROFILES, run_cases, skip_reason
 from tokasm.run.subjects import PythonSubject, Subject, resolve_target
@@ -77,7 +77,7 @@ __all__ = ["add_parser", "run"]
 
 #: What the cost probe costs, as docs/cost.md measured it (said in the description and
 #: in --cost-probe's help).
-PROBE_COST = "about 0.1 s in process, 0.3 to 3 s over the protocol"
+PROBE_COST = "about 0.3 s each for a Python target, 0.3 to 3 s over the protocol"
 
 DESCRIPTION = f"""\
 Run the conformance corpus against one or more targets.
@@ -95,11 +95,13 @@ outcome); and a closing CONFORMANCE PASSED/FAILED line with the counts.
 Progress goes to stderr on a terminal only (never when CI is set, or with
 --quiet). tokasm list and tokasm show CASE print the cases themselves.
 
-Besides the corpus, each target gets the cost probe cost.cache-final
-(CACHE-FINAL, docs/cost.md): reads after final must not grow with the number
-of parts. It is reported, selected (-k) and listed (--xfail) like a case;
-{PROBE_COST} (--no-cost-probe skips it).
-The bundled naive-join breaks it by design: an expected failure.
+Besides the corpus, each target gets two cost probes (docs/cost.md), reported,
+selected (-k) and listed (--xfail) like cases; {PROBE_COST}
+(--no-cost-probe skips both). cost.cache-final (CACHE-FINAL): reads after
+final must not grow with the message; the bundled naive-join breaks it by
+design, an expected failure. cost.stream-linear (STREAM-LINEAR, a SHOULD):
+whether an append costs more as the message's text grows; a finding, shown
+on a passed result, which fails only with --strict-cost.
 
 For CI: --junit and --json for machines, --markdown for a pull request.
 Report paths are checked before any case runs; an old report at a --json,
@@ -227,8 +229,13 @@ def add_parser(commands: Commands) -> None:
     parser.add_argument(
         "--cost-probe",
         action=argparse.BooleanOptionalAction,
-        help=f"measure CACHE-FINAL on each target as the check {PROBE_ID} (default on; "
-        f"{PROBE_COST}; docs/cost.md)",
+        help=f"measure CACHE-FINAL and STREAM-LINEAR on each target as the checks "
+        f"{' and '.join(PROBE_IDS)} (default on; {PROBE_COST}; docs/cost.md)",
+    )
+    parser.add_argument(
+        "--strict-cost",
+        action="store_true",
+        help=f"fail {STREAM_PROBE_ID} when an append grows with the text (by default a finding)",
     )
     # On, set apart from the option: Python 3.10 appends "(default: True)" to the help of
     # a BooleanOptionalAction that has a default of its own.
@@ -245,25 +252,25 @@ def add_parser(commands: Commands) -> None:
     parser.set_defaults(run=run)
 
 
-def _select(corpus: list[Case], patterns: list[str], cost_probe: bool) -> tuple[list[Case], bool]:
-    """The cases ``-k`` selects, and whether the cost probe runs too (``cost_probe``:
-    not turned off). A selection that leaves nothing to run is an error, not a pass."""
-    if not patterns:
-        return list(corpus), cost_probe
+def _select(
+    corpus: list[Case], patterns: list[str], cost_probe: bool
+) -> tuple[list[Case], list[str]]:
+    """The cases ``-k`` selects, and the cost probes that run too (``cost_probe``: not
+    turned off). A selection that leaves nothing to run is an error, not a pass."""
 
     def chosen(case_id: str) -> bool:
-        return any(fnmatch.fnmatchcase(case_id, pattern) for pattern in patterns)
+        return not patterns or any(fnmatch.fnmatchcase(case_id, p) for p in patterns)
 
     cases = [case for case in corpus if chosen(case.id)]
-    probe = chosen(PROBE_ID)
-    if not cases and not probe:
+    probes = [probe for probe in PROBE_IDS if chosen(probe)]
+    if not cases and not probes:
         raise CorpusError(f"no case id matches {patterns}")
     if not cases and not cost_probe:
         raise CorpusError(
-            f"-k {' '.join(patterns)} selects only {PROBE_ID}, which --no-cost-probe turns off: "
-            "nothing to run"
+            f"-k {' '.join(patterns)} selects only {', '.join(probes)}, which --no-cost-probe "
+            "turns off: nothing to run"
         )
-    return cases, probe and cost_probe
+    return cases, probes if cost_probe else []
 
 
 def _command(argv: list[str], args: argparse.Namespace) -> CommandSubject:
@@ -301,7 +308,7 @@ class _Session:
         self.args = args
         self.corpus = corpus
         self.cases: list[Case] = []
-        self.probe = False  # whether the cost probe runs after the cases
+        self.probes: list[str] = []  # the cost probes that run after the cases
         self.xfail: XfailList | None = None
         self.limit = _FailureLimit(args.maxfail)
         self.left = 0  # checks of the current target not run (--maxfail)
@@ -319,7 +326,7 @@ class _Session:
     @property
     def size(self) -> int:
         """Checks per target: the selected cases and the cost probe."""
-        return len(self.cases) + self.probe
+        return len(self.cases) + len(self.probes)
 
     def _checks(self, subject: Subject, profiles: Set[str]) -> Iterator[CaseResult]:
         debug = self.args.debug
@@ -331,12 +338,12 @@ class _Session:
                     if reason
                     else subject.run_case(case, debug=debug)
                 )
-            if self.probe:
-                yield subject.probe()
+            for probe in self.probes:
+                yield subject.probe(probe, strict=self.args.strict_cost)
             return
         yield from run_cases(subject, self.cases, profiles, debug=debug)
-        if self.probe:
-            yield probe_cache_final(subject)
+        for probe in self.probes:
+            yield run_probe(probe, subject, strict=self.args.strict_cost)
 
     def run_target(self, subject: Subject, profiles: Set[str]) -> TargetRun:
         args = self.args
@@ -355,7 +362,7 @@ class _Session:
                 if self.limit.reached:
                     break
             if not self.limit.reached:
-                corpus_results = tuple(r for r in results if r.case_id != PROBE_ID)
+                corpus_results = tuple(r for r in results if r.case_id not in PROBE_IDS)
                 problems = fuzz_phase(subject, corpus_results, args.fuzz_examples)
                 self.limit.count += len(problems)
         finally:
@@ -474,7 +481,7 @@ def _checked(args: argparse.Namespace, reports: ReportPlan) -> int:
             targets = starting.result()
     session = _Session(args, corpus, reports, targets)
     try:
-        session.cases, session.probe = _select(chosen, args.case, args.cost_probe)
+        session.cases, session.probes = _select(chosen, args.case, args.cost_probe)
         if args.in_process:
             expand(session.cases)
         session.xfail = load_xfail(args.xfail, corpus) if args.xfail else None

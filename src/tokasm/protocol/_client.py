@@ -99,6 +99,7 @@ STDERR_TAIL_BYTES = 16 * 1024
 STDERR_TAIL_LINES = 20
 _STDERR_LINE_CHARS = 500
 _READ_CHUNK = 1 << 20
+_ALIVE_CHECK = 0.1  # seconds between checks that the child still runs, while waiting
 _STACKS = "Timeout ("  # how faulthandler's dump of a hung call begins
 _STACK_LINES = 80
 
@@ -279,8 +280,10 @@ class _Process:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise SubjectFault(f"no response within {timeout:g} s")
-            if select.select([fd], [], [], remaining)[0]:
+            if select.select([fd], [], [], min(remaining, _ALIVE_CHECK))[0]:
                 self._read(fd)
+            elif (code := self.popen.poll()) is not None:  # a grandchild may hold the pipe
+                raise SubjectFault(f"{exit_description(code)} without answering")
 
     def _read(self, fd: int) -> None:
         chunk = os.read(fd, _READ_CHUNK)
@@ -374,7 +377,7 @@ class CommandSubject:
         self,
         argv: Sequence[str],
         timeout: float = DEFAULT_TIMEOUT,
-        start_timeout: float = START_TIMEOUT,
+        start_timeout: float | None = None,
         *,
         window: int = PIPELINE_WINDOW,
         breaker: int | None = BREAKER_FAULTS,
@@ -384,7 +387,9 @@ class CommandSubject:
         self._argv = list(argv)
         self.label = shlex.join(self._argv)
         self.timeout = timeout
-        self._start_timeout = max(timeout, start_timeout)
+        self._start_timeout = max(
+            timeout, START_TIMEOUT if start_timeout is None else start_timeout
+        )
         self._window = window
         self._queued: list[bytes] = []  # ``new`` requests sent with the next steps
         self._faults_in_a_row = 0
@@ -413,7 +418,8 @@ class CommandSubject:
         try:
             name, features = self._greet(process)
         except (ProtocolError, SubjectFault) as error:
-            raise self._killed(process, "hello", str(error), "") from None
+            hello = show(encode(hello_request()).decode("ascii").rstrip("\n"))
+            raise self._killed(process, hello, str(error), "") from None
         if self._restarts == 0:
             self.name, self.features = name, features
         elif (name, features) != (self.name, self.features):
@@ -431,11 +437,13 @@ class CommandSubject:
         return SubjectFault(f"request {request}: {reason}{after}{process.stderr_tail()}")
 
     def fault(self, process: _Process, request: str, reason: str) -> SubjectFault:
-        """Kill the testee over a fault of the running case, and count the case; the
-        BREAKER_FAULTS-th in a row opens the circuit breaker."""
+        """Kill the testee over a fault of the running case, and count the case."""
         after = "\n(the testee was killed; a fresh one starts with the next case)"
-        message = str(self._killed(process, request, reason, after))
         self._process = None
+        return self._counted(str(self._killed(process, request, reason, after)))
+
+    def _counted(self, message: str) -> SubjectFault:
+        """A faulted case, counted: the ``breaker``-th in a row opens the circuit breaker."""
         self._faults_in_a_row += 1
         limit = self._breaker_faults
         if limit is not None and self._faults_in_a_row >= limit and self._breaker is None:
@@ -454,13 +462,8 @@ class CommandSubject:
             self._restarts += 1
             try:
                 self._process = self._start()
-            except SubjectFault as fault:
-                self._process = None
-                self._faults_in_a_row += 1
-                limit = self._breaker_faults
-                if limit is not None and self._faults_in_a_row >= limit:
-                    self._breaker = f"not run: restarting the testee failed: {fault}"
-                raise SubjectFault(f"restarting the testee failed: {fault}") from None
+            except (SubjectFault, TargetError) as fault:
+                raise self._counted(f"restarting the testee failed: {fault}") from None
         return self._process
 
     def healthy(self) -> None:
@@ -496,8 +499,14 @@ class CommandSubject:
             raise
         except (ProtocolError, SubjectFault) as error:
             sent = show(requests[min(done, len(requests) - 1)].decode("ascii").rstrip("\n"))
-            reason = f"invalid response {error}" if isinstance(error, ProtocolError) else error
-            raise self.fault(process, sent, str(reason)) from None
+            reason = f"invalid response {error}" if isinstance(error, ProtocolError) else str(error)
+            if self._window > 1 and done and "no response" in reason:
+                reason += (
+                    f" ({len(requests) - done} requests were written ahead after {done} "
+                    "answered; a testee that drops the lines it read ahead, instead of reading "
+                    "stdin as a stream, needs --no-pipeline)"
+                )
+            raise self.fault(process, sent, reason) from None
         self.healthy()
 
     def _drain(self, process: _Process, requests: Sequence[bytes], due: int) -> None:

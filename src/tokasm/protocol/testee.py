@@ -42,7 +42,7 @@ from tokasm.protocol._codec import (
     is_current_version,
     result_response,
 )
-from tokasm.run._cost import probe_cache_final
+from tokasm.run._cost import PROBE_IDS, run_probe
 from tokasm.run.results import NOT_TEXT
 from tokasm.run.runner import run_case
 from tokasm.run.subjects import Foreign, PythonSubject, resolve_target
@@ -101,6 +101,7 @@ def _case_data(result: CaseResult) -> dict[str, object]:
         "outcome": result.outcome,
         "message": result.message,
         "requirements": list(result.requirements),
+        "note": result.note,
     }
 
 
@@ -121,7 +122,11 @@ def _dispatch(subject: PythonSubject, request: Message) -> Message:
         debug = request.get("debug") is True
         return {"ok": True, "case": _case_data(run_case(subject, case, debug=debug))}
     if op == "probe":
-        return {"ok": True, "case": _case_data(probe_cache_final(subject))}
+        probe = request.get("id")
+        if probe not in PROBE_IDS:
+            raise ProtocolError(f"unknown probe {probe!r}")
+        strict = request.get("strict") is True
+        return {"ok": True, "case": _case_data(run_probe(probe, subject, strict=strict))}
     step = OPS.get(op) if isinstance(op, str) else None
     if step is None or (step.feature is not None and step.feature not in subject.features):
         raise ProtocolError(f"unknown op {op!r}")

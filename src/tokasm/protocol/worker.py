@@ -25,7 +25,7 @@ from tokasm.protocol._client import (
 )
 from tokasm.protocol._codec import decode, encode, hello_request, parse_hello
 from tokasm.protocol.testee import python_testee_command
-from tokasm.run._cost import probe_result
+from tokasm.run._cost import probe_named
 from tokasm.run.results import OUTCOMES, CaseResult
 
 if TYPE_CHECKING:
@@ -74,29 +74,40 @@ class WorkerSubject(CommandSubject):
         }
         if debug:
             request["debug"] = True
-        outcome, message, requirements = self._ask(request, f"case {case.id!r}")
-        result = CaseResult.of(case, outcome, message)
-        return dataclasses.replace(result, requirements=requirements or result.requirements)
+        answer = self._ask(request, f"case {case.id!r}")
+        result = CaseResult.of(case, answer.outcome, answer.message)
+        return dataclasses.replace(result, requirements=answer.requirements or case.requirements)
 
-    def probe(self) -> CaseResult:
-        """The cost probe (CACHE-FINAL), timed in the worker."""
-        return probe_result(*self._ask({"op": "probe"}, "the cost probe")[:2])
+    def probe(self, probe_id: str, *, strict: bool = False) -> CaseResult:
+        """The cost probe ``probe_id`` (``run._cost.PROBE_IDS``), timed in the worker."""
+        request = {"op": "probe", "id": probe_id, "strict": strict}
+        answer = self._ask(request, f"the cost probe {probe_id}")
+        result = probe_named(probe_id, answer.outcome, answer.message)
+        return dataclasses.replace(result, note=answer.note)
 
-    def _ask(self, request: dict[str, object], label: str) -> tuple[Outcome, str, tuple[str, ...]]:
-        """What the worker answered to ``request``: outcome, message, rules; a fault of the
-        worker is an errored result saying what happened."""
+    def _ask(self, request: dict[str, object], label: str) -> CaseResult:
+        """What the worker answered to ``request`` (only outcome, message, requirements and
+        note are read); a fault of the worker is an errored result saying what happened."""
         try:
             process = self.running()
         except (SubjectFault, TargetError) as fault:
-            return "errored", f"testee fault at the start: {fault}", ()
+            return _answer("errored", f"testee fault at the start: {fault}")
         try:
             process.refuse_unasked()
             process.write(encode(request))
             data = _case_data(decode(process.read_line(self.timeout)))
         except (ProtocolError, SubjectFault) as error:
-            return "errored", f"testee fault: {self.fault(process, label, str(error))}", ()
+            return _answer("errored", f"testee fault: {self.fault(process, label, str(error))}")
         self.healthy()
-        return data["outcome"], data["message"], tuple(data["requirements"])
+        return _answer(
+            data["outcome"], data["message"], tuple(data["requirements"]), data.get("note", "")
+        )
+
+
+def _answer(
+    outcome: Outcome, message: str, requirements: tuple[str, ...] = (), note: str = ""
+) -> CaseResult:
+    return CaseResult("", "", outcome, message, requirements, note=note)
 
 
 def _case_data(response: dict[str, Any]) -> dict[str, Any]:
@@ -110,6 +121,7 @@ def _case_data(response: dict[str, Any]) -> dict[str, Any]:
         or not isinstance(data.get("message"), str)
         or not isinstance(requirements, list)
         or not all(isinstance(rid, str) for rid in requirements)
+        or not isinstance(data.get("note", ""), str)
     ):
         raise ProtocolError(f"not a case result: {str(data)[:200]}")
     return data

@@ -594,3 +594,16 @@ def probe_stream_linear(subject: Subject, *, strict: bool = False) -> CaseResult
         )
 
     return _unmeasured(_stream_result, run)
+
+
+def probe_named(probe_id: str, outcome: Outcome, message: str) -> CaseResult:
+    """The result of the probe ``probe_id`` (one of ``PROBE_IDS``), for a fault in it."""
+    return (probe_result if probe_id == PROBE_ID else _stream_result)(outcome, message)
+
+
+def run_probe(probe_id: str, subject: Subject, *, strict: bool = False) -> CaseResult:
+    """Run the probe ``probe_id`` (one of ``PROBE_IDS``) on ``subject``; ``strict``: a
+    STREAM-LINEAR finding fails it (``--strict-cost``)."""
+    if probe_id == PROBE_ID:
+        return probe_cache_final(subject)
+    return probe_stream_linear(subject, strict=strict)
