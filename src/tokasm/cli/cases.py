@@ -3,7 +3,7 @@
 ``list`` prints one line per case (id, profile, step count, the rules it
 lists); ``show`` expands a case: its rules, where it lives, and every step as
 the runner describes it, with what the step must return. Both include the
-cost probe, which ``-k`` and ``--xfail`` name like a case.
+cost probes, which ``-k`` and ``--xfail`` name like a case.
 """
 
 from __future__ import annotations
@@ -17,7 +17,13 @@ from tokasm.cli.options import exit_codes, non_negative, subcommand
 from tokasm.corpus import Raises, load_corpus
 from tokasm.errors import CorpusError
 from tokasm.implementations import DEFAULT_BACKEND
-from tokasm.run._cost import CACHE_FINAL, PROBE_ID, PROBE_STEPS
+from tokasm.run._cost import (
+    CACHE_FINAL,
+    PROBE_ID,
+    PROBE_STEPS,
+    STREAM_LINEAR,
+    STREAM_PROBE_ID,
+)
 
 if TYPE_CHECKING:
     import argparse
@@ -33,30 +39,32 @@ EXIT_CODES = exit_codes("listed or shown", "not used (nothing is checked)")
 HEAD_STEPS = 20
 TAIL_STEPS = 5
 
+#: The checks that are no corpus case (``-k`` and ``--xfail`` name them alike), and their rules.
+_PROBES = {PROBE_ID: CACHE_FINAL, STREAM_PROBE_ID: STREAM_LINEAR}
 
-def _select(corpus: Corpus, patterns: list[str]) -> tuple[list[Case], bool]:
-    """The cases whose id matches a glob (all for none), and whether the cost probe does."""
+
+def _select(corpus: Corpus, patterns: list[str]) -> tuple[list[Case], list[str]]:
+    """The cases and the cost probes whose id matches a glob (all of them for no glob)."""
     cases = [c for c in corpus if not patterns or any(fnmatchcase(c.id, p) for p in patterns)]
-    probe = not patterns or any(fnmatchcase(PROBE_ID, p) for p in patterns)
-    if not cases and not probe:
-        close = difflib.get_close_matches(patterns[0], [c.id for c in corpus] + [PROBE_ID], n=3)
+    probes = [i for i in _PROBES if not patterns or any(fnmatchcase(i, p) for p in patterns)]
+    if not cases and not probes:
+        close = difflib.get_close_matches(patterns[0], [c.id for c in corpus] + [*_PROBES], n=3)
         hint = f"; did you mean {', '.join(close)}?" if close else "; see tokasm list"
         raise CorpusError(f"no case id matches {patterns}{hint}")
-    return cases, probe
+    return cases, probes
 
 
 def run_list(args: argparse.Namespace) -> int:
     corpus = load_corpus()
-    cases, probe = _select(corpus, args.globs)
+    cases, probes = _select(corpus, args.globs)
     rows = [(c.id, c.profile, str(len(c.steps)), ", ".join(c.requirements)) for c in cases]
-    if probe:
-        rows.append((PROBE_ID, "required", "probe", CACHE_FINAL))
+    rows += [(probe, "required", "probe", _PROBES[probe]) for probe in probes]
     header = ("id", "profile", "steps", "requirements")
     widths = [max(len(row[i]) for row in [header, *rows]) for i in range(3)]
     for row in [header, *rows]:
         print(f"{row[0]:<{widths[0]}}  {row[1]:<{widths[1]}}  {row[2]:>{widths[2]}}  {row[3]}")
-    count = len(cases) + probe
-    print(f"{count} of {len(corpus) + 1} checks (corpus {corpus.version} and the cost probe)")
+    count, total = len(cases) + len(probes), len(corpus) + len(_PROBES)
+    print(f"{count} of {total} checks (corpus {corpus.version} and the cost probes)")
     return 0
 
 
@@ -89,10 +97,10 @@ def _render_case(case: Case, limit: int) -> str:
 
 
 def run_show(args: argparse.Namespace) -> int:
-    cases, probe = _select(load_corpus(), args.cases)
+    cases, probes = _select(load_corpus(), args.cases)
     blocks = [_render_case(case, args.steps) for case in cases]
-    if probe:
-        blocks.append(f"{PROBE_ID} - reads after final must not re-join the parts\n{PROBE_STEPS}")
+    if probes:
+        blocks.append(PROBE_STEPS)  # both probes, each under its id
     print("\n\n".join(blocks))
     return 0
 
@@ -102,7 +110,7 @@ def add_parser(commands: Commands) -> None:
         commands,
         "list",
         "list the corpus cases: id, profile, steps, requirements",
-        "List the conformance checks: every corpus case, and the cost probe.\n\n"
+        "List the conformance checks: every corpus case, and the cost probes.\n\n"
         "Each line: case id, profile, number of steps (after expanding repeats),\n"
         "and the requirement ids (spec/SPEC.md) it checks. GLOB selects as\n"
         f"tokasm check -k does, e.g. 'after.*'. Try: tokasm check {DEFAULT_BACKEND} -k 'after.*'",
