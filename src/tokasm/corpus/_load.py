@@ -1,11 +1,8 @@
-"""Load the YAML case corpus into frozen cases whose compact forms expand into plain steps.
+"""Load the YAML case files into cases whose compact forms expand into plain steps.
 
-A case keeps its mapping as written (``Case.document``, JSON values only), so another
-process rebuilds it with ``parse_case``. The spec folder tokasm ships is checked
-against ``case.schema.json`` by tokasm's own tests (tests/test_corpus.py), so it is
-trusted here and each case is expanded when first used. Any other case file (``--cases``,
-a ``TOKASM_SPEC_DIR`` copy) is checked against the schema and expanded on load. Every
-error names the file and, where it can, the case.
+The spec folder tokasm ships is trusted (its tests check it against ``case.schema.json``)
+and each of its cases is expanded when first used. Any other case file is checked against
+the schema and expanded on load; every error names the file and, where it can, the case.
 """
 
 from __future__ import annotations
