@@ -91,13 +91,14 @@ class WorkerSubject(CommandSubject):
         try:
             process = self.running()
         except (SubjectFault, TargetError) as fault:
-            return _answer("errored", f"testee fault at the start: {fault}")
+            return _answer("errored", f"testee fault in the worker: {fault}")
         try:
             process.refuse_unasked()
             process.write(encode(request))
             data = _case_data(decode(process.read_line(self.timeout)))
         except (ProtocolError, SubjectFault) as error:
-            return _answer("errored", f"testee fault: {self.fault(process, label, str(error))}")
+            killed = self.fault(process, label, str(error))
+            return _answer("errored", f"testee fault in the worker: {killed}")
         self.healthy()
         return _answer(
             data["outcome"], data["message"], tuple(data["requirements"]), data.get("note", "")
