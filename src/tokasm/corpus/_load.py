@@ -45,8 +45,8 @@ __all__ = [
     "requirement_ids",
 ]
 
-Profile: TypeAlias = Literal["required", "strict", "incremental", "surrogates"]
-PROFILES: tuple[Profile, ...] = ("required", "strict", "incremental", "surrogates")
+Profile: TypeAlias = Literal["required", "strict", "incremental", "surrogates", "mappings"]
+PROFILES: tuple[Profile, ...] = ("required", "strict", "incremental", "surrogates", "mappings")
 
 
 @dataclass(frozen=True)

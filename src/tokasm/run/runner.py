@@ -39,8 +39,9 @@ DEFAULT_PROFILES: frozenset[str] = frozenset({"required", "incremental"})
 #: The rule a target breaks when it modifies an event or depends on it after apply returned.
 EVENT_OWNED = "EVENT-OWNED"
 
-#: The rule a target breaks when it refuses or mishandles a valid event of another shape.
-EVT_SHAPE = "EVT-SHAPE"
+#: The rule a target breaks when it refuses or mishandles a valid event of another mapping
+#: type or with strings of a str subclass (the optional mappings profile).
+MAP_ANY = "MAP-ANY"
 
 
 def _is_text(value: object) -> bool:
@@ -200,7 +201,7 @@ def _in_other_mappings(subject: PythonSubject, case: Case, debug: bool) -> CaseR
     """A case whose events are lent as other mappings (``_caller``). If it fails so, it is
     run as any other case, with a caller's habits: a failure there is its verdict (a target
     that changes the event fails on a read-only one too: EVENT-OWNED); a pass means only
-    the events' shape fails it, and the result says so, naming EVT-SHAPE first."""
+    the events' shape fails it, and the result says so, naming MAP-ANY first."""
     result = _with_fresh_events(subject, case, debug, other_mappings=True)
     if result.outcome not in FAILING:
         return result
@@ -210,13 +211,13 @@ def _in_other_mappings(subject: PythonSubject, case: Case, debug: bool) -> CaseR
     shaped = CaseResult.of(
         case,
         "failed",
-        f"breaks {EVT_SHAPE}: this case passes when every event is a plain dict of plain "
+        f"breaks {MAP_ANY}: this case passes when every event is a plain dict of plain "
         "strings, but fails when each is a read-only mapping that is not a dict, its "
         "strings of a str subclass: events as valid, as another caller hands them over. "
         "With those events:\n" + result.message,
     )
-    others = tuple(rid for rid in case.requirements if rid != EVT_SHAPE)
-    return dataclasses.replace(shaped, requirements=(EVT_SHAPE, *others))
+    others = tuple(rid for rid in case.requirements if rid != MAP_ANY)
+    return dataclasses.replace(shaped, requirements=(MAP_ANY, *others))
 
 
 def run_case(subject: Subject, case: Case, *, debug: bool = False) -> CaseResult:
@@ -224,7 +225,7 @@ def run_case(subject: Subject, case: Case, *, debug: bool = False) -> CaseResult
 
     In process, a case that fails with a caller's habits but passes when every
     event is a fresh object kept alive is reported as breaking EVENT-OWNED; a case
-    marked ``events_in_process: other-mappings`` is run with such events (EVT-SHAPE).
+    marked ``events_in_process: other-mappings`` is run with such events (MAP-ANY).
     """
     if case.events_in_process == OTHER_MAPPINGS and isinstance(subject, PythonSubject):
         return _in_other_mappings(subject, case, debug)
