@@ -8,8 +8,14 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING
 
-from tokasm.fuzz._limits import CHECK_EXAMPLES, INSTANCE_NAMES, SHRINK_BUDGET
-from tokasm.fuzz._phase import HYPOTHESIS_STORAGE_ENV, fuzz_phase, hypothesis_files_kept_by_tokasm
+from tokasm.fuzz._phase import (
+    CHECK_EXAMPLES,
+    HYPOTHESIS_STORAGE_ENV,
+    INSTANCE_NAMES,
+    SHRINK_BUDGET,
+    fuzz_phase,
+    hypothesis_files_kept_by_tokasm,
+)
 
 if TYPE_CHECKING:
     from tokasm.fuzz._search import Counterexample, FuzzReport, fuzz

@@ -1,8 +1,5 @@
-"""``tokasm check``'s short fuzz after the corpus, and where Hypothesis writes its files.
-
-Hypothesis is imported only when fuzzing starts, so a command that does not fuzz
-(``--help``, ``--fuzz-examples 0``, a failing target) does not pay for it.
-"""
+"""``tokasm check``'s short fuzz after the corpus, the fuzzer's fixed numbers, and where
+Hypothesis writes its files. No Hypothesis here: it loads only when fuzzing starts."""
 
 from __future__ import annotations
 
@@ -12,7 +9,6 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from tokasm.corpus._paths import cache_dir
-from tokasm.fuzz._limits import CHECK_EXAMPLES
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
@@ -23,16 +19,20 @@ if TYPE_CHECKING:
 __all__ = [
     "CHECK_EXAMPLES",
     "HYPOTHESIS_STORAGE_ENV",
+    "INSTANCE_NAMES",
+    "SHRINK_BUDGET",
     "fuzz_phase",
     "hypothesis_files_kept_by_tokasm",
 ]
 
+#: Instance names a fuzzed program may use, as the case schema allows them.
+INSTANCE_NAMES: tuple[str, ...] = ("a", "b", "c", "d")
+#: Default seconds Hypothesis may spend shrinking a disagreement.
+SHRINK_BUDGET = 5.0
+#: Examples of ``tokasm check``'s fuzz phase per target (fixed seed 0, so verdicts repeat).
+CHECK_EXAMPLES = 50
 #: Hypothesis's own variable for the folder it writes in (``.hypothesis`` when unset).
 HYPOTHESIS_STORAGE_ENV = "HYPOTHESIS_STORAGE_DIRECTORY"
-
-_CHECK_SEED = 0  # fixed, so check's verdicts repeat
-_CHECK_BUDGET = 20.0  # seconds: a slow target cannot stall the run
-_CHECK_SHRINK_BUDGET = 3.0
 
 
 def fuzz_phase(
@@ -47,14 +47,8 @@ def fuzz_phase(
         return ()
     from tokasm.fuzz._search import fuzz
 
-    report = fuzz(
-        subject,
-        examples=examples,
-        seed=_CHECK_SEED,
-        budget=_CHECK_BUDGET,
-        shrink_budget=_CHECK_SHRINK_BUDGET,
-    )
-    problem = report.problem()
+    # 20 s: a slow target cannot stall the run.
+    problem = fuzz(subject, examples=examples, seed=0, budget=20.0, shrink_budget=3.0).problem()
     return () if problem is None else (problem,)
 
 

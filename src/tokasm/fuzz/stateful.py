@@ -25,7 +25,7 @@ from hypothesis.stateful import (
 
 from tokasm.corpus.model import ModelAssembler
 from tokasm.corpus.steps import READ_SINCE, Apply, Get, ReadSince, features_of
-from tokasm.fuzz._limits import INSTANCE_NAMES
+from tokasm.fuzz._phase import INSTANCE_NAMES
 from tokasm.fuzz._strategies import deltas, message_ids
 
 if TYPE_CHECKING:
