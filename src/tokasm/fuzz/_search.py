@@ -23,8 +23,8 @@ from hypothesis.errors import Flaky
 
 from tokasm.corpus._load import load_file, parse_case
 from tokasm.corpus.steps import READ_SINCE
+from tokasm.fuzz import SHRINK_BUDGET
 from tokasm.fuzz._cases import case_document, dump_case_file
-from tokasm.fuzz._phase import SHRINK_BUDGET
 from tokasm.fuzz._strategies import Program, programs
 from tokasm.run.runner import run_case
 

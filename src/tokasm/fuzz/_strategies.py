@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, TypeAlias, TypeVar
 from hypothesis import strategies as st
 
 from tokasm.corpus.steps import Apply, Get, ReadSince
-from tokasm.fuzz._phase import INSTANCE_NAMES
+from tokasm.fuzz import INSTANCE_NAMES
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -25,8 +25,8 @@ if TYPE_CHECKING:
 
 _T = TypeVar("_T")
 
-__all__ = ["SENTINEL_DELTAS", "SHAPED_IDS", "Program", "any_texts", "deltas", "message_ids",
-           "programs"]  # fmt: skip
+__all__ = ["SENTINEL_DELTAS", "SHAPED_IDS", "Program", "any_texts", "apply_step", "deltas",
+           "message_ids", "programs"]  # fmt: skip
 
 #: Ids that are distinct messages although they look alike (EVT-ID-ANY).
 _TRICKY_IDS = ("m", "M", " m", "m ", "", "caf\u00e9", "cafe\u0301", "\U0001f600", "msg-1", "a/b",
@@ -93,13 +93,9 @@ def _mostly(
     common: st.SearchStrategy[_T], rare: st.SearchStrategy[_T], one_in: int
 ) -> st.SearchStrategy[_T]:
     """``rare`` once in ``one_in`` draws, else ``common``; shrinks towards ``common``."""
-
-    @st.composite
-    def choose(draw: st.DrawFn) -> _T:
-        is_rare = draw(st.integers(min_value=1, max_value=one_in)) == one_in
-        return draw(rare if is_rare else common)
-
-    return choose()
+    return st.integers(min_value=1, max_value=one_in).flatmap(
+        lambda drawn: rare if drawn == one_in else common
+    )
 
 
 def deltas() -> st.SearchStrategy[str]:
@@ -133,7 +129,7 @@ _Pending: TypeAlias = "tuple[Callable[[str], Step], int | str]"
 _Block: TypeAlias = "list[_Pending]"
 
 
-def _apply(
+def apply_step(
     instance: str, delta: str | None, final: bool | None, extra: dict[str, object]
 ) -> Callable[[str], Step]:
     """A well-formed event (EVT-WELLFORMED) with ``delta`` and ``final`` present or absent."""
@@ -182,15 +178,15 @@ def _stream(
     block: _Block = []
     for index in range(1, count + 1):
         keys = middle if index == count // 2 + 1 else {}
-        block.append((_apply(name, pieces[index % len(pieces)], None, keys), pick))
+        block.append((apply_step(name, pieces[index % len(pieces)], None, keys), pick))
         if (index == 1 and read_first) or (every and index % every == 0):
             block.append((read, pick))
     block += [(read, pick)] if read_last else []
     if ending == "bare":  # a last delta, then a final without one
-        block.append((_apply(name, draw(st.sampled_from(_TAILS)), None, {}), pick))
-        block.append((_apply(name, None, True, {}), pick))
+        block.append((apply_step(name, draw(st.sampled_from(_TAILS)), None, {}), pick))
+        block.append((apply_step(name, None, True, {}), pick))
     elif ending == "delta":
-        block.append((_apply(name, draw(_DELTAS), True, {}), pick))
+        block.append((apply_step(name, draw(_DELTAS), True, {}), pick))
     return block + ([(read, pick)] if draw(st.booleans()) else [])
 
 
@@ -207,7 +203,7 @@ def _messages(draw: st.DrawFn, instance: st.SearchStrategy[str]) -> _Block:
         if read_before:
             block.append((functools.partial(Get, name, None), f"{stem}{index}"))
         piece = f"<{index}>" if text is None else text
-        block.append((_apply(name, piece, final or None, {}), f"{stem}{index}"))
+        block.append((apply_step(name, piece, final or None, {}), f"{stem}{index}"))
     return block
 
 
@@ -224,7 +220,7 @@ def programs(
     reader = st.one_of(list(readers.values()))
 
     applies = st.builds(
-        _apply,
+        apply_step,
         instance,
         _mostly(_DELTAS, st.none(), one_in=4),
         st.sampled_from(_FINAL_CHOICES),
