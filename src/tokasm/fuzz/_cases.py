@@ -2,7 +2,7 @@
 
 The fuzzer runs exactly the case built here, so the YAML it prints is the test that failed.
 Text reads back exactly (double quotes and escapes for anything but plain printable text);
-long repetitive texts and runs of one step take the schema's compact ``repeat`` forms.
+long repeated texts and runs of one step take the schema's compact ``repeat`` forms.
 """
 
 from __future__ import annotations
@@ -13,14 +13,13 @@ import itertools
 import json
 import re
 import unicodedata
-from functools import cache
 from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from tokasm.corpus._load import requirement_ids
 from tokasm.corpus.model import ModelAssembler
-from tokasm.corpus.steps import Apply, Get, ReadSince, Returns
+from tokasm.corpus.steps import Apply, Get, ReadSince
 from tokasm.fuzz._strategies import SENTINEL_DELTAS, SHAPED_IDS
 
 if TYPE_CHECKING:
@@ -30,23 +29,13 @@ if TYPE_CHECKING:
 __all__ = ["case_document", "compact_text", "dump_case_file"]
 
 _LONG = 64  # texts at least this long are offered the compact form (and show APPEND-LONG)
-_RUN = re.compile(r"(.{1,8}?)\1{3,}", re.DOTALL)  # a unit of up to 8 said 4 times or more
 
 
 def compact_text(text: str) -> str | dict[str, Any]:
-    """``text`` itself, or an equivalent ``concat`` of texts and ``repeat`` runs of 32 or
-    more characters."""
-    if len(text) < _LONG:
-        return text
-    parts: list[str | dict[str, Any]] = []
-    start = 0
-    for run in _RUN.finditer(text):
-        if run.end() - run.start() >= 32:
-            parts += [text[start : run.start()]] if start < run.start() else []
-            parts.append({"repeat": len(run[0]) // len(run[1]), "text": run[1]})
-            start = run.end()
-    parts += [text[start:]] if start < len(text) else []
-    return parts[0] if len(parts) == 1 else {"concat": parts}
+    """``text`` itself or, if it is long and one unit of up to 8 characters said again and
+    again, the equivalent ``repeat`` expression."""
+    run = re.fullmatch(r"(.{1,8}?)\1+", text, re.DOTALL) if len(text) >= _LONG else None
+    return text if run is None else {"repeat": len(text) // len(run[1]), "text": run[1]}
 
 
 class _Flow(dict[str, Any]):
@@ -102,25 +91,20 @@ def dump_case_file(document: dict[str, Any]) -> str:
     )
 
 
-def _id_key(message_id: str) -> str:
-    """What a sloppy implementation might compare ids by (EVT-ID-ANY forbids it)."""
-    return unicodedata.normalize("NFC", message_id).strip().casefold()
-
-
 class _Trace:
-    """Runs a program on one model per instance, recording expectations and rules touched."""
+    """Runs a program on one model per instance: each step in corpus form with the model's
+    answer as its ``returns``, and the requirement ids the steps show."""
 
     def __init__(self, instances: tuple[str, ...]) -> None:
         self.models = {name: ModelAssembler() for name in instances}
+        self.default = instances[0]
         self.finalized: set[tuple[str, str]] = set()
         self.appended: dict[tuple[str, str], list[str]] = {}
         self.rules: set[str] = {"ASM-STATE"} if len(instances) > 1 else set()
 
-    def step(self, step: Step) -> Step:
-        """The step with the model's answer as its expectation (a ``read_since`` counting
-        back from the end made absolute), noting the rules it shows."""
+    def step(self, step: Step) -> dict[str, Any]:
         model, rules = self.models[step.instance], self.rules
-        if isinstance(step, ReadSince):
+        if isinstance(step, ReadSince):  # an offset counted back from the end made absolute
             text = model.get(step.id)
             length = len(text or "")
             offset = max(0, length - step.offset) if step.from_end else step.offset
@@ -131,7 +115,8 @@ class _Trace:
             rules.add("GET-UNKNOWN" if model.get(step.id) is None else "GET-TEXT")
         elif isinstance(step, Apply) and isinstance(step.event, dict):
             self._apply(step.instance, step.event, model.get(str(step.event["id"])) is None)
-        return dataclasses.replace(step, expect=Returns(step.perform(model)))
+        on = {} if step.instance == self.default else {"on": step.instance}
+        return {**step.document(), **on, "returns": step.perform(model)}
 
     def _apply(self, instance: str, event: dict[str, object], new: bool) -> None:
         key, rules = (instance, str(event["id"])), self.rules
@@ -159,12 +144,6 @@ class _Trace:
         earlier.append(delta)
 
 
-@cache
-def _spec_order() -> list[str]:
-    """Requirement ids in SPEC.md order, so generated cases list them as the spec does."""
-    return list(requirement_ids())
-
-
 def case_document(program: Program, description: str) -> dict[str, Any]:
     """A one-case corpus file whose ``returns`` are the model's answers to ``program``.
 
@@ -177,24 +156,20 @@ def case_document(program: Program, description: str) -> dict[str, Any]:
     applied = dict.fromkeys(
         (step.instance, str(step.message_id)) for step in program.steps if isinstance(step, Apply)
     )
-    steps = []
-    for step in (*program.steps, *(Get(instance, None, id_) for instance, id_ in applied)):
-        resolved = trace.step(step)
-        document: dict[str, Any] = resolved.document()
-        if step.instance != program.instances[0]:
-            document["on"] = step.instance
-        assert isinstance(resolved.expect, Returns)
-        steps.append({**document, "returns": resolved.expect.value})
+    reads = (Get(instance, None, message_id) for instance, message_id in applied)
+    steps = [trace.step(step) for step in (*program.steps, *reads)]
     if len(applied) > len({instance for instance, _ in applied}):
         trace.rules.add("INTERLEAVE")
     ids = {message_id for _, message_id in applied}
-    if ids & SHAPED_IDS or "" in ids or len({_id_key(i) for i in ids}) < len(ids):
+    # EVT-ID-ANY: ids a sloppy implementation might compare by a normal form, or special-case
+    normal = {unicodedata.normalize("NFC", i).strip().casefold() for i in ids}
+    if ids & SHAPED_IDS or "" in ids or len(normal) < len(ids):
         trace.rules.add("EVT-ID-ANY")
     digest = hashlib.sha1(json.dumps(steps, sort_keys=True).encode()).hexdigest()[:10]
     case: dict[str, Any] = {
         "id": f"fuzz.{digest}",
         "description": "A shrunk counterexample found by tokasm fuzz",
-        "requirements": sorted(trace.rules, key=_spec_order().index),
+        "requirements": sorted(trace.rules, key=list(requirement_ids()).index),  # SPEC order
     }
     if any(isinstance(step, ReadSince) for step in program.steps):
         case["profile"] = "incremental"

@@ -156,11 +156,6 @@ def _sizes(few: int, many: tuple[int, ...]) -> st.SearchStrategy[int]:
     return _mostly(st.integers(min_value=2, max_value=few), st.sampled_from(many), one_in=4)
 
 
-def _joined(lookalikes: tuple[str, ...], shaped: list[tuple[str, ...]]) -> list[str]:
-    """A look-alike pool and shaped ones as one, so a program mixes kinds of ids."""
-    return list(dict.fromkeys(message_id for pool in (lookalikes, *shaped) for message_id in pool))
-
-
 @st.composite
 def _stream(
     draw: st.DrawFn,
@@ -236,8 +231,8 @@ def programs(
     macro = st.one_of(_stream(instance, readers), rereads, _messages(instance))
     blocks = st.lists(_mostly(single, macro, one_in=5), min_size=4, max_size=max_ops)
     pools = _mostly(
-        st.builds(
-            _joined,
+        st.builds(  # a look-alike pool and shaped ones as one: a program mixes kinds of ids
+            lambda *pools: list(dict.fromkeys(i for pool in (pools[0], *pools[1]) for i in pool)),
             st.sampled_from(_LOOKALIKE_POOLS),
             st.lists(st.sampled_from(_SHAPED_POOLS), max_size=_MAX_POOLS - 1),
         ),
