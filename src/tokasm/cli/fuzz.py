@@ -32,18 +32,14 @@ if TYPE_CHECKING:
 __all__ = ["add_parser", "run"]
 
 DESCRIPTION = """\
-Run Hypothesis-generated event programs against one target and the spec's model:
-look-alike and special-shaped ids, tricky and long deltas, finals and re-finals,
-gets, read_since (if the target has it) and several instances.
-
-On a disagreement the shrunk counterexample is printed as a corpus case file (YAML,
-the model's answers as 'returns'), exit 1; saved, loaded back and run again, it was
-checked to fail the same way. --save DIR keeps it as DIR/CASE-ID.yaml, for tokasm
-check --cases DIR (--save FILE: that file); an existing file or symlink is never
-replaced unless --force. A Python TARGET runs in a worker process, as in tokasm
-check, so a target that hangs, exits or crashes costs one example; --in-process runs
-it in tokasm's own process for a debugger, unguarded. Without --seed a random seed
-is used and printed, so any run can be repeated.
+Run Hypothesis-generated event programs against one target and the spec's model.
+On a disagreement the shrunk counterexample is printed as a corpus case file (the
+model's answers as 'returns'), checked to fail the same way once loaded back; exit 1.
+--save DIR keeps it as DIR/CASE-ID.yaml for tokasm check --cases DIR; an existing
+file is never replaced unless --force. A Python TARGET runs in a worker process, so
+one that hangs, exits or crashes costs one example; --in-process runs it in tokasm's
+own process for a debugger, unguarded. Without --seed a random seed is used and
+printed, so any run can be repeated.
 """
 
 
