@@ -26,16 +26,17 @@ if TYPE_CHECKING:
     from tokasm.corpus.steps import Step
     from tokasm.fuzz._strategies import Program
 
-__all__ = ["case_document", "compact_text", "dump_case_file"]
+__all__ = ["case_document", "dump_case_file"]
 
 _LONG = 64  # texts at least this long are offered the compact form (and show APPEND-LONG)
 
 
-def compact_text(text: str) -> str | dict[str, Any]:
+def _compact(text: str | None) -> str | dict[str, Any] | None:
     """``text`` itself or, if it is long and one unit of up to 8 characters said again and
     again, the equivalent ``repeat`` expression."""
-    run = re.fullmatch(r"(.{1,8}?)\1+", text, re.DOTALL) if len(text) >= _LONG else None
-    return text if run is None else {"repeat": len(text) // len(run[1]), "text": run[1]}
+    if text is None or len(text) < _LONG or not (run := re.fullmatch(r"(.{1,8}?)\1+", text, re.S)):
+        return text
+    return {"repeat": len(text) // len(run[1]), "text": run[1]}
 
 
 class _Flow(dict[str, Any]):
@@ -59,15 +60,11 @@ _CaseDumper.add_representer(
 
 
 def _compact_step(step: dict[str, Any]) -> dict[str, Any]:
-    """The step with every text-expression field (ids, deltas, returns) in compact form."""
-    step = dict(step)
-    for op, fields in (("apply", ("id", "delta")), ("read_since", ("id",))):
+    """The step with its delta and its ``returns`` in compact form, its event on one line."""
+    step = {**step, "returns": _compact(step["returns"])}
+    for op in ("apply", "read_since"):
         if op in step:
-            event = step[op].items()
-            step[op] = _Flow({k: compact_text(v) if k in fields else v for k, v in event})
-    for key in ("get", "returns"):
-        if isinstance(step.get(key), str):
-            step[key] = compact_text(step[key])
+            step[op] = _Flow({k: _compact(v) if k == "delta" else v for k, v in step[op].items()})
     return step
 
 
