@@ -22,7 +22,7 @@ from tokasm.errors import (
     UsageError,
     XfailError,
 )
-from tokasm.fuzz._phase import CHECK_EXAMPLES, fuzz_phase
+from tokasm.fuzz import CHECK_EXAMPLES, fuzz_phase
 from tokasm.implementations import BACKENDS
 from tokasm.protocol._client import (
     DEFAULT_TIMEOUT,
