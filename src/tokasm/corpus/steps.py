@@ -95,10 +95,6 @@ class Step:
         """The message the step is about (an apply's ``id`` may be any JSON in strict cases)."""
         return self.arguments()["id"]
 
-    def with_message_id(self, message_id: str) -> Step:
-        """The same step about another message."""
-        return dataclasses.replace(self, id=message_id)  # type: ignore[call-arg]
-
     def perform(self, assembler: Any) -> str | None:
         """Call the operation on ``assembler`` and return its result."""
         result: str | None = getattr(assembler, self.op)(*self.arguments().values())
@@ -139,10 +135,6 @@ class Apply(Step):
     @property
     def message_id(self) -> object:
         return self.event.get("id") if isinstance(self.event, dict) else None
-
-    def with_message_id(self, message_id: str) -> Step:
-        assert isinstance(self.event, dict)
-        return dataclasses.replace(self, event={**self.event, "id": message_id})
 
     def describe(self) -> str:
         return f"apply({show(self.event)})"
