@@ -1,23 +1,32 @@
-"""Outcomes of running cases: the vocabulary shared by runners, reports and exit codes."""
+"""Outcomes of running cases: the vocabulary shared by runners, reports and exit codes.
+
+A failing or errored case carries a ``Failure``: the step, the request sent, what it
+expected and what came back, as data. Renderers, expected-failure lists and blame read
+its fields; ``message`` is only its rendering. ``to_data``/``from_data`` carry a result
+across a process as plain JSON, checked strictly on the way in.
+"""
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, get_args
 
-from tokasm._clocks import Clocks
+from tokasm.errors import ProtocolError
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator
+    from collections.abc import Iterable, Iterator, Mapping
 
     from tokasm.corpus._load import Case
 
 __all__ = [
     "FAILING",
+    "FAILURE_KINDS",
     "NOT_TEXT",
     "OUTCOMES",
     "CaseResult",
+    "Failure",
     "Outcome",
     "TargetRun",
     "summarize",
@@ -30,15 +39,114 @@ __all__ = [
 NOT_TEXT = "ReturnedNotText"
 
 Outcome: TypeAlias = Literal["passed", "failed", "errored", "skipped", "xfailed", "xpassed"]
-OUTCOMES: tuple[Outcome, ...] = ("passed", "failed", "errored", "skipped", "xfailed", "xpassed")
+OUTCOMES: tuple[Outcome, ...] = get_args(Outcome)
 
 #: Outcomes that make a run non-conforming (exit code 1).
 FAILING: frozenset[Outcome] = frozenset({"failed", "errored", "xpassed"})
 
+#: What went wrong: a wrong answer; an error where an answer was due; another error kind
+#: than the one due; an answer that is not text; the testee itself failed; the factory
+#: raised; a caller's habits (EVENT-OWNED) or another caller's events (EVT-SHAPE) alone fail
+#: the case; the worker running the target hung, exited or crashed.
+FailureKind: TypeAlias = Literal[
+    "mismatch",
+    "raised",
+    "wrong-error",
+    "not-text",
+    "testee-fault",
+    "factory-error",
+    "event-owned",
+    "event-shape",
+    "hung",
+    "exited",
+    "crashed",
+]
+FAILURE_KINDS: tuple[FailureKind, ...] = get_args(FailureKind)
+
+
+@dataclass(frozen=True)
+class Failure:
+    """Why a case failed, as data. ``expected`` is the step's expectation as the corpus
+    writes it (``{"returns": text or None}`` or ``{"raises": kind}``); ``actual`` is what
+    came back: ``{"returns": text or None}``, ``{"foreign": repr, "type": name}`` for a
+    result that is neither, or ``{"raises": kind, "message": text}``. A failure outside any
+    step (the factory, a testee fault between steps) has ``where`` "" and no request."""
+
+    kind: FailureKind
+    where: str = ""
+    instance: str = ""
+    request: dict[str, Any] | None = None
+    expected: dict[str, Any] | None = None
+    actual: dict[str, Any] | None = None
+
+    @property
+    def raised(self) -> bool:
+        """Whether the step raised (an error of the target's, not a wrong answer)."""
+        return self.actual is not None and "raises" in self.actual
+
+    def text(self) -> str | None:
+        """The text the step returned, if it returned text."""
+        value = None if self.actual is None else self.actual.get("returns")
+        return value if isinstance(value, str) else None
+
+
+_Shapes: TypeAlias = "dict[frozenset[str], dict[str, tuple[type, ...]]]"
+_RETURNS: _Shapes = {frozenset({"returns"}): {"returns": (str, type(None))}}
+#: The shapes of ``expected`` and of ``actual``, by their keys: each key's types.
+_ANSWERS: dict[str, _Shapes] = {
+    "expected": {**_RETURNS, frozenset({"raises"}): {"raises": (str,)}},
+    "actual": {
+        **_RETURNS,
+        frozenset({"foreign", "type"}): {"foreign": (str,), "type": (str,)},
+        frozenset({"raises", "message"}): {"raises": (str,), "message": (str,)},
+    },
+}
+
+
+def _field(data: Mapping[str, Any], key: str, types: tuple[type, ...], what: str) -> Any:
+    value = data.get(key)
+    if type(value) not in types:
+        names = " or ".join("null" if t is type(None) else t.__name__ for t in types)
+        raise ProtocolError(f"{what}: {key!r} must be {names}, got {type(value).__name__}")
+    return value
+
+
+def _answer(data: Mapping[str, Any], key: str) -> dict[str, Any] | None:
+    value = _field(data, key, (dict, type(None)), "failure")
+    if value is None:
+        return None
+    shape = _ANSWERS[key].get(frozenset(value))
+    if shape is None:
+        raise ProtocolError(f"failure: {key!r} has unknown keys {sorted(map(str, value))}")
+    return {name: _field(value, name, types, f"failure {key}") for name, types in shape.items()}
+
+
+def _failure_from(data: object) -> Failure | None:
+    if data is None:
+        return None
+    if type(data) is not dict:
+        raise ProtocolError(f"result: 'failure' must be an object, got {type(data).__name__}")
+    unknown = set(data) - {"kind", "where", "instance", "request", "expected", "actual"}
+    if unknown:
+        raise ProtocolError(f"failure: unknown keys {sorted(map(str, unknown))}")
+    kind = _field(data, "kind", (str,), "failure")
+    if kind not in FAILURE_KINDS:
+        raise ProtocolError(f"failure: unknown kind {kind!r}")
+    request = _field(data, "request", (dict, type(None)), "failure")
+    return Failure(
+        kind,
+        _field(data, "where", (str,), "failure"),
+        _field(data, "instance", (str,), "failure"),
+        request,
+        _answer(data, "expected"),
+        _answer(data, "actual"),
+    )
+
 
 @dataclass(frozen=True)
 class CaseResult:
-    """One case's verdict; ``message`` says why for anything but a pass."""
+    """One case's verdict; ``message`` says why for anything but a pass, ``failure`` as
+    data for a failed or errored case."""
 
     case_id: str
     description: str
@@ -48,11 +156,65 @@ class CaseResult:
     #: The case file, for a case from a user folder (``--cases``); None for the bundled corpus.
     source: str | None = None
     duration: float = 0.0  # seconds the case took (JUnit ``time``); 0 where not measured
+    failure: Failure | None = None
 
     @classmethod
-    def of(cls, case: Case, outcome: Outcome, message: str = "") -> CaseResult:
+    def of(
+        cls, case: Case, outcome: Outcome, message: str = "", failure: Failure | None = None
+    ) -> CaseResult:
         source = None if case.bundled else case.source.as_posix()
-        return cls(case.id, case.description, outcome, message, case.requirements, source)
+        return cls(
+            case.id, case.description, outcome, message, case.requirements, source, 0.0, failure
+        )
+
+    def to_data(self) -> dict[str, Any]:
+        """The result as plain JSON data (``from_data`` reads it back)."""
+        failure = self.failure
+        return {
+            "case_id": self.case_id,
+            "description": self.description,
+            "outcome": self.outcome,
+            "message": self.message,
+            "requirements": list(self.requirements),
+            "source": self.source,
+            "duration": self.duration,
+            "failure": None if failure is None else {**vars(failure)},
+        }
+
+    @classmethod
+    def from_data(cls, data: object) -> CaseResult:
+        """The result ``to_data`` gave, from another process: ProtocolError for any other
+        shape (a wrong type, a missing or unknown key, an unknown outcome)."""
+        if type(data) is not dict:
+            raise ProtocolError(f"result must be an object, got {type(data).__name__}")
+        unknown = set(data) - {*_RESULT_KEYS, "failure"}
+        if unknown:
+            raise ProtocolError(f"result: unknown keys {sorted(map(str, unknown))}")
+        values = {key: _field(data, key, types, "result") for key, types in _RESULT_KEYS.items()}
+        if values["outcome"] not in OUTCOMES:
+            raise ProtocolError(f"result: unknown outcome {values['outcome']!r}")
+        requirements = values["requirements"]
+        if any(type(rid) is not str for rid in requirements):
+            raise ProtocolError("result: 'requirements' must hold strings only")
+        return cls(
+            **{
+                **values,
+                "requirements": tuple(requirements),
+                "duration": float(values["duration"]),
+            },
+            failure=_failure_from(data.get("failure")),
+        )
+
+
+_RESULT_KEYS: dict[str, tuple[type, ...]] = {
+    "case_id": (str,),
+    "description": (str,),
+    "outcome": (str,),
+    "message": (str,),
+    "requirements": (list,),
+    "source": (str, type(None)),
+    "duration": (float, int),
+}
 
 
 @dataclass(frozen=True)
@@ -82,13 +244,9 @@ def summarize(results: Iterable[CaseResult]) -> dict[str, int]:
 
 
 def timed(results: Iterable[CaseResult]) -> Iterator[CaseResult]:
-    """``results`` with each one's ``duration``: the time it took to produce it.
-
-    Wraps a lazy run (``run_cases``), so each case is timed where it runs, on a
-    monotonic clock, without the runner knowing.
-    """
-    start = Clocks.perf_counter()
+    """``results`` with each one's ``duration``: the time it took to produce it (wrapping a
+    lazy run, ``run_cases``, so each case is timed where it runs)."""
+    start = time.perf_counter()
     for result in results:
-        now = Clocks.perf_counter()
-        yield replace(result, duration=now - start)
-        start = Clocks.perf_counter()
+        yield replace(result, duration=time.perf_counter() - start)
+        start = time.perf_counter()
