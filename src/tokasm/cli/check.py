@@ -533,10 +533,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _check(args: argparse.Namespace) -> int:
     reports = _report_plan(args)  # a bad report path is refused before the corpus is read
-    try:
-        return _checked(args, reports)
-    finally:
-        reports.release()  # however the run ended: a program may call ``main`` again
+    return _checked(args, reports)
 
 
 def _checked(args: argparse.Namespace, reports: ReportPlan) -> int:

@@ -26,7 +26,7 @@ from tokasm._display import safe_text
 from tokasm.corpus._load import read_bounded
 from tokasm.errors import XfailError
 from tokasm.implementations import EXPECTED_FAILURES
-from tokasm.report._render import NAME_LIMIT, write_text_atomically
+from tokasm.report._render import NAME_LIMIT
 from tokasm.run._cost import PROBE_IDS
 
 if TYPE_CHECKING:
@@ -46,7 +46,6 @@ __all__ = [
     "load_xfail",
     "parse_xfail",
     "render_xfail",
-    "write_xfail",
 ]
 
 #: Outcomes a listed case may have today without the list being wrong.
@@ -256,11 +255,6 @@ def render_xfail(runs: Sequence[TargetRun], keep: XfailList | None = None) -> st
         else:
             lines.append(f"{entry}  # {reason}")
     return "\n".join(lines) + "\n"
-
-
-def write_xfail(path: Path, runs: Iterable[TargetRun], keep: XfailList | None = None) -> None:
-    """Write ``render_xfail`` to ``path``, atomically."""
-    write_text_atomically(path, render_xfail(list(runs), keep))
 
 
 def expected_failures(backend: str | None, listed: XfailList | None) -> list[XfailList]:
