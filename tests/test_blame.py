@@ -10,12 +10,14 @@ mutant lets xdist spread the runs, and shows which mutant moved.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import pytest
 
 from mutants import MUTANTS
 from tokasm.corpus._load import load_corpus, requirement_ids
+from tokasm.implementations import ListJoinAssembler
 from tokasm.report._blame import SITUATIONS, blame
 from tokasm.run.results import FAILING, CaseResult
 from tokasm.run.runner import DEFAULT_PROFILES, EVENT_OWNED, run_cases
@@ -96,3 +98,38 @@ def test_a_result_without_its_case_is_judged_by_its_listed_rules(corpus: Corpus)
     probe = CaseResult("cost.cache-final", "probe", "failed", "slow", ("CACHE-FINAL",))
     (group,) = blame([probe], corpus.by_id())
     assert (group.requirement, group.results) == ("CACHE-FINAL", (probe,))
+
+
+class RaisesAtTheFifthApply(ListJoinAssembler):
+    """Raises once, at the fifth apply of the process: a re-run of that case passes."""
+
+    applies: ClassVar[int] = 0
+
+    def apply(self, event: Any) -> str | None:
+        type(self).applies += 1
+        if type(self).applies == 5:
+            raise RuntimeError("once")
+        return super().apply(event)
+
+
+def test_an_error_raised_once_is_its_cases_error_never_a_caller_habit(corpus: Corpus) -> None:
+    results = list(run_cases(PythonSubject(RaisesAtTheFifthApply, "once"), corpus))
+    (broken,) = [result for result in results if result.outcome in FAILING]
+    assert broken.outcome == "errored", broken.message
+    assert broken.failure is not None
+    assert broken.failure.kind == "raised"
+    assert broken.failure.actual == {"raises": "RuntimeError", "message": "RuntimeError('once')"}
+    assert not broken.message.startswith(f"breaks {EVENT_OWNED}")
+
+
+@pytest.mark.parametrize("name", ["shared-state", "drops-retransmitted-delta"])
+def test_blame_reads_the_failure_record_never_the_message(corpus: Corpus, name: str) -> None:
+    mutant = MUTANTS[name]
+    subject = PythonSubject(mutant.factory, name)
+    results = list(run_cases(subject, corpus, DEFAULT_PROFILES | {mutant.profile}))
+    blanked = [replace(result, message="?") for result in results]
+    groups = blame(blanked, corpus.by_id())
+    assert groups[0].requirement == mutant.requirement
+    assert [g.requirement for g in groups] == [
+        g.requirement for g in blame(results, corpus.by_id())
+    ]
