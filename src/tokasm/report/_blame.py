@@ -6,7 +6,11 @@ would blame APPEND-EXACT for everything. Two kinds of evidence are weighed:
 
 - the *situation* of the failing step, replayed on a model of the case: a
   final on a finalized id is AFTER-REFINAL, a non-final apply NONFINAL-NONE,
-  a get of an unknown id GET-UNKNOWN (``SITUATIONS``); it weighs 1;
+  a get of an unknown id GET-UNKNOWN (``SITUATIONS``); it weighs 1. The
+  failure record (``Failure``) refines it: what came back, beside the deltas
+  the model saw (a text from outside the case is ASM-STATE, the text an
+  earlier read got GET-TEXT, a dropped repeat APPEND-REPEAT, ...), and a
+  failure of the caller's habits or of the events' shape is its own rule;
 - each rule the failing case lists, weighing 1 / the number it lists.
 
 A rule's score is its failing weight times the share of its weight, over
@@ -83,7 +87,7 @@ _ORDINARY = WEAK | {"final on an unseen id", "non-final apply", "get after delta
 _WEAK_WEIGHT = 0.2
 #: What ``_Replay._get`` says with no answer known; the answer may tell these apart further.
 _GETS = frozenset({"get of an unknown id", "get after deltas sent past final", "get of a message"})
-#: Situations an answer refines: judging the failing step reads its message for these.
+#: Situations an answer refines: judging the failing step reads its failure record.
 _ANSWERED = _ORDINARY | _GETS
 
 _BROKEN = ("failed", "errored")
