@@ -339,14 +339,17 @@ def _data(**changes: object) -> dict[str, object]:
         (_data(requirements=["R", 2]), "'requirements' must hold strings only"),
         (_data(duration="1"), "'duration' must be float or int"),
         (_data(extra=1), "unknown keys ['extra']"),
-        ({k: v for k, v in _data().items() if k != "message"}, "'message' must be str"),
-        (_data(failure="boom"), "'failure' must be an object"),
+        ({k: v for k, v in _data().items() if k != "message"}, "missing keys ['message']"),
+        (_data(failure="boom"), "'failure' must be dict or null, got str"),
         (_data(failure={**vars(FAILURES[0]), "kind": "exploded"}), "unknown kind 'exploded'"),
         (_data(failure={**vars(FAILURES[0]), "where": None}), "'where' must be str"),
-        (_data(failure={**vars(FAILURES[0]), "request": []}), "'request' must be dict or null"),
+        (
+            _data(failure={**vars(FAILURES[0]), "request": []}),
+            "'request' must be dict or null, got list",
+        ),
         (
             _data(failure={**vars(FAILURES[0]), "expected": {"foreign": "x", "type": "t"}}),
-            "'expected' has unknown keys",
+            "failure expected: unknown keys ['foreign', 'type']",
         ),
         (
             _data(failure={**vars(FAILURES[0]), "actual": {"returns": 3}}),
@@ -354,7 +357,7 @@ def _data(**changes: object) -> dict[str, object]:
         ),
         (
             _data(failure={**vars(FAILURES[0]), "actual": {"raises": "E"}}),
-            "'actual' has unknown keys ['raises']",
+            "failure actual: unknown keys ['raises']",
         ),
     ],
 )

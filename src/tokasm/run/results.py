@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias, get_args
 from tokasm.errors import ProtocolError
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator, Mapping
+    from collections.abc import Iterable, Iterator
 
     from tokasm.corpus._load import Case
 
@@ -90,57 +90,58 @@ class Failure:
         return value if isinstance(value, str) else None
 
 
-_Shapes: TypeAlias = "dict[frozenset[str], dict[str, tuple[type, ...]]]"
-_RETURNS: _Shapes = {frozenset({"returns"}): {"returns": (str, type(None))}}
-#: The shapes of ``expected`` and of ``actual``, by their keys: each key's types.
-_ANSWERS: dict[str, _Shapes] = {
-    "expected": {**_RETURNS, frozenset({"raises"}): {"raises": (str,)}},
-    "actual": {
-        **_RETURNS,
-        frozenset({"foreign", "type"}): {"foreign": (str,), "type": (str,)},
-        frozenset({"raises", "message"}): {"raises": (str,), "message": (str,)},
-    },
+_TEXT, _OR_NULL, _OBJECT = (str,), (str, type(None)), (dict, type(None))
+#: The fields of a result's data and of its failure's, each with its types.
+_RESULT_FIELDS: dict[str, tuple[type, ...]] = {
+    "case_id": _TEXT,
+    "description": _TEXT,
+    "outcome": _TEXT,
+    "message": _TEXT,
+    "requirements": (list,),
+    "source": _OR_NULL,
+    "duration": (float, int),
+    "failure": _OBJECT,
 }
+_FAILURE_FIELDS = {"kind": _TEXT, "where": _TEXT, "instance": _TEXT, "request": _OBJECT,
+                   "expected": _OBJECT, "actual": _OBJECT}  # fmt: skip
+#: The shapes ``expected`` and ``actual`` may have, by their keys.
+_ANSWERS: dict[str, list[dict[str, tuple[type, ...]]]] = {
+    "expected": [{"returns": _OR_NULL}, {"raises": _TEXT}],
+    "actual": [{"returns": _OR_NULL}, {"foreign": _TEXT, "type": _TEXT},
+               {"raises": _TEXT, "message": _TEXT}],
+}  # fmt: skip
 
 
-def _field(data: Mapping[str, Any], key: str, types: tuple[type, ...], what: str) -> Any:
-    value = data.get(key)
-    if type(value) not in types:
-        names = " or ".join("null" if t is type(None) else t.__name__ for t in types)
-        raise ProtocolError(f"{what}: {key!r} must be {names}, got {type(value).__name__}")
-    return value
+def _checked(data: object, fields: dict[str, tuple[type, ...]], what: str) -> dict[str, Any]:
+    """``data``, an object with exactly ``fields``, each of its types; else ProtocolError."""
+    if type(data) is not dict:
+        raise ProtocolError(f"{what} must be an object, got {type(data).__name__}")
+    if set(data) != set(fields):
+        unknown, missing = (
+            sorted(map(str, set(data) - set(fields))),
+            sorted(set(fields) - set(data)),
+        )
+        raise ProtocolError(f"{what}: unknown keys {unknown}, missing keys {missing}")
+    for key, types in fields.items():
+        if type(data[key]) not in types:
+            names = " or ".join("null" if t is type(None) else t.__name__ for t in types)
+            raise ProtocolError(f"{what}: {key!r} must be {names}, got {type(data[key]).__name__}")
+    return data
 
 
-def _answer(data: Mapping[str, Any], key: str) -> dict[str, Any] | None:
-    value = _field(data, key, (dict, type(None)), "failure")
-    if value is None:
-        return None
-    shape = _ANSWERS[key].get(frozenset(value))
-    if shape is None:
-        raise ProtocolError(f"failure: {key!r} has unknown keys {sorted(map(str, value))}")
-    return {name: _field(value, name, types, f"failure {key}") for name, types in shape.items()}
+def _answer(data: dict[str, Any] | None, key: str) -> dict[str, Any] | None:
+    shapes = [shape for shape in _ANSWERS[key] if data is not None and set(data) == set(shape)]
+    return data if data is None else _checked(data, shapes[0] if shapes else {}, f"failure {key}")
 
 
-def _failure_from(data: object) -> Failure | None:
+def _failure_from(data: dict[str, Any] | None) -> Failure | None:
     if data is None:
         return None
-    if type(data) is not dict:
-        raise ProtocolError(f"result: 'failure' must be an object, got {type(data).__name__}")
-    unknown = set(data) - {"kind", "where", "instance", "request", "expected", "actual"}
-    if unknown:
-        raise ProtocolError(f"failure: unknown keys {sorted(map(str, unknown))}")
-    kind = _field(data, "kind", (str,), "failure")
-    if kind not in FAILURE_KINDS:
-        raise ProtocolError(f"failure: unknown kind {kind!r}")
-    request = _field(data, "request", (dict, type(None)), "failure")
-    return Failure(
-        kind,
-        _field(data, "where", (str,), "failure"),
-        _field(data, "instance", (str,), "failure"),
-        request,
-        _answer(data, "expected"),
-        _answer(data, "actual"),
-    )
+    fields = _checked(data, _FAILURE_FIELDS, "failure")
+    if fields["kind"] not in FAILURE_KINDS:
+        raise ProtocolError(f"failure: unknown kind {fields['kind']!r}")
+    return Failure(**{**fields, "expected": _answer(fields["expected"], "expected"),
+                      "actual": _answer(fields["actual"], "actual")})  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -169,7 +170,6 @@ class CaseResult:
 
     def to_data(self) -> dict[str, Any]:
         """The result as plain JSON data (``from_data`` reads it back)."""
-        failure = self.failure
         return {
             "case_id": self.case_id,
             "description": self.description,
@@ -178,43 +178,21 @@ class CaseResult:
             "requirements": list(self.requirements),
             "source": self.source,
             "duration": self.duration,
-            "failure": None if failure is None else {**vars(failure)},
+            "failure": None if self.failure is None else {**vars(self.failure)},
         }
 
     @classmethod
     def from_data(cls, data: object) -> CaseResult:
         """The result ``to_data`` gave, from another process: ProtocolError for any other
-        shape (a wrong type, a missing or unknown key, an unknown outcome)."""
-        if type(data) is not dict:
-            raise ProtocolError(f"result must be an object, got {type(data).__name__}")
-        unknown = set(data) - {*_RESULT_KEYS, "failure"}
-        if unknown:
-            raise ProtocolError(f"result: unknown keys {sorted(map(str, unknown))}")
-        values = {key: _field(data, key, types, "result") for key, types in _RESULT_KEYS.items()}
-        if values["outcome"] not in OUTCOMES:
-            raise ProtocolError(f"result: unknown outcome {values['outcome']!r}")
-        requirements = values["requirements"]
-        if any(type(rid) is not str for rid in requirements):
+        shape (a wrong type, a missing or unknown key, an unknown outcome or kind)."""
+        fields = _checked(data, _RESULT_FIELDS, "result")
+        if fields["outcome"] not in OUTCOMES:
+            raise ProtocolError(f"result: unknown outcome {fields['outcome']!r}")
+        if any(type(rid) is not str for rid in fields["requirements"]):
             raise ProtocolError("result: 'requirements' must hold strings only")
-        return cls(
-            **{
-                **values,
-                "requirements": tuple(requirements),
-                "duration": float(values["duration"]),
-            },
-            failure=_failure_from(data.get("failure")),
-        )
-
-
-_RESULT_KEYS: dict[str, tuple[type, ...]] = {
-    "case_id": (str,),
-    "description": (str,),
-    "outcome": (str,),
-    "message": (str,),
-    "requirements": (list,),
-    "source": (str, type(None)),
-    "duration": (float, int),
-}
+        return cls(**{**fields, "requirements": tuple(fields["requirements"]),
+                      "duration": float(fields["duration"]),
+                      "failure": _failure_from(fields["failure"])})  # fmt: skip
 
 
 @dataclass(frozen=True)
