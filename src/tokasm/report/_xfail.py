@@ -16,7 +16,6 @@ ids, never a target's text outside a comment.
 
 from __future__ import annotations
 
-import bisect
 import fnmatch
 import re
 from dataclasses import dataclass, field, replace
@@ -78,25 +77,13 @@ def _shown(entry: XfailEntry) -> str:
 
 @dataclass(frozen=True)
 class _Glob:
-    """A glob line compiled once; ``prefix`` is its text before the first wildcard."""
+    """A glob line compiled once."""
 
     entry: XfailEntry
-    prefix: str
     regex: re.Pattern[str]
 
-    @classmethod
-    def of(cls, entry: XfailEntry) -> _Glob:
-        cut = min(i for i in map(entry.pattern.find, _GLOB_CHARS) if i >= 0)
-        return cls(entry, entry.pattern[:cut], re.compile(fnmatch.translate(entry.pattern)))
-
     def matches(self, case_id: str) -> bool:
-        return case_id.startswith(self.prefix) and self.regex.match(case_id) is not None
-
-    def count_in(self, sorted_ids: Sequence[str]) -> int:
-        """How many of ``sorted_ids`` match, testing only those that share the prefix."""
-        low = bisect.bisect_left(sorted_ids, self.prefix)
-        high = bisect.bisect_left(sorted_ids, self.prefix + "\U0010ffff")
-        return sum(self.regex.match(case_id) is not None for case_id in sorted_ids[low:high])
+        return self.regex.match(case_id) is not None
 
 
 @dataclass(frozen=True)
@@ -114,7 +101,9 @@ class XfailList:
         for entry in self.entries:
             if entry.is_glob:
                 if entry.pattern not in globs:
-                    globs[entry.pattern] = _Glob.of(entry)
+                    globs[entry.pattern] = _Glob(
+                        entry, re.compile(fnmatch.translate(entry.pattern))
+                    )
             else:
                 literals.setdefault(entry.pattern, entry)
         object.__setattr__(self, "_literals", literals)
@@ -137,8 +126,8 @@ class XfailList:
 
     def _glob_counts(self, ids: Iterable[str]) -> dict[str, int]:
         """Glob pattern -> how many of ``ids`` it matches."""
-        ordered = sorted(ids)
-        return {glob.entry.pattern: glob.count_in(ordered) for glob in self._globs}
+        ids = list(ids)
+        return {glob.entry.pattern: sum(map(glob.matches, ids)) for glob in self._globs}
 
     def stale(self, corpus: Corpus) -> list[str]:
         """A problem for each line that matches no case id of the whole corpus (or probe)."""
