@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from collections.abc import Collection, Iterable, Iterator
 
     from tokasm.corpus._load import Case
-    from tokasm.corpus.steps import Expectation, Step
+    from tokasm.corpus.steps import Step
     from tokasm.run.results import FailureKind, Outcome
     from tokasm.run.subjects import StepOutcome, Subject
 
@@ -76,21 +76,14 @@ def _where(step: Step) -> str:
 
 
 def _failed(
-    case: Case,
-    failure: Failure,
-    step: Step,
-    shown: tuple[str, str],
-    more: str = "",
-    *,
-    outcome: Outcome = "failed",
+    case: Case, failure: Failure, step: Step, actual: str, *, outcome: Outcome = "failed"
 ) -> CaseResult:
-    """The case's result: ``step`` expected ``shown[0]``, but got ``shown[1]``."""
-    message = f"{_where(step)}\n  expected: {shown[0]}\n  actual:   {shown[1]}{more}"
+    """The case's result: ``step`` expected what it says, but got ``actual`` (as shown)."""
+    expect = step.expect
+    assert expect is not None  # a corpus case always says what a step must do
+    expected = f"raises {expect.kind}" if isinstance(expect, Raises) else show(expect.value)
+    message = f"{_where(step)}\n  expected: {expected}\n  actual:   {actual}"
     return CaseResult.of(case, outcome, message, failure)
-
-
-def _expected(expect: Expectation) -> str:
-    return f"raises {expect.kind}" if isinstance(expect, Raises) else show(expect.value)
 
 
 def _with_rule_first(result: CaseResult, rule: str, kind: FailureKind, message: str) -> CaseResult:
@@ -115,16 +108,14 @@ def _on_raise(step: Step, case: Case, error: ImplementationError, debug: bool) -
         shown = safe_text(error.message)
         failure = _failure("not-text", step, {"foreign": error.message, "type": ""})
         returned = f"returned {shown}" if isinstance(expect, Raises) else shown
-        return _failed(case, failure, step, (_expected(expect), returned))
+        return _failed(case, failure, step, returned)
     raised = _raised(error, debug)
     if not isinstance(expect, Raises):
         failure = _failure("raised", step, _error(error))
-        return _failed(case, failure, step, (_expected(expect), raised), outcome="errored")
+        return _failed(case, failure, step, raised, outcome="errored")
     if error.kind in (None, expect.kind):
         return None
-    return _failed(
-        case, _failure("wrong-error", step, _error(error)), step, (_expected(expect), raised)
-    )
+    return _failed(case, _failure("wrong-error", step, _error(error)), step, raised)
 
 
 def _check_step(step: Step, outcome: StepOutcome, case: Case, debug: bool) -> CaseResult | None:
@@ -137,7 +128,7 @@ def _check_step(step: Step, outcome: StepOutcome, case: Case, debug: bool) -> Ca
     kind: FailureKind = "not-text" if isinstance(outcome, Foreign) else "mismatch"
     failure = _failure(kind, step, _answer(outcome))
     if isinstance(expect, Raises):
-        return _failed(case, failure, step, (_expected(expect), f"returned {show(outcome)}"))
+        return _failed(case, failure, step, f"returned {show(outcome)}")
     more = ""
     if show(outcome) == show(expect.value):  # only the type differs: name both
         more = (
@@ -146,7 +137,7 @@ def _check_step(step: Step, outcome: StepOutcome, case: Case, debug: bool) -> Ca
         )
     if isinstance(outcome, str) and expect.value is not None and abbreviated(expect.value, outcome):
         more += first_difference(expect.value, outcome)
-    return _failed(case, failure, step, (show(expect.value), show(outcome)), more)
+    return _failed(case, failure, step, show(outcome) + more)
 
 
 def skip_reason(case: Case, profiles: Collection[str], features: Collection[str]) -> str | None:
