@@ -67,6 +67,7 @@ def sanitized(run: TargetRun) -> TargetRun:
                 case_id=safe_text(result.case_id, NAME_LIMIT),
                 description=safe_text(result.description, NAME_LIMIT),
                 message=safe_block(result.message),
+                note=safe_block(result.note),
                 source=None if result.source is None else safe_text(result.source, NAME_LIMIT),
                 requirements=tuple(safe_text(r, NAME_LIMIT) for r in result.requirements),
             )
@@ -138,6 +139,11 @@ def render_failures(run: TargetRun) -> str:
         if result.outcome == "xfailed"
     )
     blocks.extend(f"PROBLEM {run.target}: {problem}" for problem in run.problems)
+    blocks.extend(
+        f"NOTE {run.target}::{result.case_id}{_rules(result)} - {result.note}"
+        for result in run.results
+        if result.note
+    )
     return "\n".join(blocks)
 
 
@@ -198,6 +204,7 @@ def _failure_json(failure: Failure) -> dict[str, Any]:
 
 def _case_json(result: CaseResult) -> dict[str, Any]:
     failure = {} if result.failure is None else {"failure": _failure_json(result.failure)}
+    note = {"note": result.note} if result.note else {}
     return {
         "id": result.case_id,
         "description": result.description,
@@ -207,6 +214,7 @@ def _case_json(result: CaseResult) -> dict[str, Any]:
         "source": result.source or "bundled",
         "time": round(result.duration, 6),
         **failure,
+        **note,
     }
 
 
@@ -261,6 +269,8 @@ def _junit_case(suite: ET.Element, classname: str, result: CaseResult) -> None:
     case = ET.SubElement(
         suite, "testcase", classname=classname, name=result.case_id, time=_seconds(result.duration)
     )
+    if result.note:
+        ET.SubElement(case, "system-out").text = result.note
     tag = _JUNIT_ELEMENT.get(result.outcome)
     if tag is None:
         return
@@ -336,7 +346,8 @@ def _fenced(text: str) -> str:
 
 def _markdown_details(run: TargetRun) -> list[str]:
     shown = [r for r in run.results if r.outcome not in ("passed", "skipped")]
-    if not shown and not run.problems:
+    notes = [r for r in run.results if r.note]
+    if not shown and not run.problems and not notes:
         return []
     lines = [
         "",
@@ -346,13 +357,15 @@ def _markdown_details(run: TargetRun) -> list[str]:
     ]
     for result in shown:
         lines += [
-            f"**{result.outcome}** `{result.case_id}`: {result.description}",
+            f"**{result.outcome}** `{result.case_id}`: {html.escape(result.description)}",
             "",
             _fenced(result.message),
             "",
         ]
     for problem in run.problems:
         lines += ["**problem**:", "", _fenced(problem), ""]
+    for result in notes:
+        lines += [f"**note** `{result.case_id}`:", "", _fenced(result.note), ""]
     return [*lines, "", "</details>"]
 
 
@@ -372,7 +385,9 @@ def markdown_report(runs: Sequence[TargetRun]) -> str:
     ]
     for run in runs:
         counts = run.summary
-        verdict_cell = "✅ conforms" if run.conforms else "❌ nonconforming"
+        verdict_cell = "❌ nonconforming"
+        if run.conforms:
+            verdict_cell = "✅ expected failures only" if counts["xfailed"] else "✅ conforms"
         lines.append(
             f"| {_code_cell(run.target)} | {_code_cell(run.implementation)} | "
             + " | ".join(str(counts[o]) for o in OUTCOMES)
