@@ -27,6 +27,8 @@ if TYPE_CHECKING:
     from tokasm.corpus._load import Corpus
 
 #: At least this share of the mutants is blamed on its own rule (164 of 172 now).
+pytestmark = pytest.mark.slow  # every mutant against the whole corpus
+
 FLOOR = 0.95
 
 #: Mutants whose own rule is not put first, with the rule that is, as last measured.
