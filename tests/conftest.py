@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from hypothesis import HealthCheck, settings
 
-from tokasm.fuzz._phase import HYPOTHESIS_STORAGE_ENV
+from tokasm.fuzz import HYPOTHESIS_STORAGE_ENV
 
 if TYPE_CHECKING:
     import pytest

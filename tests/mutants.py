@@ -1642,10 +1642,12 @@ class Utf16Storage(_Surrogates):
         return None if text is None else self._finish(text)
 
 
-@_breaks("EVT-SHAPE")
+@_breaks("MAP-ANY")
 class IgnoresNonDictEvents(_Correct):
-    """Breaks EVT-SHAPE: ignores an event that is not a dict, as defensive code does
+    """Breaks MAP-ANY: ignores an event that is not a dict, as defensive code does
     (``if not isinstance(event, dict): return None``); any mapping is an event."""
+
+    PROFILE: ClassVar[str] = "mappings"
 
     def apply(self, event: Event) -> str | None:
         if not isinstance(event, dict):
@@ -1653,10 +1655,12 @@ class IgnoresNonDictEvents(_Correct):
         return super().apply(event)
 
 
-@_breaks("EVT-SHAPE")
+@_breaks("MAP-ANY")
 class JournalsEventsAsJson(_Correct):
-    """Breaks EVT-SHAPE: keeps a JSON journal of the events it was sent, and
+    """Breaks MAP-ANY: keeps a JSON journal of the events it was sent, and
     ``json.dumps`` raises for a mapping that is not a dict."""
+
+    PROFILE: ClassVar[str] = "mappings"
 
     def __init__(self) -> None:
         super().__init__()
@@ -1667,10 +1671,12 @@ class JournalsEventsAsJson(_Correct):
         return super().apply(event)
 
 
-@_breaks("EVT-SHAPE")
+@_breaks("MAP-ANY")
 class ExactStrIdsOnly(_Correct):
-    """Breaks EVT-SHAPE: takes only an exact ``str`` as an id (``type(id) is str``),
+    """Breaks MAP-ANY: takes only an exact ``str`` as an id (``type(id) is str``),
     refusing a ``str`` subclass such as a ``StrEnum`` member."""
+
+    PROFILE: ClassVar[str] = "mappings"
 
     def apply(self, event: Event) -> str | None:
         if type(event["id"]) is not str:
@@ -1697,9 +1703,9 @@ class _Strict(StrictAssembler):
         return cast("Event", event)
 
 
-@_breaks("EVT-SHAPE")
+@_breaks("MAP-ANY")
 class StrictRequiresDict(_Strict):
-    """Breaks EVT-SHAPE: its validator takes only a dict (``type(event) is dict``), refusing
+    """Breaks MAP-ANY: its validator takes only a dict (``type(event) is dict``), refusing
     a valid event that is another mapping (STRICT-EVENT-TYPE refuses only non-mappings)."""
 
     def _prepare(self, event: object) -> Event:
@@ -1708,9 +1714,9 @@ class StrictRequiresDict(_Strict):
         return super()._prepare(event)
 
 
-@_breaks("EVT-SHAPE")
+@_breaks("MAP-ANY")
 class StrictExactStrOnly(_Strict):
-    """Breaks EVT-SHAPE: its validator takes only exact ``str`` values (``type(value) is
+    """Breaks MAP-ANY: its validator takes only exact ``str`` values (``type(value) is
     str``), refusing a valid id or delta of a ``str`` subclass (STRICT-ID-TYPE refuses only
     non-strings)."""
 

@@ -10,12 +10,14 @@ mutant lets xdist spread the runs, and shows which mutant moved.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import pytest
 
 from mutants import MUTANTS
 from tokasm.corpus._load import load_corpus, requirement_ids
+from tokasm.implementations import ListJoinAssembler
 from tokasm.report._blame import SITUATIONS, blame
 from tokasm.run.results import FAILING, CaseResult
 from tokasm.run.runner import DEFAULT_PROFILES, EVENT_OWNED, run_cases
@@ -24,38 +26,22 @@ from tokasm.run.subjects import PythonSubject
 if TYPE_CHECKING:
     from tokasm.corpus._load import Corpus
 
-#: At least this share of the mutants is blamed on its own rule (146 of 172 now).
-FLOOR = 0.78
+#: At least this share of the mutants is blamed on its own rule (164 of 172 now).
+pytestmark = pytest.mark.slow  # every mutant against the whole corpus
+
+FLOOR = 0.95
 
 #: Mutants whose own rule is not put first, with the rule that is, as last measured.
 #: A mutant that is blamed right again must leave the list, so it cannot go stale.
 MISSED = {
-    "shared-state": "APPEND-EXACT",
     "shared-finalized-ids": "GET-TEXT",
-    "returns-user-string": "FINAL-UNSEEN",
+    "finalized-lru": "AFTER-REFINAL",  # since corpus 1.5.0's reads weigh GET-TEXT down
     "total-buffer-cap": "APPEND-LONG",
     "open-messages-capped": "APPEND",
-    "normpath-ids": "INTERLEAVE",
-    "done-suffix-key": "FINAL-RETURN",
-    "instance-dict-store": "EVT-WELLFORMED",
-    "crc32-keys": "GET-UNKNOWN",
-    "sse-done-sentinel": "GET-TEXT",
-    "strips-sse-data-prefix": "GET-TEXT",
-    "collapses-blank-lines": "GET-TEXT",
-    "holds-back-trailing-cr": "GET-TEXT",
-    "cache-by-part-count": "APPEND-LONG",
-    "throttled-live-view": "APPEND-LONG",
-    "memoizes-unknown-get": "CREATE",
-    "replaces-lone-surrogates": "SURR-SPLIT-PAIR",
+    "keys-float-like-ids-as-floats": "GET-TEXT",
+    "evicts-finalized-past-four-mebibytes": "APPEND-LONG",
     "strict-rejects-empty-id": "EVT-ID-ANY",
     "strict-rejects-empty-delta": "EVT-WELLFORMED",
-    "drops-retransmitted-delta": "APPEND",
-    "canonical-json-ids": "INTERLEAVE",
-    "one-dirty-flag-for-all-reads": "INTERLEAVE",
-    "evicts-finalized-past-four-mebibytes": "APPEND-LONG",
-    "finalized-lru": "AFTER-REFINAL",  # since corpus 1.5.0's reads weigh GET-TEXT down
-    "shares-finalized-reads-across-instances": "INC-READ-SINCE",
-    "keys-float-like-ids-as-floats": "GET-TEXT",
 }
 
 
@@ -89,7 +75,7 @@ def test_a_case_naming_the_mutants_rule_fails_and_the_summary_names_it_first(
     groups = blame(results, cases)
     wanted, first = mutant.requirement, groups[0].requirement if groups else None
     if name in MISSED:
-        assert first != wanted, f"{name} is now blamed on {wanted}: take it off MISSED"
+        assert first == MISSED[name], f"{name} is now blamed on {first}: update MISSED"
     else:
         assert first == wanted, f"{name} breaks {wanted}, but the summary names {first} first"
 
@@ -114,3 +100,38 @@ def test_a_result_without_its_case_is_judged_by_its_listed_rules(corpus: Corpus)
     probe = CaseResult("cost.cache-final", "probe", "failed", "slow", ("CACHE-FINAL",))
     (group,) = blame([probe], corpus.by_id())
     assert (group.requirement, group.results) == ("CACHE-FINAL", (probe,))
+
+
+class RaisesAtTheFifthApply(ListJoinAssembler):
+    """Raises once, at the fifth apply of the process: a re-run of that case passes."""
+
+    applies: ClassVar[int] = 0
+
+    def apply(self, event: Any) -> str | None:
+        type(self).applies += 1
+        if type(self).applies == 5:
+            raise RuntimeError("once")
+        return super().apply(event)
+
+
+def test_an_error_raised_once_is_its_cases_error_never_a_caller_habit(corpus: Corpus) -> None:
+    results = list(run_cases(PythonSubject(RaisesAtTheFifthApply, "once"), corpus))
+    (broken,) = [result for result in results if result.outcome in FAILING]
+    assert broken.outcome == "errored", broken.message
+    assert broken.failure is not None
+    assert broken.failure.kind == "raised"
+    assert broken.failure.actual == {"raises": "RuntimeError", "message": "RuntimeError('once')"}
+    assert not broken.message.startswith(f"breaks {EVENT_OWNED}")
+
+
+@pytest.mark.parametrize("name", ["shared-state", "drops-retransmitted-delta"])
+def test_blame_reads_the_failure_record_never_the_message(corpus: Corpus, name: str) -> None:
+    mutant = MUTANTS[name]
+    subject = PythonSubject(mutant.factory, name)
+    results = list(run_cases(subject, corpus, DEFAULT_PROFILES | {mutant.profile}))
+    blanked = [replace(result, message="?") for result in results]
+    groups = blame(blanked, corpus.by_id())
+    assert groups[0].requirement == mutant.requirement
+    assert [g.requirement for g in groups] == [
+        g.requirement for g in blame(results, corpus.by_id())
+    ]

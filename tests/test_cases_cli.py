@@ -42,11 +42,12 @@ def test_list_prints_every_case_with_profile_steps_and_rules(
     seed = next(line for line in lines if line.startswith("seed.example "))
     assert seed.split()[1:3] == ["required", "6"]
     assert "FINAL-RETURN" in seed
-    assert any(
-        line.split()[:4] == ["cost.cache-final", "required", "probe", "CACHE-FINAL"]
-        for line in lines
-    )
-    assert f"{len(corpus) + 1} of {len(corpus) + 1} checks" in lines[-1]
+    probes = [line.split()[:4] for line in lines if line.startswith("cost.")]
+    assert probes == [
+        ["cost.cache-final", "required", "probe", "CACHE-FINAL"],
+        ["cost.stream-linear", "required", "probe", "STREAM-LINEAR"],
+    ]
+    assert f"{len(corpus) + 2} of {len(corpus) + 2} checks" in lines[-1]
 
 
 def test_list_selects_by_glob_and_refuses_a_glob_matching_nothing(
@@ -75,7 +76,7 @@ def test_check_refuses_a_selection_that_leaves_nothing_to_run(
         assert "CONFORMANCE" not in ran.out
     else:
         assert ran.code == 0, ran.out + ran.err
-        assert "1 cases: 1 successes" in ran.out
+        assert "2 cases: 2 successes" in ran.out  # cost.cache-final and cost.stream-linear
 
 
 def test_show_expands_a_case_with_rules_and_steps_as_the_runner_names_them(

@@ -25,9 +25,10 @@ DOCUMENTS = [REPO / "README.md", REPO / "CHANGELOG.md", *sorted((REPO / "docs").
 DOCUMENTS += sorted(SPEC.glob("*.md"))
 TRANSCRIPTS_PY = REPO / "docs" / "transcripts.py"
 
-pytestmark = pytest.mark.skipif(
-    not TRANSCRIPTS_PY.is_file(), reason="not running from a source checkout"
-)
+pytestmark = [
+    pytest.mark.skipif(not TRANSCRIPTS_PY.is_file(), reason="not running from a source checkout"),
+    pytest.mark.slow,
+]
 
 
 def _load_transcripts() -> Any:

@@ -3,7 +3,7 @@ a pass.
 
 Every check runs the real ``tokasm`` command in a folder of its own holding the
 user's modules, as a user would: in a subprocess where the target or the test
-acts on the process (closes stdout, changes the umask or the clock, sleeps,
+acts on the process (closes stdout, changes the clock, sleeps,
 is signalled, reads a closed pipe) or on start-up, in this process (tokasm_here)
 where only its output, exit code and reports matter (a --cmd testee is still a
 process of its own). The pytest route runs inline, but for the xdist test.
@@ -649,12 +649,6 @@ class StartsAChildThatPrints(ListJoinAssembler):
         subprocess.run(["echo", "a child of the target"], check=True)
 
 
-class Umask(ListJoinAssembler):
-    def __init__(self):
-        super().__init__()
-        os.umask(0o777)
-
-
 class FreezesTheClock(ListJoinAssembler):
     def __init__(self):
         super().__init__()
@@ -684,14 +678,6 @@ class UsesUpEveryDescriptorAndFails(UsesUpEveryDescriptor):
         return None if text is None else text + "!"
 
 
-class LowersTheDescriptorLimitTo3(ListJoinAssembler):
-    def __init__(self):
-        super().__init__()
-        import resource
-        _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-        resource.setrlimit(resource.RLIMIT_NOFILE, (3, hard))
-
-
 class Wrong(ListJoinAssembler):
     def get(self, message_id):
         return "wrong"
@@ -699,16 +685,6 @@ class Wrong(ListJoinAssembler):
 
 def _exit_0():
     raise SystemExit(0)
-
-
-class ExitsFromAnAuditHookAtTheRename(Wrong):
-    # An audit hook cannot be removed; os.replace, which writes each report, audits as
-    # os.rename: the SystemExit strikes inside tokasm's own frames.
-    def __init__(self):
-        super().__init__()
-        if not getattr(sys, "hooked", False):
-            sys.hooked = True
-            sys.addaudithook(lambda event, args: _exit_0() if event == "os.rename" else None)
 
 
 class ExitsFromEveryAuditedCall(Wrong):
@@ -779,38 +755,6 @@ def test_a_target_that_uses_up_every_descriptor_still_gets_its_failure_summary(
     assert "CONFORMANCE FAILED" in ran.out
 
 
-def test_a_target_that_uses_up_every_descriptor_loses_no_report(project: Path) -> None:
-    """Descriptors held from before it loaded are the reports' own; the fuzz phase, which
-    imports Hypothesis only when it runs, cannot: the run says so, and does not conform."""
-    ran = _effects(
-        project,
-        *("check", "effects:UsesUpEveryDescriptor", "-k", "append.*", "--no-cost-probe"),
-        *("--json", "r.json", "--junit", "r.xml", "--markdown", "r.md"),
-    )
-    _clean(ran, 1)
-    assert "fuzz phase stopped: OSError(24" in ran.out
-    assert "corpus unavailable" not in ran.out  # its version was read before the target ran
-    report = _valid_json(project / "r.json")
-    assert [run["conforms"] for run in report["runs"]] == [False]
-    _valid_junit(project / "r.xml")
-    assert "UsesUpEveryDescriptor" in (project / "r.md").read_text(encoding="utf-8")
-
-
-def test_a_target_that_lowers_the_descriptor_limit_below_the_reserve_loses_no_report(
-    project: Path,
-) -> None:
-    """The reserve holds descriptors 3 and up; a soft limit of 3 makes every one of them
-    unusable, so the limit the run started with is restored for the reports."""
-    ran = _effects(
-        project,
-        *("check", "effects:LowersTheDescriptorLimitTo3", "-k", "append.*", *QUICK),
-        *("--json", "r.json", "--junit", "r.xml"),
-    )
-    _clean(ran, 0)
-    _valid_json(project / "r.json")
-    _valid_junit(project / "r.xml")
-
-
 @pytest.mark.parametrize(
     "target",
     [
@@ -844,19 +788,6 @@ def test_the_cost_probe_ends_when_a_target_froze_every_clock_as_freezegun_does(
     _clean(ran, 0)
 
 
-def test_an_audit_hook_that_exits_while_the_reports_are_written_costs_them_not_the_verdict(
-    project: Path,
-) -> None:
-    ran = _effects(
-        project,
-        *("check", "effects:ExitsFromAnAuditHookAtTheRename", "-k", "append.*", *QUICK),
-        *("--json", "r.json"),
-    )
-    _clean(ran, 2)
-    assert "cannot write report: --json " in ran.err
-    assert "r.json: SystemExit(0)" in ran.err
-
-
 def test_a_system_exit_that_reaches_the_program_from_target_code_is_no_verdict(
     project: Path,
 ) -> None:
@@ -865,19 +796,6 @@ def test_a_system_exit_that_reaches_the_program_from_target_code_is_no_verdict(
     ran = _effects(project, "check", "effects:ExitsFromEveryAuditedCall", "-k", "append.*", *QUICK)
     assert ran.code in (1, 2), (ran.code, ran.out[-2000:], ran.err[-2000:])
     assert "Traceback" not in ran.err + ran.out
-
-
-def test_a_target_that_uses_up_every_descriptor_loses_no_bench_report(project: Path) -> None:
-    ran = _effects(
-        project,
-        *("bench", "effects:UsesUpEveryDescriptor", "--only", "--quick", "--sizes", "40"),
-        *("--repeats", "1", "--scenario", "stream_then_finalize", "--json", "out.json"),
-    )
-    _clean(ran, 0)
-    report = json.loads((project / "out.json").read_text(encoding="utf-8"))
-    assert [result["implementation"] for result in report["results"]] == [
-        "effects:UsesUpEveryDescriptor"
-    ]
 
 
 def test_a_printing_target_cannot_corrupt_a_report_on_stdout(project: Path) -> None:
@@ -932,24 +850,6 @@ def test_a_target_taking_the_descriptor_kept_for_stdout_gets_no_report(project: 
     assert ran.code == 2, ran.out + ran.err
     assert "cannot write report" in ran.err
     assert (project / "taken.txt").read_text(encoding="utf-8") == ""
-
-
-def test_a_target_changing_the_umask_cannot_make_reports_unreadable(project: Path) -> None:
-    (project / "effects.py").write_text(SIDE_EFFECTS, encoding="utf-8")
-    ran = tokasm_cmd(
-        project,
-        "check",
-        "effects:Umask",
-        "-k",
-        "append.*",
-        "--fuzz-examples",
-        "0",
-        "--json",
-        "r.json",
-    )
-    _clean(ran, 0)
-    assert (project / "r.json").stat().st_mode & 0o444 == 0o444
-    _valid_json(project / "r.json")
 
 
 def test_a_target_freezing_the_clock_cannot_stall_the_cost_probe(project: Path) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import xml.etree.ElementTree as ET
 from typing import TYPE_CHECKING
 
@@ -11,20 +12,23 @@ import pytest
 
 import tokasm
 from tokasm.corpus._paths import spec_dir
-from tokasm.report._progress import Progress, progress_wanted
-from tokasm.report._render import (
+from tokasm.errors import ProtocolError
+from tokasm.report import (
+    Progress,
     json_report,
+    json_text,
+    junit_text,
     markdown_report,
+    progress_wanted,
     render_card,
     render_failures,
     render_verdict,
-    write_json,
-    write_junit,
-    write_markdown,
+    write_text_atomically,
 )
-from tokasm.run.results import OUTCOMES, CaseResult, TargetRun
+from tokasm.run import OUTCOMES, CaseResult, Failure, TargetRun
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
     from pathlib import Path
 
 MESSAGE = "step 2 on 'a': get('m')\n  expected: 'a b'\n  actual:   'ab'"
@@ -49,6 +53,22 @@ EVERY_OUTCOME = _run("mod:Every", list(OUTCOMES), ("stale line",))
 CLEAN = _run("mod:Clean", ["passed", "passed", "skipped", "xfailed"])
 
 
+def _write(render: Callable[[Sequence[TargetRun]], str], path: Path, runs: list[TargetRun]) -> None:
+    write_text_atomically(path, render(runs))
+
+
+def write_json(path: Path, runs: list[TargetRun]) -> None:
+    _write(json_text, path, runs)
+
+
+def write_junit(path: Path, runs: list[TargetRun]) -> None:
+    _write(junit_text, path, runs)
+
+
+def write_markdown(path: Path, runs: list[TargetRun]) -> None:
+    _write(markdown_report, path, runs)
+
+
 def _schema() -> dict[str, object]:
     loaded: dict[str, object] = json.loads(
         (spec_dir() / "report.schema.json").read_text(encoding="utf-8")
@@ -66,8 +86,13 @@ def test_json_report_matches_schema_and_counts(tmp_path: Path) -> None:
     assert report["protocol_version"] == 1
     assert report["conforms"] is False
     assert report["summary"] == {
-        "passed": 3, "failed": 1, "errored": 1, "skipped": 2, "xfailed": 2, "xpassed": 1
-    }  # fmt: skip
+        "passed": 3,
+        "failed": 1,
+        "errored": 1,
+        "skipped": 2,
+        "xfailed": 2,
+        "xpassed": 1,
+    }
     clean, every = report["runs"]
     assert clean["conforms"] is True
     assert every["problems"] == ["stale line"]
@@ -90,8 +115,11 @@ def test_junit_counts_and_elements(tmp_path: Path) -> None:
     assert root.tag == "testsuites"
     # failures: failed + xpassed + 1 problem; skipped: skipped + xfailed
     assert (root.get("tests"), root.get("failures"), root.get("errors"), root.get("skipped")) == (
-        "11", "3", "1", "4"
-    )  # fmt: skip
+        "11",
+        "3",
+        "1",
+        "4",
+    )
     every = root[1]
     assert every.get("name") == "mod:Every"
     props = {p.get("name"): p.get("value") for p in every.iter("property")}
@@ -249,3 +277,110 @@ def test_target_text_is_escaped_and_capped_in_every_report(tmp_path: Path) -> No
     assert "characters]" in case["message"]
     ET.parse(tmp_path / "r.xml")
     assert "\x1b" not in render_failures(run) + render_card([run])
+
+
+#: Failing results of every shape a worker sends back.
+FAILURES = [
+    Failure(
+        "mismatch",
+        "2",
+        "a",
+        {"op": "get", "instance": "a", "id": "m"},
+        {"returns": "a b"},
+        {"returns": "ab"},
+    ),
+    Failure(
+        "raised",
+        "2[7].1",
+        "a",
+        {"op": "apply", "instance": "a", "event": {"id": "m", "delta": "x", "n": [1, None]}},
+        {"returns": None},
+        {"raises": "KeyError", "message": "KeyError('delta')"},
+    ),
+    Failure(
+        "not-text",
+        "1",
+        "b",
+        {"op": "get", "instance": "b", "id": "m"},
+        {"raises": "TypeError"},
+        {"foreign": "b'x'", "type": "builtins.bytes"},
+    ),
+    Failure("factory-error", instance="a", actual={"raises": "OSError", "message": "no"}),
+    Failure("testee-fault"),
+    Failure("hung", "3", "a", {"op": "get", "instance": "a", "id": "m"}, {"returns": None}),
+]
+
+
+@pytest.mark.parametrize("failure", FAILURES, ids=[f.kind for f in FAILURES])
+def test_a_failing_result_goes_through_json_and_back_unchanged(failure: Failure) -> None:
+    result = CaseResult(
+        "case.x", "desc", "errored", "why", ("APPEND", "GET-TEXT"), "my/cases.yaml", 0.5, failure
+    )
+    line = json.dumps(result.to_data())
+    assert CaseResult.from_data(json.loads(line)) == result
+
+
+def test_a_result_without_failure_goes_through_and_back() -> None:
+    result = CaseResult("case.y", "desc", "passed", duration=2)
+    assert CaseResult.from_data(json.loads(json.dumps(result.to_data()))) == result
+
+
+def _data(**changes: object) -> dict[str, object]:
+    data = CaseResult("c", "d", "failed", "m", ("R",), failure=FAILURES[1]).to_data()
+    return {**data, **changes}
+
+
+@pytest.mark.parametrize(
+    ("data", "says"),
+    [
+        ([], "result must be an object"),
+        (_data(outcome="won"), "unknown outcome 'won'"),
+        (_data(case_id=1), "'case_id' must be str, got int"),
+        (_data(requirements=["R", 2]), "'requirements' must hold strings only"),
+        (_data(duration="1"), "'duration' must be float or int"),
+        (_data(extra=1), "unknown keys ['extra']"),
+        ({k: v for k, v in _data().items() if k != "message"}, "missing keys ['message']"),
+        (_data(failure="boom"), "'failure' must be dict or null, got str"),
+        (_data(failure={**vars(FAILURES[0]), "kind": "exploded"}), "unknown kind 'exploded'"),
+        (_data(failure={**vars(FAILURES[0]), "where": None}), "'where' must be str"),
+        (
+            _data(failure={**vars(FAILURES[0]), "request": []}),
+            "'request' must be dict or null, got list",
+        ),
+        (
+            _data(failure={**vars(FAILURES[0]), "expected": {"foreign": "x", "type": "t"}}),
+            "failure expected: unknown keys ['foreign', 'type']",
+        ),
+        (
+            _data(failure={**vars(FAILURES[0]), "actual": {"returns": 3}}),
+            "'returns' must be str or null, got int",
+        ),
+        (
+            _data(failure={**vars(FAILURES[0]), "actual": {"raises": "E"}}),
+            "failure actual: unknown keys ['raises']",
+        ),
+    ],
+)
+def test_a_result_of_another_shape_is_a_protocol_error(data: object, says: str) -> None:
+    with pytest.raises(ProtocolError, match=re.escape(says)):
+        CaseResult.from_data(data)
+
+
+def test_the_json_report_carries_the_failure_record_escaped_and_capped() -> None:
+    failure = Failure(
+        "mismatch",
+        "2",
+        "a",
+        {"op": "get", "instance": "a", "id": "m\x1b"},
+        {"returns": "x" * 50_000},
+        {"returns": None},
+    )
+    result = CaseResult("case.z", "desc", "failed", MESSAGE, ("APPEND",), failure=failure)
+    report = json.loads(json_text([TargetRun("t", "t", (result,), "1.2.3")]))
+    jsonschema.validate(report, _schema())
+    (case,) = report["runs"][0]["cases"]
+    assert case["failure"]["kind"] == "mismatch"
+    assert case["failure"]["request"]["id"] == "m\\x1b"
+    assert len(case["failure"]["expected"]["returns"]) < 3000
+    assert case["failure"]["actual"] == {"returns": None}
+    assert "failure" not in json_report([CLEAN])["runs"][0]["cases"][0]

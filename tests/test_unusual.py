@@ -3,7 +3,8 @@
 The kit must judge behaviour, not construction: a ``dict`` subclass, closures
 behind a factory, UTF-32 code points in an ``array``, a generator per
 message, events snapshotted into tuples, a ``str`` subclass for texts and deep
-copies of every event are all correct (RETURN-TYPE: any ``str`` instance is a text).
+copies of every event and interned ids are all correct (RETURN-TYPE: any ``str``
+instance is a text).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ _TESTS = Path(__file__).parent
 
 
 def test_unusual_set_covers_each_construction() -> None:
-    assert len(UNUSUAL) == 7
+    assert len(UNUSUAL) == 8
 
 
 def test_every_unusual_assembler_conforms_with_defaults(tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ import pytest
 from mutants import RefinalReturnsNone
 from tokasm.corpus._load import load_corpus
 from tokasm.implementations import ListJoinAssembler
-from tokasm.report._xfail import XfailError, apply_xfail, load_xfail, write_xfail
+from tokasm.report import XfailError, apply_xfail, load_xfail, render_xfail, write_text_atomically
 from tokasm.run.results import TargetRun
 from tokasm.run.runner import run_cases
 from tokasm.run.subjects import PythonSubject
@@ -92,7 +92,7 @@ def test_written_list_reloads_and_covers_exactly_todays_failures(
 ) -> None:
     broken = _run(corpus, RefinalReturnsNone, "forgets")
     path = tmp_path / "known.txt"
-    write_xfail(path, [broken])
+    write_text_atomically(path, render_xfail([broken]))
     lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line[:1] != "#"]
     assert lines == sorted(lines)
     assert any(line.startswith("seed.example  # failed: step 3 on 'a'") for line in lines)
@@ -104,7 +104,7 @@ def test_written_list_reloads_and_covers_exactly_todays_failures(
 def test_written_list_of_several_targets_names_them(corpus: Corpus, tmp_path: Path) -> None:
     runs = [_run(corpus, RefinalReturnsNone, "one"), _run(corpus, RefinalReturnsNone, "two")]
     path = tmp_path / "known.txt"
-    write_xfail(path, runs)
+    write_text_atomically(path, render_xfail(runs))
     (line,) = [ln for ln in path.read_text(encoding="utf-8").splitlines() if "seed.example" in ln]
     assert "# one: failed: " in line
     assert "; two: failed: " in line
@@ -136,7 +136,7 @@ def test_written_list_keeps_reasons_and_never_writes_a_glob(corpus: Corpus, tmp_
     failing = sorted(r.case_id for r in broken.results if r.outcome == "failed")
     path = tmp_path / "known.txt"
     path.write_text(f"{failing[0]}  # people wrote this\n", encoding="utf-8")
-    write_xfail(path, [broken], keep=load_xfail(path))
+    write_text_atomically(path, render_xfail([broken], load_xfail(path)))
     lines = path.read_text(encoding="utf-8").splitlines()
     assert f"{failing[0]}  # people wrote this" in lines
     entries = [line.partition("#")[0].strip() for line in lines]

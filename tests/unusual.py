@@ -219,6 +219,15 @@ class CopiesEachEvent(DictSubclassStore):
         return super().apply(own)
 
 
+class InternsIds(DictSubclassStore):
+    """Interns every id (``sys.intern`` takes an exact ``str`` only), as a store keyed by
+    many repeated ids may: correct for the seed's events, dicts of plain strings (the
+    ``mappings`` profile, which lends ``str`` subclasses, is optional)."""
+
+    def apply(self, event: _Event) -> str | None:
+        return super().apply({**event, "id": sys.intern(event["id"])})
+
+
 #: Name -> zero-argument factory of a correct, unusually built assembler.
 UNUSUAL: dict[str, Callable[[], object]] = {
     "DictSubclassStore": DictSubclassStore,
@@ -228,4 +237,5 @@ UNUSUAL: dict[str, Callable[[], object]] = {
     "TupleSnapshots": TupleSnapshots,
     "ReturnsStrSubclass": ReturnsStrSubclass,
     "CopiesEachEvent": CopiesEachEvent,
+    "InternsIds": InternsIds,
 }

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from tokasm.corpus._paths import spec_dir
 from tokasm.errors import CorpusError
 
-__all__ = ["PROTOCOL_VERSION", "__version__", "corpus_version", "version_line"]
+__all__ = ["PROTOCOL_VERSION", "__version__", "version_line"]
 
 #: This package's version (``tokasm.__version__``; pyproject.toml reads it from here).
 __version__ = "0.1.0"
@@ -14,19 +13,16 @@ __version__ = "0.1.0"
 PROTOCOL_VERSION = 1
 
 
-def corpus_version() -> str:
-    """The corpus semver from ``spec/VERSION``."""
-    return (spec_dir() / "VERSION").read_text(encoding="utf-8").strip()
-
-
 def version_line() -> str:
     """What ``--version`` prints and ``check`` opens with.
 
     Built for every parser, so a missing spec folder must not break ``--help``:
     the corpus then reads ``unavailable`` and the command that needs it says why.
     """
+    from tokasm.corpus import spec_dir  # above this module: the corpus needs the versions
+
     try:
-        corpus = corpus_version()
+        corpus = (spec_dir() / "VERSION").read_text(encoding="utf-8").strip()
     except (CorpusError, OSError):
         corpus = "unavailable"
     return f"tokasm {__version__} (corpus {corpus}, protocol {PROTOCOL_VERSION})"

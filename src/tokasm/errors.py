@@ -1,13 +1,8 @@
 """Every error tokasm raises on purpose, in one hierarchy, and the exit code each one means.
 
-- ``UsageError`` (exit 2): the run cannot start as asked: a bad option, a
-  target that does not load or start, a malformed corpus or xfail file, a
-  report path that cannot be written.
-- ``TargetFault``: the thing under test misbehaved. It never decides the exit
-  status by itself: the runner turns it into an errored or failed case.
-- ``ProtocolError``: a line that is not a valid protocol message.
-
-``tokasm.cli`` maps these to exit codes in one place for every subcommand.
+``UsageError`` and its kinds: the run cannot start as asked (exit 2). ``SubjectFault``
+and ``ImplementationError``: the thing under test misbehaved, which errors or fails the
+case that was running, never the run. ``ProtocolError``: a line that is no valid message.
 """
 
 from __future__ import annotations
@@ -25,7 +20,6 @@ __all__ = [
     "ReportError",
     "SubjectFault",
     "TargetError",
-    "TargetFault",
     "TokasmError",
     "TokasmExit",
     "UsageError",
@@ -47,10 +41,7 @@ class TokasmError(Exception):
 
 
 class TokasmExit(SystemExit):
-    """tokasm's own end of a run (``--help``, a usage error, SIGTERM's 143). Any other
-    ``SystemExit`` that reaches the ``tokasm`` program was raised by target code running
-    inside tokasm's own frames (an audit hook, a function it replaced): it ends the run
-    with exit 2 and one line saying so, never with the status it carries."""
+    """tokasm's own end of a run: ``--help``, a usage error, SIGTERM's 143."""
 
 
 class UsageError(TokasmError):
@@ -62,7 +53,7 @@ class TargetError(UsageError):
 
 
 class CorpusError(UsageError):
-    """A corpus file is unreadable or malformed; the message names file and case."""
+    """A case file is unreadable or malformed; the message names file and case."""
 
 
 class XfailError(UsageError):
@@ -73,21 +64,13 @@ class ReportError(UsageError):
     """A report cannot be written where it was asked for; the message names the path."""
 
 
-class TargetFault(TokasmError):
-    """The target misbehaved while a case ran: that case errors or fails, the run goes on."""
-
-
-class SubjectFault(TargetFault):
+class SubjectFault(TokasmError):
     """The testee itself failed (hang, crash, garbage): the case errors, the run goes on."""
 
 
-class ImplementationError(TargetFault):
-    """The implementation raised (or answered ``ok: false``) for one request.
-
-    ``frames`` (innermost last) and ``traceback`` say where in the user's code, read while
-    the error was caught: the target's own exception object is not kept, since freeing it
-    later (its finalizer, its frames' objects') would run the target's code unwatched.
-    """
+class ImplementationError(TokasmError):
+    """The implementation raised (or answered ``ok: false``) for one request; ``frames``
+    (innermost last) and ``traceback`` say where in the user's code."""
 
     def __init__(
         self, kind: str | None, message: str, *, frames: tuple[str, ...] = (), traceback: str = ""

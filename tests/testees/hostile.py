@@ -22,7 +22,6 @@ ONCE = (
     "grandchild-crash",
     "stray-line",
     "deep-response",
-    "many-values",
     "unclosed-string",
     "hang-restart",
 )
@@ -36,7 +35,6 @@ MODES = (
     "no-stream-reading",
 )
 DEEP = b'{"ok":true,"x":' + b"[" * 1000 + b"]" * 1000 + b"}\n"  # about 2 KB, 1000 deep
-MANY = b'{"ok":true,"result":null,"x":[' + b"0," * 1_000_000 + b"0]}\n"  # 2 MB, a million values
 #: 1.2 MB: a string never closed, of escaped quotes and brackets (enough to be counted).
 UNCLOSED = b'{"ok":true,"result":"' + b'\\"[' * 400_000 + b"\n"
 
@@ -66,8 +64,6 @@ def strike(mode: str, answer: bytes) -> bytes:
         return answer + answer
     if mode == "deep-response":
         return DEEP
-    if mode == "many-values":
-        return MANY
     if mode == "unclosed-string":
         return UNCLOSED
     block_forever()  # hang-restart

@@ -34,7 +34,6 @@ from tokasm.protocol._client import (
     split_command,
 )
 from tokasm.report._progress import progress_wanted
-from tokasm.report._render import DescriptorReserve
 from tokasm.run._watchdog import Watchdog, hang_text
 from tokasm.run.subjects import resolve_target
 
@@ -286,28 +285,22 @@ def _write_reports(
 
 def run(args: argparse.Namespace) -> int:
     subjects: list[Subject] = []
-    reserve = None
     try:
         _check_report_paths(args)
-        reserve = DescriptorReserve() if _report_paths(args) else None  # before targets load
-        return _measure(args, _contenders(args, subjects), reserve)
+        return _measure(args, _contenders(args, subjects))
     finally:
-        if reserve is not None:
-            reserve.release()  # however the run ended: a program may call ``main`` again
         for subject in subjects:
             subject.close()
 
 
-def _measure(
-    args: argparse.Namespace, contenders: list[Contender], reserve: DescriptorReserve | None
-) -> int:
+def _measure(args: argparse.Namespace, contenders: list[Contender]) -> int:
     settings = _settings(args)
     scenarios = [SCENARIOS[name] for name in args.scenario] or list(SCENARIOS.values())
     if any(contender.per_request for contender in contenders):
         print("protocol testees are measured per request: their costs include the round trip")
     progress = _progress(args.quiet)
     grid = f"{len(scenarios)} scenarios x {len(contenders)}"
-    report = partial(_report, args, settings, grid, Clocks.perf_counter(), reserve=reserve)
+    report = partial(_report, args, settings, grid, Clocks.perf_counter())
     stuck = partial(_end_stuck, progress, report)
     try:
         results = run_sweep(scenarios, contenders, settings, progress, on_stuck=stuck)
@@ -344,8 +337,6 @@ def _report(
     grid: str,
     started: float,
     results: list[Series],
-    *,
-    reserve: DescriptorReserve | None,
 ) -> int:
     """Print the tables and write the reports of ``results``; the exit status."""
     text = render_table(results, settings, DEFAULT_BACKEND)
@@ -358,8 +349,6 @@ def _report(
         f"in {Clocks.perf_counter() - started:.0f} s"
         + (f", stopped by --max-time {settings.max_time:g} s" if over_max_time(results) else "")
     )
-    if reserve is not None:
-        reserve.release()  # the targets are done: what they left is for the reports
     _write_reports(args, results, text, matrix, to_json(results, settings, DEFAULT_BACKEND))
     failed = [s.contender.name for s in results if s.error]
     if failed:

@@ -3,21 +3,27 @@
 ``list`` prints one line per case (id, profile, step count, the rules it
 lists); ``show`` expands a case: its rules, where it lives, and every step as
 the runner describes it, with what the step must return. Both include the
-cost probe, which ``-k`` and ``--xfail`` name like a case.
+cost probes, which ``-k`` and ``--xfail`` name like a case.
 """
 
 from __future__ import annotations
 
 import difflib
-import fnmatch
+from fnmatch import fnmatchcase
 from typing import TYPE_CHECKING
 
 from tokasm._display import show
 from tokasm.cli.options import exit_codes, non_negative, subcommand
-from tokasm.corpus import Raises, Returns, load_corpus
+from tokasm.corpus import Raises, load_corpus
 from tokasm.errors import CorpusError
 from tokasm.implementations import DEFAULT_BACKEND
-from tokasm.run._cost import CACHE_FINAL, PROBE_ID, PROBE_STEPS
+from tokasm.run._cost import (
+    CACHE_FINAL,
+    PROBE_ID,
+    PROBE_STEPS,
+    STREAM_LINEAR,
+    STREAM_PROBE_ID,
+)
 
 if TYPE_CHECKING:
     import argparse
@@ -33,44 +39,40 @@ EXIT_CODES = exit_codes("listed or shown", "not used (nothing is checked)")
 HEAD_STEPS = 20
 TAIL_STEPS = 5
 
-
-def _matching(corpus: Corpus, patterns: list[str]) -> list[Case]:
-    if not patterns:
-        return list(corpus)
-    return [c for c in corpus if any(fnmatch.fnmatchcase(c.id, p) for p in patterns)]
+#: The checks that are no corpus case (``-k`` and ``--xfail`` name them alike), and their rules.
+_PROBES = {PROBE_ID: CACHE_FINAL, STREAM_PROBE_ID: STREAM_LINEAR}
 
 
-def _probe_selected(patterns: list[str]) -> bool:
-    return not patterns or any(fnmatch.fnmatchcase(PROBE_ID, p) for p in patterns)
+def _select(corpus: Corpus, patterns: list[str]) -> tuple[list[Case], list[str]]:
+    """The cases and the cost probes whose id matches a glob (all of them for no glob)."""
+    cases = [c for c in corpus if not patterns or any(fnmatchcase(c.id, p) for p in patterns)]
+    probes = [i for i in _PROBES if not patterns or any(fnmatchcase(i, p) for p in patterns)]
+    if not cases and not probes:
+        close = difflib.get_close_matches(patterns[0], [c.id for c in corpus] + [*_PROBES], n=3)
+        hint = f"; did you mean {', '.join(close)}?" if close else "; see tokasm list"
+        raise CorpusError(f"no case id matches {patterns}{hint}")
+    return cases, probes
 
 
 def run_list(args: argparse.Namespace) -> int:
     corpus = load_corpus()
-    cases = _matching(corpus, args.globs)
-    probe = _probe_selected(args.globs)
-    if not cases and not probe:
-        raise CorpusError(f"no case id matches {args.globs}")
+    cases, probes = _select(corpus, args.globs)
     rows = [(c.id, c.profile, str(len(c.steps)), ", ".join(c.requirements)) for c in cases]
-    if probe:
-        rows.append((PROBE_ID, "required", "probe", CACHE_FINAL))
+    rows += [(probe, "required", "probe", _PROBES[probe]) for probe in probes]
     header = ("id", "profile", "steps", "requirements")
     widths = [max(len(row[i]) for row in [header, *rows]) for i in range(3)]
     for row in [header, *rows]:
         print(f"{row[0]:<{widths[0]}}  {row[1]:<{widths[1]}}  {row[2]:>{widths[2]}}  {row[3]}")
-    count = len(cases) + probe
-    print(f"{count} of {len(corpus) + 1} checks (corpus {corpus.version} and the cost probe)")
+    count, total = len(cases) + len(probes), len(corpus) + len(_PROBES)
+    print(f"{count} of {total} checks (corpus {corpus.version} and the cost probes)")
     return 0
 
 
 def _step_line(step: Step) -> str:
     expect = step.expect
-    if isinstance(expect, Raises):
-        wanted = f"  -> raises {expect.kind}"
-    elif isinstance(expect, Returns):
-        wanted = f"  -> {show(expect.value)}"
-    else:
-        wanted = ""
-    return f"  step {step.where} on {step.instance!r}: {step.describe()}{wanted}"
+    assert expect is not None  # a corpus step always says what it must do
+    wanted = f"raises {expect.kind}" if isinstance(expect, Raises) else show(expect.value)
+    return f"  step {step.where} on {step.instance!r}: {step.describe()}  -> {wanted}"
 
 
 def _render_case(case: Case, limit: int) -> str:
@@ -85,29 +87,20 @@ def _render_case(case: Case, limit: int) -> str:
     if case.events_in_process:
         lines.append(f"  events in process: {case.events_in_process} (spec/CASES.md)")
     lines.append(f"  steps ({len(steps)}; each must return what follows '->'):")
-    if limit and len(steps) > limit + TAIL_STEPS:
-        hidden = len(steps) - limit - TAIL_STEPS
+    hidden = len(steps) - limit - TAIL_STEPS if limit else 0
+    if hidden > 0:
         lines += [_step_line(step) for step in steps[:limit]]
         lines.append(f"  ... {hidden} more steps (--steps 0 shows all) ...")
-        lines += [_step_line(step) for step in steps[-TAIL_STEPS:]]
-    else:
-        lines += [_step_line(step) for step in steps]
+        steps = steps[-TAIL_STEPS:]
+    lines += [_step_line(step) for step in steps]
     return "\n".join(lines)
 
 
 def run_show(args: argparse.Namespace) -> int:
-    corpus = load_corpus()
-    patterns: list[str] = args.cases
-    cases = _matching(corpus, patterns)
-    probe = _probe_selected(patterns)
-    if not cases and not probe:
-        ids = [case.id for case in corpus] + [PROBE_ID]
-        close = difflib.get_close_matches(patterns[0], ids, n=3)
-        hint = f"; did you mean {', '.join(close)}?" if close else "; see tokasm list"
-        raise CorpusError(f"no case id matches {patterns}{hint}")
+    cases, probes = _select(load_corpus(), args.cases)
     blocks = [_render_case(case, args.steps) for case in cases]
-    if probe:
-        blocks.append(f"{PROBE_ID} - reads after final must not re-join the parts\n{PROBE_STEPS}")
+    if probes:
+        blocks.append(PROBE_STEPS)  # both probes, each under its id
     print("\n\n".join(blocks))
     return 0
 
@@ -117,7 +110,7 @@ def add_parser(commands: Commands) -> None:
         commands,
         "list",
         "list the corpus cases: id, profile, steps, requirements",
-        "List the conformance checks: every corpus case, and the cost probe.\n\n"
+        "List the conformance checks: every corpus case, and the cost probes.\n\n"
         "Each line: case id, profile, number of steps (after expanding repeats),\n"
         "and the requirement ids (spec/SPEC.md) it checks. GLOB selects as\n"
         f"tokasm check -k does, e.g. 'after.*'. Try: tokasm check {DEFAULT_BACKEND} -k 'after.*'",

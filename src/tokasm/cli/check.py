@@ -22,7 +22,7 @@ from tokasm.errors import (
     UsageError,
     XfailError,
 )
-from tokasm.fuzz._phase import CHECK_EXAMPLES, fuzz_phase
+from tokasm.fuzz import CHECK_EXAMPLES, fuzz_phase
 from tokasm.implementations import BACKENDS
 from tokasm.protocol._client import (
     DEFAULT_TIMEOUT,
@@ -433,10 +433,7 @@ def _previous_list(path: Path | None) -> XfailList | None:
 
 def run(args: argparse.Namespace) -> int:
     reports = _report_plan(args)  # a bad report path is refused before the corpus is read
-    try:
-        return _checked(args, reports)
-    finally:
-        reports.release()  # however the run ended: a program may call ``main`` again
+    return _checked(args, reports)
 
 
 #: The started targets, and for each one that is a bundled backend, its name (by ``id``).

@@ -60,9 +60,8 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "json" and str(args.out) == "-":
         raise UsageError("writing to stdout (-) needs --format jsonl")
     corpus, chosen = chosen_cases(args)
-    carried = {case.id: json_can_carry(case) for case in chosen}
-    cases = [case for case in chosen if carried[case.id]]
-    left_out = [case_id for case_id, ok in carried.items() if not ok]
+    left_out = [case.id for case in chosen if not json_can_carry(case)]
+    cases = [case for case in chosen if case.id not in left_out]
     out: Path = args.out
     try:
         if args.format == "json":

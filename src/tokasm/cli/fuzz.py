@@ -5,9 +5,9 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from tokasm.cli._console import Console, guarded_run
+from tokasm.cli._console import Console
 from tokasm.cli.options import (
     TARGET_HELP,
     at_least_one,
@@ -27,29 +27,19 @@ if TYPE_CHECKING:
     import argparse
 
     from tokasm.cli.options import Commands
-    from tokasm.fuzz import FuzzReport
     from tokasm.run.subjects import Subject
 
 __all__ = ["add_parser", "run"]
 
 DESCRIPTION = """\
-Run Hypothesis-generated event programs against one target and the spec's
-model: interleaved and look-alike ids, empty, whitespace, CR/LF, non-ASCII
-and long deltas, finals and re-finals, gets, read_since (if the target has
-it) and several instances.
-
-On a disagreement the shrunk counterexample is printed as a corpus case file
-(YAML, with the model's answers as 'returns'), exit 1. It is checked before
-printing: saved, loaded through the corpus loader and run again, it fails
-the same way. Keep it in a case folder of your own with --save DIR (a file
-named after the case id) and run it with tokasm check --cases DIR, or write
-it with --save FILE. The path is checked before fuzzing starts; an existing
-file (or a symlink) is never replaced unless --force.
-A Python TARGET runs in a worker process of its own, as in tokasm check,
-so a target that hangs, exits or crashes costs one example; --in-process
-runs it in tokasm's own process instead, for a debugger, unguarded: that
-trusts the target.
-Without --seed a random seed is used and printed, so any run can be repeated.
+Run Hypothesis-generated event programs against one target and the spec's model.
+On a disagreement the shrunk counterexample is printed as a corpus case file (the
+model's answers as 'returns'), checked to fail the same way once loaded back; exit 1.
+--save DIR keeps it as DIR/CASE-ID.yaml for tokasm check --cases DIR; an existing
+file is never replaced unless --force. A Python TARGET runs in a worker process, so
+one that hangs, exits or crashes costs one example; --in-process runs it in tokasm's
+own process for a debugger, unguarded. Without --seed a random seed is used and
+printed, so any run can be repeated.
 """
 
 
@@ -69,36 +59,26 @@ def add_parser(commands: Commands) -> None:
     )
     target = parser.add_mutually_exclusive_group(required=True)
     target.add_argument("target", nargs="?", metavar="TARGET", help=TARGET_HELP)
-    target.add_argument(
-        "--cmd", metavar="COMMAND LINE", help="a protocol testee command (spec/PROTOCOL.md)"
-    )
-    parser.add_argument(
+    target.add_argument("--cmd", metavar="COMMAND LINE", help="a protocol testee (PROTOCOL.md)")
+    add = parser.add_argument
+    seconds: dict[str, Any] = {"type": positive_seconds, "metavar": "SECONDS"}
+    add(
         "--examples",
         type=at_least_one,
         default=500,
         metavar="N",
-        help="how many programs to try (default 500)",
+        help="programs to try (default 500)",
     )
-    parser.add_argument(
-        "--seed", type=non_negative, metavar="N", help="repeat a run (default: random)"
-    )
-    parser.add_argument(
-        "--budget",
-        type=positive_seconds,
-        metavar="SECONDS",
-        help="start no new example after this long (default: no limit); "
-        "shrinking a disagreement has its own limit, --shrink-budget",
-    )
-    parser.add_argument(
+    add("--seed", type=non_negative, metavar="N", help="repeat a run (default: random)")
+    add("--budget", **seconds, help="start no new example after this long (default: no limit)")
+    add(
         "--shrink-budget",
-        type=positive_seconds,
+        **seconds,
         default=SHRINK_BUDGET,
-        metavar="SECONDS",
-        help="how long Hypothesis may shrink a disagreement, and the final simplification "
-        f"as long again (default {SHRINK_BUDGET:g}): shorter for a quicker, less simple "
-        "counterexample",
+        help=f"how long Hypothesis may shrink a disagreement, and dropping steps as long again "
+        f"(default {SHRINK_BUDGET:g})",
     )
-    parser.add_argument(
+    add(
         "--instances",
         type=int,
         choices=range(1, len(INSTANCE_NAMES) + 1),
@@ -106,30 +86,25 @@ def add_parser(commands: Commands) -> None:
         metavar="N",
         help=f"assemblers per program, 1 to {len(INSTANCE_NAMES)} (default 2)",
     )
-    parser.add_argument(
+    add(
         "--timeout",
-        type=positive_seconds,
+        **seconds,
         default=DEFAULT_TIMEOUT,
-        metavar="SECONDS",
-        help=f"seconds a call into the target (a --cmd request) may run (default "
-        f"{DEFAULT_TIMEOUT:g}); one that runs longer is a testee fault, a disagreement",
+        help=f"seconds a call into the target may run (default {DEFAULT_TIMEOUT:g})",
     )
-    parser.add_argument(
+    add(
         "--in-process",
         action="store_true",
-        help="run a Python TARGET in tokasm's own process, for pdb and the like: unguarded "
-        "(it trusts the target: no timeout, and a target that exits ends the run)",
+        help="run a Python TARGET in tokasm's own process, for pdb: unguarded (no timeout; "
+        "a target that exits ends the run)",
     )
-    parser.add_argument(
+    add(
         "--save",
         metavar="FILE|DIR",
-        help="also write the case to FILE, or into the folder DIR as CASE-ID.yaml "
-        "(an existing folder, or a path ending in '/'; a case folder for tokasm check --cases); "
-        "a new file, before it is printed; nothing is written when no disagreement is found",
+        help="also write the case to a new FILE, or as CASE-ID.yaml into DIR (an existing "
+        "folder, or a path ending in '/')",
     )
-    parser.add_argument(
-        "--force", action="store_true", help="let --save replace an existing file, whole"
-    )
+    add("--force", action="store_true", help="let --save replace an existing file, whole")
     parser.set_defaults(run=run)
 
 
@@ -140,19 +115,6 @@ def _subject(args: argparse.Namespace) -> Subject:
     if args.in_process:
         return PythonSubject(resolve_target(args.target), args.target)
     return WorkerSubject(args.target, args.timeout, breaker=None)
-
-
-def _counterexample_text(report: FuzzReport) -> str:
-    """The case file, headed by comments saying what failed, so all of it can be saved."""
-    found = report.counterexample
-    assert found is not None
-    notes = [report.summary(), *found.result.message.splitlines()]
-    if found.reproduced:
-        notes.append("Saved as a corpus case and loaded back, this case fails the same way:")
-    else:
-        notes.append("WARNING: saved and loaded back, this case passed; is the target flaky?")
-    header = "".join(f"# {line}\n" for line in notes)
-    return header + found.yaml
 
 
 def _is_folder(save: str) -> bool:
@@ -201,41 +163,30 @@ def _save(args: argparse.Namespace, case_id: str, text: str) -> Path:
 
 
 def run(args: argparse.Namespace) -> int:
-    with guarded_run():
-        return _fuzz(args)
-
-
-def _fuzz(args: argparse.Namespace) -> int:
     from tokasm.fuzz import fuzz  # Hypothesis: not for --help or another command
 
     _check_save(args)
     subject = _subject(args)
     try:
-        report = fuzz(
-            subject,
-            examples=args.examples,
-            seed=args.seed,
-            budget=args.budget,
-            shrink_budget=args.shrink_budget,
-            instances=args.instances,
-        )
+        options = ("examples", "seed", "budget", "shrink_budget", "instances")
+        report = fuzz(subject, **{name: getattr(args, name) for name in options})
     finally:
         subject.close()
-    console = Console(sys.stdout)
-    if report.counterexample is None:
+    console, found = Console(sys.stdout), report.counterexample
+    if found is None:
         console.print(f"tokasm fuzz: {report.summary()}")
         return 0
-    text = _counterexample_text(report)
-    failure = None
-    saved = None
-    if args.save is not None:  # before printing: a reader that went away cannot cost the file
-        try:
-            saved = _save(args, report.counterexample.result.case_id, text)
-        except ReportError as error:
-            failure = error
-    console.print(text.removesuffix("\n"))
-    if failure is not None:
-        raise failure
+    notes = [report.summary(), *found.result.message.splitlines()]
+    notes.append(
+        "Saved as a corpus case and loaded back, this case fails the same way:"
+        if found.reproduced
+        else "WARNING: saved and loaded back, this case passed; is the target flaky?"
+    )
+    text = "".join(f"# {line}\n" for line in notes) + found.yaml  # all of it can be saved
+    try:  # saved before printing: a reader that went away cannot cost the file
+        saved = None if args.save is None else _save(args, found.result.case_id, text)
+    finally:
+        console.print(text.removesuffix("\n"))
     if saved is not None:
         console.print(f"# saved to {saved}")
     return 1

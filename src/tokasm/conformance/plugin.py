@@ -153,15 +153,15 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def _subject(config: pytest.Config, target: str) -> Subject:
-    from tokasm.protocol._client import DEFAULT_TIMEOUT, CommandSubject, fatal_signals_kill_testees
-    from tokasm.protocol.testee import python_testee_command
+    from tokasm.protocol._client import DEFAULT_TIMEOUT, fatal_signals_kill_testees
+    from tokasm.protocol.worker import WorkerSubject
     from tokasm.run.subjects import PythonSubject, resolve_target
 
     if config.getoption("tokasm_isolate"):
         if _UNDO_SIGNALS not in config.stash:  # pytest has no SIGTERM handler: testees first
             config.stash[_UNDO_SIGNALS] = fatal_signals_kill_testees()
         timeout: float | None = config.getoption("tokasm_timeout")
-        return CommandSubject(python_testee_command(target), timeout or DEFAULT_TIMEOUT)
+        return WorkerSubject(target, timeout or DEFAULT_TIMEOUT)
     return PythonSubject(resolve_target(target), target)
 
 

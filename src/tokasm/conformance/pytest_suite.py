@@ -26,6 +26,7 @@ import pytest
 from tokasm.corpus._load import Case, load_corpus, profile_gap
 from tokasm.errors import TargetError
 from tokasm.fuzz import CHECK_EXAMPLES, fuzz_phase
+from tokasm.protocol.worker import WorkerSubject
 from tokasm.report._xfail import XfailError, expected_failures, load_xfail
 from tokasm.run._cost import PROBE_ID, probe_cache_final
 from tokasm.run.results import FAILING
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
 
     from tokasm.implementations import AssemblerFactory
     from tokasm.report._xfail import XfailList
+    from tokasm.run.results import CaseResult
     from tokasm.run.subjects import Subject
 
 __all__ = ["CHECKS", "FUZZ_ID", "Check", "Selection", "suite"]
@@ -53,6 +55,13 @@ Check: TypeAlias = "Case | str"
 
 #: The targets of this process that failed a case: their fuzz item is skipped.
 _FAILED_A_CASE: weakref.WeakSet[Subject] = weakref.WeakSet()
+
+
+def _result(subject: Subject, check: Case | str) -> CaseResult:
+    """A case's or the cost probe's result, in tokasm's worker for ``--tokasm-isolate``."""
+    if isinstance(subject, WorkerSubject):
+        return subject.run_case(check) if isinstance(check, Case) else subject.probe(PROBE_ID)
+    return run_case(subject, check) if isinstance(check, Case) else probe_cache_final(subject)
 
 
 def _id(check: Check) -> str:
@@ -129,11 +138,9 @@ class Selection:
             reason = skip_reason(check, self.profiles, subject.features)
             if reason:
                 pytest.skip(reason)
-            result = run_case(subject, check)
-            if result.outcome in FAILING:
-                _FAILED_A_CASE.add(subject)
-        else:
-            result = probe_cache_final(subject)
+        result = _result(subject, check)
+        if result.outcome in FAILING:
+            _FAILED_A_CASE.add(subject)
         if result.outcome == "skipped":
             pytest.skip(result.message)
         if result.outcome != "passed":

@@ -1,7 +1,7 @@
 """The conformance corpus: its cases and steps, the loader, the oracle and the export.
 
-Names are imported when first used (PEP 562), so importing the package costs next to
-nothing: the loader's YAML and JSON Schema come only with the loader.
+The loader's names are imported when first used (PEP 562), so importing the package
+imports neither YAML nor JSON Schema.
 """
 
 from __future__ import annotations
@@ -9,43 +9,41 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from tokasm.corpus._export import (
-        EXPORT_FORMAT,
-        MARKER,
-        case_document,
-        case_line,
-        json_can_carry,
-        write_folder,
-        write_lines,
-    )
-    from tokasm.corpus._load import (
-        PROFILES,
-        Case,
-        Corpus,
-        CorpusError,
-        expand,
-        load_corpus,
-        load_file,
-        parse_case,
-        profile_gap,
-        requirement_ids,
-    )
-    from tokasm.corpus._paths import SPEC_DIR_ENV, shipped, spec_dir, spec_version
-    from tokasm.corpus.model import ModelAssembler
-    from tokasm.corpus.steps import (
-        OPS,
-        READ_SINCE,
-        Apply,
-        Expectation,
-        Get,
-        Raises,
-        ReadSince,
-        Returns,
-        Step,
-        features_of,
-    )
+from tokasm.corpus._export import (
+    EXPORT_FORMAT,
+    MARKER,
+    case_document,
+    case_line,
+    json_can_carry,
+    write_folder,
+    write_lines,
+)
+from tokasm.corpus._paths import SPEC_DIR_ENV, shipped, spec_dir
+from tokasm.corpus.model import ModelAssembler
+from tokasm.corpus.steps import (
+    OPS,
+    READ_SINCE,
+    Apply,
+    Expectation,
+    Get,
+    Raises,
+    ReadSince,
+    Returns,
+    Step,
+    features_of,
+)
+from tokasm.errors import CorpusError
 
+if TYPE_CHECKING:
+    from tokasm.corpus._load import PROFILES as PROFILES
+    from tokasm.corpus._load import Case as Case
+    from tokasm.corpus._load import Corpus as Corpus
+    from tokasm.corpus._load import expand as expand
+    from tokasm.corpus._load import load_corpus as load_corpus
+    from tokasm.corpus._load import load_file as load_file
+    from tokasm.corpus._load import parse_case as parse_case
+    from tokasm.corpus._load import profile_gap as profile_gap
+    from tokasm.corpus._load import requirement_ids as requirement_ids
 
 __all__ = [
     "EXPORT_FORMAT",
@@ -77,20 +75,12 @@ __all__ = [
     "requirement_ids",
     "shipped",
     "spec_dir",
-    "spec_version",
     "write_folder",
     "write_lines",
 ]
 
 
-#: The modules that define them, the loader (which imports YAML) last.
-_MODULES = ("steps", "model", "_paths", "_export", "_load")
-
-
-def __getattr__(name: str) -> object:
+def __getattr__(name: str) -> object:  # only the loader's names are not imported above
     if name in __all__:
-        for module_name in _MODULES:
-            module = import_module(f"{__name__}.{module_name}")
-            if name in module.__all__:
-                return getattr(module, name)
+        return getattr(import_module("tokasm.corpus._load"), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from tokasm._versions import PROTOCOL_VERSION, __version__
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator
+    from collections.abc import Iterable
     from pathlib import Path
 
     from tokasm.corpus._load import Case, Corpus
@@ -42,24 +42,12 @@ MARKER = ".tokasm-export"
 _SPLIT_PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")
 
 
-def _texts(value: object) -> Iterator[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            yield from _texts(key)
-            yield from _texts(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _texts(item)
-
-
 def json_can_carry(case: Case) -> bool:
     """False when a text holds a split surrogate pair (SURR-SPLIT-PAIR): JSON reads
-    ``"\\ud83d\\ude00"`` back as one character, so the case cannot be exported exactly."""
-    return not any(
-        _SPLIT_PAIR.search(text) for step in case.steps for text in _texts(_step_document(step))
-    )
+    ``"\\ud83d\\ude00"`` back as one character, so the case cannot be exported exactly.
+    (Unescaped JSON keeps each string's code points, and no two strings touch.)"""
+    steps = [_step_document(step) for step in case.steps]
+    return not _SPLIT_PAIR.search(json.dumps(steps, ensure_ascii=False))
 
 
 def _step_document(step: Step) -> dict[str, object]:
@@ -96,11 +84,6 @@ def case_line(case: Case, corpus: Corpus) -> str:
     return json.dumps(case_document(case, corpus), separators=(",", ":"), ensure_ascii=True) + "\n"
 
 
-def _lines(cases: Iterable[Case], corpus: Corpus) -> Iterator[tuple[str, str]]:
-    for case in cases:
-        yield case.id, case_line(case, corpus)
-
-
 def write_folder(folder: Path, cases: Iterable[Case], corpus: Corpus) -> int:
     """Write ``CASE-ID.json`` per case into ``folder``, replacing an earlier export there.
 
@@ -114,8 +97,9 @@ def write_folder(folder: Path, cases: Iterable[Case], corpus: Corpus) -> int:
     for old in folder.glob("*.json"):
         old.unlink()
     written = 0
-    for case_id, line in _lines(cases, corpus):
-        (folder / f"{case_id}.json").write_text(line, encoding="ascii")
+    for case in cases:
+        line = case_line(case, corpus)
+        (folder / f"{case.id}.json").write_text(line, encoding="ascii")
         written += len(line)
     marker.write_text(f"tokasm {__version__}, corpus {corpus.version}\n", encoding="ascii")
     return written
@@ -124,7 +108,8 @@ def write_folder(folder: Path, cases: Iterable[Case], corpus: Corpus) -> int:
 def write_lines(out: TextIO, cases: Iterable[Case], corpus: Corpus) -> int:
     """Write one case per line to the text stream ``out``; returns the characters written."""
     written = 0
-    for _, line in _lines(cases, corpus):
+    for case in cases:
+        line = case_line(case, corpus)
         out.write(line)
         written += len(line)
     return written

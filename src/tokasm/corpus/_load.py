@@ -1,11 +1,8 @@
-"""Load the YAML case corpus into frozen cases whose compact forms expand into plain steps.
+"""Load the YAML case files into cases whose compact forms expand into plain steps.
 
-A case keeps its mapping as written (``Case.document``, JSON values only), so another
-process rebuilds it with ``parse_case``. The spec folder tokasm ships is checked
-against ``case.schema.json`` by tokasm's own tests (tests/test_corpus.py), so it is
-trusted here and each case is expanded when first used. Any other case file (``--cases``,
-a ``TOKASM_SPEC_DIR`` copy) is checked against the schema and expanded on load. Every
-error names the file and, where it can, the case.
+The spec folder tokasm ships is trusted (its tests check it against ``case.schema.json``)
+and each of its cases is expanded when first used. Any other case file is checked against
+the schema and expanded on load; every error names the file and, where it can, the case.
 """
 
 from __future__ import annotations
@@ -17,7 +14,7 @@ import operator
 import os
 import re
 import string
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache, cached_property
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
@@ -48,22 +45,17 @@ __all__ = [
     "requirement_ids",
 ]
 
-Profile: TypeAlias = Literal["required", "strict", "incremental", "surrogates"]
-PROFILES: tuple[Profile, ...] = ("required", "strict", "incremental", "surrogates")
+Profile: TypeAlias = Literal["required", "strict", "incremental", "surrogates", "mappings"]
+PROFILES: tuple[Profile, ...] = ("required", "strict", "incremental", "surrogates", "mappings")
 
 
 @dataclass(frozen=True)
 class Case:
-    """One conformance case: its mapping as written (``document``) and where it came from.
+    """One conformance case: its mapping as written (``document``, JSON values only) and
+    where it came from; ``bundled`` is False for a case from a user's ``--cases`` files."""
 
-    Everything else is read from ``document``; ``steps`` are its compact forms expanded,
-    when first asked for.
-    """
-
-    #: The case's mapping exactly as its file writes it: JSON values only.
-    document: dict[str, Any]
+    document: dict[str, Any] = field(hash=False)
     source: Path
-    #: False for a case from a user folder (``--cases DIR``), not the spec folder's corpus.
     bundled: bool = True
 
     @property
@@ -74,7 +66,7 @@ class Case:
     def description(self) -> str:
         return str(self.document["description"])
 
-    @cached_property
+    @property
     def requirements(self) -> tuple[str, ...]:
         return tuple(self.document["requirements"])
 
@@ -83,7 +75,7 @@ class Case:
         profile: Profile = self.document.get("profile", "required")
         return profile
 
-    @cached_property
+    @property
     def instances(self) -> tuple[str, ...]:
         return tuple(self.document.get("instances", ["a"]))
 
@@ -96,6 +88,7 @@ class Case:
 
     @cached_property
     def steps(self) -> tuple[Step, ...]:
+        """The compact forms expanded into plain steps, when first asked for."""
         expander = _Expander(self)
         try:
             return tuple(expander.unroll(self.document["steps"], {}, "", []))
@@ -114,9 +107,6 @@ class Case:
             for step in OPS.values()
             if step.feature is not None and _writes(self.document["steps"], step.op)
         )
-
-    def __hash__(self) -> int:
-        return hash((self.id, self.source, self.bundled))
 
     def __repr__(self) -> str:
         return f"Case({self.id!r}, source={self.source!r}, bundled={self.bundled})"
@@ -177,8 +167,8 @@ class _Expander:
 
     def __init__(self, case: Case) -> None:
         self.case = case
-        self.declared = frozenset(case.instances)
-        self.first = case.instances[0]
+        self.instances = case.instances
+        self.declared = frozenset(self.instances)
 
     def fail(self, message: str) -> CorpusError:
         return CorpusError(f"{self.case.source}: case {self.case.id!r}: {message}")
@@ -196,14 +186,15 @@ class _Expander:
             if name in env:
                 raise self.fail(f"step {where}: 'as: {name}' shadows an outer repeat")
             for i in range(raw["repeat"]):
-                inner = {**env, name: i} if name else env
-                self.unroll(raw["steps"], inner, f"{where}[{i}].", built)
+                self.unroll(
+                    raw["steps"], {**env, name: i} if name else env, f"{where}[{i}].", built
+                )
         return built
 
     def step(self, raw: Mapping[str, Any], env: Mapping[str, int], where: str) -> Step:
-        instance: str = raw.get("on", self.first)
+        instance: str = raw.get("on", self.instances[0])
         if instance not in self.declared:
-            shown = list(self.case.instances[:10]) + (["..."] if len(self.declared) > 10 else [])
+            shown = list(self.instances[:10]) + (["..."] if len(self.instances) > 10 else [])
             raise self.fail(f"step uses instance {instance!r}, not declared in {shown}")
         expect: Expectation
         if "raises" in raw:
@@ -313,17 +304,12 @@ class _JsonLoader(_SafeLoader):
 _JsonLoader.add_constructor(_TAG + "int", _JsonLoader.construct_json_int)
 _JsonLoader.add_constructor(_TAG + "float", _JsonLoader.construct_json_float)
 for _kind in ("set", "binary", "omap", "pairs", "timestamp", None):
-    _JsonLoader.add_constructor(
-        None if _kind is None else _TAG + _kind, _JsonLoader.construct_not_json
-    )
-# YAML 1.1 reads on/off/yes/no as booleans, which would turn the step key ``on`` into True
-# (and ``delta: no`` into False), and 2024-05-01 as a date. Resolve as YAML 1.2's core
-# schema does: only true and false are booleans, and no plain text is a date.
+    _JsonLoader.add_constructor(_kind and _TAG + _kind, _JsonLoader.construct_not_json)
+# YAML 1.1 reads on/off/yes/no as booleans (the step key ``on`` would become True) and
+# 2024-05-01 as a date. As YAML 1.2's core schema: only true and false are booleans.
 _JsonLoader.yaml_implicit_resolvers = {
     first: [
-        (tag, pattern)
-        for tag, pattern in resolvers
-        if tag not in (_TAG + "bool", _TAG + "timestamp")
+        (tag, regexp) for tag, regexp in resolvers if tag[len(_TAG) :] not in ("bool", "timestamp")
     ]
     for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
 }
@@ -334,7 +320,7 @@ _JsonLoader.add_implicit_resolver(
 
 @cache
 def _validator(schema_path: Path) -> jsonschema.protocols.Validator:
-    import jsonschema  # only for a file not shipped: it costs 50 ms to import
+    import jsonschema  # only for a user's file: it costs 50 ms to import
 
     schema = json.loads(schema_path.read_text(encoding="utf-8"))
     validator_class = jsonschema.validators.validator_for(schema)
@@ -342,30 +328,21 @@ def _validator(schema_path: Path) -> jsonschema.protocols.Validator:
     return validator_class(schema)
 
 
-def _case_label(document: object, path: Iterable[object]) -> str:
-    """``case 'x'`` (or ``case #3``) for a schema error path into ``cases``."""
-    parts = list(path)
-    if len(parts) < 2 or parts[0] != "cases" or not isinstance(parts[1], int):
-        return "file level"
-    index = parts[1]
-    cases = document.get("cases") if isinstance(document, dict) else None
-    case = cases[index] if isinstance(cases, list) and index < len(cases) else None
-    case_id = case.get("id") if isinstance(case, dict) else None
-    return f"case {case_id!r}" if isinstance(case_id, str) else f"case #{index + 1}"
-
-
-def _validate(document: object, source: Path, schema_path: Path) -> None:
-    errors = list(_validator(schema_path).iter_errors(document))  # type: ignore[arg-type]
-    if not errors:
-        return
+def _validate(document: Any, source: Path, schema_path: Path) -> None:
+    """CorpusError naming the file, the case (its id, else its number) and what is wrong."""
     from jsonschema.exceptions import best_match
 
-    error = best_match(errors)
-    location = "/".join(str(p) for p in error.absolute_path) or "(top)"
-    raise CorpusError(
-        f"{source}: {_case_label(document, error.absolute_path)}: "
-        f"schema violation at {location}: {error.message}"
-    )
+    error = best_match(_validator(schema_path).iter_errors(document))
+    if error is None:
+        return
+    path = list(error.absolute_path)
+    where = "file level"
+    if len(path) > 1 and path[0] == "cases" and isinstance(path[1], int):
+        case = document["cases"][path[1]]
+        case_id = case.get("id") if isinstance(case, dict) else None
+        where = f"case {case_id!r}" if isinstance(case_id, str) else f"case #{path[1] + 1}"
+    location = "/".join(str(part) for part in path) or "(top)"
+    raise CorpusError(f"{source}: {where}: schema violation at {location}: {error.message}")
 
 
 def load_file(
@@ -375,8 +352,7 @@ def load_file(
     file is checked against the schema of ``root``'s spec and every case expanded now, so
     a bad one is refused on load."""
     try:
-        text = path.read_text(encoding="utf-8")
-        document: Any = yaml.load(text, Loader=_JsonLoader)
+        document: Any = yaml.load(path.read_text(encoding="utf-8"), Loader=_JsonLoader)
     except (OSError, ValueError) as error:  # UnicodeDecodeError is a ValueError
         raise CorpusError(f"{path}: cannot read: {error}") from None
     except yaml.YAMLError as error:
@@ -392,8 +368,8 @@ def load_file(
 
 
 def load_corpus(root: Path | None = None, user_cases: Iterable[Path] = ()) -> Corpus:
-    """Load every ``cases/*.yaml`` under ``root`` (default: the spec folder in use), then
-    the case files in ``user_cases`` (folders of ``*.yaml``, or single files).
+    """Every ``cases/*.yaml`` under ``root`` (default: the spec folder in use), then the
+    case files in ``user_cases`` (folders of ``*.yaml``, or single files).
 
     User cases follow the same schema and rules: ids unique across both, requirement ids
     from ``root``'s SPEC.md. Loaded once per folder and process: the corpus is read-only
@@ -407,9 +383,8 @@ def load_corpus(root: Path | None = None, user_cases: Iterable[Path] = ()) -> Co
 
 @cache
 def _load_corpus(root: Path, user_cases: tuple[Path, ...], folder: str | None) -> Corpus:
-    """The corpus, loaded once per process for the same paths, read from ``folder`` (the
-    current folder when a path is relative: a host that changes folder gets that folder's
-    cases, not another's from the cache)."""
+    """The corpus, cached per process for the same paths and, when one is relative, the
+    current ``folder`` (a host that changes folder gets that folder's cases)."""
     if user_cases:
         bundled = _load_corpus(root, (), None if root.is_absolute() else folder)
         seen = {case.id: case.source for case in bundled}
@@ -469,6 +444,10 @@ def _load_files(
     return tuple(cases)
 
 
+#: A requirement in SPEC.md: ``- **ID** (kind): text``.
+_REQUIREMENT = re.compile(r"^\s*- \*\*(.+?)\*\* \(([^)]*)\)", re.MULTILINE)
+
+
 def requirement_ids(root: Path | None = None) -> dict[str, str]:
     """Requirement id -> kind (``behaviour`` or ``performance``), read from SPEC.md."""
     return dict(_requirements((spec_dir() if root is None else root).absolute()))
@@ -481,13 +460,7 @@ def _requirements(root: Path) -> tuple[tuple[str, str], ...]:
         text = (root / "SPEC.md").read_text(encoding="utf-8")
     except (OSError, ValueError) as error:
         raise CorpusError(f"{root / 'SPEC.md'}: cannot read: {error}") from None
-    found: list[tuple[str, str]] = []
-    for line in text.splitlines():
-        stripped = line.strip()
-        if stripped.startswith("- **") and "** (" in stripped:
-            requirement, rest = stripped[4:].split("** (", 1)
-            found.append((requirement, rest.split(")", 1)[0]))
-    return tuple(found)
+    return tuple(_REQUIREMENT.findall(text))
 
 
 def expand(cases: Iterable[Case]) -> None:
@@ -499,11 +472,8 @@ def expand(cases: Iterable[Case]) -> None:
 def profile_gap(
     requested: Iterable[str], cases: Iterable[Case], target: str, features: Set[str]
 ) -> str | None:
-    """Why a profile the user asked for by name cannot run on ``target``, or None.
-
-    Asking for a profile (``--profile incremental``) and having its cases
-    skipped because the target lacks a feature would be a silent pass.
-    """
+    """Why a profile the user asked for by name cannot run on ``target``, or None: asking
+    for a profile and having its cases skipped for a missing feature would be a silent pass."""
     chosen = list(cases)
     for profile in dict.fromkeys(requested):
         needed = {f for c in chosen if c.profile == profile for f in c.features}

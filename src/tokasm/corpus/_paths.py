@@ -12,7 +12,7 @@ from pathlib import Path
 
 from tokasm.errors import CorpusError
 
-__all__ = ["CACHE_DIR_ENV", "SPEC_DIR_ENV", "cache_dir", "shipped", "spec_dir", "spec_version"]
+__all__ = ["CACHE_DIR_ENV", "SPEC_DIR_ENV", "cache_dir", "shipped", "spec_dir"]
 
 SPEC_DIR_ENV = "TOKASM_SPEC_DIR"
 CACHE_DIR_ENV = "TOKASM_CACHE_DIR"
@@ -41,11 +41,6 @@ def shipped(root: Path) -> bool:
     tests check against the schema, rather than one ``TOKASM_SPEC_DIR`` names."""
     shipped_root = next((folder for folder in _SHIPPED if (folder / "VERSION").is_file()), None)
     return shipped_root is not None and root.resolve() == shipped_root.resolve()
-
-
-def spec_version() -> str:
-    """The corpus semver from ``spec/VERSION``."""
-    return (spec_dir() / "VERSION").read_text(encoding="utf-8").strip()
 
 
 def cache_dir() -> Path | None:

@@ -1,10 +1,8 @@
-"""The operations a case performs, each a step kind that runs, shows and encodes itself.
+"""The operations a case performs: ``OPS`` maps each protocol op to its step class.
 
-``OPS`` maps each protocol op name to its step class. The corpus loader, the
-runner, both ends of the protocol, the fuzzer, the stateful test and the
-benchmarks all go through it, so adding an operation means one class here
-(plus ``case.schema.json``, ``PROTOCOL.md`` and ``SPEC.md``).
-
+The corpus loader, the runner, both ends of the protocol, the fuzzer, the
+stateful test and the benchmarks all go through ``OPS``, so adding an operation
+means one class here (plus ``case.schema.json``, ``PROTOCOL.md`` and ``SPEC.md``).
 A step's ``expect`` is None in a fuzzer program, before the oracle
 (``ModelAssembler``) has said what the step must return.
 """
@@ -13,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeAlias
+from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias
 
 from tokasm._display import show
 from tokasm.errors import ProtocolError
@@ -46,7 +44,6 @@ class Returns:
     value: str | None
 
     def document(self) -> dict[str, object]:
-        """The expectation as the corpus and its export write it."""
         return {"returns": self.value}
 
 
@@ -57,19 +54,10 @@ class Raises:
     kind: str
 
     def document(self) -> dict[str, object]:
-        """The expectation as the corpus and its export write it."""
         return {"raises": self.kind}
 
 
 Expectation: TypeAlias = "Returns | Raises"
-
-
-class _Assembler(Protocol):
-    """What a step is performed on: an assembler, or anything answering like one."""
-
-    def apply(self, event: Any) -> str | None: ...
-
-    def get(self, message_id: str) -> str | None: ...
 
 
 def string_field(request: Mapping[str, object], key: str) -> str:
@@ -82,9 +70,9 @@ def string_field(request: Mapping[str, object], key: str) -> str:
 @dataclass(frozen=True)
 class Step:
     """One operation on one named instance; ``where`` is its number in the case (``3``,
-    ``2[7].1``)."""
+    ``2[7].1``). A subclass says its ``op``, its ``arguments`` and how to read a request."""
 
-    #: The protocol's name for this operation.
+    #: The protocol's name for this operation, and the assembler method it calls.
     op: ClassVar[str]
     #: The feature a subject must declare to be sent this operation (None: always).
     feature: ClassVar[str | None] = None
@@ -93,21 +81,9 @@ class Step:
     expect: Expectation | None
     where: str = dataclasses.field(default="", kw_only=True)
 
-    def perform(self, assembler: _Assembler) -> str | None:
-        """Call the operation on ``assembler`` and return its result."""
-        raise NotImplementedError
-
-    def describe(self) -> str:
-        """The call as a person reads it, e.g. ``get('m')``."""
-        raise NotImplementedError
-
     def arguments(self) -> dict[str, object]:
-        """The request's fields besides ``op`` and ``instance`` (spec/PROTOCOL.md)."""
+        """The request's fields besides ``op`` and ``instance``, in the call's order."""
         raise NotImplementedError
-
-    def request(self) -> dict[str, object]:
-        """The protocol request for this step."""
-        return {"op": self.op, "instance": self.instance, **self.arguments()}
 
     @classmethod
     def from_request(cls, request: Mapping[str, object]) -> Step:
@@ -117,15 +93,26 @@ class Step:
     @property
     def message_id(self) -> object:
         """The message the step is about (an apply's ``id`` may be any JSON in strict cases)."""
-        raise NotImplementedError
+        return self.arguments()["id"]
 
-    def with_message_id(self, message_id: str) -> Step:
-        """The same step about another message."""
-        raise NotImplementedError
+    def perform(self, assembler: Any) -> str | None:
+        """Call the operation on ``assembler`` and return its result."""
+        result: str | None = getattr(assembler, self.op)(*self.arguments().values())
+        return result
+
+    def describe(self) -> str:
+        """The call as a person reads it, e.g. ``get('m')``."""
+        return f"{self.op}({', '.join(map(repr, self.arguments().values()))})"
+
+    def request(self) -> dict[str, object]:
+        """The protocol request for this step (spec/PROTOCOL.md)."""
+        return {"op": self.op, "instance": self.instance, **self.arguments()}
 
     def document(self) -> dict[str, object]:
-        """The step in the corpus's plain form (CASES.md), without ``on`` and ``returns``."""
-        raise NotImplementedError
+        """The step in the corpus's plain form (CASES.md), without ``on`` and ``returns``:
+        the op's key holds its one argument, or the mapping of several."""
+        arguments = self.arguments()
+        return {self.op: arguments if len(arguments) > 1 else next(iter(arguments.values()))}
 
 
 @dataclass(frozen=True)
@@ -135,12 +122,6 @@ class Apply(Step):
     op: ClassVar[str] = "apply"
 
     event: object
-
-    def perform(self, assembler: _Assembler) -> str | None:
-        return assembler.apply(self.event)
-
-    def describe(self) -> str:
-        return f"apply({show(self.event)})"
 
     def arguments(self) -> dict[str, object]:
         return {"event": self.event}
@@ -155,9 +136,8 @@ class Apply(Step):
     def message_id(self) -> object:
         return self.event.get("id") if isinstance(self.event, dict) else None
 
-    def with_message_id(self, message_id: str) -> Step:
-        assert isinstance(self.event, dict)
-        return dataclasses.replace(self, event={**self.event, "id": message_id})
+    def describe(self) -> str:
+        return f"apply({show(self.event)})"
 
     def document(self) -> dict[str, object]:
         if isinstance(self.event, dict) and isinstance(self.event.get("id"), str):
@@ -166,30 +146,12 @@ class Apply(Step):
 
 
 @dataclass(frozen=True)
-class _AboutMessage(Step):
-    """A step that names its message by a string id."""
-
-    id: str
-
-    @property
-    def message_id(self) -> object:
-        return self.id
-
-    def with_message_id(self, message_id: str) -> Step:
-        return dataclasses.replace(self, id=message_id)
-
-
-@dataclass(frozen=True)
-class Get(_AboutMessage):
+class Get(Step):
     """``get(message_id)``."""
 
     op: ClassVar[str] = "get"
 
-    def perform(self, assembler: _Assembler) -> str | None:
-        return assembler.get(self.id)
-
-    def describe(self) -> str:
-        return f"get({self.id!r})"
+    id: str
 
     def arguments(self) -> dict[str, object]:
         return {"id": self.id}
@@ -198,12 +160,9 @@ class Get(_AboutMessage):
     def from_request(cls, request: Mapping[str, object]) -> Step:
         return cls(string_field(request, "instance"), None, string_field(request, "id"))
 
-    def document(self) -> dict[str, object]:
-        return {"get": self.id}
-
 
 @dataclass(frozen=True)
-class ReadSince(_AboutMessage):
+class ReadSince(Step):
     """``read_since(message_id, offset)`` of the incremental profile.
 
     In a fuzzer program ``from_end`` counts ``offset`` back from the text's
@@ -213,15 +172,9 @@ class ReadSince(_AboutMessage):
     op: ClassVar[str] = "read_since"
     feature: ClassVar[str | None] = READ_SINCE
 
+    id: str
     offset: int
     from_end: bool = False
-
-    def perform(self, assembler: _Assembler) -> str | None:
-        result: str | None = assembler.read_since(self.id, self.offset)  # type: ignore[attr-defined]
-        return result
-
-    def describe(self) -> str:
-        return f"read_since({self.id!r}, {self.offset})"
 
     def arguments(self) -> dict[str, object]:
         return {"id": self.id, "offset": self.offset}
@@ -232,9 +185,6 @@ class ReadSince(_AboutMessage):
         if type(offset) is not int or offset < 0:
             raise ProtocolError(f"request needs a non-negative integer 'offset', got {offset!r}")
         return cls(string_field(request, "instance"), None, string_field(request, "id"), offset)
-
-    def document(self) -> dict[str, object]:
-        return {"read_since": {"id": self.id, "offset": self.offset}}
 
 
 #: Every operation a case can perform, by its protocol name.

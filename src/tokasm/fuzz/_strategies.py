@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, TypeAlias, TypeVar
 from hypothesis import strategies as st
 
 from tokasm.corpus.steps import Apply, Get, ReadSince
-from tokasm.fuzz._limits import INSTANCE_NAMES
+from tokasm.fuzz import INSTANCE_NAMES
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -25,127 +25,52 @@ if TYPE_CHECKING:
 
 _T = TypeVar("_T")
 
-__all__ = [
-    "SENTINEL_DELTAS",
-    "SHAPED_IDS",
-    "TRICKY_IDS",
-    "Program",
-    "any_texts",
-    "deltas",
-    "message_ids",
-    "programs",
-]
+__all__ = ["SENTINEL_DELTAS", "SHAPED_IDS", "Program", "any_texts", "apply_step", "deltas",
+           "message_ids", "programs"]  # fmt: skip
 
 #: Ids that are distinct messages although they look alike (EVT-ID-ANY).
-TRICKY_IDS: tuple[str, ...] = (
-    "m",
-    "M",
-    " m",
-    "m ",
-    "",
-    "caf\u00e9",
-    "cafe\u0301",
-    "\U0001f600",
-    "msg-1",
-    "a/b",
-    "m:done",
-    "constructor",
-    "__proto__",
-    "None",
-    "default",
-)
-
+_TRICKY_IDS = ("m", "M", " m", "m ", "", "caf\u00e9", "cafe\u0301", "\U0001f600", "msg-1", "a/b",
+               "m:done", "constructor", "__proto__", "None", "default")  # fmt: skip
 #: Id pools whose members are different messages that sloppy code merges.
-_LOOKALIKE_POOLS: tuple[tuple[str, ...], ...] = (
-    ("m", "M"),
-    ("m", " m", "m "),
-    ("caf\u00e9", "cafe\u0301"),
-    ("", " ", "m"),
-    ("\U0001f600", "\U0001f601"),
-    ("k" * 256 + "1", "k" * 256 + "2"),  # equal in their first 256 characters
-)
-
-#: Id pools of the shapes implementations special-case (EVT-ID-ANY).
-_SHAPED_POOLS: tuple[tuple[str, ...], ...] = (
-    # Paths and compound keys: separators, doubled ones, suffixes that mark state.
-    ("a/b", "a//b", "a/./b", "a/c/../b"),
-    ("m", "m:done", "m:done:done", "m_done"),
-    ("a:b", "a::b", "a|b", "a||b"),
-    ("a.b", "a..b", "a:b.c", "a/b|c"),
-    # Attribute, method and JS prototype names, and a store's own attributes.
+_LOOKALIKE_POOLS = (("m", "M"), ("m", " m", "m "), ("caf\u00e9", "cafe\u0301"), ("", " ", "m"),
+                    ("\U0001f600", "\U0001f601"), ("k" * 256 + "1", "k" * 256 + "2"))  # fmt: skip
+#: Id pools of the shapes implementations special-case (EVT-ID-ANY): paths and compound keys;
+#: attribute, method and JS prototype names; the empty id beside the names a default might
+#: take; pairs equal under CRC-32, Adler-32, FNV-1a, djb2 and Java's String.hashCode.
+_SHAPED_POOLS = (
+    ("a/b", "a//b", "a/./b", "a/c/../b"), ("m", "m:done", "m:done:done", "m_done"),
+    ("a:b", "a::b", "a|b", "a||b"), ("a.b", "a..b", "a:b.c", "a/b|c"),
     ("constructor", "__proto__", "toString", "hasOwnProperty"),
-    ("valueOf", "get", "apply", "__dict__"),
-    ("__class__", "keys", "items", "_done"),
+    ("valueOf", "get", "apply", "__dict__"), ("__class__", "keys", "items", "_done"),
     ("_parts", "_messages", "prototype", "values"),
-    # The empty id beside the names a default might take.
-    ("", "default", "None", "null"),
-    ("", "undefined", "0", "none"),
-    # Pairs equal under CRC-32, Adler-32, FNV-1a, djb2 and Java's String.hashCode.
-    ("id-z2t8lz", "id-fageyn"),
-    ("msg-120", "msg-201"),
-    ("id-jk6sz5", "id-pqcehz"),
-    ("id-ento1g", "id-ep2msg"),
-    ("Aa", "BB", "AaBB", "BBAa"),
-)
-
-
-#: Stream sentinels and null-like texts, which are ordinary text (APPEND-EXACT).
-SENTINEL_DELTAS: tuple[str, ...] = (
-    "[DONE]",
-    "<|endoftext|>",
-    "data: ",
-    "data: [DONE]\n\n",
-    "None",
-    "null",
-    "undefined",
-)
-
+    ("", "default", "None", "null"), ("", "undefined", "0", "none"),
+    ("id-z2t8lz", "id-fageyn"), ("msg-120", "msg-201"), ("id-jk6sz5", "id-pqcehz"),
+    ("id-ento1g", "id-ep2msg"), ("Aa", "BB", "AaBB", "BBAa"),
+)  # fmt: skip
 #: The ids of the shaped pools; a case using one shows EVT-ID-ANY.
-SHAPED_IDS: frozenset[str] = frozenset(i for pool in _SHAPED_POOLS for i in pool) - {"m"}
-
+SHAPED_IDS = frozenset(i for pool in _SHAPED_POOLS for i in pool) - {"m"}
+#: Stream sentinels and null-like texts, which are ordinary text (APPEND-EXACT).
+SENTINEL_DELTAS = ("[DONE]", "<|endoftext|>", "data: ", "data: [DONE]\n\n", "None", "null",
+                   "undefined")  # fmt: skip
 #: Deltas that have broken real implementations (APPEND-EXACT, APPEND-EMPTY).
-_TRICKY_DELTAS: tuple[str, ...] = (
-    "",
-    " ",
-    "\n",
-    "\r\n",
-    "\r",
-    "\t",
-    "\x00",
-    "hel",
-    "lo",
-    "  trailing  ",
-    "e\u0301",
-    "\u00e9",
-    "\U0001f642",
-    "\U0001f469\u200d\U0001f4bb",
-    "\u4f60\u597d",
-    "\u2028",
-    "\x85",
-    "\ufeff",
-    *SENTINEL_DELTAS,
-    "text\r",
-)
-
-#: Where an event's ``final`` key stands: absent (EVT-SHAPE), false or true.
-_FINAL_CHOICES: tuple[bool | None, ...] = (None, None, False, True)
-
-_POOL_SIZE = 4  # distinct ids in a program's pool of arbitrary ids
-_MAX_POOLS = 3  # pools joined into one program's pool
-
-_MIN_OPS = 4  # even Hypothesis's first, small examples do something
-
+_TRICKY_DELTAS = ("", " ", "\n", "\r\n", "\r", "\t", "\x00", "hel", "lo", "  trailing  ",
+                  "e\u0301", "\u00e9", "\U0001f642", "\U0001f469\u200d\U0001f4bb", "\u4f60\u597d",
+                  "\u2028", "\x85", "\ufeff", *SENTINEL_DELTAS, "text\r")  # fmt: skip
 #: Keys of real SDK events that must not change a result (EVT-EXTRA-KEYS).
 _EXTRA_KEYS: tuple[dict[str, object], ...] = (
-    {"seq": 7},
-    {"index": 0},
-    {"type": "content_block_delta"},
-    {"text": "not a delta"},
-    {"finish_reason": "stop"},
-    {"role": "assistant"},
+    {"seq": 7}, {"index": 0}, {"type": "content_block_delta"}, {"text": "not a delta"},
+    {"finish_reason": "stop"}, {"role": "assistant"},
     {"object": "chat.completion.chunk", "role": "assistant"},
-)
-
+)  # fmt: skip
+#: Where an event's ``final`` key stands: absent (EVT-SHAPE), false or true.
+_FINAL_CHOICES = (None, None, False, True)
+#: After every how many deltas a stream reads its message (0: never in between).
+_READ_EVERY = (0, 1, 2, 3, 7, 16, 63, 64)
+#: Last deltas before a bare final, which an implementation may hold back (APPEND-EXACT).
+_TAILS = ("\r", "text\r", "<|", "<|endo", "[DON", "data:", "\u00e9\u0301", "")
+#: Long streams and many messages stop at block-size and compaction boundaries.
+_BOUNDARIES = (15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129)
+_POOL_SIZE, _MAX_POOLS = 4, 3  # distinct arbitrary ids in a program's pool; pools joined
 
 #: Every character but the surrogates, drawn as ``st.text()`` draws them, but told apart by
 #: code point: Hypothesis's table of Unicode categories costs 1.5 s to build.
@@ -160,21 +85,17 @@ def any_texts(*, min_size: int = 0, max_size: int) -> st.SearchStrategy[str]:
 
 
 def message_ids() -> st.SearchStrategy[str]:
-    """Mostly look-alike ids from ``TRICKY_IDS``, sometimes any short text."""
-    return st.one_of(st.sampled_from(TRICKY_IDS), any_texts(max_size=3))
+    """Mostly look-alike ids, sometimes any short text."""
+    return st.one_of(st.sampled_from(_TRICKY_IDS), any_texts(max_size=3))
 
 
 def _mostly(
     common: st.SearchStrategy[_T], rare: st.SearchStrategy[_T], one_in: int
 ) -> st.SearchStrategy[_T]:
     """``rare`` once in ``one_in`` draws, else ``common``; shrinks towards ``common``."""
-
-    @st.composite
-    def choose(draw: st.DrawFn) -> _T:
-        is_rare = draw(st.integers(min_value=1, max_value=one_in)) == one_in
-        return draw(rare if is_rare else common)
-
-    return choose()
+    return st.integers(min_value=1, max_value=one_in).flatmap(
+        lambda drawn: rare if drawn == one_in else common
+    )
 
 
 def deltas() -> st.SearchStrategy[str]:
@@ -184,6 +105,12 @@ def deltas() -> st.SearchStrategy[str]:
     )
     short_deltas = st.sampled_from(_TRICKY_DELTAS) | any_texts(max_size=8)
     return _mostly(short_deltas, long_deltas, one_in=12)
+
+
+_DELTAS = deltas()
+#: An index into a program's pool of ids, which is never longer than this.
+_POOLED = st.integers(min_value=0, max_value=_MAX_POOLS * max(map(len, _SHAPED_POOLS)) - 1)
+_EXTRA = _mostly(st.just({}), st.sampled_from(_EXTRA_KEYS), one_in=4)
 
 
 @dataclass(frozen=True)
@@ -196,53 +123,32 @@ class Program:
 
 
 #: An operation waiting for its message id, and the id: an index into the program's
-#: pool (so ids collide and messages interleave) or an id of its own.
+#: pool (so ids collide and messages interleave) or an id of its own. A block is the
+#: operations drawn together: one, or a macro's, expanded.
 _Pending: TypeAlias = "tuple[Callable[[str], Step], int | str]"
-
-#: Operations drawn together; a macro's block is all of them, expanded.
 _Block: TypeAlias = "list[_Pending]"
 
-#: After every how many deltas a stream reads its message (0: never in between).
-_READ_EVERY: tuple[int, ...] = (0, 1, 2, 3, 7, 16, 63, 64)
 
-#: Last deltas before a bare final, which an implementation may hold back (APPEND-EXACT).
-_TAILS: tuple[str, ...] = ("\r", "text\r", "<|", "<|endo", "[DON", "data:", "\u00e9\u0301", "")
-
-#: Long streams and many messages stop at block-size and compaction boundaries.
-_BOUNDARIES: tuple[int, ...] = (15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129)
-
-#: Stems of the ids a many-messages macro numbers, plain and compound.
-_STEMS: tuple[str, ...] = ("f", "m:", "a/", "id-")
-
-#: How a stream ends: open, a bare final (no ``delta``), or a final with a last delta.
-_ENDINGS: tuple[str, ...] = ("open", "bare", "delta")
-
-
-def _apply(
+def apply_step(
     instance: str, delta: str | None, final: bool | None, extra: dict[str, object]
 ) -> Callable[[str], Step]:
     """A well-formed event (EVT-WELLFORMED) with ``delta`` and ``final`` present or absent."""
-
-    def make(message_id: str) -> Step:
-        event: dict[str, object] = {"id": message_id}
-        if delta is not None:
-            event["delta"] = delta
-        if final is not None:
-            event["final"] = final
-        return Apply(instance, None, {**event, **extra})
-
-    return make
-
-
-def _get(instance: str) -> Callable[[str], Step]:
-    return functools.partial(Get, instance, None)
+    event = {"delta": delta, "final": final}
+    shown = {key: value for key, value in event.items() if value is not None}
+    return lambda message_id: Apply(instance, None, {"id": message_id, **shown, **extra})
 
 
 def _read_since(instance: str, offset: int, from_end: bool) -> Callable[[str], Step]:
-    def make(message_id: str) -> Step:
-        return ReadSince(instance, None, message_id, offset, from_end)
+    return functools.partial(ReadSince, instance, None, offset=offset, from_end=from_end)
 
-    return make
+
+def _reader(instance: str, read_since: bool) -> st.SearchStrategy[Callable[[str], Step]]:
+    """A read of some message on ``instance``: ``get``, or ``read_since`` if offered."""
+    gets = st.just(functools.partial(Get, instance, None))
+    if not read_since:
+        return gets
+    offsets = st.integers(min_value=0, max_value=12)
+    return gets | st.builds(_read_since, st.just(instance), offsets, st.booleans())
 
 
 def _sizes(few: int, many: tuple[int, ...]) -> st.SearchStrategy[int]:
@@ -250,136 +156,83 @@ def _sizes(few: int, many: tuple[int, ...]) -> st.SearchStrategy[int]:
     return _mostly(st.integers(min_value=2, max_value=few), st.sampled_from(many), one_in=4)
 
 
-def _joined(lookalikes: tuple[str, ...], shaped: list[tuple[str, ...]]) -> list[str]:
-    """A look-alike pool and shaped ones as one, so a program mixes kinds of ids."""
-    pools = (lookalikes, *shaped)
-    return list(dict.fromkeys(message_id for pool in pools for message_id in pool))
+@st.composite
+def _stream(
+    draw: st.DrawFn,
+    instance: st.SearchStrategy[str],
+    readers: dict[str, st.SearchStrategy[Callable[[str], Step]]],
+) -> _Block:
+    """k deltas to one message, read as drawn, an extra key on the middle event, then
+    left open or finalized (APPEND, ORDER)."""
+    name, pick = draw(instance), draw(_POOLED)
+    pieces = draw(st.lists(_DELTAS, min_size=1, max_size=3))
+    count = draw(_sizes(12, _BOUNDARIES))
+    read_first, every = draw(st.booleans()), draw(st.sampled_from(_READ_EVERY))
+    read, middle = draw(readers[name]), draw(_EXTRA)
+    read_last, ending = draw(st.booleans()), draw(st.sampled_from(("open", "bare", "delta")))
+    block: _Block = []
+    for index in range(1, count + 1):
+        keys = middle if index == count // 2 + 1 else {}
+        block.append((apply_step(name, pieces[index % len(pieces)], None, keys), pick))
+        if (index == 1 and read_first) or (every and index % every == 0):
+            block.append((read, pick))
+    block += [(read, pick)] if read_last else []
+    if ending == "bare":  # a last delta, then a final without one
+        block.append((apply_step(name, draw(st.sampled_from(_TAILS)), None, {}), pick))
+        block.append((apply_step(name, None, True, {}), pick))
+    elif ending == "delta":
+        block.append((apply_step(name, draw(_DELTAS), True, {}), pick))
+    return block + ([(read, pick)] if draw(st.booleans()) else [])
 
 
-def _alone(pending: _Pending) -> _Block:
-    return [pending]
-
-
-def _repeated(pending: _Pending, count: int) -> _Block:
-    return [pending] * count
-
-
-class _Draws:
-    """The strategies of one ``programs`` call, each made once (not in every draw)."""
-
-    def __init__(self, names: tuple[str, ...], read_since: bool) -> None:
-        self.instance = st.sampled_from(names)
-        self.deltas = deltas()
-        self.pieces = st.lists(self.deltas, min_size=1, max_size=3)
-        self.texts = st.none() | self.deltas
-        self.stream_sizes = _sizes(12, _BOUNDARIES)
-        self.message_sizes = _sizes(12, (*_BOUNDARIES, 255, 256, 257))
-        self.every = st.sampled_from(_READ_EVERY)
-        self.endings = st.sampled_from(_ENDINGS)
-        self.tails = st.sampled_from(_TAILS)
-        self.stems = st.sampled_from(_STEMS)
-        most = max(_POOL_SIZE, _MAX_POOLS * max(map(len, _LOOKALIKE_POOLS + _SHAPED_POOLS)))
-        self.pooled = st.integers(min_value=0, max_value=most - 1)
-        self.extra = _mostly(st.just({}), st.sampled_from(_EXTRA_KEYS), one_in=4)
-        self.read_since = read_since
-        self.readers = {name: self._reader(name) for name in names}
-        self.reader = st.one_of(list(self.readers.values()))
-
-    def _reader(self, instance: str) -> st.SearchStrategy[Callable[[str], Step]]:
-        """A read of some message on ``instance``: ``get``, or ``read_since`` if offered."""
-        gets = st.just(_get(instance))
-        if not self.read_since:
-            return gets
-        offsets = st.integers(min_value=0, max_value=12)
-        return gets | st.builds(_read_since, st.just(instance), offsets, st.booleans())
-
-    def single(self) -> st.SearchStrategy[_Block]:
-        """One event (three times in four) or one read, of a pooled or any id."""
-        applies = st.builds(
-            _apply,
-            self.instance,
-            _mostly(self.deltas, st.none(), one_in=4),
-            st.sampled_from(_FINAL_CHOICES),
-            self.extra,
-        )
-        any_id = self.pooled | message_ids()
-        reads = st.tuples(self.reader, any_id)
-        return _mostly(st.tuples(applies, self.pooled), reads, one_in=4).map(_alone)
-
-    def macro(self) -> st.SearchStrategy[_Block]:
-        return st.one_of(self.stream(), self.rereads(), self.messages())
-
-    def stream(self) -> st.SearchStrategy[_Block]:
-        """k deltas to one message, read as drawn, an extra key on the middle event, then
-        left open or finalized (APPEND, ORDER)."""
-
-        @st.composite
-        def build(draw: st.DrawFn) -> _Block:
-            name, pick = draw(self.instance), draw(self.pooled)
-            pieces, count = draw(self.pieces), draw(self.stream_sizes)
-            read_first, every = draw(st.booleans()), draw(self.every)
-            read = draw(self.readers[name])
-            middle = draw(self.extra)
-            read_last, ending = draw(st.booleans()), draw(self.endings)
-            block: _Block = []
-            for index in range(1, count + 1):
-                extra = middle if index == count // 2 + 1 else {}
-                block.append((_apply(name, pieces[index % len(pieces)], None, extra), pick))
-                if (index == 1 and read_first) or (every and index % every == 0):
-                    block.append((read, pick))
-            if read_last:
-                block.append((read, pick))
-            if ending == "bare":
-                block.append((_apply(name, draw(self.tails), None, {}), pick))
-                block.append((_apply(name, None, True, {}), pick))
-            elif ending == "delta":
-                block.append((_apply(name, draw(self.deltas), True, {}), pick))
-            if draw(st.booleans()):
-                block.append((read, pick))
-            return block
-
-        return build()
-
-    def rereads(self) -> st.SearchStrategy[_Block]:
-        """r reads in a row of one message, for read caches that count reads."""
-        return st.builds(_repeated, st.tuples(self.reader, self.pooled), _sizes(6, (16, 32, 33)))
-
-    def messages(self) -> st.SearchStrategy[_Block]:
-        """k numbered messages, perhaps read before they exist, then opened or finalized
-        (GET-UNKNOWN, FINAL-UNSEEN, INTERLEAVE)."""
-
-        @st.composite
-        def build(draw: st.DrawFn) -> _Block:
-            name, stem, count = draw(self.instance), draw(self.stems), draw(self.message_sizes)
-            read_before, final = draw(st.booleans()), draw(st.booleans())
-            text = draw(self.texts)  # None: each its own numbered text
-            block: _Block = []
-            for index in range(count):
-                message_id = f"{stem}{index}"
-                if read_before:
-                    block.append((_get(name), message_id))
-                delta = f"<{index}>" if text is None else text
-                block.append((_apply(name, delta, final or None, {}), message_id))
-            return block
-
-        return build()
+@st.composite
+def _messages(draw: st.DrawFn, instance: st.SearchStrategy[str]) -> _Block:
+    """k numbered messages, perhaps read before they exist, then opened or finalized
+    (GET-UNKNOWN, FINAL-UNSEEN, INTERLEAVE)."""
+    name, stem = draw(instance), draw(st.sampled_from(("f", "m:", "a/", "id-")))
+    count = draw(_sizes(12, (*_BOUNDARIES, 255, 256, 257)))
+    read_before, final = draw(st.booleans()), draw(st.booleans())
+    text = draw(st.none() | _DELTAS)  # None: each its own numbered text
+    block: _Block = []
+    for index in range(count):
+        if read_before:
+            block.append((functools.partial(Get, name, None), f"{stem}{index}"))
+        piece = f"<{index}>" if text is None else text
+        block.append((apply_step(name, piece, final or None, {}), f"{stem}{index}"))
+    return block
 
 
 def programs(
     *, instances: int = 2, read_since: bool = False, max_ops: int = 16
 ) -> st.SearchStrategy[Program]:
-    """Programs over ``instances`` assemblers of up to ``max_ops`` draws (one in five a
+    """Programs over ``instances`` assemblers of 4 to ``max_ops`` draws (one in five a
     macro); ``read_since`` only if the target has it."""
     if not 1 <= instances <= len(INSTANCE_NAMES):
         raise ValueError(f"instances must be 1..{len(INSTANCE_NAMES)}, got {instances}")
     names = INSTANCE_NAMES[:instances]
-    draws = _Draws(names, read_since)
-    blocks = st.lists(
-        _mostly(draws.single(), draws.macro(), one_in=5), min_size=_MIN_OPS, max_size=max_ops
+    instance = st.sampled_from(names)
+    readers = {name: _reader(name, read_since) for name in names}
+    reader = st.one_of(list(readers.values()))
+
+    applies = st.builds(
+        apply_step,
+        instance,
+        _mostly(_DELTAS, st.none(), one_in=4),
+        st.sampled_from(_FINAL_CHOICES),
+        _EXTRA,
     )
+    reads = st.tuples(reader, _POOLED | message_ids())
+    single = _mostly(st.tuples(applies, _POOLED), reads, one_in=4).map(lambda pending: [pending])
+    rereads = st.builds(  # r reads in a row of one message, for read caches that count reads
+        lambda pending, count: [pending] * count,
+        st.tuples(reader, _POOLED),
+        _sizes(6, (16, 32, 33)),
+    )
+    macro = st.one_of(_stream(instance, readers), rereads, _messages(instance))
+    blocks = st.lists(_mostly(single, macro, one_in=5), min_size=4, max_size=max_ops)
     pools = _mostly(
-        st.builds(
-            _joined,
+        st.builds(  # a look-alike pool and shaped ones as one: a program mixes kinds of ids
+            lambda *pools: list(dict.fromkeys(i for pool in (pools[0], *pools[1]) for i in pool)),
             st.sampled_from(_LOOKALIKE_POOLS),
             st.lists(st.sampled_from(_SHAPED_POOLS), max_size=_MAX_POOLS - 1),
         ),

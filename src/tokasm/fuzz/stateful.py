@@ -24,9 +24,9 @@ from hypothesis.stateful import (
 )
 
 from tokasm.corpus.model import ModelAssembler
-from tokasm.corpus.steps import READ_SINCE, Apply, Get, ReadSince, features_of
-from tokasm.fuzz._limits import INSTANCE_NAMES
-from tokasm.fuzz._strategies import deltas, message_ids
+from tokasm.corpus.steps import READ_SINCE, Get, ReadSince, features_of
+from tokasm.fuzz import INSTANCE_NAMES
+from tokasm.fuzz._strategies import apply_step, deltas, message_ids
 
 if TYPE_CHECKING:
     from hypothesis import settings as Settings
@@ -39,12 +39,6 @@ __all__ = ["assembler_machine", "run_conformance_test"]
 _INSTANCES = INSTANCE_NAMES[:2]  # two instances, so shared state shows (ASM-STATE)
 _instances = st.sampled_from(_INSTANCES)
 _finals = st.sampled_from((None, None, False, True))  # absent, false, true (EVT-SHAPE)
-
-
-def _same(actual: object, expected: str | None, call: str) -> None:
-    """Equal and of the same type: '' is not None, and None is not ''."""
-    if actual != expected or type(actual) is not type(expected):
-        raise AssertionError(f"{call} returned {actual!r}; the model says {expected!r}")
 
 
 def assembler_machine(factory: AssemblerFactory) -> type[RuleBasedStateMachine]:
@@ -66,13 +60,8 @@ def assembler_machine(factory: AssemblerFactory) -> type[RuleBasedStateMachine]:
         def apply(
             self, instance: str, message_id: str, delta: str | None, final: bool | None
         ) -> None:
-            event: dict[str, object] = {"id": message_id}
-            if delta is not None:
-                event["delta"] = delta  # APPEND-EMPTY: "" is sent, never dropped
-            if final is not None:
-                event["final"] = final
-            self.named[instance].add(message_id)
-            self.compare(Apply(instance, None, event))
+            self.named[instance].add(message_id)  # APPEND-EMPTY: "" is sent, never dropped
+            self.compare(apply_step(instance, delta, final, {})(message_id))
 
         @rule(instance=_instances, message_id=message_ids())
         def get(self, instance: str, message_id: str) -> None:
@@ -89,13 +78,13 @@ def assembler_machine(factory: AssemblerFactory) -> type[RuleBasedStateMachine]:
             self.compare(ReadSince(instance, None, message_id, offset))
 
         def compare(self, step: Step) -> None:
-            """Perform ``step`` on the model first, then on the target, and compare."""
+            """Perform ``step`` on the model first, then on the target: equal and of the
+            same type ('' is not None, and None is not '')."""
             expected = step.perform(self.model[step.instance])
-            _same(
-                step.perform(self.real[step.instance]),
-                expected,
-                f"{step.instance}.{step.describe()}",
-            )
+            actual = step.perform(self.real[step.instance])
+            if actual != expected or type(actual) is not type(expected):
+                call = f"{step.instance}.{step.describe()}"
+                raise AssertionError(f"{call} returned {actual!r}; the model says {expected!r}")
 
         @invariant()
         def every_message_reads_as_in_the_model(self) -> None:

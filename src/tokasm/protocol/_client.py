@@ -99,6 +99,7 @@ STDERR_TAIL_BYTES = 16 * 1024
 STDERR_TAIL_LINES = 20
 _STDERR_LINE_CHARS = 500
 _READ_CHUNK = 1 << 20
+_WRITE_AT_ONCE = 1 << 15  # bytes of a case's requests written at once, not on a thread
 _ALIVE_CHECK = 0.1  # seconds between checks that the child still runs, while waiting
 _STACKS = "Timeout ("  # how faulthandler's dump of a hung call begins
 _STACK_LINES = 80
@@ -481,7 +482,9 @@ class CommandSubject:
         done = 0
         try:
             process.refuse_unasked()
-            if self._window > 1:
+            if self._window > 1 and sum(map(len, requests)) <= _WRITE_AT_ONCE:
+                process.write(b"".join(requests))  # fits the empty pipe: no thread needed
+            elif self._window > 1:
                 process.write_behind(requests)
             for index, op in enumerate(ops):
                 if self._window == 1:

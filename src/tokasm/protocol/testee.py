@@ -53,7 +53,6 @@ if TYPE_CHECKING:
     from tokasm.corpus.steps import Step
     from tokasm.implementations import AssemblerFactory
     from tokasm.protocol._codec import Message
-    from tokasm.run.results import CaseResult
 
 __all__ = ["WORKER_MEMORY", "main", "python_testee_command", "respond", "serve"]
 
@@ -96,15 +95,6 @@ class _Worker(PythonSubject):
         return super().perform(step)
 
 
-def _case_data(result: CaseResult) -> dict[str, object]:
-    return {
-        "outcome": result.outcome,
-        "message": result.message,
-        "requirements": list(result.requirements),
-        "note": result.note,
-    }
-
-
 def _dispatch(subject: PythonSubject, request: Message) -> Message:
     op = request.get("op")
     if op == "hello":
@@ -120,13 +110,13 @@ def _dispatch(subject: PythonSubject, request: Message) -> Message:
             raise ProtocolError("a case request needs the case's mapping")
         case = parse_case(request["case"], source)
         debug = request.get("debug") is True
-        return {"ok": True, "case": _case_data(run_case(subject, case, debug=debug))}
+        return {"ok": True, "case": run_case(subject, case, debug=debug).to_data()}
     if op == "probe":
         probe = request.get("id")
         if probe not in PROBE_IDS:
             raise ProtocolError(f"unknown probe {probe!r}")
         strict = request.get("strict") is True
-        return {"ok": True, "case": _case_data(run_probe(probe, subject, strict=strict))}
+        return {"ok": True, "case": run_probe(probe, subject, strict=strict).to_data()}
     step = OPS.get(op) if isinstance(op, str) else None
     if step is None or (step.feature is not None and step.feature not in subject.features):
         raise ProtocolError(f"unknown op {op!r}")

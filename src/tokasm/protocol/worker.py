@@ -11,8 +11,8 @@ target does to its process costs that one case.
 
 from __future__ import annotations
 
-import dataclasses
-from typing import TYPE_CHECKING, Any
+from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from tokasm.errors import ProtocolError, SubjectFault, TargetError
 from tokasm.protocol._client import (
@@ -26,11 +26,10 @@ from tokasm.protocol._client import (
 from tokasm.protocol._codec import decode, encode, hello_request, parse_hello
 from tokasm.protocol.testee import python_testee_command
 from tokasm.run._cost import probe_named
-from tokasm.run.results import OUTCOMES, CaseResult
+from tokasm.run.results import CaseResult
 
 if TYPE_CHECKING:
     from tokasm.corpus._load import Case
-    from tokasm.run.results import Outcome
 
 __all__ = ["WorkerSubject"]
 
@@ -74,54 +73,38 @@ class WorkerSubject(CommandSubject):
         }
         if debug:
             request["debug"] = True
-        answer = self._ask(request, f"case {case.id!r}")
-        result = CaseResult.of(case, answer.outcome, answer.message)
-        return dataclasses.replace(result, requirements=answer.requirements or case.requirements)
+        return self._ask(request, f"case {case.id!r}", CaseResult.of(case, "errored"))
 
     def probe(self, probe_id: str, *, strict: bool = False) -> CaseResult:
         """The cost probe ``probe_id`` (``run._cost.PROBE_IDS``), timed in the worker."""
         request = {"op": "probe", "id": probe_id, "strict": strict}
-        answer = self._ask(request, f"the cost probe {probe_id}")
-        result = probe_named(probe_id, answer.outcome, answer.message)
-        return dataclasses.replace(result, note=answer.note)
+        return self._ask(
+            request, f"the cost probe {probe_id}", probe_named(probe_id, "errored", "")
+        )
 
-    def _ask(self, request: dict[str, object], label: str) -> CaseResult:
-        """What the worker answered to ``request`` (only outcome, message, requirements and
-        note are read); a fault of the worker is an errored result saying what happened."""
+    def _ask(self, request: dict[str, object], label: str, check: CaseResult) -> CaseResult:
+        """The result the worker answered to ``request``, as data; the check's own names
+        (``check``) stand, whatever the worker says. A fault of the worker is an errored
+        result saying what happened."""
         try:
             process = self.running()
         except (SubjectFault, TargetError) as fault:
-            return _answer("errored", f"testee fault at the start: {fault}")
+            return replace(check, message=f"testee fault in the worker: {fault}")
         try:
             process.refuse_unasked()
             process.write(encode(request))
-            data = _case_data(decode(process.read_line(self.timeout)))
+            response = decode(process.read_line(self.timeout))
+            if response.get("ok") is not True:
+                raise ProtocolError(f"not a result: {str(response)[:200]}")
+            answer = CaseResult.from_data(response.get("case"))
         except (ProtocolError, SubjectFault) as error:
-            return _answer("errored", f"testee fault: {self.fault(process, label, str(error))}")
+            killed = self.fault(process, label, str(error))
+            return replace(check, message=f"testee fault in the worker: {killed}")
         self.healthy()
-        return _answer(
-            data["outcome"], data["message"], tuple(data["requirements"]), data.get("note", "")
+        return replace(
+            answer,
+            case_id=check.case_id,
+            description=check.description,
+            source=check.source,
+            requirements=answer.requirements or check.requirements,
         )
-
-
-def _answer(
-    outcome: Outcome, message: str, requirements: tuple[str, ...] = (), note: str = ""
-) -> CaseResult:
-    return CaseResult("", "", outcome, message, requirements, note=note)
-
-
-def _case_data(response: dict[str, Any]) -> dict[str, Any]:
-    """The result a worker answered, its shape checked (it is the target's process)."""
-    data = response.get("case")
-    if response.get("ok") is not True or not isinstance(data, dict):
-        raise ProtocolError(f"not a case result: {str(response)[:200]}")
-    requirements = data.get("requirements")
-    if (
-        data.get("outcome") not in OUTCOMES
-        or not isinstance(data.get("message"), str)
-        or not isinstance(requirements, list)
-        or not all(isinstance(rid, str) for rid in requirements)
-        or not isinstance(data.get("note", ""), str)
-    ):
-        raise ProtocolError(f"not a case result: {str(data)[:200]}")
-    return data

@@ -6,7 +6,11 @@ would blame APPEND-EXACT for everything. Two kinds of evidence are weighed:
 
 - the *situation* of the failing step, replayed on a model of the case: a
   final on a finalized id is AFTER-REFINAL, a non-final apply NONFINAL-NONE,
-  a get of an unknown id GET-UNKNOWN (``SITUATIONS``); it weighs 1;
+  a get of an unknown id GET-UNKNOWN (``SITUATIONS``); it weighs 1. The
+  failure record (``Failure``) refines it: what came back, beside the deltas
+  the model saw (a text from outside the case is ASM-STATE, the text an
+  earlier read got GET-TEXT, a dropped repeat APPEND-REPEAT, ...), and a
+  failure of the caller's habits or of the events' shape is its own rule;
 - each rule the failing case lists, weighing 1 / the number it lists.
 
 A rule's score is its failing weight times the share of its weight, over
@@ -18,10 +22,8 @@ measures how often a one-bug mutant's own rule comes first.
 
 from __future__ import annotations
 
-import ast
 import re
 import unicodedata
-import warnings
 from collections import defaultdict
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -34,13 +36,14 @@ if TYPE_CHECKING:
 
     from tokasm.corpus._load import Case
     from tokasm.corpus.steps import Step
-    from tokasm.run.results import CaseResult, TargetRun
+    from tokasm.run.results import CaseResult, Failure, TargetRun
 
 __all__ = ["SITUATIONS", "WEAK", "Blame", "blame", "render_blame"]
 
 #: The rule a failing step's situation points at, by situation.
 SITUATIONS: dict[str, str] = {
     "raised on a well-formed event": "EVT-WELLFORMED",
+    "raised on an id that names an attribute": "EVT-ID-ANY",
     "after a refused event": "STRICT-STATE-UNCHANGED",
     "same id known to another instance": "ASM-STATE",
     "the empty id": "EVT-ID-ANY",
@@ -64,6 +67,13 @@ SITUATIONS: dict[str, str] = {
     "get of a message created without a delta, answered None": "CREATE",
     "get of a message of empty deltas only, answered None": "APPEND-EMPTY",
     "get of a message answered None": "GET-TEXT",
+    "a read answered part of its text": "GET-TEXT",
+    "a read answered what an earlier read got": "GET-TEXT",
+    "text from outside the case": "ASM-STATE",
+    "text holding another message's deltas": "EVT-ID-ANY",
+    "text missing a delta that repeats an earlier one": "APPEND-REPEAT",
+    "text with some deltas or characters changed": "APPEND-EXACT",
+    "text with its lone surrogates replaced": "SURR-LONE",
     "get of a message": "GET-TEXT",
     "read_since of an unknown id": "INC-UNKNOWN",
     "read_since of a finalized message": "INC-READ-SINCE",
@@ -77,21 +87,25 @@ _ORDINARY = WEAK | {"final on an unseen id", "non-final apply", "get after delta
 _WEAK_WEIGHT = 0.2
 #: What ``_Replay._get`` says with no answer known; the answer may tell these apart further.
 _GETS = frozenset({"get of an unknown id", "get after deltas sent past final", "get of a message"})
-#: Situations an answer refines: judging the failing step reads its message for these.
+#: Situations an answer refines: judging the failing step reads its failure record.
 _ANSWERED = _ORDINARY | _GETS
 
 _BROKEN = ("failed", "errored")
 _RAN = ("passed", "failed", "errored", "xfailed")
 _UNLISTED = "(no rule listed)"
 _SHOWN = 5  # groups shown per target
-_FAILING_STEP = re.compile(r"^(?:testee fault at )?step (\S+) on ")
-_EXPECTED = re.compile(r"^  expected: (.*)$", re.M)
-_ACTUAL = re.compile(r"^  actual:   (.*)$", re.M)
 _EVENT_KEYS = frozenset({"id", "delta", "final"})
 _LONG_PARTS = 1000
 _LONG_TEXT = 10_000
 _LONG_ID = 32
 _MANY_OPEN = 100
+_SURROGATES = re.compile("[\ud800-\udfff]")
+_REPLACED = re.compile("[?\ufffd]")  # what a surrogate is replaced by
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_SUFFIX = re.compile(r"[:#|/._\x00-](done|final|finished|end|parts|text)$")  # a marker key
+#: Ids an implementation keeping texts as attributes or beside a dict's methods trips on.
+_ATTRIBUTES = frozenset({*dir(dict), "apply", "get", "read_since", "__dict__"})
+_OTHERS = 1000  # deltas of other messages a wrong text is searched for, at most
 
 
 @lru_cache(maxsize=1 << 14)  # an id recurs with each of its deltas
@@ -99,20 +113,25 @@ def _id_keys(message_id: str) -> tuple[str, ...]:
     """What a careless implementation might key a message by (EVT-ID-ANY): distinct ids
     sharing one of these are ids it could merge."""
     folded = "folded:" + unicodedata.normalize("NFKC", message_id).casefold().strip()
+    stem = "stem:" + _SUFFIX.sub("", message_id)
     if len(message_id) < _LONG_ID:
-        return (folded,)
-    return (folded, "prefix:" + message_id[:_LONG_ID])
+        return (folded, stem)
+    return (folded, stem, "prefix:" + message_id[:_LONG_ID])
 
 
 @dataclass
 class _Message:
     length: int = 0
-    parts: int = 0
     final: bool = False
     had_delta: bool = False
     extra_keys: bool = False
-    last_delta: str | None = None
     touched_after_final: bool = False
+    deltas: list[str] = field(default_factory=list)  # only grows: a prefix is a past state
+    reads: list[int] = field(default_factory=list)  # the text's length at each read
+
+    @property
+    def parts(self) -> int:
+        return len(self.deltas)
 
     @property
     def long(self) -> bool:
@@ -120,12 +139,21 @@ class _Message:
 
 
 class _Seen(NamedTuple):
-    """A message as the replay knew it at one step: what judging that step's answer reads."""
+    """A message as the replay knew it at one step: what judging that step's answer reads
+    (``parts`` of its ``deltas``, ``read`` of its ``reads``, were known then)."""
 
-    last_delta: str | None
     touched_after_final: bool
     had_delta: bool
     length: int
+    deltas: list[str]
+    parts: int
+    reads: list[int]
+    read: int
+    read_unknown: bool  # the id was read before it was known
+
+    @property
+    def last_delta(self) -> str | None:
+        return self.deltas[self.parts - 1] if self.parts else None
 
 
 @dataclass
@@ -136,10 +164,10 @@ class _Replay:
     refused: set[str] = field(default_factory=set)
     keys: dict[tuple[str, str], set[str]] = field(default_factory=dict)  # (instance, key): ids
     open_messages: dict[str, int] = field(default_factory=dict)  # by instance: kept, not counted
+    unknown_reads: set[tuple[str, str]] = field(default_factory=set)  # (instance, id) read unknown
 
-    def situation(self, step: Step, actual: str | None) -> str | None:
-        """A step's situation, the replay's state moved past it; ``actual`` is the answer as
-        shown (None: not known)."""
+    def situation(self, step: Step) -> str | None:
+        """A step's situation, with no answer known; the replay's state moved past it."""
         if isinstance(step.expect, Raises):
             self.refused.add(step.instance)
             return None
@@ -152,12 +180,12 @@ class _Replay:
         shared = self._shared(step.instance, message_id, messages)
         if isinstance(step, Apply):
             assert isinstance(step.event, dict)
-            found = self._apply(step.event, messages.get(message_id), actual)
+            found = self._apply(step.event, messages.get(message_id))
             self._record(step.instance, step.event, messages)
             return shared or found
-        return shared or self._read(step, messages, actual)
+        return shared or self._read(step, messages)
 
-    def _read(self, step: Step, messages: dict[str, _Message], actual: str | None) -> str:
+    def _read(self, step: Step, messages: dict[str, _Message]) -> str:
         message = messages.get(str(step.message_id))
         if message is not None and message.extra_keys:
             return "message sent extra keys"
@@ -167,7 +195,9 @@ class _Replay:
             return "one of hundreds of open messages"
         if isinstance(step, ReadSince):
             return self._read_since(step, message)
-        return self._get(message, actual)
+        if message is None:
+            self.unknown_reads.add((step.instance, str(step.message_id)))
+        return self._get(message, answered_none=False)
 
     def _shared(self, instance: str, message_id: str, messages: dict[str, _Message]) -> str | None:
         if message_id == "":
@@ -183,7 +213,7 @@ class _Replay:
         return None
 
     @staticmethod
-    def _apply(event: dict[str, object], message: _Message | None, actual: str | None) -> str:
+    def _apply(event: dict[str, object], message: _Message | None) -> str:
         final = event.get("final") is True
         if set(event) - _EVENT_KEYS:
             return "event with extra keys"
@@ -194,9 +224,7 @@ class _Replay:
                 return "final on an unseen id"
             if message.long:
                 return "message of thousands of deltas or a long one"
-            return (
-                "final on an open id answered None" if actual == "None" else "final on an open id"
-            )
+            return "final on an open id"
         return "non-final apply with 'final: false'" if "final" in event else "non-final apply"
 
     def _record(
@@ -215,8 +243,7 @@ class _Replay:
             message.touched_after_final |= "delta" in event
         elif isinstance(delta, str):
             message.had_delta = True
-            message.last_delta = delta
-            message.parts += 1
+            message.deltas.append(delta)
             message.length += len(delta)
         if not message.final and event.get("final") is True:
             message.final = True
@@ -227,9 +254,19 @@ class _Replay:
         message = self.instances.get(step.instance, {}).get(str(step.message_id))
         if message is None:
             return None
-        return _Seen(
-            message.last_delta, message.touched_after_final, message.had_delta, message.length
+        seen = _Seen(
+            message.touched_after_final,
+            message.had_delta,
+            message.length,
+            message.deltas,
+            message.parts,
+            message.reads,
+            len(message.reads),
+            (step.instance, str(step.message_id)) in self.unknown_reads,
         )
+        if not isinstance(step, Apply):
+            message.reads.append(message.length)
+        return seen
 
     @staticmethod
     def _read_since(step: ReadSince, message: _Message | None) -> str:
@@ -241,12 +278,12 @@ class _Replay:
         return "read_since at or past the end" if at_end else "read_since within the text"
 
     @staticmethod
-    def _get(message: _Message | _Seen | None, actual: str | None) -> str:
+    def _get(message: _Message | _Seen | None, *, answered_none: bool) -> str:
         if message is None:
             return "get of an unknown id"
-        if message.touched_after_final and actual != "None":
+        if message.touched_after_final and not answered_none:
             return "get after deltas sent past final"
-        if actual == "None":
+        if answered_none:
             if not message.had_delta:
                 return "get of a message created without a delta, answered None"
             if not message.length:
@@ -255,44 +292,87 @@ class _Replay:
         return "get of a message"
 
 
-def _text(shown: str) -> str | None:
-    """A text the runner showed by ``repr``; None if it was not a str or was cut."""
-    try:
-        with warnings.catch_warnings():  # an escape the display made, e.g. '\\.', is not ours
-            warnings.simplefilter("ignore")
-            value = ast.literal_eval(shown)
-    except (ValueError, SyntaxError, MemoryError, RecursionError):
-        return None
-    return value if isinstance(value, str) else None
+def _dropped(deltas: Sequence[str], text: str) -> list[int] | None:
+    """Which of ``deltas`` are left out of ``text`` if it is some of them joined in order
+    (each taken where it fits), else None."""
+    at, dropped = 0, []
+    for index, delta in enumerate(deltas):
+        if delta and text.startswith(delta, at):
+            at += len(delta)
+        else:
+            dropped.append(index)
+    return dropped if at == len(text) else None
+
+
+def _foreign(expected: str, actual: str, chars: frozenset[str]) -> bool:
+    """Whether ``actual`` starts and ends unlike ``expected`` and is mostly characters no
+    delta of the case holds: a text from another case, kept where no state should be."""
+    if actual[0] == expected[:1] or actual[-1] == expected[-1:]:
+        return False
+    present = sum(map(actual.count, chars.intersection(actual)))
+    return 2 * (len(actual) - present) > len(actual)
+
+
+def _stale(step: Step, actual: str, seen: _Seen, dropped: list[int] | None) -> bool:
+    """Whether a read that answered the start of its text reads like a stale view: the text
+    an earlier read got, short of more than one delta or of plain text (a filter of special
+    deltas leaves those out), or a read of an open message cut within a delta."""
+    if dropped is None:  # a control character may have changed what came before it
+        return not isinstance(step, Apply) and not _CONTROL.search(seen.deltas[seen.parts - 1])
+    plain = all(any(map(str.isalnum, seen.deltas[index])) for index in dropped)
+    return plain and len(actual) in seen.reads[: seen.read]
 
 
 def _wrong_text(
-    step: Step, expected: str | None, actual: str | None, last_delta: str | None
+    step: Step, expected: str, actual: str, seen: _Seen | None, case: _Log
 ) -> str | None:
-    """What a wrong text says about the bug, when the text was shown in full."""
-    if expected is None or actual is None or actual == expected:
-        return None
-    if sorted(actual) == sorted(expected):
-        return "text with the right characters in another order"
+    """What a wrong text says about the bug, ``case`` the replay of its case."""
     delta = (
         step.event.get("delta")
         if isinstance(step, Apply) and isinstance(step.event, dict)
         else None
     )
+    if sorted(actual) == sorted(expected):
+        return "text with the right characters in another order"
+    if _SURROGATES.search(expected) and _REPLACED.search(actual) and not _REPLACED.search(expected):
+        return "text with its lone surrogates replaced"
     if isinstance(delta, str) and delta and expected == actual + delta:
         return "final answered without its own delta"
-    if actual == last_delta and len(actual) < len(expected):
-        return "text missing its earlier deltas"
-    return None
+    return None if seen is None else _by_deltas(step, expected, actual, seen, case)
 
 
-def _failing_step(result: CaseResult) -> tuple[str | None, tuple[str, str] | None]:
-    """The ``where`` of the step that failed and (expected, actual) there, from the message."""
-    where = _FAILING_STEP.match(result.message)
-    expected = _EXPECTED.search(result.message)
-    actual = _ACTUAL.search(result.message)
-    answer = (expected.group(1), actual.group(1)) if expected and actual else None
-    return (where.group(1) if where else None), answer
+def _by_deltas(step: Step, expected: str, actual: str, seen: _Seen, case: _Log) -> str | None:
+    """What a wrong text says, told by the deltas of its message that made it."""
+    deltas = seen.deltas[: seen.parts]
+    dropped = _dropped(deltas, actual)
+    found = None
+    if expected.startswith(actual) and _stale(step, actual, seen, dropped):
+        found = "a read answered part of its text"
+    elif dropped and all(deltas[index] in deltas[:index] for index in dropped):
+        found = "text missing a delta that repeats an earlier one"
+    elif actual == seen.last_delta and len(actual) < len(expected):
+        found = "text missing its earlier deltas"
+    elif dropped is not None or set(actual) <= set(expected):
+        found = "text with some deltas or characters changed"
+    elif _holds_others(step, expected, actual, case):
+        found = "text holding another message's deltas"
+    return found
+
+
+def _holds_others(step: Step, expected: str, actual: str, case: _Log) -> bool:
+    """Whether ``actual`` holds a delta of another message of its instance that the
+    expected text does not: messages merged (ids taken for one another)."""
+    others = case.others.get(step.instance, ())
+    return any(delta in actual and delta not in expected for delta in others)
+
+
+#: The rule a failure of these kinds breaks, whatever its step: a caller's habits alone, or
+#: another caller's events alone, fail the case.
+_RULE_OF_KIND = {
+    "event-owned": "EVENT-OWNED",
+    "event-shape": "MAP-ANY",
+    "not-text": "RETURN-TYPE",
+}
 
 
 def _weight(found: str) -> float:
@@ -307,9 +387,12 @@ def _evidence(result: CaseResult, case: Case | None) -> tuple[dict[str, float], 
     ran = dict(listed)
     if case is None:
         return failing, ran
-    at_failure, met = (
-        _replayed(case, *_failing_step(result)) if broken else _replayed(case, None, None)
-    )
+    failure = result.failure if broken else None
+    if failure is not None and failure.kind in _RULE_OF_KIND:
+        rule = _RULE_OF_KIND[failure.kind]
+        failing[rule] = ran[rule] = 1.0
+        failure = None
+    at_failure, met = _replayed(case, failure)
     for weights, found in ((failing, at_failure), (ran, met)):
         for rule, weight in found.items():
             weights[rule] = max(weights.get(rule, 0.0), weight)
@@ -340,6 +423,8 @@ class _Log:
     found: list[str | None]
     seen: list[_Seen | None]
     at: dict[str, int]  # a step's index by its ``where``
+    chars: frozenset[str]  # every character the case's deltas hold
+    others: dict[str, list[str]]  # by instance: deltas of its messages (some, not all)
     rises: list[tuple[int, str, float]]  # (index, rule, weight met from that step on)
 
 
@@ -352,7 +437,7 @@ def _log(key: _Identity) -> _Log:
     rises: list[tuple[int, str, float]] = []
     met: dict[str, float] = {}
     for index, step in enumerate(steps):
-        situation = replay.situation(step, None)
+        situation = replay.situation(step)
         found.append(situation)
         seen.append(replay.message_of(step) if situation in _ANSWERED else None)
         if situation is not None:
@@ -361,43 +446,73 @@ def _log(key: _Identity) -> _Log:
                 met[rule] = weight
                 rises.append((index, rule, weight))
     at: dict[str, int] = {}
+    chars: set[str] = set()
     for index, step in enumerate(steps):
         at.setdefault(step.where, index)  # the first step so numbered, as a replay stops at
-    return _Log(steps, found, seen, at, rises)
+        delta = (
+            step.event.get("delta")
+            if isinstance(step, Apply) and isinstance(step.event, dict)
+            else None
+        )
+        if isinstance(delta, str):
+            chars.update(delta)
+    others = {
+        instance: [d for message in messages.values() for d in message.deltas[:9] if d][:_OTHERS]
+        for instance, messages in replay.instances.items()
+    }
+    return _Log(steps, found, seen, at, frozenset(chars), others, rises)
 
 
-def _judged(log: _Log, index: int, answer: tuple[str, str] | None) -> str | None:
-    """The failing step's situation, told apart further by the answer it got, if known."""
+def _out_of_place(
+    found: str, step: Step, expected: str | None, actual: str, log: _Log
+) -> str | None:
+    """A wrong text that is not the message's at all, whatever the step's situation."""
+    if expected and "extra keys" not in found and _foreign(expected, actual, log.chars):
+        return "text from outside the case"
+    if found == "get of an unknown id" and _holds_others(step, "", actual, log):
+        return "text holding another message's deltas"
+    return None
+
+
+def _judged(log: _Log, index: int, failure: Failure) -> str | None:
+    """The failing step's situation, told apart further by the answer it got."""
     found = log.found[index]
-    if answer is None or found not in _ANSWERED:
+    if found is None or failure.actual is None:
         return found
     step, seen = log.steps[index], log.seen[index]
-    expected, actual = answer
-    if found == "final on an open id" and actual == "None":
+    actual = failure.text()
+    expected = None if failure.expected is None else failure.expected.get("returns")
+    out_of_place = (
+        actual and actual != expected and _out_of_place(found, step, expected, actual, log)
+    )
+    if out_of_place or found not in _ANSWERED:
+        return out_of_place or found
+    answered_none = failure.actual == {"returns": None}
+    if answered_none and expected is not None and seen is not None and seen.read_unknown:
+        return "a read answered what an earlier read got"
+    if found == "final on an open id" and answered_none:
         found = "final on an open id answered None"
     elif found in _GETS:
-        found = _Replay._get(seen, actual)
-    if found not in _ORDINARY:
+        found = _Replay._get(seen, answered_none=answered_none)
+    if failure.raised and found in _ORDINARY:
+        named = step.message_id in _ATTRIBUTES
+        return (
+            "raised on an id that names an attribute" if named else "raised on a well-formed event"
+        )
+    if found not in _ORDINARY - {"final on an unseen id"} or not actual or expected is None:
         return found
-    if actual.startswith("raised "):
-        return "raised on a well-formed event"
-    if found == "final on an unseen id":
-        return found
-    last = seen.last_delta if seen else None
-    return _wrong_text(step, _text(expected), _text(actual), last) or found
+    return _wrong_text(step, expected, actual, seen, log) or found
 
 
-def _replayed(
-    case: Case, where: str | None, answer: tuple[str, str] | None
-) -> tuple[dict[str, float], dict[str, float]]:
-    """(failing, met): the rules the situation of the failing step ``where`` points at, and
-    those of every step up to it (all of them for a passing case), each with its weight."""
+def _replayed(case: Case, failure: Failure | None) -> tuple[dict[str, float], dict[str, float]]:
+    """(failing, met): the rules the situation of the failing step points at, and those of
+    every step up to it (all of them for a passing case), each with its weight."""
     log = _log(_Identity(case))
-    index = log.at.get(where) if where is not None else None
+    index = None if failure is None else log.at.get(failure.where)
     end = len(log.found) if index is None else index
     met = {rule: weight for at, rule, weight in log.rises if at < end}  # rises only grow
     failing: dict[str, float] = {}
-    found = None if index is None else _judged(log, index, answer)
+    found = None if index is None or failure is None else _judged(log, index, failure)
     if found is not None:
         rule, weight = SITUATIONS[found], _weight(found)
         met[rule] = max(met.get(rule, 0.0), weight)

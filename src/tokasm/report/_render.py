@@ -1,14 +1,9 @@
-"""Render finished runs: terminal report card and verdict, JSON, JUnit XML and Markdown,
-and write report files so that none is ever lost or seen half-written.
+"""Render finished runs: terminal card and verdict, JSON, JUnit XML and Markdown, and
+write report files whole (a temporary file, then a rename).
 
 The JSON shape is documented in ``spec/REPORTS.md`` and pinned by
-``spec/report.schema.json``; every report records the tokasm, corpus and
-protocol versions, so a stored result says what it was measured against.
-
-A target's text (its name, its errors) is untrusted: every renderer here
-first passes the runs through ``sanitized``, which escapes control
-characters, ANSI escapes and lone surrogates and caps each text
-(``_display.safe_text`` and ``safe_block``), saying how much was cut.
+``spec/report.schema.json``. A target's text (its name, its errors) is shown
+escaped and capped (``sanitized``), in every report.
 """
 
 from __future__ import annotations
@@ -21,35 +16,27 @@ import re
 import stat
 import tempfile
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
-
-try:  # descriptor limits (POSIX)
-    import resource
-except ImportError:  # Windows
-    resource = None  # type: ignore[assignment]
 
 from tokasm._display import error_text, safe_block, safe_text
 from tokasm._versions import PROTOCOL_VERSION, __version__
 from tokasm.errors import ReportError
-from tokasm.run._guard import reraise_unless_target
 from tokasm.run.results import FAILING, OUTCOMES, summarize
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
-    from tokasm.run.results import CaseResult, TargetRun
+    from tokasm.run.results import CaseResult, Failure, TargetRun
 
 __all__ = [
     "NAME_LIMIT",
     "REPORT_VERSION",
-    "DescriptorReserve",
     "Destination",
     "ReportPlan",
     "json_report",
     "json_text",
-    "junit_report",
     "junit_text",
     "markdown_report",
     "render_card",
@@ -57,9 +44,6 @@ __all__ = [
     "render_verdict",
     "sanitized",
     "stable_name",
-    "write_json",
-    "write_junit",
-    "write_markdown",
     "write_text_atomically",
 ]
 
@@ -67,6 +51,8 @@ __all__ = [
 REPORT_VERSION = 2
 #: Characters kept of a one-line text in a report: a target name, a description.
 NAME_LIMIT = 300
+#: Characters kept of each text in a failure record of the JSON report.
+_FAILURE_TEXT_LIMIT = 2000
 
 
 def sanitized(run: TargetRun) -> TargetRun:
@@ -81,6 +67,7 @@ def sanitized(run: TargetRun) -> TargetRun:
                 case_id=safe_text(result.case_id, NAME_LIMIT),
                 description=safe_text(result.description, NAME_LIMIT),
                 message=safe_block(result.message),
+                note=safe_block(result.note),
                 source=None if result.source is None else safe_text(result.source, NAME_LIMIT),
                 requirements=tuple(safe_text(r, NAME_LIMIT) for r in result.requirements),
             )
@@ -152,6 +139,11 @@ def render_failures(run: TargetRun) -> str:
         if result.outcome == "xfailed"
     )
     blocks.extend(f"PROBLEM {run.target}: {problem}" for problem in run.problems)
+    blocks.extend(
+        f"NOTE {run.target}::{result.case_id}{_rules(result)} - {result.note}"
+        for result in run.results
+        if result.note
+    )
     return "\n".join(blocks)
 
 
@@ -195,7 +187,24 @@ def _versions(runs: Sequence[TargetRun]) -> dict[str, Any]:
     }
 
 
+def _capped(value: object) -> object:
+    """JSON data with every string in it escaped and capped, as a message is."""
+    if isinstance(value, str):
+        return safe_block(value, _FAILURE_TEXT_LIMIT)
+    if isinstance(value, dict):
+        return {safe_text(key, NAME_LIMIT): _capped(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_capped(item) for item in value]
+    return value
+
+
+def _failure_json(failure: Failure) -> dict[str, Any]:
+    return {key: _capped(value) for key, value in vars(failure).items()}
+
+
 def _case_json(result: CaseResult) -> dict[str, Any]:
+    failure = {} if result.failure is None else {"failure": _failure_json(result.failure)}
+    note = {"note": result.note} if result.note else {}
     return {
         "id": result.case_id,
         "description": result.description,
@@ -204,6 +213,8 @@ def _case_json(result: CaseResult) -> dict[str, Any]:
         "requirements": list(result.requirements),
         "source": result.source or "bundled",
         "time": round(result.duration, 6),
+        **failure,
+        **note,
     }
 
 
@@ -240,11 +251,6 @@ def json_text(runs: Sequence[TargetRun]) -> str:
     return json.dumps(json_report(runs), indent=2, ensure_ascii=False) + "\n"
 
 
-def write_json(path: Path, runs: Sequence[TargetRun]) -> None:
-    """Write ``json_report`` to ``path``, atomically."""
-    write_text_atomically(path, json_text(runs))
-
-
 #: JUnit element for each non-passing outcome; xfailed is a skip, as pytest writes it.
 _JUNIT_ELEMENT = {
     "failed": "failure",
@@ -263,6 +269,8 @@ def _junit_case(suite: ET.Element, classname: str, result: CaseResult) -> None:
     case = ET.SubElement(
         suite, "testcase", classname=classname, name=result.case_id, time=_seconds(result.duration)
     )
+    if result.note:
+        ET.SubElement(case, "system-out").text = result.note
     tag = _JUNIT_ELEMENT.get(result.outcome)
     if tag is None:
         return
@@ -303,7 +311,7 @@ def _junit_suite(parent: ET.Element, run: TargetRun) -> None:
         failure.text = problem
 
 
-def junit_report(runs: Sequence[TargetRun]) -> ET.ElementTree[ET.Element]:
+def junit_text(runs: Sequence[TargetRun]) -> str:
     """JUnit XML: one ``testsuite`` per target, one ``testcase`` per case (name = case id)."""
     root = ET.Element("testsuites", name="tokasm conformance")
     runs = _all_sanitized(runs)
@@ -313,18 +321,7 @@ def junit_report(runs: Sequence[TargetRun]) -> ET.ElementTree[ET.Element]:
         root.set(attribute, str(sum(int(s.get(attribute, "0")) for s in root)))
     root.set("time", _seconds(sum(run.duration for run in runs)))
     ET.indent(root)
-    return ET.ElementTree(root)
-
-
-def junit_text(runs: Sequence[TargetRun]) -> str:
-    """``junit_report`` as text, with its XML declaration."""
-    body = ET.tostring(junit_report(runs).getroot(), encoding="unicode")
-    return f"<?xml version='1.0' encoding='utf-8'?>\n{body}\n"
-
-
-def write_junit(path: Path, runs: Sequence[TargetRun]) -> None:
-    """Write ``junit_report`` to ``path``, atomically."""
-    write_text_atomically(path, junit_text(runs))
+    return f"<?xml version='1.0' encoding='utf-8'?>\n{ET.tostring(root, encoding='unicode')}\n"
 
 
 def _fence(text: str, shortest: int) -> str:
@@ -349,7 +346,8 @@ def _fenced(text: str) -> str:
 
 def _markdown_details(run: TargetRun) -> list[str]:
     shown = [r for r in run.results if r.outcome not in ("passed", "skipped")]
-    if not shown and not run.problems:
+    notes = [r for r in run.results if r.note]
+    if not shown and not run.problems and not notes:
         return []
     lines = [
         "",
@@ -359,13 +357,15 @@ def _markdown_details(run: TargetRun) -> list[str]:
     ]
     for result in shown:
         lines += [
-            f"**{result.outcome}** `{result.case_id}`: {result.description}",
+            f"**{result.outcome}** `{result.case_id}`: {html.escape(result.description)}",
             "",
             _fenced(result.message),
             "",
         ]
     for problem in run.problems:
         lines += ["**problem**:", "", _fenced(problem), ""]
+    for result in notes:
+        lines += [f"**note** `{result.case_id}`:", "", _fenced(result.note), ""]
     return [*lines, "", "</details>"]
 
 
@@ -385,7 +385,9 @@ def markdown_report(runs: Sequence[TargetRun]) -> str:
     ]
     for run in runs:
         counts = run.summary
-        verdict_cell = "✅ conforms" if run.conforms else "❌ nonconforming"
+        verdict_cell = "❌ nonconforming"
+        if run.conforms:
+            verdict_cell = "✅ expected failures only" if counts["xfailed"] else "✅ conforms"
         lines.append(
             f"| {_code_cell(run.target)} | {_code_cell(run.implementation)} | "
             + " | ".join(str(counts[o]) for o in OUTCOMES)
@@ -396,23 +398,11 @@ def markdown_report(runs: Sequence[TargetRun]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_markdown(path: Path, runs: Sequence[TargetRun]) -> None:
-    """Write ``markdown_report`` to ``path``, atomically."""
-    write_text_atomically(path, markdown_report(runs))
-
-
-def _read_umask() -> int:
+def _new_file_mode() -> int:
+    """A new file's mode under the process's umask (read by setting it, then put back)."""
     mask = os.umask(0o022)
     os.umask(mask)
-    return mask
-
-
-#: The umask when tokasm started: a target that changes it cannot make reports unreadable.
-_UMASK = _read_umask()
-
-
-def _new_file_mode() -> int:
-    return 0o666 & ~_UMASK
+    return 0o666 & ~mask
 
 
 def _is_special(path: Path) -> bool:
@@ -505,65 +495,12 @@ class Destination:
 Render: TypeAlias = "Callable[[Sequence[TargetRun]], str]"
 
 
-class DescriptorReserve:
-    """Descriptors held from before any target loads until the reports are written: a target
-    that takes every descriptor the process may open (a leak, a lowered limit) must not cost
-    the run its reports. Each is the read end of a pipe of its own (the write end is closed
-    at once), closed only while it is still that pipe (a target may close the number and
-    open a file of its own under it)."""
-
-    #: Descriptors held: a report's temporary file and its folder at a time, and one to spare.
-    HELD = 3
-
-    def __init__(self) -> None:
-        self._held: list[tuple[int, tuple[int, int]]] = []
-        self._limit = _descriptor_limit()
-        with contextlib.suppress(OSError):
-            for _ in range(self.HELD):
-                kept, other = os.pipe()
-                os.close(other)
-                status = os.fstat(kept)
-                self._held.append((kept, (status.st_dev, status.st_ino)))
-
-    def release(self) -> None:
-        """Close what is held, now that the targets are done: for the reports to use."""
-        held, self._held = self._held, []
-        for descriptor, identity in held:
-            with contextlib.suppress(OSError):
-                status = os.fstat(descriptor)
-                if (status.st_dev, status.st_ino) == identity:
-                    os.close(descriptor)
-        _restore_descriptor_limit(self._limit)
-
-
-def _descriptor_limit() -> tuple[int, int] | None:
-    """The process's descriptor limits (soft, hard), where there are such limits."""
-    if resource is None:
-        return None
-    with contextlib.suppress(OSError, ValueError):
-        return resource.getrlimit(resource.RLIMIT_NOFILE)
-    return None
-
-
-def _restore_descriptor_limit(limit: tuple[int, int] | None) -> None:
-    """The soft limit back where it was, if a target lowered it: the descriptors the reserve
-    freed are numbered from 3 up, and a soft limit of 3 would make every one unusable. As far
-    as the hard limit, which only a privileged process may raise again, allows."""
-    now = _descriptor_limit()
-    if resource is None or limit is None or now is None or now[0] >= limit[0]:
-        return
-    with contextlib.suppress(OSError, ValueError):
-        resource.setrlimit(resource.RLIMIT_NOFILE, (min(limit[0], now[1]), now[1]))
-
-
 @dataclass(frozen=True)
 class ReportPlan:
     """Every report a run was asked for, each destination checked before the run."""
 
     wanted: tuple[tuple[Destination, Render], ...]
     kept: str = ""  # the option whose file is edited by people: never deleted as stale
-    #: For the report files, from before the targets load until they are written.
-    reserve: DescriptorReserve | None = field(default=None, compare=False, repr=False)
 
     @classmethod
     def checked(
@@ -594,13 +531,7 @@ class ReportPlan:
                 raise ReportError(
                     f"{destination.option} names the same file as the list read, {str(source)!r}"
                 )
-        files = any(destination.path is not None for destination, _ in wanted)
-        return cls(wanted, kept, DescriptorReserve() if files else None)
-
-    def release(self) -> None:
-        """Give back the descriptors held for the reports (again: nothing happens)."""
-        if self.reserve is not None:
-            self.reserve.release()
+        return cls(wanted, kept)
 
     @property
     def to_stdout(self) -> bool:
@@ -615,7 +546,6 @@ class ReportPlan:
     def write(self, runs: Sequence[TargetRun], stdout: Callable[[str], None]) -> list[str]:
         """Write each report on its own (``-`` through ``stdout``); one that fails stops no
         other. What failed, one line each."""
-        self.release()  # the targets are done: what they left is for the reports
         failures = []
         for destination, render in self.wanted:
             try:
@@ -624,9 +554,7 @@ class ReportPlan:
                     stdout(text.removesuffix("\n"))
                 else:
                     destination.write(text)
-            except BaseException as error:  # a report's own failure, whatever it is, or target
-                # code in the way (an audit hook raising SystemExit at the rename)
-                reraise_unless_target(error)
+            except Exception as error:  # a report's own failure, whatever it is
                 where = f"{destination.option} {destination.path or '-'}"
                 failures.append(f"{where}: {error_text(error)}")
         return failures

@@ -16,7 +16,6 @@ ids, never a target's text outside a comment.
 
 from __future__ import annotations
 
-import bisect
 import fnmatch
 import re
 from dataclasses import dataclass, field, replace
@@ -25,7 +24,7 @@ from typing import TYPE_CHECKING
 from tokasm._display import safe_text
 from tokasm.errors import XfailError
 from tokasm.implementations import EXPECTED_FAILURES
-from tokasm.report._render import NAME_LIMIT, write_text_atomically
+from tokasm.report._render import NAME_LIMIT
 from tokasm.run._cost import PROBE_IDS
 
 if TYPE_CHECKING:
@@ -45,7 +44,6 @@ __all__ = [
     "load_xfail",
     "parse_xfail",
     "render_xfail",
-    "write_xfail",
 ]
 
 #: Outcomes a listed case may have today without the list being wrong.
@@ -78,25 +76,13 @@ def _shown(entry: XfailEntry) -> str:
 
 @dataclass(frozen=True)
 class _Glob:
-    """A glob line compiled once; ``prefix`` is its text before the first wildcard."""
+    """A glob line compiled once."""
 
     entry: XfailEntry
-    prefix: str
     regex: re.Pattern[str]
 
-    @classmethod
-    def of(cls, entry: XfailEntry) -> _Glob:
-        cut = min(i for i in map(entry.pattern.find, _GLOB_CHARS) if i >= 0)
-        return cls(entry, entry.pattern[:cut], re.compile(fnmatch.translate(entry.pattern)))
-
     def matches(self, case_id: str) -> bool:
-        return case_id.startswith(self.prefix) and self.regex.match(case_id) is not None
-
-    def count_in(self, sorted_ids: Sequence[str]) -> int:
-        """How many of ``sorted_ids`` match, testing only those that share the prefix."""
-        low = bisect.bisect_left(sorted_ids, self.prefix)
-        high = bisect.bisect_left(sorted_ids, self.prefix + "\U0010ffff")
-        return sum(self.regex.match(case_id) is not None for case_id in sorted_ids[low:high])
+        return self.regex.match(case_id) is not None
 
 
 @dataclass(frozen=True)
@@ -114,7 +100,9 @@ class XfailList:
         for entry in self.entries:
             if entry.is_glob:
                 if entry.pattern not in globs:
-                    globs[entry.pattern] = _Glob.of(entry)
+                    globs[entry.pattern] = _Glob(
+                        entry, re.compile(fnmatch.translate(entry.pattern))
+                    )
             else:
                 literals.setdefault(entry.pattern, entry)
         object.__setattr__(self, "_literals", literals)
@@ -137,8 +125,8 @@ class XfailList:
 
     def _glob_counts(self, ids: Iterable[str]) -> dict[str, int]:
         """Glob pattern -> how many of ``ids`` it matches."""
-        ordered = sorted(ids)
-        return {glob.entry.pattern: glob.count_in(ordered) for glob in self._globs}
+        ids = list(ids)
+        return {glob.entry.pattern: sum(map(glob.matches, ids)) for glob in self._globs}
 
     def stale(self, corpus: Corpus) -> list[str]:
         """A problem for each line that matches no case id of the whole corpus (or probe)."""
@@ -259,11 +247,6 @@ def render_xfail(runs: Sequence[TargetRun], keep: XfailList | None = None) -> st
         else:
             lines.append(f"{entry}  # {reason}")
     return "\n".join(lines) + "\n"
-
-
-def write_xfail(path: Path, runs: Iterable[TargetRun], keep: XfailList | None = None) -> None:
-    """Write ``render_xfail`` to ``path``, atomically."""
-    write_text_atomically(path, render_xfail(list(runs), keep))
 
 
 def expected_failures(backend: str | None, listed: XfailList | None) -> list[XfailList]:

@@ -1,12 +1,19 @@
-"""Outcomes of running cases: the vocabulary shared by runners, reports and exit codes."""
+"""Outcomes of running cases: the vocabulary shared by runners, reports and exit codes.
+
+A failing or errored case carries a ``Failure``: the step, the request sent, what it
+expected and what came back, as data. Renderers, expected-failure lists and blame read
+its fields; ``message`` is only its rendering. ``to_data``/``from_data`` carry a result
+across a process as plain JSON, checked strictly on the way in.
+"""
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, get_args
 
-from tokasm._clocks import Clocks
+from tokasm.errors import ProtocolError
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
@@ -15,9 +22,11 @@ if TYPE_CHECKING:
 
 __all__ = [
     "FAILING",
+    "FAILURE_KINDS",
     "NOT_TEXT",
     "OUTCOMES",
     "CaseResult",
+    "Failure",
     "Outcome",
     "TargetRun",
     "summarize",
@@ -30,15 +39,116 @@ __all__ = [
 NOT_TEXT = "ReturnedNotText"
 
 Outcome: TypeAlias = Literal["passed", "failed", "errored", "skipped", "xfailed", "xpassed"]
-OUTCOMES: tuple[Outcome, ...] = ("passed", "failed", "errored", "skipped", "xfailed", "xpassed")
+OUTCOMES: tuple[Outcome, ...] = get_args(Outcome)
 
 #: Outcomes that make a run non-conforming (exit code 1).
 FAILING: frozenset[Outcome] = frozenset({"failed", "errored", "xpassed"})
 
+#: What went wrong: a wrong answer; an error where an answer was due; another error kind
+#: than the one due; an answer that is not text; the testee itself failed; the factory
+#: raised; a caller's habits (EVENT-OWNED) or another caller's events (MAP-ANY) alone fail
+#: the case; the worker running the target hung, exited or crashed.
+FailureKind: TypeAlias = Literal[
+    "mismatch",
+    "raised",
+    "wrong-error",
+    "not-text",
+    "testee-fault",
+    "factory-error",
+    "event-owned",
+    "event-shape",
+    "hung",
+    "exited",
+    "crashed",
+]
+FAILURE_KINDS: tuple[FailureKind, ...] = get_args(FailureKind)
+
+
+@dataclass(frozen=True)
+class Failure:
+    """Why a case failed, as data. ``expected`` is the step's expectation as the corpus
+    writes it (``{"returns": text or None}`` or ``{"raises": kind}``); ``actual`` is what
+    came back: ``{"returns": text or None}``, ``{"foreign": repr, "type": name}`` for a
+    result that is neither, or ``{"raises": kind, "message": text}``. A failure outside any
+    step (the factory, a testee fault between steps) has ``where`` "" and no request."""
+
+    kind: FailureKind
+    where: str = ""
+    instance: str = ""
+    request: dict[str, Any] | None = None
+    expected: dict[str, Any] | None = None
+    actual: dict[str, Any] | None = None
+
+    @property
+    def raised(self) -> bool:
+        """Whether the step raised (an error of the target's, not a wrong answer)."""
+        return self.actual is not None and "raises" in self.actual
+
+    def text(self) -> str | None:
+        """The text the step returned, if it returned text."""
+        value = None if self.actual is None else self.actual.get("returns")
+        return value if isinstance(value, str) else None
+
+
+_TEXT, _OR_NULL, _OBJECT = (str,), (str, type(None)), (dict, type(None))
+#: The fields of a result's data and of its failure's, each with its types.
+_RESULT_FIELDS: dict[str, tuple[type, ...]] = {
+    "case_id": _TEXT,
+    "description": _TEXT,
+    "outcome": _TEXT,
+    "message": _TEXT,
+    "requirements": (list,),
+    "source": _OR_NULL,
+    "duration": (float, int),
+    "failure": _OBJECT,
+    "note": _TEXT,
+}
+_FAILURE_FIELDS = {"kind": _TEXT, "where": _TEXT, "instance": _TEXT, "request": _OBJECT,
+                   "expected": _OBJECT, "actual": _OBJECT}  # fmt: skip
+#: The shapes ``expected`` and ``actual`` may have, by their keys.
+_ANSWERS: dict[str, list[dict[str, tuple[type, ...]]]] = {
+    "expected": [{"returns": _OR_NULL}, {"raises": _TEXT}],
+    "actual": [{"returns": _OR_NULL}, {"foreign": _TEXT, "type": _TEXT},
+               {"raises": _TEXT, "message": _TEXT}],
+}  # fmt: skip
+
+
+def _checked(data: object, fields: dict[str, tuple[type, ...]], what: str) -> dict[str, Any]:
+    """``data``, an object with exactly ``fields``, each of its types; else ProtocolError."""
+    if type(data) is not dict:
+        raise ProtocolError(f"{what} must be an object, got {type(data).__name__}")
+    if set(data) != set(fields):
+        unknown, missing = (
+            sorted(map(str, set(data) - set(fields))),
+            sorted(set(fields) - set(data)),
+        )
+        raise ProtocolError(f"{what}: unknown keys {unknown}, missing keys {missing}")
+    for key, types in fields.items():
+        if type(data[key]) not in types:
+            names = " or ".join("null" if t is type(None) else t.__name__ for t in types)
+            raise ProtocolError(f"{what}: {key!r} must be {names}, got {type(data[key]).__name__}")
+    return data
+
+
+def _answer(data: dict[str, Any] | None, key: str) -> dict[str, Any] | None:
+    shapes = [shape for shape in _ANSWERS[key] if data is not None and set(data) == set(shape)]
+    return data if data is None else _checked(data, shapes[0] if shapes else {}, f"failure {key}")
+
+
+def _failure_from(data: dict[str, Any] | None) -> Failure | None:
+    if data is None:
+        return None
+    fields = _checked(data, _FAILURE_FIELDS, "failure")
+    if fields["kind"] not in FAILURE_KINDS:
+        raise ProtocolError(f"failure: unknown kind {fields['kind']!r}")
+    return Failure(**{**fields, "expected": _answer(fields["expected"], "expected"),
+                      "actual": _answer(fields["actual"], "actual")})  # fmt: skip
+
 
 @dataclass(frozen=True)
 class CaseResult:
-    """One case's verdict; ``message`` says why for anything but a pass."""
+    """One case's verdict; ``message`` says why for anything but a pass, ``failure`` as
+    data for a failed or errored case."""
 
     case_id: str
     description: str
@@ -48,13 +158,45 @@ class CaseResult:
     #: The case file, for a case from a user folder (``--cases``); None for the bundled corpus.
     source: str | None = None
     duration: float = 0.0  # seconds the case took (JUnit ``time``); 0 where not measured
+    failure: Failure | None = None
     #: What a passed check measured, for reports to show (a cost probe's figure or finding).
     note: str = ""
 
     @classmethod
-    def of(cls, case: Case, outcome: Outcome, message: str = "") -> CaseResult:
+    def of(
+        cls, case: Case, outcome: Outcome, message: str = "", failure: Failure | None = None
+    ) -> CaseResult:
         source = None if case.bundled else case.source.as_posix()
-        return cls(case.id, case.description, outcome, message, case.requirements, source)
+        return cls(
+            case.id, case.description, outcome, message, case.requirements, source, 0.0, failure
+        )
+
+    def to_data(self) -> dict[str, Any]:
+        """The result as plain JSON data (``from_data`` reads it back)."""
+        return {
+            "case_id": self.case_id,
+            "description": self.description,
+            "outcome": self.outcome,
+            "message": self.message,
+            "requirements": list(self.requirements),
+            "source": self.source,
+            "duration": self.duration,
+            "failure": None if self.failure is None else {**vars(self.failure)},
+            "note": self.note,
+        }
+
+    @classmethod
+    def from_data(cls, data: object) -> CaseResult:
+        """The result ``to_data`` gave, from another process: ProtocolError for any other
+        shape (a wrong type, a missing or unknown key, an unknown outcome or kind)."""
+        fields = _checked(data, _RESULT_FIELDS, "result")
+        if fields["outcome"] not in OUTCOMES:
+            raise ProtocolError(f"result: unknown outcome {fields['outcome']!r}")
+        if any(type(rid) is not str for rid in fields["requirements"]):
+            raise ProtocolError("result: 'requirements' must hold strings only")
+        return cls(**{**fields, "requirements": tuple(fields["requirements"]),
+                      "duration": float(fields["duration"]),
+                      "failure": _failure_from(fields["failure"])})  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -84,13 +226,9 @@ def summarize(results: Iterable[CaseResult]) -> dict[str, int]:
 
 
 def timed(results: Iterable[CaseResult]) -> Iterator[CaseResult]:
-    """``results`` with each one's ``duration``: the time it took to produce it.
-
-    Wraps a lazy run (``run_cases``), so each case is timed where it runs, on a
-    monotonic clock, without the runner knowing.
-    """
-    start = Clocks.perf_counter()
+    """``results`` with each one's ``duration``: the time it took to produce it (wrapping a
+    lazy run, ``run_cases``, so each case is timed where it runs)."""
+    start = time.perf_counter()
     for result in results:
-        now = Clocks.perf_counter()
-        yield replace(result, duration=now - start)
-        start = Clocks.perf_counter()
+        yield replace(result, duration=time.perf_counter() - start)
+        start = time.perf_counter()

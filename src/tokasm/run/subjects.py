@@ -69,8 +69,7 @@ def _error_kind(error: BaseException) -> str:
 
 @dataclass(frozen=True)
 class Foreign:
-    """A step's result that is neither None nor text, shown once as it came back, under
-    the watchdog and the guard: its ``repr`` is the target's code, and may hang or raise."""
+    """A step's result that is neither None nor text, shown once, as it came back."""
 
     shown: str
     type_name: str
