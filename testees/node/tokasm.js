@@ -244,7 +244,7 @@ function expectedFailures(patterns, ids) {
 
 // CACHE-FINAL, in process: the same rule as tokasm check's cost.cache-final (docs/cost.md).
 const PROBE_PARTS = 20000; // the long message's parts; its reference has the same text in 2
-const PROBE_FILLERS = 64; // other messages, read between two timed reads
+const PROBE_FILLERS = 1100; // other messages, read between two timed reads: more than a bounded cache keeps
 const PROBE_ROUNDS = 15; // timed reads of each side; the minimum is kept
 const PROBE_LIMIT = 3; // a read of the long message may cost this many reads of its reference
 const PROBE_ATTEMPTS = 3; // a ratio above the limit is measured again: fails only if each is above
@@ -275,8 +275,9 @@ async function probeCacheFinal(factory) {
   const long = message(Array.from({ length: PROBE_PARTS }, () => pick(WORDS)));
   const half = long.text.length >> 1;
   const reference = message([long.text.slice(0, half), long.text.slice(half)]);
+  const filler = () => pick(WORDS).repeat(1 + Math.floor(Math.random() * 400)); // about 2 million characters in all
   const fillers = Array.from({ length: PROBE_FILLERS },
-    () => message(Array.from({ length: 1 + Math.floor(Math.random() * 3) }, () => pick(WORDS).repeat(9))));
+    () => message(Array.from({ length: 1 + Math.floor(Math.random() * 3) }, filler)));
   const messages = [long, reference, ...fillers];
   // Streamed interleaved: each message's events keep their order, the messages mix.
   const events = messages.flatMap((m) => {
