@@ -460,7 +460,8 @@ def run_sweep(
             _supervise(contender, recorder, seconds, last, 2 * load_timeout + START_SECONDS)
         else:
             clock = time.perf_counter if contender.per_request else time.thread_time
-            spec = _spec(None, list(rows), settings, seconds)
+            memory = settings.memory and not contender.per_request  # a testee: elsewhere
+            spec = {**_spec(None, list(rows), settings, seconds), "memory": memory}
             for line in measure(contender.factory, spec, clock):
                 recorder.take(line)
         results.extend(rows.values())
