@@ -57,7 +57,7 @@ class HangsOnALongMessage(_Misbehaves):
         while True:
             try:
                 threading.Event().wait()
-            except BaseException:  # noqa: BLE001, S112 (as a retry loop might)
+            except BaseException:  # as a retry loop might
                 continue
 
 

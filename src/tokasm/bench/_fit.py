@@ -11,7 +11,10 @@ of them stays within one band, else the verdict is ``inconclusive``.
 When a fixed count of operations is timed at every size (reads, appends), a
 large fixed cost per operation hides a small growing one, so the fit is of the
 *growth*: the time at each size less the time at the smallest. Growth within
-the noise at every size is ``constant``; at fewer than 3 sizes, ``inconclusive``.
+the noise at every size is ``constant``; at fewer than 3 sizes,
+``inconclusive``; else the operation ``grows`` if its growth is at least
+linear whatever the error (how fast is the exponent: the memory system bends
+it, copying 16M characters costs more per character than copying 256k).
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "FIT_POINTS",
+    "GROWS",
     "INCONCLUSIVE",
     "VERDICT_BANDS",
     "Fit",
@@ -44,6 +48,8 @@ VERDICT_BANDS: tuple[tuple[float, str], ...] = (
     (2.5, "quadratic"),
 )
 INCONCLUSIVE = "inconclusive"
+#: The verdict on an operation whose cost grows with the text, at least linearly.
+GROWS = "grows"
 #: The least relative noise assumed of a point, and growth under this many noises is none.
 NOISE_FLOOR = 0.003
 SIGNIFICANT = 3.0
@@ -104,20 +110,27 @@ def fit(
     points = list(zip(sizes, seconds, noise, strict=True))
     if growth and len(points) >= FIT_POINTS:
         (_, base, base_noise), rest = points[0], points[1:]
+        spread = [SIGNIFICANT * (t * d + base * base_noise) for _, t, d in rest]
         grown = [
-            (n, t - base, (t * d + base * base_noise) / (t - base))
-            for n, t, d in rest
-            if t - base > max(SIGNIFICANT * (t * d + base * base_noise), GROWTH_FLOOR)
+            (n, t - base, noise / SIGNIFICANT / (t - base))
+            for (n, t, _), noise in zip(rest, spread, strict=True)
+            if t - base > max(noise, GROWTH_FLOOR)
         ]
-        if not grown:
-            return Fit(0.0, 0.0, "constant")
+        if not grown:  # constant, unless the noise could hide a growth by half
+            hidden = rest[-1][1] - base + spread[-1] > max(GROWTH_FLOOR, base / 2)
+            return Fit(0.0, 0.0, INCONCLUSIVE if hidden else "constant")
         points = grown
     if len(points) < FIT_POINTS:
         return Fit(None, 0.0, INCONCLUSIVE if growth and len(sizes) >= FIT_POINTS else "-")
     last = points[-FIT_POINTS:]
     xs = [math.log(n) for n, _, _ in last]
     ys = [math.log(t) for _, t, _ in last]
-    return _slope(xs, ys, [d for _, _, d in last], "constant" if growth else "linear")
+    fitted = _slope(xs, ys, [d for _, _, d in last], "linear")
+    if not growth:
+        return fitted
+    assert fitted.exponent is not None
+    low = fitted.exponent - 2 * fitted.error
+    return Fit(fitted.exponent, fitted.error, GROWS if low >= VERDICT_BANDS[0][0] else INCONCLUSIVE)
 
 
 def verdict(exponent: float) -> str:

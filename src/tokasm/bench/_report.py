@@ -79,8 +79,9 @@ def _legend(results: Sequence[Series], settings: SweepSettings) -> str:
         "(CPU time of the measuring thread, min of the batches), ± one standard error from the "
         "spread of the batches; per read or append: of the growth over the smallest size;",
         f"verdict: '-' with fewer than {FIT_POINTS} sizes; 'inconclusive' when the exponent "
-        "± two errors spans two verdicts; 'worse than quadratic' above 2.5; append_to_long "
-        "'linear' (or worse): every append copies the text, a quadratic stream;",
+        "± two errors spans two verdicts ('at least V' if all are worse than linear); "
+        "'worse than quadratic' above 2.5; per read or append: 'constant' or 'grows' "
+        "(with the text: in append_to_long, a stream at least quadratic);",
         f"{_SKIP}: predicted over the budget per run ({settings.budget:g} s, set-up included); "
         f"{_MARKERS[MAX_TIME]}: not run, it would have ended past --max-time ({bound});",
         "peak mem: tracemalloc peak over one run at the largest size timed, as a multiple of "

@@ -184,7 +184,7 @@ FULL = SweepSettings(
 )
 #: ``tokasm bench --quick``: within a minute whatever the contenders.
 QUICK = SweepSettings(
-    sizes=(1_000, 4_000, 16_000), repeats=5, budget=1.0, batch=0.01, max_time=50.0
+    sizes=(1_000, 4_000, 16_000), repeats=7, budget=1.0, batch=0.002, max_time=50.0
 )
 #: The CI smoke run of ``benchmarks/``: tiny sizes, once, so the suite cannot rot.
 SMOKE = SweepSettings(sizes=(50, 200), repeats=1, budget=1.0, batch=0.0)

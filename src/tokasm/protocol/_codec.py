@@ -77,7 +77,6 @@ MAX_TEXT_CHARS = 2000
 OK: Message = {"ok": True}
 
 
-
 def encode(message: Mapping[str, object]) -> bytes:
     """One message as one line: compact JSON, non-ASCII escaped (so plain UTF-8), then LF.
 
