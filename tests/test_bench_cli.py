@@ -163,7 +163,7 @@ def test_per_operation_growth_is_fitted_over_the_fixed_cost() -> None:
     assert scaling_exponent(sizes, copy) < 0.5
     grows = fit(sizes, copy, [0.003] * 5, growth=True)
     assert grows.verdict == "grows"
-    assert grows.exponent == pytest.approx(1.0, abs=0.05)
+    assert grows.exponent == pytest.approx(1.0, abs=0.1)
     flat = fit(sizes, [300e-6 * (1 + 0.002 * (i % 2)) for i in range(5)], [0.003] * 5, True)
     assert (flat.exponent, flat.verdict) == (0.0, "constant")
 
@@ -372,7 +372,7 @@ def test_a_copy_per_delta_class_is_found_by_the_length_of_its_text(
     assert ran.code == 0, ran.out + ran.err
     mine, chunked = _report(project)["results"]
     assert mine["points"][0]["size"] == 64_000  # the fixed cost, not shown
-    assert mine["verdict"] == "grows"
+    assert mine["verdict"] == "grows", ran.out
     assert chunked["verdict"] in {"constant", "inconclusive"}
 
 

@@ -52,6 +52,9 @@ INCONCLUSIVE = "inconclusive"
 GROWS = "grows"
 #: The least relative noise assumed of a point, and growth under this many noises is none.
 NOISE_FLOOR = 0.003
+#: The most: the minimum of several batches is taken to be within this of the true cost,
+#: however far apart its two best (a run that changes regime, page faults, now and then).
+NOISE_CEILING = 0.25
 SIGNIFICANT = 3.0
 #: ... nor under this many seconds per operation: an operation of fixed cost measures up
 #: to about 100ns apart from one heap layout to another.
@@ -106,7 +109,7 @@ def fit(
     """The fit of ``seconds`` (relative ``noise`` each) against ``sizes``, ascending;
     ``growth``: ``seconds`` are per operation, and the fit is of their growth over the
     smallest size (see the module)."""
-    noise = [max(NOISE_FLOOR, d) for d in noise]
+    noise = [min(max(NOISE_FLOOR, d), NOISE_CEILING) for d in noise]
     points = list(zip(sizes, seconds, noise, strict=True))
     if growth and len(points) >= FIT_POINTS:
         (_, base, base_noise), rest = points[0], points[1:]
@@ -122,7 +125,7 @@ def fit(
         points = grown
     if len(points) < FIT_POINTS:
         return Fit(None, 0.0, INCONCLUSIVE if growth and len(sizes) >= FIT_POINTS else "-")
-    last = points[-FIT_POINTS:]
+    last = points if growth else points[-FIT_POINTS:]  # growth: over every size it shows
     xs = [math.log(n) for n, _, _ in last]
     ys = [math.log(t) for _, t, _ in last]
     fitted = _slope(xs, ys, [d for _, _, d in last], "linear")
