@@ -52,6 +52,8 @@ INCONCLUSIVE = "inconclusive"
 GROWS = "grows"
 #: The least relative noise assumed of a point, and growth under this many noises is none.
 NOISE_FLOOR = 0.003
+#: The least error of an exponent: a shared machine's caches bend any trend by as much.
+EXPONENT_FLOOR = 0.05
 #: The most: the minimum of several batches is taken to be within this of the true cost,
 #: however far apart its two best (a run that changes regime, page faults, now and then).
 NOISE_CEILING = 0.25
@@ -80,7 +82,7 @@ def _slope(xs: Sequence[float], ys: Sequence[float], noise: Sequence[float], goo
     noise_error = math.sqrt(sum(((x - mean_x) * d) ** 2 for x, d in zip(xs, noise, strict=True)))
     residuals = [y - mean_y - slope * (x - mean_x) for x, y in zip(xs, ys, strict=True)]
     misfit = sum(r * r for r in residuals) / max(1, len(xs) - 2) / sxx  # a curve, not a line
-    error = math.sqrt((noise_error / sxx) ** 2 + misfit)
+    error = max(math.sqrt((noise_error / sxx) ** 2 + misfit), EXPONENT_FLOOR)
     low, high = verdict(slope - 2 * error), verdict(slope + 2 * error)
     if low == high:
         return Fit(slope, error, low)
@@ -120,7 +122,7 @@ def fit(
             if t - base > max(noise, GROWTH_FLOOR)
         ]
         if not grown:  # constant, unless the noise could hide a growth by half
-            hidden = rest[-1][1] - base + spread[-1] > max(GROWTH_FLOOR, base / 2)
+            hidden = rest[-1][1] - base + spread[-1] / SIGNIFICANT > max(GROWTH_FLOOR, base / 2)
             return Fit(0.0, 0.0, INCONCLUSIVE if hidden else "constant")
         points = grown
     if len(points) < FIT_POINTS:
