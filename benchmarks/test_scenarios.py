@@ -34,8 +34,8 @@ def test_scenario(
     benchmark: BenchmarkFixture, bench_cell: BenchCell, timings: Timings, smoke: bool
 ) -> None:
     scenario = SCENARIOS[bench_cell.scenario]
-    contender = python_contender(bench_cell.backend, BACKENDS[bench_cell.backend])
-    if scenario.needs_read_since and not contender.has_read_since:
+    factory = BACKENDS[bench_cell.backend]
+    if scenario.needs_read_since and not python_contender("", factory).has_read_since:
         pytest.skip(f"{bench_cell.backend} has no read_since")
     predicted = timings.predicted(bench_cell)
     if predicted > timings.budget:
@@ -45,7 +45,7 @@ def test_scenario(
             f"over the budget of {timings.budget:g} s (--bench-budget)"
         )
     workload = scenario.workload(bench_cell.size)
-    action = scenario.prepare(contender.factory, workload)
+    action = scenario.prepare(factory, workload)
     first = time_action(action)  # warm-up, and the calibration of rounds
     iterations = 1 if smoke else max(1, math.ceil(_ROUND_SECONDS / max(first, 1e-9)))
     rounds = 1 if smoke else max(1, min(_MAX_ROUNDS, int(_CELL_SECONDS / (first * iterations))))
