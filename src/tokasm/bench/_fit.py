@@ -57,7 +57,7 @@ EXPONENT_FLOOR = 0.05
 #: The most: the minimum of several batches is taken to be within this of the true cost,
 #: however far apart its two best (a run that changes regime, page faults, now and then).
 NOISE_CEILING = 0.25
-SIGNIFICANT = 3.0
+SIGNIFICANT = 2.0
 #: ... nor under this many seconds per operation: an operation of fixed cost measures up
 #: to about 100ns apart from one heap layout to another.
 GROWTH_FLOOR = 200e-9
