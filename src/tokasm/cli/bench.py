@@ -53,9 +53,10 @@ __all__ = ["add_parser", "run"]
 DESCRIPTION = f"""\
 Time every scenario on every bundled backend (and the given targets) over a
 sweep of stream sizes; print the cost per operation at each size, the scaling
-exponent (log-log slope of time against size) with a verdict (constant,
-linear, superlinear, quadratic) and the peak traced memory as a multiple of
-the final text.
+exponent (log-log slope of time against size, with its error) and a verdict
+(constant, linear, superlinear, quadratic, worse than quadratic; grows for an
+operation whose cost grows with the text; inconclusive where the noise allows
+two) and the peak traced memory as a multiple of the final text.
 
 A TARGET is MODULE:ATTR (a class or zero-argument factory) or a bundled
 backend name. Each is measured in a worker process of its own, with the CPU
@@ -66,9 +67,8 @@ measured per request in wall time. Every run is predicted from the smaller
 sizes before it starts: one predicted over --budget is skipped ("skip"), and
 each target gets an equal share of --max-time ("max-time"). append_to_long
 varies the length of the text, not the number of deltas: an append whose cost
-grows with it makes a stream quadratic. A verdict needs 3 sizes, and is
-"inconclusive" where the noise allows two. Off a terminal, one line per
-finished cell goes to stderr.
+grows with it makes a stream quadratic. A verdict needs 3 sizes. Off a
+terminal, one line per finished cell goes to stderr.
 
 scenarios: {", ".join(SCENARIOS)}
 """
@@ -123,7 +123,7 @@ def add_parser(commands: Commands) -> None:
         help="stream sizes in deltas, e.g. 1k,10k,100k (default "
         f"{','.join(map(format_size, FULL.sizes))})",
     )
-    parser.add_argument("--repeats", type=at_least_one, metavar="N", help="min of N runs")
+    parser.add_argument("--repeats", type=at_least_one, metavar="N", help="min of N batches")
     parser.add_argument(
         "--budget",
         type=positive_seconds,
