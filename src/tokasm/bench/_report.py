@@ -8,14 +8,14 @@ from typing import TYPE_CHECKING, Any
 
 from tokasm._versions import __version__
 from tokasm.bench._fit import FIT_POINTS
-from tokasm.bench._sweep import MAX_TIME, MEMORY, TIME, over_max_time
+from tokasm.bench._sweep import MAX_TIME, over_max_time
 from tokasm.bench._units import format_seconds, format_size
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from tokasm.bench._measure import MemoryPeak
-    from tokasm.bench._sweep import Point, Series, Skip, SweepSettings
+    from tokasm.bench._sweep import Point, Series, SweepSettings
 
 __all__ = ["render_matrix", "render_table", "to_json"]
 
@@ -34,29 +34,22 @@ def _implementation_label(series: Series, default: str | None) -> str:
     return f"{name} ({', '.join(tags)})" if tags else name
 
 
-def _first_skip(series: Series, phase: str, size: int | None = None) -> Skip | None:
-    return next((s for s in series.skips if s.phase == phase and size in (None, s.size)), None)
-
-
-def _marker(skip: Skip | None) -> str:
-    if skip is None:
-        return "-"
-    return _STOPPED if skip.interrupted else _MARKERS.get(skip.limit, _SKIP)
-
-
 def _cell(series: Series, size: int) -> str:
     for point in series.points:
         if point.size == size:
             return format_seconds(point.per_operation)
-    return _marker(_first_skip(series, TIME, size))
+    skip = next((s for s in series.skips if s.size == size), None)
+    if skip is None:
+        return "-"
+    return _STOPPED if skip.interrupted else _MARKERS.get(skip.limit, _SKIP)
 
 
 def _memory_cell(series: Series) -> str:
     memory, size = series.memory, series.memory_size
     if not series.scenario.traced:
         return "n/a"
-    if memory is None:
-        return _marker(_first_skip(series, MEMORY))
+    if memory is None:  # not asked for, or predicted over the budget
+        return "-"
     largest = series.points[-1].size
     return f"{memory.ratio:.1f}x" + ("" if size == largest else f"@{format_size(size or 0)}")
 
