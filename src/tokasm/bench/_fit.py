@@ -3,10 +3,11 @@
 If time grows as ``c * n**k``, the least-squares slope of ``log t`` against
 ``log n`` is the scaling exponent ``k``. It is fitted over the ``FIT_POINTS``
 largest sizes, never fewer: with two points any noise is a slope. Each point
-carries its relative noise (the spread of its batches), which with the misfit
-of a line (a cost turning quadratic is a curve) gives the slope a standard
-error; a verdict is printed only if the exponent plus or minus two
-of them stays within one band, else the verdict is ``inconclusive``.
+carries its relative noise (the spread of its batches), which gives the slope
+a standard error (at least ``EXPONENT_FLOOR``). A verdict is printed only if
+the exponent plus or minus two errors stays within one band; if every band it
+spans is worse than linear, ``at least`` the best of them; else
+``inconclusive``.
 
 When a fixed count of operations is timed at every size (reads, appends), a
 large fixed cost per operation hides a small growing one, so the fit is of the
@@ -52,7 +53,8 @@ INCONCLUSIVE = "inconclusive"
 GROWS = "grows"
 #: The least relative noise assumed of a point, and growth under this many noises is none.
 NOISE_FLOOR = 0.003
-#: The least error of an exponent: a shared machine's caches bend any trend by as much.
+#: The least error of an exponent: what a busy machine does to the caches of the largest
+#: sizes (two CPU burners add about 0.05 to a linear exponent at --quick sizes).
 EXPONENT_FLOOR = 0.05
 #: The most: the minimum of several batches is taken to be within this of the true cost,
 #: however far apart its two best (a run that changes regime, page faults, now and then).
@@ -80,9 +82,7 @@ def _slope(xs: Sequence[float], ys: Sequence[float], noise: Sequence[float], goo
     mean_y = sum(ys) / len(ys)
     slope = sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys, strict=True)) / sxx
     noise_error = math.sqrt(sum(((x - mean_x) * d) ** 2 for x, d in zip(xs, noise, strict=True)))
-    residuals = [y - mean_y - slope * (x - mean_x) for x, y in zip(xs, ys, strict=True)]
-    misfit = sum(r * r for r in residuals) / max(1, len(xs) - 2) / sxx  # a curve, not a line
-    error = max(math.sqrt((noise_error / sxx) ** 2 + misfit), EXPONENT_FLOOR)
+    error = max(noise_error / sxx, EXPONENT_FLOOR)
     low, high = verdict(slope - 2 * error), verdict(slope + 2 * error)
     if low == high:
         return Fit(slope, error, low)
