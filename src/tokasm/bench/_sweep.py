@@ -6,7 +6,7 @@ side gives every line a deadline, and if the worker hangs past it, dies, or
 sends anything but a valid line, kills its process group, records what
 happened as the error of the scenario under way, and starts a worker again for
 the scenarios after it. A contender gets an equal share of the time left of
-``max_time``; each scenario in it an equal share of the contender's.
+``max_time``; each scenario in it up to twice an equal share of the contender's.
 Protocol testees (already another process) and ``in_process`` contenders run
 ``_worker.measure`` here, unguarded.
 """

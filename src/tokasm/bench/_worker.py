@@ -71,7 +71,7 @@ def measure(
         share = None
         if spec["seconds"] is not None:
             left = spec["seconds"] - (time.perf_counter() - started)
-            share = left / (len(names) - index)
+            share = 2 * left / (len(names) - index + 1)  # up to twice an equal share
         try:
             yield from _climb(scenario, factory, spec, share, clock)
         except (Exception, SystemExit) as error:  # a target's sys.exit is its error
