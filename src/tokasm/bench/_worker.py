@@ -44,6 +44,9 @@ Line = dict[str, Any]
 
 #: A traced run is predicted at this many untraced ones (tracemalloc costs per allocation).
 TRACE_FACTOR = 5.0
+#: A size is started only if this many batches of it fit the time left (the later rounds
+#: stop when it runs out: "min of 3 to 7").
+MIN_BATCHES = 3
 
 
 def base_size(sizes: list[int]) -> int:
@@ -98,7 +101,7 @@ def _climb(
         steepest = 1.5 if scenario.per_operation else math.inf  # a fixed count of operations
         predicted = predict_seconds([n for n, _, _ in actions], costs, size, steepest)
         left = math.inf if share is None else share - (time.perf_counter() - started)
-        if predicted > budget or predicted * repeats > left:
+        if predicted > budget or predicted * min(repeats, MIN_BATCHES) > left:
             yield _skip(scenario, size, predicted, left, spec)
             break
         yield {"scenario": name, "size": size, "starting": "time"}
@@ -136,7 +139,8 @@ def _skip(
     else:
         limit = "max-time"
         reason = (
-            f"predicted {format_seconds(predicted * repeats)} for its batches, "
+            f"predicted {format_seconds(predicted * min(repeats, MIN_BATCHES))} for "
+            f"{min(repeats, MIN_BATCHES)} batches, "
             f"{max(left, 0.0):.3g} s left of this scenario's share of --max-time"
         )
     reason = f"over --{limit}: {reason}"
