@@ -185,7 +185,7 @@ FULL = SweepSettings(
     sizes=(1_000, 4_000, 16_000, 64_000, 256_000), repeats=7, budget=10.0, max_time=600.0
 )
 #: ``tokasm bench --quick``: within a minute whatever the contenders.
-QUICK = SweepSettings(sizes=(1_000, 4_000, 16_000), repeats=7, budget=1.0, max_time=50.0)
+QUICK = SweepSettings(sizes=(1_000, 4_000, 16_000), repeats=7, budget=1.0, max_time=45.0)
 #: The CI smoke run of ``benchmarks/``: tiny sizes, once, so the suite cannot rot.
 SMOKE = SweepSettings(sizes=(50, 200), repeats=1, budget=1.0, batch=0.0)
 
