@@ -287,7 +287,6 @@ def test_a_target_that_exits_costs_its_series_not_the_run(
     [
         ("ExitsOnALongMessage", "the worker ended (exit status 7)"),
         ("CrashesOnALongMessage", "the worker ended (killed by SIGSEGV)"),
-        ("HangsOnALongMessage", "hung: no answer after "),
     ],
 )
 def test_a_worker_that_dies_or_hangs_costs_that_scenario_only(
@@ -327,6 +326,37 @@ def test_a_worker_that_dies_or_hangs_costs_that_scenario_only(
     row = next(line for line in ran.out.splitlines() if line.startswith("slow_assemblers:"))
     assert row.split()[2:4] == ["stopped", "-"]
     assert f"slow_assemblers:{target} raised, hung or died" in ran.out
+
+
+def test_a_run_that_hangs_is_stopped_and_the_sweep_goes_on(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run still silent after its deadline is killed: that size is ``stopped``, with why;
+    the sizes measured keep their figures, and the next scenario runs in a new worker."""
+    monkeypatch.setattr("tokasm.bench._sweep.OVERRUN_FLOOR", 0.5)
+    ran = _bench(
+        capsys,
+        project,
+        "slow_assemblers:HangsOnALongMessage",
+        "--only",
+        *TINY,
+        "--budget",
+        "0.1",
+        "--scenario",
+        "stream_then_finalize",
+        "--scenario",
+        "interleaved",
+        "--json",
+        "out.json",
+    )
+    assert ran.code == 0, ran.out + ran.err
+    stream, interleaved = _report(project)["results"]
+    assert stream["error"] is None
+    [skip] = stream["skips"]
+    assert (skip["size"], skip["interrupted"]) == (80, True)
+    assert skip["reason"].startswith("hung: no answer after 0.5")
+    assert [point["size"] for point in interleaved["points"]] == [40, 80, 160]
+    assert "slow_assemblers:HangsOnALongMessage stopped at 80: hung: no answer after" in ran.out
 
 
 def test_what_a_target_prints_is_never_taken_for_a_result(

@@ -121,6 +121,9 @@ def render_table(results: Sequence[Series], settings: SweepSettings, default: st
             )
             if series.error:
                 lines.append(f"  {label} raised: {series.error}")
+            for skip in series.skips:
+                if skip.interrupted and skip.reason != series.error:
+                    lines.append(f"  {label} stopped at {format_size(skip.size)}: {skip.reason}")
         blocks.append("\n".join(lines))
     return "\n\n".join([*blocks, _legend(results, settings)])
 

@@ -4,9 +4,10 @@ Each contender is measured by one worker (``_worker``) at a time: the worker
 climbs the sizes of each scenario and sends a JSON line per timed batch. This
 side gives every line a deadline, and if the worker hangs past it, dies, or
 sends anything but a valid line, kills its process group, records what
-happened as the error of the scenario under way, and starts a worker again for
-the scenarios after it. A contender gets an equal share of the time left of
-``max_time``; each scenario in it up to twice an equal share of the contender's.
+happened (the size ``stopped``; unless it hung measuring, also the error of the
+scenario), and starts a worker again for the scenarios after it. A contender gets
+an equal share of the time left of ``max_time``; each scenario in it up to twice
+an equal share of the contender's.
 Protocol testees (already another process) and ``in_process`` contenders run
 ``_worker.measure`` here, unguarded.
 """
@@ -204,7 +205,13 @@ def over_max_time(results: Sequence[Series]) -> list[Skip]:
 
 
 class _WorkerFailed(Exception):
-    """The worker hung, died, or sent what is not a line of its own."""
+    """The worker hung (``hung``), died, or sent what is not a line of its own."""
+
+    hung = False
+
+
+class _Hung(_WorkerFailed):
+    hung = True
 
 
 def _spec(
@@ -247,7 +254,7 @@ class _Worker:
             wait = deadline - time.monotonic()
             if wait <= 0 or not select.select([self._stdout], [], [], wait)[0]:
                 waited = seconds - (deadline - time.monotonic())
-                raise _WorkerFailed(f"hung: no answer after {waited:.3g} s; killed")
+                raise _Hung(f"hung: no answer after {waited:.3g} s; killed")
             chunk = os.read(self._stdout.fileno(), 65536)
             if not chunk:
                 return None
@@ -411,23 +418,24 @@ def _supervise(
         share = None if seconds is None else seconds - (time.perf_counter() - started)
         worker = _Worker(_spec(contender.target, left, settings, share))
         recorder.current = recorder.size = None
+        hung = False
         try:
             for line in _lines(worker, load, each, last):
                 recorder.take(line)
             failure = None if set(left) <= recorder.done else worker.ended()
         except _WorkerFailed as error:
-            failure = str(error)
+            failure, hung = str(error), error.hung
         finally:
             worker.close()
         if failure is None:
             return
         name = recorder.current or left[0]
         series = recorder.series[name]
-        if time.monotonic() >= last:
-            failure = "stopped by --max-time: " + failure
-        series.error = series.error or failure
+        limit = MAX_TIME if time.monotonic() >= last else BUDGET
+        if not hung or recorder.size is None:  # a hang while loading is the target's error
+            series.error = series.error or failure
         size = recorder.size or min(series.scenario.sizes(settings.sizes))
-        series.skips.append(Skip(size, TIME, BUDGET, failure, interrupted=True))
+        series.skips.append(Skip(size, TIME, limit, failure, interrupted=True))
         recorder.log(series, size, failure)
         recorder.done.add(name)
 
