@@ -104,7 +104,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         BenchCell(scenario, backend, size)
         for scenario in SCENARIOS
         for backend in BACKENDS
-        for size in sorted(sweep_settings(metafunc.config).sizes)
+        for size in SCENARIOS[scenario].sizes(sweep_settings(metafunc.config).sizes)
     ]
     metafunc.parametrize(
         "bench_cell", cells, ids=[f"{c.scenario}-{c.backend}-{c.size}" for c in cells]

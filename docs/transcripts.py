@@ -144,7 +144,10 @@ def _mask(text: str, varies: Varies) -> str:
     if varies == "figures":
         text = re.sub(r"-?\d+(\.\d+)?x?", "<n>", text)
         text = re.sub(
-            r"constant|superlinear|linear|quadratic|skip|max-time|stopped|@<n>k?", "<verdict>", text
+            r"(at least |worse than )?(constant|superlinear|linear|quadratic)|inconclusive|grows"
+            r"|skip|max-time|stopped|@<n>k?",
+            "<verdict>",
+            text,
         )
         text = re.sub(r"-{3,}", "<rule>", text)  # a table's rule is as wide as its columns
         text = re.sub(r" +", " ", text)

@@ -1,35 +1,35 @@
-"""Deliberately slow assemblers: what ``tokasm bench`` must stay bounded on.
+"""Assemblers that ``tokasm bench`` must survive: slow, hanging, exiting, crashing, noisy.
 
-A user's class that rebuilds its text on every delta conforms to the spec and
-still costs O(n) per event, O(n^2) per stream: a sweep that does not predict
-its cost runs for hours at 1M deltas. A class that hangs past some size
-cannot be predicted at all. ``tests/test_bench_cli.py`` copies this file into
-a project folder and benchmarks these classes through the CLI.
-
-Only the standard library and tokasm are imported, so the file can be copied
-anywhere.
+``tests/test_bench_cli.py`` copies this file into a project folder and
+benchmarks these classes through the CLI. Each misbehaves once a message has
+more than ``AFTER`` deltas, so the smallest sizes measure normally. Only the
+standard library and tokasm are imported, so the file can be copied anywhere.
 """
 
 from __future__ import annotations
 
-import contextlib
+import ctypes
+import os
+import sys
 import threading
 
 from tokasm.implementations import ListJoinAssembler
 
 __all__ = [
+    "CrashesOnALongMessage",
+    "ExitsOnALongMessage",
     "HangsOnALongMessage",
-    "IgnoresTheInterrupt",
+    "PrintsEveryDelta",
     "RebuildsTextEachDelta",
-    "SwallowsTheInterruptOnce",
 ]
 
-#: Deltas a message may have before ``HangsOnALongMessage`` stops answering.
-HANG_AFTER = 60
+#: Deltas a message may have before the misbehaving classes misbehave.
+AFTER = 60
 
 
 class RebuildsTextEachDelta(ListJoinAssembler):
-    """list-join, but the whole text is joined again after every delta and kept."""
+    """list-join, but the whole text is joined again after every delta and kept: a
+    correct class whose stream is quadratic."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -40,37 +40,45 @@ class RebuildsTextEachDelta(ListJoinAssembler):
         self.latest[message_id] = self._text(message_id)
 
 
-class HangsOnALongMessage(ListJoinAssembler):
-    """list-join until a message has ``HANG_AFTER`` deltas; the next one never returns."""
-
+class _Misbehaves(ListJoinAssembler):
     def _append(self, message_id: str, delta: str | None) -> None:
         super()._append(message_id, delta)
-        if len(self._parts[message_id]) > HANG_AFTER:
-            threading.Event().wait()
+        if len(self._parts[message_id]) > AFTER:
+            self.misbehave()
+
+    def misbehave(self) -> None:
+        raise NotImplementedError
 
 
-class IgnoresTheInterrupt(ListJoinAssembler):
-    """``HangsOnALongMessage``, but whatever is raised while it waits is swallowed, as code
-    with ``except BaseException: pass`` in a retry loop does: it cannot be interrupted."""
+class HangsOnALongMessage(_Misbehaves):
+    """The delta after ``AFTER`` never returns, and no signal but SIGKILL ends it."""
 
-    def _append(self, message_id: str, delta: str | None) -> None:
-        super()._append(message_id, delta)
-        while len(self._parts[message_id]) > HANG_AFTER:
-            with contextlib.suppress(BaseException):  # even the sweep's Overrun
+    def misbehave(self) -> None:
+        while True:
+            try:
                 threading.Event().wait()
+            except BaseException:  # as a retry loop might
+                continue
 
 
-class SwallowsTheInterruptOnce(ListJoinAssembler):
-    """``HangsOnALongMessage``, but the interrupt that ends the wait is swallowed and the
-    run goes on, its time over the limit: it returns, late, as if nothing had happened."""
+class ExitsOnALongMessage(_Misbehaves):
+    """Ends its process at once, with no clean-up (``os._exit``)."""
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._swallowed = False
+    def misbehave(self) -> None:
+        os._exit(7)
+
+
+class CrashesOnALongMessage(_Misbehaves):
+    """Reads address 0: a segmentation fault."""
+
+    def misbehave(self) -> None:
+        ctypes.string_at(0)
+
+
+class PrintsEveryDelta(ListJoinAssembler):
+    """Writes to stdout (and its descriptor) on every delta: none of it may pass for a result."""
 
     def _append(self, message_id: str, delta: str | None) -> None:
         super()._append(message_id, delta)
-        if len(self._parts[message_id]) > HANG_AFTER and not self._swallowed:
-            self._swallowed = True
-            with contextlib.suppress(BaseException):
-                threading.Event().wait()
+        sys.stdout.write('{"scenario": "x"}\n')
+        os.write(1, b"garbage\n")

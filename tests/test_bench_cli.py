@@ -2,9 +2,8 @@
 
 Timings are never asserted: only the shape of what is reported, the exit
 codes, and the verdicts on synthetic timings whose growth is known. A run is
-in-process in the user's folder (``user_folder``) where its output is the point;
-a real process where a target exits or hangs, the interval timer stops a run,
-or a testee is started.
+in-process in the user's folder (``user_folder``): the targets run in worker
+processes, so one that hangs, exits or crashes costs a worker, not the test.
 """
 
 from __future__ import annotations
@@ -12,16 +11,14 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
-import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from helpers import Ran, tokasm_cmd, tokasm_main, user_folder
+from helpers import Ran, tokasm_main, user_folder
 from tokasm.bench import (
     format_seconds,
     format_size,
@@ -30,7 +27,7 @@ from tokasm.bench import (
     scaling_exponent,
     verdict,
 )
-from tokasm.bench._watchdog import watchdog
+from tokasm.bench._fit import fit
 from tokasm.bench.scenarios import SCENARIOS
 from tokasm.cli import main
 from tokasm.implementations import BACKENDS, DEFAULT_BACKEND
@@ -85,6 +82,8 @@ class Impl:
 SLOW = "slow_assemblers:RebuildsTextEachDelta"
 #: One scenario, one run per size, the slow class alone: the bound is under test, not the grid.
 SLOW_ALONE = (SLOW, "--only", "--quick", "--repeats", "1", "--scenario", "stream_then_finalize")
+VERDICTS = {"constant", "linear", "superlinear", "quadratic", "worse than quadratic"}
+SHAPES = VERDICTS | {"inconclusive", "-", "grows"} | {f"at least {v}" for v in VERDICTS}
 
 
 # Exits the process on the 50th event: it is that series' error, not tokasm's exit status.
@@ -139,6 +138,42 @@ def test_exponent_is_fitted_over_the_largest_sizes() -> None:
     assert verdict(scaling_exponent(sizes, seconds)) == "quadratic"
 
 
+def test_no_verdict_from_fewer_than_three_sizes() -> None:
+    assert fit([1_000, 4_000], [1e-3, 4e-3], [0.0, 0.0], growth=False).verdict == "-"
+    assert fit([1_000, 4_000, 16_000], [1e-3, 4e-3, 16e-3], [0.0] * 3, growth=False).verdict == (
+        "linear"
+    )
+
+
+def test_a_verdict_the_noise_allows_to_differ_is_inconclusive() -> None:
+    sizes = [1_000, 4_000, 16_000]
+    exact = [1e-6 * n**1.2 for n in sizes]  # on the edge of linear and superlinear
+    assert fit(sizes, exact, [0.0] * 3, growth=False).verdict == "inconclusive"
+    steady = [1e-6 * n**1.05 for n in sizes]
+    shaky = fit(sizes, steady, [0.01, 0.01, 0.25], growth=False)
+    assert shaky.error > 0.08
+    assert shaky.verdict == "inconclusive"
+    assert fit(sizes, steady, [0.01] * 3, growth=False).verdict == "linear"
+
+
+def test_per_operation_growth_is_fitted_over_the_fixed_cost() -> None:
+    """300us per append plus a copy of the text: growth a raw fit would call constant."""
+    sizes = [64_000, 256_000, 1_000_000, 4_000_000, 16_000_000]
+    copy = [300e-6 + 6e-11 * n for n in sizes]
+    assert scaling_exponent(sizes, copy) < 0.5
+    grows = fit(sizes, copy, [0.003] * 5, growth=True)
+    assert grows.verdict == "grows"
+    assert grows.exponent == pytest.approx(1.0, abs=0.1)
+    flat = fit(sizes, [300e-6 * (1 + 0.002 * (i % 2)) for i in range(5)], [0.003] * 5, True)
+    assert (flat.exponent, flat.verdict) == (0.0, "constant")
+
+
+def test_a_verdict_worse_than_expected_whatever_the_noise_says_at_least_so() -> None:
+    sizes = [1_000, 4_000, 16_000]
+    steep = [1e-9 * n**1.6 for n in sizes]  # on the edge of superlinear and quadratic
+    assert fit(sizes, steep, [0.01] * 3, growth=False).verdict == "at least superlinear"
+
+
 def test_fit_refuses_a_single_size() -> None:
     with pytest.raises(ValueError, match="two or more sizes"):
         scaling_exponent([1_000, 1_000], [1.0, 1.1])
@@ -150,6 +185,9 @@ def test_budget_prediction_errs_high() -> None:
     assert predict_seconds([1_000, 2_000], [1.0, 2.0], 4_000) == pytest.approx(2.0 * 2**1.5)
     assert predict_seconds([1_000, 2_000], [1.0, 4.0], 4_000) == pytest.approx(16.0)
     assert predict_seconds([1_000, 2_000], [1.0, 8.0], 4_000) == pytest.approx(64.0)
+    assert predict_seconds([1_000, 2_000], [1.0, 8.0], 4_000, steepest=1.5) == pytest.approx(
+        8.0 * 2**1.5
+    )
 
 
 @pytest.mark.parametrize(
@@ -192,14 +230,9 @@ def test_tiny_sweep_reports_every_backend_and_writes_json(
     for result in report["results"]:
         assert result["scenario"] == "stream_then_finalize"
         assert result["unit"] == "event"
-        assert result["verdict"] in {
-            "constant",
-            "linear",
-            "superlinear",
-            "quadratic",
-            "worse than quadratic",
-        }
+        assert result["verdict"] in SHAPES
         assert isinstance(result["exponent"], float)
+        assert result["exponent_error"] >= 0
         sizes = [point["size"] for point in result["points"]]
         assert sizes == [40, 80, 160]
         assert result["skipped_sizes"] == []
@@ -237,14 +270,140 @@ def test_a_target_that_raises_costs_its_series_and_exits_1(
     assert "Traceback" not in ran.err
 
 
-def test_a_target_that_exits_costs_its_series_not_the_run(project: Path) -> None:
-    ran = tokasm_cmd(
-        project, "bench", "exits:Impl", *TINY, "--no-memory", "--scenario", "stream_then_finalize"
+def test_a_target_that_exits_costs_its_series_not_the_run(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ran = _bench(
+        capsys, project, "exits:Impl", *TINY, "--no-memory", "--scenario", "stream_then_finalize"
     )
     assert ran.code == 1
     assert "exits:Impl raised: SystemExit(3)" in ran.out
     assert "list-join" in ran.out
     assert "Traceback" not in ran.err
+
+
+@pytest.mark.parametrize(
+    ("target", "said"),
+    [
+        ("ExitsOnALongMessage", "the worker ended (exit status 7)"),
+        ("CrashesOnALongMessage", "the worker ended (killed by SIGSEGV)"),
+    ],
+)
+def test_a_worker_that_dies_or_hangs_costs_that_scenario_only(
+    project: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    target: str,
+    said: str,
+) -> None:
+    """At 80 deltas the target ends its process, crashes or hangs: its worker is killed and
+    that scenario is its error; the next scenario runs in a new worker, at 40 deltas only
+    (a message of 80 deltas would kill it again), and the run goes on to the end."""
+    monkeypatch.setattr("tokasm.bench._sweep.OVERRUN_FLOOR", 0.5)
+    ran = _bench(
+        capsys,
+        project,
+        f"slow_assemblers:{target}",
+        "--only",
+        *TINY,
+        "--budget",
+        "0.1",
+        "--scenario",
+        "stream_then_finalize",
+        "--scenario",
+        "interleaved",
+        "--json",
+        "out.json",
+    )
+    assert ran.code == 1, ran.out + ran.err
+    stream, interleaved = _report(project)["results"]
+    assert said in stream["error"]
+    assert [point["size"] for point in stream["points"]] == [40]
+    assert stream["skips"][0]["size"] == 80
+    assert stream["skips"][0]["interrupted"] is True
+    assert interleaved["error"] is None  # 64 messages: none reaches 60 deltas
+    assert [point["size"] for point in interleaved["points"]] == [40, 80, 160]
+    row = next(line for line in ran.out.splitlines() if line.startswith("slow_assemblers:"))
+    assert row.split()[2:4] == ["stopped", "-"]
+    assert f"slow_assemblers:{target} raised, hung or died" in ran.out
+
+
+def test_a_run_that_hangs_is_stopped_and_the_sweep_goes_on(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run still silent after its deadline is killed: that size is ``stopped``, with why;
+    the sizes measured keep their figures, and the next scenario runs in a new worker."""
+    monkeypatch.setattr("tokasm.bench._sweep.OVERRUN_FLOOR", 0.5)
+    ran = _bench(
+        capsys,
+        project,
+        "slow_assemblers:HangsOnALongMessage",
+        "--only",
+        *TINY,
+        "--budget",
+        "0.1",
+        "--scenario",
+        "stream_then_finalize",
+        "--scenario",
+        "interleaved",
+        "--json",
+        "out.json",
+    )
+    assert ran.code == 0, ran.out + ran.err
+    stream, interleaved = _report(project)["results"]
+    assert stream["error"] is None
+    [skip] = stream["skips"]
+    assert (skip["size"], skip["interrupted"]) == (80, True)
+    assert skip["reason"].startswith("hung: no answer after 0.5")
+    assert [point["size"] for point in interleaved["points"]] == [40, 80, 160]
+    assert "slow_assemblers:HangsOnALongMessage stopped at 80: hung: no answer after" in ran.out
+
+
+def test_what_a_target_prints_is_never_taken_for_a_result(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ran = _bench(
+        capsys,
+        project,
+        "slow_assemblers:PrintsEveryDelta",
+        "--only",
+        *TINY,
+        "--no-memory",
+        "--scenario",
+        "stream_then_finalize",
+        "--json",
+        "out.json",
+    )
+    assert ran.code == 0, ran.out + ran.err
+    [result] = _report(project)["results"]
+    assert [point["size"] for point in result["points"]] == [40, 80, 160]
+
+
+def test_a_copy_per_delta_class_is_found_by_the_length_of_its_text(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``text = text + delta`` copies the text: appends to a text of 16M characters cost
+    far more than to one of 64k. A list of parts does not."""
+    ran = _bench(
+        capsys,
+        project,
+        "mine:Impl",
+        "chunked",
+        "--only",
+        "--quick",
+        "--repeats",
+        "2",
+        "--scenario",
+        "append_to_long",
+        "--json",
+        "out.json",
+        "--quiet",
+    )
+    assert ran.code == 0, ran.out + ran.err
+    mine, chunked = _report(project)["results"]
+    assert mine["points"][0]["size"] == 64_000  # the fixed cost, not shown
+    assert mine["verdict"] == "grows", ran.out
+    assert chunked["verdict"] in {"constant", "inconclusive"}
 
 
 @pytest.mark.parametrize(
@@ -314,16 +473,14 @@ def test_a_run_over_the_budget_is_skipped_with_its_reason(
     assert ran.code == 0, ran.out + ran.err
     [result] = _report(project)["results"]
     assert [point["size"] for point in result["points"]] == [40]
-    assert result["skipped_sizes"] == [80, 160]
+    assert result["skipped_sizes"] == [80]  # and nothing is tried above a skip
     assert result["memory"] is None  # the traced run is predicted too
-    phases = {(skip["size"], skip["phase"]) for skip in result["skips"]}
-    assert phases == {(40, "memory"), (80, "time"), (160, "time")}
-    for skip in result["skips"]:
-        assert skip["limit"] == "budget"
-        assert skip["reason"].startswith("over --budget: predicted ")
+    [skip] = result["skips"]
+    assert (skip["size"], skip["phase"], skip["limit"]) == (80, "time", "budget")
+    assert skip["reason"].startswith("over --budget: predicted ")
     assert _report(project)["max_time_reached"] is False
     row = next(line for line in ran.out.splitlines() if line.startswith(SLOW))
-    assert row.split()[2:] == ["skip", "skip", "-", "-", "skip"]
+    assert row.split()[2:] == ["skip", "-", "-", "-", "-"]
     legend = "skip: predicted over the budget per run (1e-06 s, set-up included)"
     assert legend in ran.out
     assert legend in (project / "out.md").read_text(encoding="utf-8")
@@ -338,26 +495,24 @@ def test_off_a_terminal_each_finished_cell_is_one_line_on_stderr(
     cell = f"bench: stream_then_finalize {SLOW}"
     measured, skipped = _cell_log(ran)
     assert measured.startswith(f"{cell} 40: ")
-    assert "per event, memory not traced (over --budget: predicted " in measured
+    assert " per event [" in measured
     assert skipped.startswith(f"{cell} 80: skipped, over --budget: predicted ")
     assert _bench(capsys, project, *SLOW_ALONE, "--sizes", "40", "--quiet").err == ""
 
 
-def test_a_quadratic_class_cannot_stretch_the_sweep_past_max_time(project: Path) -> None:
-    """With a budget of a day, only --max-time stops the climb to 64k deltas.
-
-    The probes between 40 and 64k deltas predict each next run; the first one
-    predicted to end past the bound is not started, and everything above it is
-    reported as such. The tables and reports are still written, and it exits 0.
-    """
-    ran = tokasm_cmd(
+def test_a_quadratic_class_cannot_stretch_the_sweep_past_max_time(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """With a budget of a day, only --max-time stops the climb: the first size predicted to
+    end past the contender's share of it is not started, and is reported as such."""
+    ran = _bench(
+        capsys,
         project,
-        "bench",
         *SLOW_ALONE,
         "--scenario",
         "get_after_final",
         "--sizes",
-        "40,64k",
+        "1k,4k,16k,64k,256k",
         "--budget",
         "86400",
         "--max-time",
@@ -371,137 +526,16 @@ def test_a_quadratic_class_cannot_stretch_the_sweep_past_max_time(project: Path)
     report = _report(project)
     assert report["max_time_reached"] is True
     assert report["settings"]["max_time_seconds"] == 1
-    assert report["settings"]["probe_sizes"] == [1_000, 4_000, 16_000]
     assert len(report["results"]) == 2
     for result in report["results"]:
-        assert 64_000 not in [point["size"] for point in result["points"]]
-        [skip] = [s for s in result["skips"] if s["size"] == 64_000]
-        assert skip["phase"] == "time"
+        assert 256_000 not in [point["size"] for point in result["points"]]
+        [skip] = result["skips"]
         assert skip["limit"] == "max-time"
         assert skip["reason"].startswith("over --max-time: predicted ")
     assert "max-time: not run, it would have ended past --max-time (1 s)" in ran.out
     assert "--max-time 1 s reached: " in ran.out
     assert "stopped by --max-time 1 s" in ran.out
-    rows = [line for line in ran.out.splitlines() if line.startswith(SLOW)]
-    assert [row.split()[2] for row in rows] == ["max-time", "max-time"]
     assert "max-time" in (project / "out.md").read_text(encoding="utf-8")
-    assert "Traceback" not in ran.err
-
-
-def _blocked_signals(thread: threading.Thread) -> set[int]:
-    """The signals ``thread`` blocks, from the kernel's own account of it (Linux)."""
-    status = Path(f"/proc/self/task/{thread.native_id}/status").read_text(encoding="ascii")
-    mask = int(next(line for line in status.splitlines() if line.startswith("SigBlk:"))[7:], 16)
-    return {number for number in range(1, 65) if mask >> (number - 1) & 1}
-
-
-@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs Linux's /proc")
-def test_the_alarm_that_interrupts_a_run_can_only_wake_the_run() -> None:
-    """The watchdog's own thread blocks SIGALRM (and SIGINT, SIGTERM): the kernel may hand
-    a process's signal to any thread that does not, and one that landed there left a run
-    waiting on a lock asleep, reported as ignoring its interrupt."""
-    with watchdog(60, on_ignored=lambda seconds, stack: None):
-        (helper,) = [t for t in threading.enumerate() if t.name == "tokasm-watchdog"]
-        blocked = _blocked_signals(helper)
-    assert {signal.SIGALRM, signal.SIGINT, signal.SIGTERM} <= blocked
-    assert signal.SIGALRM not in _blocked_signals(threading.main_thread())
-
-
-def test_a_run_that_ignores_its_interrupt_ends_the_sweep_with_the_results_so_far(
-    project: Path,
-) -> None:
-    """The run at 80 deltas swallows the watchdog's interrupt: a thread cannot be stopped,
-    so the sweep reports what it has, the stuck run as the series' error, and ends."""
-    ran = tokasm_cmd(
-        project,
-        *("bench", "slow_assemblers:IgnoresTheInterrupt", "--only", "--quick"),
-        *("--repeats", "1", "--scenario", "stream_then_finalize", "--sizes", "40,80"),
-        *("--budget", "0.15", "--json", "out.json"),
-        shortened={  # what it waits out: the run's limit, then the grace past it
-            "tokasm.bench._sweep.OVERRUN_FLOOR": 0.3,
-            "tokasm.bench._watchdog.IGNORED_GRACE": 0.3,
-        },
-    )
-    assert ran.code == 1, ran.out + ran.err
-    [result] = _report(project)["results"]
-    assert [point["size"] for point in result["points"]] == [40]
-    assert "ignored the interrupt" in result["error"]
-    assert "_append" in result["error"]  # where it was stuck
-    assert "ignored the interrupt" in ran.out
-    assert "Traceback" not in ran.err
-
-
-@pytest.mark.parametrize("target", ["HangsOnALongMessage", "SwallowsTheInterruptOnce"])
-def test_a_run_that_hangs_is_interrupted_and_the_sweep_goes_on(project: Path, target: str) -> None:
-    """Predicted to fit, the run at 80 deltas hangs: it is stopped at twice the budget. A
-    run that swallows the interrupt and then returns, late, is stopped all the same."""
-    ran = tokasm_cmd(
-        project,
-        "bench",
-        f"slow_assemblers:{target}",
-        "--only",
-        "--quick",
-        "--repeats",
-        "2",
-        "--scenario",
-        "stream_then_finalize",
-        "--scenario",
-        "get_after_final",
-        "--sizes",
-        "40,80,160",
-        "--budget",
-        "0.15",
-        "--json",
-        "out.json",
-        shortened={"tokasm.bench._sweep.OVERRUN_FLOOR": 0.3},  # each hang waits it out
-    )
-    assert ran.code == 0, ran.out + ran.err
-    assert "Traceback" not in ran.err
-    for result in _report(project)["results"]:
-        assert [point["size"] for point in result["points"]] == [40]
-        assert [point["runs"] for point in result["points"]] == [2]
-        first, above = (s for s in result["skips"] if s["phase"] == "time")
-        assert (first["size"], first["limit"]) == (80, "budget")
-        assert (
-            first["reason"]
-            == "over --budget: interrupted, still running after 0.3 s (2x --budget, at least 0.3 s)"
-        )
-        assert (above["size"], above["reason"]) == (
-            160,
-            "over --budget: a smaller size was interrupted",
-        )
-        assert (first["interrupted"], above["interrupted"]) == (True, False)
-    interrupted = [line for line in _cell_log(ran) if "interrupted, still running" in line]
-    assert len(interrupted) == 2
-    rows = [line for line in ran.out.splitlines() if line.startswith("slow_assemblers:")]
-    assert [row.split()[2:4] for row in rows] == [["stopped", "skip"]] * 2
-    assert "stopped: started, but still running after 2x the budget" in ran.out
-
-
-def test_the_first_run_at_a_large_size_is_predicted_from_probes(
-    project: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """Asked for 64k deltas only, the sweep measures unreported probes first and skips 64k."""
-    ran = _bench(
-        capsys,
-        project,
-        *SLOW_ALONE,
-        "--sizes",
-        "64k",
-        "--budget",
-        "0.05",
-        "--no-memory",
-        "--json",
-        "out.json",
-    )
-    assert ran.code == 0, ran.out + ran.err
-    report = _report(project)
-    assert report["settings"]["probe_sizes"] == [1_000, 4_000, 16_000]
-    [result] = report["results"]
-    assert result["points"] == []
-    assert result["skipped_sizes"] == [64_000]
-    assert result["skips"][0]["limit"] == "budget"
-    assert any(" 1k: probe, " in line for line in _cell_log(ran))
 
 
 @pytest.mark.parametrize(
@@ -523,11 +557,13 @@ def test_an_unwritable_report_exits_2_before_measuring(
     assert line.startswith(f"tokasm bench: error: {option} {path}: {message}")
 
 
-def test_a_protocol_testee_is_measured_per_request(project: Path) -> None:
+def test_a_protocol_testee_is_measured_per_request(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     testee = f"{sys.executable} -m tokasm.protocol.testee chunked"
-    ran = tokasm_cmd(
+    ran = _bench(
+        capsys,
         project,
-        "bench",
         "--only",
         "--cmd",
         testee,
@@ -602,3 +638,34 @@ def test_benchmark_suite_smoke_run() -> None:
 )
 def test_durations_switch_unit_before_rounding_to_a_thousand(seconds: float, shown: str) -> None:
     assert format_seconds(seconds) == shown
+
+
+def test_a_target_whose_loading_hangs_exits_2(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (project / "stuck.py").write_text("import time\ntime.sleep(600)\n", encoding="utf-8")
+    ran = _bench(capsys, project, "stuck:Impl", *TINY, "--timeout", "0.1")
+    assert ran.code == 2
+    assert "tokasm bench: error: target 'stuck:Impl': loading it hung: no answer after" in ran.err
+    assert ran.out == ""
+
+
+def test_in_process_measures_the_same_scenarios(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ran = _bench(
+        capsys,
+        project,
+        "mine:Impl",
+        "--only",
+        "--in-process",
+        *TINY,
+        "--no-memory",
+        "--scenario",
+        "stream_then_finalize",
+        "--json",
+        "out.json",
+    )
+    assert ran.code == 0, ran.out + ran.err
+    [result] = _report(project)["results"]
+    assert [point["size"] for point in result["points"]] == [40, 80, 160]

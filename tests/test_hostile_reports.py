@@ -249,7 +249,9 @@ def test_an_interrupted_run_leaves_no_stale_report(project: Path) -> None:
     for name in ("r.json", "r.xml", "r.md"):
         (project / name).write_text("from an earlier run\n", encoding="utf-8")
     reports = ("--json", "r.json", "--junit", "r.xml", "--markdown", "r.md")
-    with tokasm_started(project, "check", "hostile:Sleeps", *ONE_CASE, *reports) as process:
+    # In process, so that what the target prints reaches tokasm's stdout and says when.
+    started = ("check", "hostile:Sleeps", "--in-process", *ONE_CASE, *reports)
+    with tokasm_started(project, *started) as process:
         assert process.stdout is not None
         assert process.stderr is not None
         for line in process.stdout:  # until the target says the run is under way
@@ -788,29 +790,6 @@ def test_the_cost_probe_ends_when_a_target_froze_every_clock_as_freezegun_does(
     _clean(ran, 0)
 
 
-def test_a_system_exit_that_reaches_the_program_from_target_code_is_no_verdict(
-    project: Path,
-) -> None:
-    """An audit hook that exits at every audited call strikes wherever tokasm is: the run
-    ends with exit 2 and one line, never with the 0 the hook raised."""
-    ran = _effects(project, "check", "effects:ExitsFromEveryAuditedCall", "-k", "append.*", *QUICK)
-    assert ran.code in (1, 2), (ran.code, ran.out[-2000:], ran.err[-2000:])
-    assert "Traceback" not in ran.err + ran.out
-
-
-def test_a_printing_target_cannot_corrupt_a_report_on_stdout(project: Path) -> None:
-    """In process: what the target prints goes through the CLI's own stdout diversion."""
-    (project / "effects.py").write_text(SIDE_EFFECTS, encoding="utf-8")
-    ran = tokasm_here(
-        project,
-        *("check", "effects:Prints", "-k", "append.*", "--fuzz-examples", "0", "--json", "-"),
-    )
-    _clean(ran, 0)
-    report = json.loads(ran.out)
-    jsonschema.validate(report, _schema())
-    assert "debug output of the target" in ran.err
-
-
 def _with_a_report_on_stdout(project: Path, *targets: str) -> Ran:
     """``check`` of the side-effect targets, in a process of its own, with ``--json -``."""
     (project / "effects.py").write_text(SIDE_EFFECTS, encoding="utf-8")
@@ -820,8 +799,8 @@ def _with_a_report_on_stdout(project: Path, *targets: str) -> Ran:
 def test_nothing_a_target_writes_to_file_descriptor_1_lands_in_a_report_on_stdout(
     project: Path,
 ) -> None:
-    """A process of its own: ``sys.__stdout__`` and a child's inherited stdout are file
-    descriptor 1 itself, which the CLI points at stderr while targets run."""
+    """``sys.__stdout__`` and a child's inherited stdout are the worker's file descriptor 1,
+    which is not the protocol's, nor tokasm's stdout."""
     ran = _with_a_report_on_stdout(
         project,
         "effects:WritesToTheRealStdout",
@@ -829,10 +808,8 @@ def test_nothing_a_target_writes_to_file_descriptor_1_lands_in_a_report_on_stdou
         "effects:LeavesAThreadWritingToStdout",  # still writing when the report is
     )
     _clean(ran, 0)
-    report = json.loads(ran.out)
+    report = json.loads(ran.out)  # nothing the targets wrote landed in it
     jsonschema.validate(report, _schema())
-    assert "written to sys.__stdout__" in ran.err
-    assert "a child of the target" in ran.err
 
 
 def test_a_target_replacing_sys_dunder_stdout_does_not_change_the_exit_status(
@@ -843,15 +820,6 @@ def test_a_target_replacing_sys_dunder_stdout_does_not_change_the_exit_status(
     jsonschema.validate(json.loads(ran.out), _schema())
 
 
-def test_a_target_taking_the_descriptor_kept_for_stdout_gets_no_report(project: Path) -> None:
-    """It closed every descriptor above 2 and opened a file that reused the number kept for
-    the report on stdout: the report is refused, not written into the target's file."""
-    ran = _with_a_report_on_stdout(project, "effects:TakesTheDescriptorsAbove2")
-    assert ran.code == 2, ran.out + ran.err
-    assert "cannot write report" in ran.err
-    assert (project / "taken.txt").read_text(encoding="utf-8") == ""
-
-
 def test_a_target_freezing_the_clock_cannot_stall_the_cost_probe(project: Path) -> None:
     (project / "effects.py").write_text(SIDE_EFFECTS, encoding="utf-8")
     ran = tokasm_cmd(
@@ -860,4 +828,4 @@ def test_a_target_freezing_the_clock_cannot_stall_the_cost_probe(project: Path) 
         *("--fuzz-examples", "0"),  # the probe is under test, not the fuzz phase
     )
     _clean(ran, 0)
-    assert "cost.cache-final" not in ran.out  # it passed: nothing to show
+    assert "FAILED" not in ran.out  # the probe passed

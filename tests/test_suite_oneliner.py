@@ -36,7 +36,7 @@ def test_one_test_per_case_named_by_id(pytester: pytest.Pytester) -> None:
     corpus = load_corpus()
     result = _project(pytester, GOOD).runpytest_inprocess("-v", "-p", "no:cacheprovider")
     assert result.ret == pytest.ExitCode.OK
-    optional = sum(case.profile in {"strict", "surrogates"} for case in corpus)
+    optional = sum(case.profile in {"strict", "surrogates", "mappings"} for case in corpus)
     # Every case, then the cost probe and the fuzz phase, as tokasm check runs them.
     result.assert_outcomes(passed=len(corpus) - optional + 2, skipped=optional)
     result.stdout.fnmatch_lines_random(
@@ -65,12 +65,12 @@ def test_profiles_argument_adds_strict(pytester: pytest.Pytester) -> None:
     project = _project(pytester, GOOD, extra=', profiles=["strict"]')
     result = project.runpytest_inprocess("-p", "no:cacheprovider", "-rf")
     outcomes = result.parseoutcomes()
-    # StringIOAssembler has read_since: only the surrogates profile is left out.
-    surrogates = sum(case.profile == "surrogates" for case in load_corpus())
+    # StringIOAssembler has read_since: only the surrogates and mappings profiles are left out.
+    left_out = sum(case.profile in ("surrogates", "mappings") for case in load_corpus())
     # And the fuzz phase, as tokasm check skips it for a target that failed a case.
-    assert outcomes.get("skipped", 0) == surrogates + 1
+    assert outcomes.get("skipped", 0) == left_out + 1
     # Every case run, then the cost probe.
-    assert outcomes["passed"] + outcomes["failed"] == len(load_corpus()) - surrogates + 1
+    assert outcomes["passed"] + outcomes["failed"] == len(load_corpus()) - left_out + 1
     # It does not validate events, so what fails now is strict cases only.
     failed = [line for line in result.outlines if line.startswith("FAILED")]
     assert len(failed) == outcomes["failed"] > 0

@@ -22,6 +22,7 @@ __all__ = [
     "TargetError",
     "TokasmError",
     "TokasmExit",
+    "TokasmInterrupt",
     "UsageError",
     "XfailError",
 ]
@@ -42,6 +43,11 @@ class TokasmError(Exception):
 
 class TokasmExit(SystemExit):
     """tokasm's own end of a run: ``--help``, a usage error, SIGTERM's 143."""
+
+
+class TokasmInterrupt(KeyboardInterrupt):
+    """The user's Ctrl-C, as tokasm raises it (a target's own KeyboardInterrupt is its
+    case's error, in process too)."""
 
 
 class UsageError(TokasmError):

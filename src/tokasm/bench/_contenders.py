@@ -1,10 +1,9 @@
-"""What ``tokasm bench`` measures: bundled backends, Python targets, protocol testees.
+"""The contenders ``tokasm bench`` can measure besides a target in a worker process.
 
-A protocol testee is driven through the same scenarios as an in-process
-assembler, via a small adapter over its ``Subject``: every ``apply``, ``get``
-or ``read_since`` is one request and one response, so its costs include the
-round trip and are not comparable with in-process ones (reports say "per
-request"), but its scaling exponent is.
+A protocol testee is driven here, through an adapter over its ``Subject``: every
+``apply``, ``get`` or ``read_since`` is one request and one response, so its
+costs include the round trip (reports say "per request"), but its exponent is
+comparable.
 """
 
 from __future__ import annotations
@@ -16,7 +15,6 @@ from tokasm.bench._sweep import Contender
 from tokasm.corpus.steps import READ_SINCE, Apply, Get, ReadSince, features_of
 from tokasm.errors import TargetError
 from tokasm.implementations import BACKENDS
-from tokasm.run._guard import reraise_unless_target
 from tokasm.run.subjects import Foreign
 
 if TYPE_CHECKING:
@@ -25,24 +23,27 @@ if TYPE_CHECKING:
 
 __all__ = ["bundled_contenders", "protocol_contender", "python_contender"]
 
-#: The testee instance the scenarios use; ``new`` replaces the previous one,
-#: so a long sweep does not pile up assemblers in the testee.
+#: The testee instance the scenarios use; ``new`` replaces the previous one.
 _INSTANCE = "bench"
 
 
 def python_contender(name: str, factory: AssemblerFactory) -> Contender:
-    """An in-process assembler factory; ``read_since`` is detected on a fresh instance
-    (TargetError if making or inspecting it raises)."""
+    """An assembler factory measured in this process, unguarded (TargetError if making an
+    instance raises)."""
     try:
-        return Contender(name, factory, READ_SINCE in features_of(factory()))
-    except BaseException as error:
-        reraise_unless_target(error)
+        return Contender(name, READ_SINCE in features_of(factory()), factory=factory)
+    except Exception as error:
         raise TargetError(f"target {name!r}: calling it raised {error_text(error)}") from None
 
 
-def bundled_contenders() -> list[Contender]:
-    """Every bundled backend, in registry order."""
-    return [python_contender(name, factory) for name, factory in BACKENDS.items()]
+def bundled_contenders(in_process: bool = False) -> list[Contender]:
+    """Every bundled backend, in registry order, each in a worker unless ``in_process``."""
+    if in_process:
+        return [python_contender(name, factory) for name, factory in BACKENDS.items()]
+    return [
+        Contender(name, READ_SINCE in features_of(factory()), target=name)
+        for name, factory in BACKENDS.items()
+    ]
 
 
 class _SubjectAssembler:
@@ -69,12 +70,13 @@ def _answer(outcome: str | Foreign | None) -> str | None:
 
 
 def protocol_contender(subject: Subject) -> Contender:
-    """A running testee, named ``cmd:NAME`` after its hello; each factory call starts
-    a fresh assembler in it."""
+    """A running testee, named ``cmd:NAME`` after its hello; each factory call starts a
+    fresh assembler in it."""
 
     def factory() -> Assembler:
         return _SubjectAssembler(subject)
 
+    features = subject.features
     return Contender(
-        f"cmd:{subject.name}", factory, READ_SINCE in subject.features, per_request=True
+        f"cmd:{subject.name}", READ_SINCE in features, factory=factory, per_request=True
     )

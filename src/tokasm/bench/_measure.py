@@ -1,23 +1,22 @@
-"""Timing and memory of scenario actions: min of N interleaved runs, tracemalloc peaks.
+"""Timing and memory of scenario actions: min of batches, tracemalloc peaks.
 
-The machine is shared and noisy, and noise only ever adds time: the minimum
-of several runs is the best estimate of an action's cost. Running the
-contenders in turn within each round (interleaving) spreads any slow period
-over all of them instead of penalizing whichever ran during it.
+The minimum of several short batches is the best estimate of an action's cost
+(noise only ever adds time). ``tokasm bench`` times with ``time.thread_time``,
+this thread's CPU time, which the scheduler does not move when other processes
+take the CPU; ``interleaved_min`` (used by the cost probe) keeps wall time.
 """
 
 from __future__ import annotations
 
 import gc
 import sys
+import time
 import tracemalloc
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from tokasm._clocks import Clocks
-
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
 
     from tokasm.bench.scenarios import Action, Scenario
     from tokasm.bench.workload import Workload
@@ -27,23 +26,22 @@ if TYPE_CHECKING:
 __all__ = ["MemoryPeak", "interleaved_min", "peak_memory", "time_action"]
 
 
-def time_action(action: Action, batch: float = 0.0) -> float:
-    """Seconds per run of ``action``, run back to back for at least ``batch`` seconds.
-
-    A run shorter than a scheduler time slice is mostly noise; batching short
-    runs (as ``timeit`` does) measures their mean instead. The cyclic garbage
-    collector is off meanwhile, as in ``timeit``: assemblers make no cycles,
-    and a collection would charge one action for everyone's garbage.
-    """
+def time_action(
+    action: Action, batch: float = 0.0, clock: Callable[[], float] = time.perf_counter
+) -> float:
+    """Seconds of ``clock`` per run of ``action``, run back to back for at least ``batch``
+    seconds (a run shorter than a time slice is mostly noise). The cyclic garbage collector
+    is off meanwhile, as in ``timeit``: a collection would charge one action for everyone's
+    garbage."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:
         runs = 0
-        start = Clocks.perf_counter()
+        start = clock()
         while True:
             action()
             runs += 1
-            elapsed = Clocks.perf_counter() - start
+            elapsed = clock() - start
             if elapsed >= batch:
                 return elapsed / runs
     finally:
@@ -54,9 +52,8 @@ def time_action(action: Action, batch: float = 0.0) -> float:
 def interleaved_min(
     actions: Mapping[str, Action], repeats: int, batch: float = 0.0, *, collect: bool = True
 ) -> dict[str, float]:
-    """Time each action once per round for ``repeats`` rounds; the minimum seconds of each.
-    ``collect``: run the garbage collector first (a full collection of a large heap costs
-    tens of milliseconds: a caller timing several sets in a row collects once)."""
+    """Time each action once per round for ``repeats`` rounds (wall time); the minimum of
+    each. ``collect``: run the garbage collector first."""
     if repeats < 1:
         raise ValueError(f"repeats must be at least 1, got {repeats}")
     best = dict.fromkeys(actions, float("inf"))
@@ -74,8 +71,7 @@ class MemoryPeak:
 
     peak_bytes: int
     text_bytes: int
-    #: Wall time of the traced set-up and run: tracemalloc makes it several
-    #: times slower than an untraced one, so the sweep predicts it on its own.
+    #: Wall time of the traced set-up and run (tracemalloc slows it several times).
     seconds: float = 0.0
 
     @property
@@ -85,18 +81,15 @@ class MemoryPeak:
 
 
 def peak_memory(scenario: Scenario, factory: AssemblerFactory, workload: Workload) -> MemoryPeak:
-    """Trace ``prepare`` and one run: everything the assembler held along the way.
-
-    The workload already exists and is not counted; the deltas sliced from it
-    while streaming are, for as long as the assembler keeps them.
-    """
+    """Trace ``prepare`` and one run: everything the assembler held along the way (the
+    workload is not counted; the deltas sliced from it while streaming are)."""
     gc.collect()
-    start = Clocks.perf_counter()
+    start = time.perf_counter()
     tracemalloc.start()
     try:
         texts = scenario.prepare(factory, workload)()
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    seconds = Clocks.perf_counter() - start
+    seconds = time.perf_counter() - start
     return MemoryPeak(peak, sum(sys.getsizeof(text) for text in texts), seconds)

@@ -64,9 +64,10 @@ def write_plot(results: Sequence[Series], path: Path, default: str | None) -> No
         axis.set_xscale("log")
         axis.set_yscale("log")
         axis.set_title(scenario.name, fontsize=10)
-        axis.set_xlabel("deltas (n)")
+        axis.set_xlabel("characters of text" if scenario.own_sizes else "deltas (n)")
         axis.set_ylabel("seconds per run")
-        sizes = sorted({point.size for series in results for point in series.points})
+        shown = [series for series in results if series.scenario is scenario]
+        sizes = sorted({point.size for series in shown for point in series.points})
         axis.set_xticks(sizes, [format_size(size) for size in sizes])
         axis.grid(True, which="both", alpha=0.3)
     for axis in axes[len(scenarios) :]:

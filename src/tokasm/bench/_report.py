@@ -8,29 +8,21 @@ from typing import TYPE_CHECKING, Any
 
 from tokasm._versions import __version__
 from tokasm.bench._fit import FIT_POINTS
-from tokasm.bench._sweep import (
-    MAX_TIME,
-    MEMORY,
-    OVERRUN_FACTOR,
-    OVERRUN_FLOOR,
-    TIME,
-    over_max_time,
-    probe_sizes,
-)
+from tokasm.bench._sweep import MAX_TIME, over_max_time
 from tokasm.bench._units import format_seconds, format_size
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from tokasm.bench._measure import MemoryPeak
-    from tokasm.bench._sweep import Point, Series, Skip, SweepSettings
+    from tokasm.bench._sweep import Point, Series, SweepSettings
 
 __all__ = ["render_matrix", "render_table", "to_json"]
 
 #: What a cell shows for a step that was not run, by the limit that skipped it.
 _MARKERS = {MAX_TIME: "max-time"}
 _SKIP = "skip"
-#: ... or by the watchdog that stopped it.
+#: ... or stopped: the worker hung or died there, and was killed.
 _STOPPED = "stopped"
 
 
@@ -42,34 +34,31 @@ def _implementation_label(series: Series, default: str | None) -> str:
     return f"{name} ({', '.join(tags)})" if tags else name
 
 
-def _first_skip(series: Series, phase: str, size: int | None = None) -> Skip | None:
-    return next((s for s in series.skips if s.phase == phase and size in (None, s.size)), None)
-
-
-def _marker(skip: Skip | None) -> str:
+def _cell(series: Series, size: int) -> str:
+    for point in series.points:
+        if point.size == size:
+            return format_seconds(point.per_operation)
+    skip = next((s for s in series.skips if s.size == size), None)
     if skip is None:
         return "-"
     return _STOPPED if skip.interrupted else _MARKERS.get(skip.limit, _SKIP)
 
 
-def _cell(series: Series, size: int) -> str:
-    for point in series.points:
-        if point.size == size:
-            return format_seconds(point.per_operation)
-    return _marker(_first_skip(series, TIME, size))
-
-
 def _memory_cell(series: Series) -> str:
     memory, size = series.memory, series.memory_size
-    if memory is None:
-        return _marker(_first_skip(series, MEMORY))
+    if not series.scenario.traced:
+        return "n/a"
+    if memory is None:  # not asked for, or predicted over the budget
+        return "-"
     largest = series.points[-1].size
     return f"{memory.ratio:.1f}x" + ("" if size == largest else f"@{format_size(size or 0)}")
 
 
 def _exponent_text(series: Series) -> str:
-    exponent = series.exponent
-    return "-" if exponent is None else f"{exponent:.2f}"
+    fitted = series.fit
+    if fitted.exponent is None:
+        return "-"
+    return f"{fitted.exponent:.2f}" + (f"±{fitted.error:.2f}" if fitted.error else "")
 
 
 def _verdict_text(series: Series) -> str:
@@ -79,7 +68,13 @@ def _verdict_text(series: Series) -> str:
 def _legend(results: Sequence[Series], settings: SweepSettings) -> str:
     bound = "none" if settings.max_time is None else f"{settings.max_time:g} s"
     lines = [
-        f"exponent: log-log slope of time against size over the {FIT_POINTS} largest sizes run;",
+        f"exponent: log-log slope of time against size over the {FIT_POINTS} largest sizes run "
+        "(CPU time of the measuring thread, min of the batches), ± one standard error from the "
+        "spread of the batches; per read or append: of the growth over the smallest size;",
+        f"verdict: '-' with fewer than {FIT_POINTS} sizes; 'inconclusive' when the exponent "
+        "± two errors spans two verdicts ('at least V' if all are worse than linear); "
+        "'worse than quadratic' above 2.5; per read or append: 'constant' or 'grows' "
+        "(with the text: in append_to_long, a stream at least quadratic);",
         f"{_SKIP}: predicted over the budget per run ({settings.budget:g} s, set-up included); "
         f"{_MARKERS[MAX_TIME]}: not run, it would have ended past --max-time ({bound});",
         "peak mem: tracemalloc peak over one run at the largest size timed, as a multiple of "
@@ -87,9 +82,8 @@ def _legend(results: Sequence[Series], settings: SweepSettings) -> str:
     ]
     if any(skip.interrupted for series in results for skip in series.skips):
         lines.append(
-            f"{_STOPPED}: started, but still running after {OVERRUN_FACTOR:g}x the budget "
-            f"(at least {OVERRUN_FLOOR:g} s) or a budget past --max-time: interrupted, "
-            "and the sizes above it skipped"
+            f"{_STOPPED}: its worker hung or died there and was killed (see the error line); "
+            "the sizes above it skipped"
         )
     cut = len(over_max_time(results))
     if cut:
@@ -101,18 +95,18 @@ def _legend(results: Sequence[Series], settings: SweepSettings) -> str:
 
 def render_table(results: Sequence[Series], settings: SweepSettings, default: str | None) -> str:
     """Per scenario: cost per operation at each size, exponent, verdict, peak memory."""
-    sizes = sorted(settings.sizes)
     blocks: list[str] = []
     scenarios = list(dict.fromkeys(series.scenario for series in results))
     verdict_width = max(len("verdict"), *(len(_verdict_text(series)) for series in results))
     for scenario in scenarios:
         rows = [series for series in results if series.scenario is scenario]
+        sizes = scenario.sizes(settings.sizes)
         labels = [_implementation_label(series, default) for series in rows]
         width = max(len("implementation"), *(len(label) for label in labels))
         header = (
             f"{'implementation':<{width}}"
             + "".join(f"{format_size(size):>9}" for size in sizes)
-            + f"{'exponent':>10}  {'verdict':<{verdict_width}}{'peak mem':>11}"
+            + f"{'exponent':>12}  {'verdict':<{verdict_width}}{'peak mem':>11}"
         )
         lines = [
             f"{scenario.name}: {scenario.summary} (time per {scenario.unit})",
@@ -122,11 +116,14 @@ def render_table(results: Sequence[Series], settings: SweepSettings, default: st
         for label, series in zip(labels, rows, strict=True):
             cells = "".join(f"{_cell(series, size):>9}" for size in sizes)
             lines.append(
-                f"{label:<{width}}{cells}{_exponent_text(series):>10}  "
+                f"{label:<{width}}{cells}{_exponent_text(series):>12}  "
                 f"{_verdict_text(series):<{verdict_width}}{_memory_cell(series):>11}"
             )
             if series.error:
                 lines.append(f"  {label} raised: {series.error}")
+            for skip in series.skips:
+                if skip.interrupted and skip.reason != series.error:
+                    lines.append(f"  {label} stopped at {format_size(skip.size)}: {skip.reason}")
         blocks.append("\n".join(lines))
     return "\n\n".join([*blocks, _legend(results, settings)])
 
@@ -145,7 +142,7 @@ def render_matrix(results: Sequence[Series], default: str | None) -> str:
             if series is None:
                 row.append("n/a")
             elif series.exponent is None:
-                row.append("ERROR" if series.error else "-")
+                row.append("ERROR" if series.error else series.verdict)
             else:
                 row.append(f"{_exponent_text(series)} {series.verdict}")
         lines.append("| " + " | ".join(row) + " |")
@@ -189,7 +186,7 @@ def to_json(
             "batch_seconds": settings.batch,
             "fit_points": FIT_POINTS,
             "max_time_seconds": settings.max_time,
-            "probe_sizes": list(probe_sizes(settings.sizes)),
+            "probe_sizes": [],
         },
         "default": default,
         "max_time_reached": bool(over_max_time(results)),
@@ -212,6 +209,7 @@ def to_json(
                     for s in series.skips
                 ],
                 "exponent": series.exponent,
+                "exponent_error": series.fit.error,
                 "verdict": series.verdict,
                 "error": series.error,
                 "memory": None

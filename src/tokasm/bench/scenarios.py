@@ -17,17 +17,24 @@ from dataclasses import dataclass
 from itertools import cycle, pairwise, repeat
 from typing import TYPE_CHECKING, TypeAlias, cast
 
+from tokasm.bench.workload import Workload, make_workload
+
 if TYPE_CHECKING:
-    from tokasm.bench.workload import Workload
+    from collections.abc import Sequence
+
     from tokasm.implementations import Assembler, AssemblerFactory, IncrementalAssembler
 
-__all__ = ["MESSAGES", "READS", "SCENARIOS", "Action", "Scenario"]
+__all__ = ["APPENDS", "LONG_TEXTS", "MESSAGES", "READS", "SCENARIOS", "Action", "Scenario"]
 
 #: The timed work of one scenario run; returns the final texts.
 Action: TypeAlias = Callable[[], list[str]]
 
 #: Reads timed by the re-read scenarios, whatever the message size.
 READS = 1000
+#: Appends timed by ``append_to_long``, to texts of these lengths whatever the sizes asked
+#: for: long enough that copying the text outweighs a fixed cost of 300us per event.
+APPENDS = 50
+LONG_TEXTS = (256_000, 1_000_000, 4_000_000, 16_000_000)
 #: Messages open at once in the interleaved scenario.
 MESSAGES = 64
 _ID = "m"
@@ -44,10 +51,32 @@ class Scenario:
     prepare: Callable[[AssemblerFactory, Workload], Action]
     #: Only for assemblers that have ``read_since`` (the incremental profile).
     needs_read_since: bool = False
+    #: Whether a traced run says anything (its final texts are the yardstick).
+    traced: bool = True
+    #: Sizes of its own (characters of text), instead of the sweep's (deltas).
+    own_sizes: tuple[int, ...] = ()
+
+    def sizes(self, asked: Sequence[int]) -> list[int]:
+        return sorted(self.own_sizes or asked)
+
+    def workload(self, size: int) -> Workload:
+        """The workload at ``size``: for ``own_sizes``, a text of ``size`` characters made
+        of a small workload's, with that workload's first deltas."""
+        if not self.own_sizes:
+            return make_workload(size)
+        small = make_workload(APPENDS)
+        source = small.source * (size // len(small.source) + 1)
+        return Workload(size, source[:size], small.bounds)
 
     def operations(self, size: int) -> int:
         """How many ``unit``s one run of the action performs at ``size`` deltas."""
-        return READS if self.unit == "read" else size
+        return {"read": READS, "append": min(APPENDS, size)}.get(self.unit, size)
+
+    @property
+    def per_operation(self) -> bool:
+        """Whether the verdict is on the cost of one operation (a fixed count of them is
+        timed at every size), not on the cost of a whole stream."""
+        return self.unit != "event"
 
 
 def _finalize(assembler: Assembler, message_id: str = _ID) -> list[str]:
@@ -138,6 +167,26 @@ def _interleaved(factory: AssemblerFactory, workload: Workload) -> Action:
     return run
 
 
+def _append_to_long(factory: AssemblerFactory, workload: Workload) -> Action:
+    """A message that already holds the workload's text (fed in 4 large deltas, so that a
+    class that copies per delta builds it fast): the timed work is ``APPENDS`` small
+    deltas more. An append that copies the text costs in proportion to it: the stream
+    of such a class is quadratic, however short its deltas."""
+    assembler = factory()
+    apply, source = assembler.apply, workload.source
+    quarter = len(source) // 4
+    for start in range(0, 4 * quarter, quarter):
+        apply({"id": _ID, "delta": source[start : start + quarter]})
+    deltas = list(pairwise(workload.bounds[: APPENDS + 1]))
+
+    def run() -> list[str]:
+        for start, end in deltas:
+            apply({"id": _ID, "delta": source[start:end]})
+        return []
+
+    return run
+
+
 def _read_since_each_delta(factory: AssemblerFactory, workload: Workload) -> Action:
     def run() -> list[str]:
         assembler = cast("IncrementalAssembler", factory())
@@ -192,6 +241,15 @@ SCENARIOS: dict[str, Scenario] = {
             f"deltas spread round-robin over {MESSAGES} open messages, then all finalized",
             "event",
             _interleaved,
+        ),
+        Scenario(
+            "append_to_long",
+            f"{APPENDS} appends to an open message of SIZE characters (STREAM-LINEAR: "
+            "an append that grows with the text makes a stream quadratic)",
+            "append",
+            _append_to_long,
+            traced=False,
+            own_sizes=LONG_TEXTS,
         ),
         Scenario(
             "read_since_each_delta",

@@ -10,12 +10,9 @@ from __future__ import annotations
 
 import contextlib
 import os
-from typing import TYPE_CHECKING, NoReturn, TextIO
+from typing import TextIO
 
-if TYPE_CHECKING:
-    from collections.abc import Iterator
-
-__all__ = ["Console", "end_process", "guarded_run", "silence_stdout"]
+__all__ = ["Console", "silence_stdout"]
 
 
 def _silence(fd: int) -> None:
@@ -57,14 +54,3 @@ class Console:
             self._stream = None
             with contextlib.suppress(OSError, ValueError, AttributeError):
                 _silence(stream.fileno())
-
-
-def end_process(code: int) -> NoReturn:
-    """The end of the process at once with ``code`` (no clean-up of its own runs)."""
-    os._exit(code)
-
-
-@contextlib.contextmanager
-def guarded_run() -> Iterator[None]:
-    """Kept for the commands that still use it; it adds nothing (signals: ``cli.main``)."""
-    yield

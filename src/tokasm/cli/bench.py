@@ -5,18 +5,28 @@ from __future__ import annotations
 import json
 import os
 import sys
-from functools import partial
+import time
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING
 
-from tokasm._clocks import Clocks
-from tokasm.bench._contenders import bundled_contenders, protocol_contender, python_contender
-from tokasm.bench._plot import check_plot, write_plot
-from tokasm.bench._report import render_matrix, render_table, to_json
-from tokasm.bench._sweep import FULL, QUICK, SweepSettings, over_max_time, run_sweep
-from tokasm.bench._units import format_size
-from tokasm.bench.scenarios import SCENARIOS
-from tokasm.cli._console import Console, end_process
+from tokasm.bench import (
+    FULL,
+    QUICK,
+    SCENARIOS,
+    SweepSettings,
+    bundled_contenders,
+    check_plot,
+    format_size,
+    load_contender,
+    over_max_time,
+    protocol_contender,
+    python_contender,
+    render_matrix,
+    render_table,
+    run_sweep,
+    to_json,
+    write_plot,
+)
 from tokasm.cli.options import (
     TARGET_HELP,
     at_least_one,
@@ -25,25 +35,17 @@ from tokasm.cli.options import (
     size_list,
     subcommand,
 )
-from tokasm.errors import EXIT_FAILED, EXIT_USAGE, ReportError
+from tokasm.errors import ReportError
 from tokasm.implementations import DEFAULT_BACKEND
-from tokasm.protocol._client import (
-    DEFAULT_TIMEOUT,
-    CommandSubject,
-    kill_testees,
-    split_command,
-)
+from tokasm.protocol._client import DEFAULT_TIMEOUT, CommandSubject, split_command
 from tokasm.report._progress import progress_wanted
-from tokasm.run._watchdog import Watchdog, hang_text
 from tokasm.run.subjects import resolve_target
 
 if TYPE_CHECKING:
     import argparse
-    from collections.abc import Callable, Sequence
 
-    from tokasm.bench._sweep import Contender, Series
+    from tokasm.bench import Contender, Series
     from tokasm.cli.options import Commands
-    from tokasm.implementations import AssemblerFactory
     from tokasm.run.subjects import Subject
 
 __all__ = ["add_parser", "run"]
@@ -51,20 +53,22 @@ __all__ = ["add_parser", "run"]
 DESCRIPTION = f"""\
 Time every scenario on every bundled backend (and the given targets) over a
 sweep of stream sizes; print the cost per operation at each size, the scaling
-exponent (log-log slope of time against size) with a verdict (constant,
-linear, superlinear, quadratic) and the peak traced memory as a multiple of
-the final text.
+exponent (log-log slope of time against size, with its error) and a verdict
+(constant, linear, superlinear, quadratic, worse than quadratic; grows for an
+operation whose cost grows with the text; inconclusive where the noise allows
+two) and the peak traced memory as a multiple of the final text.
 
 A TARGET is MODULE:ATTR (a class or zero-argument factory) or a bundled
-backend name; --cmd runs a protocol testee, measured per request. Each time
-is the minimum of N interleaved repeats. Every run, its set-up and the traced
-(memory) run are predicted from the smaller sizes before they start: one
-predicted over --budget is skipped ("skip"), so quadratic backends stop
-early, and none starts that would end past --max-time ("max-time"), so the
-whole sweep ends within about one run of that bound, whatever the
-implementation. Off a terminal, one line per finished cell goes to stderr.
---quick sizes are small: a quadratic cost that is copy-bound shows fully only
-in the full sweep.
+backend name. Each is measured in a worker process of its own, with the CPU
+time of its thread (which other processes on the machine do not move), the
+minimum of N short batches per size; a worker that hangs or dies is killed,
+and what happened is that scenario's error. --cmd runs a protocol testee,
+measured per request in wall time. Every run is predicted from the smaller
+sizes before it starts: one predicted over --budget is skipped ("skip"), and
+each target gets an equal share of --max-time ("max-time"). append_to_long
+varies the length of the text, not the number of deltas: an append whose cost
+grows with it makes a stream quadratic. A verdict needs 3 sizes. Off a
+terminal, one line per finished cell goes to stderr.
 
 scenarios: {", ".join(SCENARIOS)}
 """
@@ -72,7 +76,7 @@ scenarios: {", ".join(SCENARIOS)}
 
 EXIT_CODES = exit_codes(
     "the sweep ran (what was over --budget or past --max-time is shown as skipped)",
-    "an implementation raised during the sweep (shown as ERROR in the table)",
+    "an implementation raised, hung or died during the sweep (ERROR in the table)",
 )
 
 
@@ -119,7 +123,7 @@ def add_parser(commands: Commands) -> None:
         help="stream sizes in deltas, e.g. 1k,10k,100k (default "
         f"{','.join(map(format_size, FULL.sizes))})",
     )
-    parser.add_argument("--repeats", type=at_least_one, metavar="N", help="min of N runs")
+    parser.add_argument("--repeats", type=at_least_one, metavar="N", help="min of N batches")
     parser.add_argument(
         "--budget",
         type=positive_seconds,
@@ -150,8 +154,14 @@ def add_parser(commands: Commands) -> None:
         type=positive_seconds,
         default=DEFAULT_TIMEOUT,
         metavar="SECONDS",
-        help=f"per-request timeout for --cmd testees (default {DEFAULT_TIMEOUT:g}); loading an "
-        "in-process target that runs twice as long ends the run (exit 2)",
+        help=f"per-request timeout for --cmd testees (default {DEFAULT_TIMEOUT:g}); loading a "
+        "target that runs twice as long ends the run (exit 2)",
+    )
+    parser.add_argument(
+        "--in-process",
+        action="store_true",
+        help="measure Python targets in this process, for a debugger: UNGUARDED (a target "
+        "that hangs, exits or crashes ends the run)",
     )
     parser.add_argument(
         "-q", "--quiet", action="store_true", help="no progress: no live line, no per-cell log"
@@ -173,35 +183,21 @@ def _settings(args: argparse.Namespace) -> SweepSettings:
 
 def _contenders(args: argparse.Namespace, subjects: list[Subject]) -> list[Contender]:
     """Bundled backends (unless --only), then each target; TargetError for a bad one."""
-    contenders = [] if args.only and (args.targets or args.cmd) else bundled_contenders()
+    only = args.only and (args.targets or args.cmd)
+    contenders = [] if only else bundled_contenders(args.in_process)
     known = {contender.name for contender in contenders}
-    for target in args.targets:
-        factory = _loaded(target, args.timeout)
-        if target not in known:
-            contenders.append(python_contender(target, factory))
-            known.add(target)
+    for target in dict.fromkeys(args.targets):
+        if target in known:
+            continue
+        if args.in_process:
+            contenders.append(python_contender(target, resolve_target(target)))
+        else:
+            contenders.append(load_contender(target, args.timeout))
     for line in args.cmd:
         subject = CommandSubject(split_command(line), args.timeout)
         subjects.append(subject)
         contenders.append(protocol_contender(subject))
     return contenders
-
-
-def _loaded(target: str, timeout: float) -> AssemblerFactory:
-    """``resolve_target`` under a watchdog: loading that runs twice ``--timeout`` ends the
-    run with one line, the hung code's stack and exit 2 (a thread cannot be stopped)."""
-
-    def hung(seconds: float, stack: str) -> None:
-        try:
-            Console(sys.stderr).print(
-                f"tokasm bench: error: target {target!r}: loading it hung: "
-                f"{hang_text(seconds, timeout, stack)}"
-            )
-        finally:
-            end_process(EXIT_USAGE)
-
-    with Watchdog(timeout, hung) as watchdog, watchdog.loading():
-        return resolve_target(target)
 
 
 class _LiveLine:
@@ -226,20 +222,18 @@ class _LiveLine:
 class _CellLog:
     """Off a terminal (or under CI): one stderr line per finished cell, nothing rewritten."""
 
+    def __init__(self) -> None:
+        self._started = time.perf_counter()
+
     def starting(self, step: str) -> None:
         """Steps would only clutter a log."""
 
     def finished(self, cell: str) -> None:
-        print(f"bench: {cell}", file=sys.stderr, flush=True)
+        seconds = time.perf_counter() - self._started
+        print(f"bench: {cell} [{seconds:.0f} s]", file=sys.stderr, flush=True)
 
     def close(self) -> None:
         """Nothing to erase."""
-
-
-def _progress(quiet: bool) -> _LiveLine | _CellLog | None:
-    if quiet:
-        return None
-    return _LiveLine() if progress_wanted(sys.stderr, quiet) else _CellLog()
 
 
 def _markdown(text: str, matrix: str) -> str:
@@ -269,20 +263,6 @@ def _check_report_paths(args: argparse.Namespace) -> None:
             raise ReportError(f"{option} {path}: not writable")
 
 
-def _write_reports(
-    args: argparse.Namespace, results: list[Series], text: str, matrix: str, payload: object
-) -> None:
-    try:
-        if args.json:
-            args.json.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
-        if args.markdown:
-            args.markdown.write_text(_markdown(text, matrix), encoding="utf-8")
-        if args.plot:
-            write_plot(results, args.plot, DEFAULT_BACKEND)
-    except OSError as error:
-        raise ReportError(f"cannot write report: {error}") from None
-
-
 def run(args: argparse.Namespace) -> int:
     subjects: list[Subject] = []
     try:
@@ -298,66 +278,41 @@ def _measure(args: argparse.Namespace, contenders: list[Contender]) -> int:
     scenarios = [SCENARIOS[name] for name in args.scenario] or list(SCENARIOS.values())
     if any(contender.per_request for contender in contenders):
         print("protocol testees are measured per request: their costs include the round trip")
-    progress = _progress(args.quiet)
-    grid = f"{len(scenarios)} scenarios x {len(contenders)}"
-    report = partial(_report, args, settings, grid, Clocks.perf_counter())
-    stuck = partial(_end_stuck, progress, report)
+    started = time.perf_counter()
+    progress = None
+    if not args.quiet:
+        progress = _LiveLine() if progress_wanted(sys.stderr, args.quiet) else _CellLog()
     try:
-        results = run_sweep(scenarios, contenders, settings, progress, on_stuck=stuck)
+        results = run_sweep(scenarios, contenders, settings, progress, args.timeout)
     finally:
         if progress:
             progress.close()
-    return report(results)
-
-
-def _end_stuck(
-    progress: _LiveLine | _CellLog | None,
-    report: Callable[[list[Series]], int],
-    results: Sequence[Series],
-) -> NoReturn:
-    """From the sweep's watchdog thread, for a run that ignored its interrupt: the results
-    so far reported, testees killed, then the end of the process (a thread cannot be
-    stopped). Target code is still running, so none of it is called here."""
-    try:
-        if progress:
-            progress.close()
-        code = report(list(results))
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except BaseException:  # the process must end whatever happens here
-        code = EXIT_FAILED
-    finally:
-        kill_testees()
-    end_process(code)
-
-
-def _report(
-    args: argparse.Namespace,
-    settings: SweepSettings,
-    grid: str,
-    started: float,
-    results: list[Series],
-) -> int:
-    """Print the tables and write the reports of ``results``; the exit status."""
     text = render_table(results, settings, DEFAULT_BACKEND)
     matrix = render_matrix(results, DEFAULT_BACKEND)
-    print(text)
-    print()
-    print(matrix)
+    print(f"{text}\n\n{matrix}")
     print(
-        f"\n{grid} implementations, {_min_of(results, settings.repeats)}, "
-        f"in {Clocks.perf_counter() - started:.0f} s"
+        f"\n{len(scenarios)} scenarios x {len(contenders)} implementations, "
+        f"{_min_of(results, settings.repeats)}, in {time.perf_counter() - started:.0f} s"
         + (f", stopped by --max-time {settings.max_time:g} s" if over_max_time(results) else "")
     )
-    _write_reports(args, results, text, matrix, to_json(results, settings, DEFAULT_BACKEND))
-    failed = [s.contender.name for s in results if s.error]
+    try:
+        if args.json:
+            payload = to_json(results, settings, DEFAULT_BACKEND)
+            args.json.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
+        if args.markdown:
+            args.markdown.write_text(_markdown(text, matrix), encoding="utf-8")
+        if args.plot:
+            write_plot(results, args.plot, DEFAULT_BACKEND)
+    except OSError as error:
+        raise ReportError(f"cannot write report: {error}") from None
+    failed = sorted({s.contender.name for s in results if s.error})
     if failed:
-        print(f"tokasm bench: {', '.join(sorted(set(failed)))} raised; see the table")
+        print(f"tokasm bench: {', '.join(failed)} raised, hung or died; see the table")
         return 1
     return 0
 
 
 def _min_of(results: list[Series], repeats: int) -> str:
-    """``min of 5``, or ``min of 2 to 5`` where the bound left some points fewer runs."""
+    """``min of 5``, or ``min of 2 to 5`` where some points have fewer batches."""
     fewest = min((point.runs for series in results for point in series.points), default=repeats)
     return f"min of {repeats}" if fewest == repeats else f"min of {fewest} to {repeats}"

@@ -36,6 +36,7 @@ from tokasm.errors import (
     SubjectFault,
     TargetError,
     TokasmExit,
+    TokasmInterrupt,
 )
 from tokasm.protocol._codec import (
     MAX_LINE_BYTES,
@@ -139,7 +140,7 @@ def testees_end_with_the_run() -> Iterator[None]:
     def on_signal(signum: int, frame: FrameType | None) -> None:
         kill_testees()
         if signum == signal.SIGINT:
-            raise KeyboardInterrupt
+            raise TokasmInterrupt
         os.write(2, b"tokasm: terminated\n")
         raise TokasmExit(EXIT_TERMINATED)
 

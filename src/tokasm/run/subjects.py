@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Protocol, TypeAlias, TypeVar, cast
 
 from tokasm._display import class_name, error_text, safe_text, show, type_name
 from tokasm.corpus.steps import Apply, features_of
-from tokasm.errors import ImplementationError, TargetError
+from tokasm.errors import ImplementationError, TargetError, TokasmExit, TokasmInterrupt
 from tokasm.implementations import BACKENDS
 from tokasm.run._caller import CallerHabits, OtherMappingsCaller
 from tokasm.run._frames import user_frames
@@ -152,7 +152,9 @@ class PythonSubject:
         """Call target code; what it raises becomes ImplementationError."""
         try:
             return call(*arguments)
-        except BaseException as error:
+        except (TokasmExit, TokasmInterrupt):  # tokasm's own signal handlers, in process
+            raise
+        except BaseException as error:  # even SystemExit is the case's error
             raise _target_error(error) from None
 
     def new(self, instance: str) -> None:
