@@ -166,8 +166,8 @@ function judge(step, settled) {
  */
 function runCase(factory, kase) {
   let doing = "creating the case's instances";
-  const end = (outcome, message) => ({ outcome, message });
-  const errored = (error) => end('errored', `${doing}: ${error}`);
+  const errored = (error) => ({ outcome: 'errored', message: `${doing}: ${error}` });
+  const failed = ([outcome, detail]) => ({ outcome, message: `${doing}\n  ${detail}` });
   let instances;
   try {
     instances = new Map(kase.instances.map((name) => [name, factory()]));
@@ -185,18 +185,18 @@ function runCase(factory, kase) {
         } catch (error) {
           settled = { error };
         }
-        if (isThenable(settled.value)) {
+        if (isThenable(settled.value)) { // the rest of the case runs once it settles
           return Promise.resolve(settled.value).then((value) => ({ value }), (error) => ({ error }))
-            .then((answer) => judge(step, answer) ?? from(next + 1))
-            .then((result) => (Array.isArray(result) ? end(result[0], `${doing}\n  ${result[1]}`) : result), errored);
+            .then((answer) => { const failure = judge(step, answer); return failure ? failed(failure) : from(next + 1); })
+            .catch(errored);
         }
         const failure = judge(step, settled);
-        if (failure !== null) return end(failure[0], `${doing}\n  ${failure[1]}`);
+        if (failure !== null) return failed(failure);
       }
     } catch (error) {
       return errored(error);
     }
-    return end('passed', '');
+    return { outcome: 'passed', message: '' };
   };
   return from(0);
 }
@@ -242,7 +242,8 @@ function expectedFailures(patterns, ids) {
   };
 }
 
-// CACHE-FINAL, in process: the same rule as tokasm check's cost.cache-final (docs/cost.md).
+// CACHE-FINAL in process: the rule of tokasm check's cost.cache-final, a simpler probe
+// (docs/javascript.md, "The cost check, in process"; the full one: docs/cost.md).
 const PROBE_PARTS = 20000; // the long message's parts; its reference has the same text in 2
 const PROBE_FILLERS = 1100; // other messages, read between two timed reads: more than a bounded cache keeps
 const PROBE_ROUNDS = 15; // timed reads of each side; the minimum is kept
