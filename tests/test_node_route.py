@@ -280,7 +280,7 @@ def test_undefined_is_named_as_a_wrong_answer_on_both_routes(
     small_export: Path, classes: Path
 ) -> None:
     """Not a fault of the testee: the step fails, showing that it returned undefined."""
-    shown = 'undefined (return null for "no text")'
+    shown = 'returned undefined (null means "no text")'
     code, verdicts = node_test(small_export, target("VoidApply", classes))
     assert (code != 0, verdicts["mine.greeting"]) == (True, "failed")
     assert f"actual:   {shown}" in conformance(small_export, target("VoidApply", classes)).out

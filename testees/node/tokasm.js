@@ -122,7 +122,7 @@ const isText = (value) => value === null || typeof value === 'string' || value i
 
 /** A value as a failure message shows it: JSON for text and null, cut when long. */
 function show(value) {
-  if (value === undefined) return 'undefined (return null for "no text")';
+  if (value === undefined) return 'returned undefined (null means "no text")';
   const text = isText(value) ? JSON.stringify(value) : String(value);
   const shown = text.length > 160 ? `${text.slice(0, 160)}... (${text.length} chars)` : text;
   return isText(value) ? shown : `${shown} (${typeof value})`;
@@ -153,7 +153,9 @@ function judge(step, settled) {
       : ['failed', `expected: raises ${step.raises}\n  actual:   ${raised}`];
   }
   const actual = settled.value;
-  if ('raises' in step) return ['failed', `expected: raises ${step.raises}\n  actual:   returned ${show(actual)}`];
+  if ('raises' in step) {
+    return ['failed', `expected: raises ${step.raises}\n  actual:   ${actual === undefined ? '' : 'returned '}${show(actual)}`];
+  }
   // Any string with the same text (a String object too, as JSON sends it), or exactly null.
   if ((actual instanceof String ? actual.valueOf() : actual) === step.returns) return null;
   return ['failed',
