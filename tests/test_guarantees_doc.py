@@ -36,6 +36,7 @@ CONSTANTS: dict[str, float] = {
                 "DEFAULT_TIMEOUT",
                 "START_TIMEOUT",
                 "LOAD_TIMEOUT",
+                "BEATS_FOR",
                 "BREAKER_FAULTS",
                 "EXIT_GRACE",
                 "STDERR_TAIL_BYTES",

@@ -252,3 +252,34 @@ def test_timeout_bounds_each_call_not_the_whole_case(tmp_path: Path) -> None:
         *QUICK,
     )
     assert ran.code == 0, ran
+
+
+def test_a_forked_target_answers_once_per_request(tmp_path: Path) -> None:
+    """A target that forks in one case: only the worker answers, so the next case's wrong
+    answer is that case's failure, never hidden behind an extra answer from the child."""
+    (tmp_path / "forks.py").write_text(
+        "import os\nfrom tokasm import TokenAssembler\n"
+        "class Forks(TokenAssembler):\n"
+        "    def apply(self, event):\n"
+        "        if event['id'] == 'boom':\n"
+        "            os.fork()\n"
+        "        if event['id'] == 'n':\n"
+        "            return 'WRONG'\n"
+        "        return super().apply(event)\n"
+    )
+    (tmp_path / "cases").mkdir()
+    (tmp_path / "cases" / "three.yaml").write_text(_CASES)
+    report = tmp_path / "report.json"
+    ran = tokasm_cmd(
+        tmp_path,
+        "check",
+        "forks:Forks",
+        *("--cases", "cases", "--no-bundled", "--json", str(report)),
+        *QUICK,
+    )
+    outcomes = {
+        result["id"]: result["outcome"]
+        for result in json.loads(report.read_text())["runs"][0]["cases"]
+    }
+    assert outcomes == {"user.before": "passed", "user.hostile": "passed", "user.after": "failed"}
+    assert ran.code == 1, ran

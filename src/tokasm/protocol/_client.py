@@ -89,9 +89,10 @@ BREAKER_FAULTS = 5
 #: Requests written ahead of their responses by default (``--no-pipeline`` makes it 1).
 PIPELINE_WINDOW = 1024
 
-#: A line a testee may write while it works on a long request: it answers nothing and
-#: renews the deadline (tokasm's Python worker writes it between the steps of a case).
+#: A line tokasm's Python worker writes between the steps of a long case: it answers
+#: nothing and renews the deadline, for at most ``BEATS_FOR`` times ``--timeout`` a case.
 HEARTBEAT = b'{"busy":true}'
+BEATS_FOR = 60
 
 #: Seconds a testee gets to exit after its stdin closes, before its group is killed.
 EXIT_GRACE = 1.0
@@ -250,6 +251,11 @@ class _Process:
         self._partial = bytearray()
 
     def write(self, data: bytes) -> None:
+        """Write ``data`` now, or on a thread if it may not fit the pipe: a child that stops
+        reading then costs its deadline, never a wait without end."""
+        if len(data) > _WRITE_AT_ONCE:
+            self.write_behind([data])
+            return
         try:
             self._stdin.write(data)
         except (BrokenPipeError, ValueError):
@@ -268,17 +274,19 @@ class _Process:
         thread.start()
         return thread
 
-    def read_line(self, timeout: float) -> bytes:
-        """The next line, heartbeats skipped; SubjectFault if none within ``timeout`` of
-        the last line (or of the call), if the child closed stdout, or if it is too long."""
-        deadline = time.monotonic() + timeout
+    def read_line(self, timeout: float, *, beats_for: float = 0.0) -> bytes:
+        """The next line; SubjectFault if none within ``timeout`` of the call, if the child
+        closed stdout, or if it is too long. With ``beats_for``, a heartbeat renews the
+        deadline, until that many seconds after the call at most."""
+        start = time.monotonic()
+        deadline = start + timeout
         fd = self._stdout.fileno()
         while True:
             while self._lines:
                 line = self._lines.popleft()
-                if line != HEARTBEAT:
+                if line != HEARTBEAT or not beats_for:
                     return line
-                deadline = time.monotonic() + timeout
+                deadline = min(time.monotonic() + timeout, start + beats_for)
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise SubjectFault(f"no response within {timeout:g} s")
@@ -401,10 +409,15 @@ class CommandSubject:
         self.problems: list[str] = []
         self.name = self.label  # until the hello names the implementation
         self.features: frozenset[str] = frozenset()
+        began = time.monotonic()
         try:
             self._process: _Process | None = self._start()
         except SubjectFault as fault:
             raise self._start_failed(fault) from None
+        # A restart's hello gets the first start's time a few times over, not the whole
+        # start timeout: a target that hangs when started again costs little.
+        first = time.monotonic() - began
+        self._start_timeout = max(timeout, min(self._start_timeout, 4 * first + 1))
 
     def _start_failed(self, fault: SubjectFault) -> TargetError:
         return TargetError(f"command {self.label!r}: {fault}")
@@ -483,10 +496,8 @@ class CommandSubject:
         done = 0
         try:
             process.refuse_unasked()
-            if self._window > 1 and sum(map(len, requests)) <= _WRITE_AT_ONCE:
-                process.write(b"".join(requests))  # fits the empty pipe: no thread needed
-            elif self._window > 1:
-                process.write_behind(requests)
+            if self._window > 1:
+                process.write(b"".join(requests))  # on a thread if it may not fit the pipe
             for index, op in enumerate(ops):
                 if self._window == 1:
                     process.write(requests[index])

@@ -56,6 +56,9 @@ if TYPE_CHECKING:
 
 __all__ = ["WORKER_MEMORY", "main", "python_testee_command", "respond", "serve"]
 
+#: The clock of the heartbeats, as it was before any target loaded.
+_monotonic = time.monotonic
+
 #: The address space a worker may use (``RLIMIT_AS``): far more than any assembler needs.
 WORKER_MEMORY = 8 << 30
 
@@ -75,10 +78,10 @@ class _Worker(PythonSubject):
         self._responses = responses
         self._interval = timeout / 4
         self._stack_after = timeout * 0.8
-        self._last = time.monotonic()
+        self._last = _monotonic()
 
     def beat(self, *, force: bool = False) -> None:
-        now = time.monotonic()
+        now = _monotonic()
         if force or now - self._last >= self._interval:
             self._last = now
             if not force:
@@ -138,12 +141,17 @@ def respond(subject: PythonSubject, line: bytes) -> Message:
 
 
 def serve(subject: PythonSubject, requests: IO[bytes], responses: IO[bytes]) -> None:
-    """Answer each request line with one response line until end of input."""
+    """Answer each request line with one response line until end of input. A process the
+    target forked answers nothing: only the process that read the request does."""
+    server = os.getpid()
     for line in requests:
         if line.strip():
             if isinstance(subject, _Worker):
                 subject.beat(force=True)
-            responses.write(encode(respond(subject, line)))
+            response = encode(respond(subject, line))
+            if os.getpid() != server:
+                os._exit(0)
+            responses.write(response)
             responses.flush()
             faulthandler.cancel_dump_traceback_later()
 
@@ -158,9 +166,17 @@ def _refuse(requests: IO[bytes], responses: IO[bytes], error: TargetError) -> No
 
 def _private_channel() -> tuple[IO[bytes], IO[bytes]]:
     """The protocol's own (requests, responses) streams; fd 0 then reads /dev/null and fd 1
-    (and ``sys.stdout``) writes to stderr, for whatever the target does."""
+    (and ``sys.stdout``) writes to stderr, for whatever the target does. A process the
+    target forks does not keep them."""
     requests = os.fdopen(os.dup(0), "rb")
     responses = os.fdopen(os.dup(1), "wb")
+    private = (requests.fileno(), responses.fileno())
+
+    def forked() -> None:
+        for fd in private:
+            os.close(fd)
+
+    os.register_at_fork(after_in_child=forked)
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.close(devnull)
@@ -205,6 +221,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # A target that eats memory gets MemoryError here, not the machine's OOM killer;
         # a load that hangs leaves its stack for the report.
         resource.setrlimit(resource.RLIMIT_AS, (WORKER_MEMORY, WORKER_MEMORY))
+        faulthandler.enable(file=sys.stderr)  # a crash leaves its stack for the report too
         faulthandler.dump_traceback_later(args.load_timeout * 0.9, file=sys.stderr)
     try:
         factory = resolve_target(target)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from tokasm.errors import ProtocolError, SubjectFault, TargetError
 from tokasm.protocol._client import (
+    BEATS_FOR,
     BREAKER_FAULTS,
     DEFAULT_TIMEOUT,
     LOAD_TIMEOUT,
@@ -93,7 +94,8 @@ class WorkerSubject(CommandSubject):
         try:
             process.refuse_unasked()
             process.write(encode(request))
-            response = decode(process.read_line(self.timeout))
+            line = process.read_line(self.timeout, beats_for=self.timeout * BEATS_FOR)
+            response = decode(line)
             if response.get("ok") is not True:
                 raise ProtocolError(f"not a result: {str(response)[:200]}")
             answer = CaseResult.from_data(response.get("case"))

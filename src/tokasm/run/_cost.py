@@ -202,11 +202,16 @@ class _NotMeasured(Exception):
     """The target gave a wrong answer: the probe cannot measure it (the cases say why)."""
 
 
+#: The clocks as they were when tokasm loaded, before any target: a target may replace
+#: the ``time`` module's functions in its own process (freezegun does).
+_CPU_TIME, _WALL_TIME = time.process_time, time.perf_counter
+
+
 def _clock(in_process: bool) -> Callable[[], float]:
     """In process, the process's CPU time (that the scheduler does not move, and that counts
     work a target hands to a thread of its own), but on Windows, where it moves by clock
     ticks of 15 ms; else the wall clock."""
-    return time.process_time if in_process and sys.platform != "win32" else time.perf_counter
+    return _CPU_TIME if in_process and sys.platform != "win32" else _WALL_TIME
 
 
 class _Copy(str):
@@ -470,9 +475,12 @@ def _measured(measure: Callable[[], Timing], limit: float) -> Verdict:
     gc.collect()
     gc.disable()
     try:
-        return judge(measure, limit)
+        verdict = judge(measure, limit)
     finally:
         gc.enable()
+    if any(timing.short <= 0 for timing in verdict.timings):
+        raise _NotMeasured("the clock did not move (a target that stopped it?)")
+    return verdict
 
 
 def probe_result(outcome: Outcome, message: str, note: str = "") -> CaseResult:

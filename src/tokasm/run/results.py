@@ -90,6 +90,22 @@ class Failure:
         return value if isinstance(value, str) else None
 
 
+#: The longest text of a failure record sent from a worker: so that a record stays far
+#: under the protocol's line limit, even with every character escaped.
+RECORD_TEXT = 1 << 19
+
+
+def _cut(value: Any) -> Any:
+    """``value`` with every text longer than ``RECORD_TEXT`` cut to that, saying so."""
+    if isinstance(value, str) and len(value) > RECORD_TEXT:
+        return f"{value[:RECORD_TEXT]}... ({len(value)} characters)"
+    if isinstance(value, dict):
+        return {key: _cut(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_cut(item) for item in value]
+    return value
+
+
 _TEXT, _OR_NULL, _OBJECT = (str,), (str, type(None)), (dict, type(None))
 #: The fields of a result's data and of its failure's, each with its types.
 _RESULT_FIELDS: dict[str, tuple[type, ...]] = {
@@ -181,7 +197,7 @@ class CaseResult:
             "requirements": list(self.requirements),
             "source": self.source,
             "duration": self.duration,
-            "failure": None if self.failure is None else {**vars(self.failure)},
+            "failure": None if self.failure is None else _cut(vars(self.failure)),
             "note": self.note,
         }
 
