@@ -354,7 +354,7 @@ function suite(target, { corpus = process.env.TOKASM_EXPORT, profiles = [], xfai
   process.prependListener('exit', (code) => {
     if (run.finished && run.failed === 0) return;
     const never = [...run.unfinished];
-    if (!run.finished) {
+    if (!run.finished && (never.length > 0 || code === 0)) {
       process.stderr.write(`tokasm: the process exited (code ${code}) `
         + `${run.running ? `during '${run.running}'` : 'between tests'} before every test finished: `
         + `${never.length} never did (${never.slice(0, 5).join(', ')}${never.length > 5 ? ', ...' : ''}). `
