@@ -60,6 +60,11 @@ class ExitsNull {{
   get() {{ if (++calls > 1) process.exit(0); return null; }}
 }}
 
+/** Ends the process with code 0 as it is constructed, before any test runs. */
+class ExitsAtNew {{
+  constructor() {{ process.exit(0); }}
+}}
+
 /** Fails, and sets process.exitCode back to 0 as the process ends. */
 class ResetsExitCode {{
   apply() {{ process.once('exit', () => {{ process.exitCode = 0; }}); return null; }}
@@ -88,7 +93,7 @@ class Uncached {{
   get(id) {{ return this.messages.has(id) ? this.messages.get(id).parts.join('') : null; }}
 }}
 
-module.exports = {{ Async, ExitsNull, ResetsExitCode, Uncached, VoidApply }};
+module.exports = {{ Async, ExitsAtNew, ExitsNull, ResetsExitCode, Uncached, VoidApply }};
 """
 #: Every profile that runs only when asked for (strict, and surrogates where the corpus has it).
 OPTIONAL = [profile for profile in PROFILES if profile not in DEFAULT_PROFILES]
@@ -260,8 +265,8 @@ def test_an_expected_failure_glob_matching_every_case_is_refused(
 
 @pytest.mark.parametrize(
     ("name", "runner"),
-    [("ExitsNull", ("--test",)), ("ResetsExitCode", ())],
-    ids=["process.exit(0)", "process.exitCode = 0"],
+    [("ExitsNull", ("--test",)), ("ExitsAtNew", ("--test",)), ("ResetsExitCode", ())],
+    ids=["process.exit(0)", "process.exit(0) in the constructor", "process.exitCode = 0"],
 )
 def test_an_assembler_cannot_end_the_run_as_a_pass(
     small_export: Path, classes: Path, name: str, runner: tuple[str, ...]
@@ -269,11 +274,12 @@ def test_an_assembler_cannot_end_the_run_as_a_pass(
     """Under node --test, and in a plain ``node`` run (which trusts the exit code)."""
     done = conformance(small_export, target(name, classes), *(runner or ("--test-reporter=tap",)))
     assert done.code == 1, done.out + done.err
-    if name == "ExitsNull":
-        assert (
-            "before every test finished: 3 never did (mine.greeting, mine.spaces, cost.cache-final)"
-            in done.out + done.err
-        )
+    said = {
+        "ExitsNull": "during 'mine.greeting' before every test finished: 3 never did "
+        "(mine.greeting, mine.spaces, cost.cache-final)",
+        "ExitsAtNew": "during 'suite()' before every test finished",
+    }
+    assert said.get(name, "") in done.out + done.err
 
 
 def test_undefined_is_named_as_a_wrong_answer_on_both_routes(
