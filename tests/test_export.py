@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import functools
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -192,15 +194,21 @@ def test_an_export_replaces_an_earlier_one_but_never_other_files(
 ) -> None:
     folder = tmp_path / "out"
     mine = ["--no-bundled", "--cases", str(user_case_folder(tmp_path))]
-    assert export(capsys, *mine, str(folder))[0] == 0
-    (folder / "gone.case.json").write_text("{}", encoding="ascii")
+    assert export(capsys, "--cases", mine[2], str(folder))[0] == 0  # bundled and mine
+    (folder / "notes.json").write_text("{}", encoding="ascii")  # the user's own file
     assert export(capsys, *mine, str(folder))[0] == 0
     assert sorted(p.name for p in folder.iterdir()) == [
         ".tokasm-export",
         "mine.greeting.json",
         "mine.spaces.json",
-    ]
-    assert not (folder / "gone.case.json").exists(), "a stale case of an earlier export"
+        "notes.json",
+    ], "the stale cases of the earlier export go, the user's file stays"
+    (folder / "mine.greeting.json").unlink()
+    (folder / "mine.greeting.json").symlink_to(folder / "notes.json")
+    code, err = export(capsys, *mine, str(folder))  # the old export's file is now a link
+    assert code == 2, "never written through"
+    assert "was not written by an export" in err
+    assert (folder / "notes.json").read_text(encoding="ascii") == "{}"
     assert export(capsys, *mine, "-")[0] == 2, "a folder named - would surprise"
     project = tmp_path / "project"
     project.mkdir()
@@ -242,3 +250,19 @@ def test_user_cases_are_exported_with_their_file(
         ("mine.spaces", False),
     ]
     assert exported[0]["source"] == (cases / "regressions.yaml").as_posix()
+
+
+def test_a_reader_that_goes_away_ends_the_export_quietly(tmp_path: Path) -> None:
+    """``tokasm export - --format jsonl | head -1``: no error, no traceback."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tokasm", "export", "-", "--format", "jsonl"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdout is not None
+    process.stdout.readline()
+    process.stdout.close()
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 0, err
+    assert b"Traceback" not in err

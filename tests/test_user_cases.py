@@ -98,7 +98,7 @@ def test_a_report_names_the_file_of_a_user_case(
     [
         (USER_CASES.replace("mine.greeting", "append.basic"), "duplicate id, first defined in"),
         (USER_CASES.replace("[APPEND-EXACT]", "[NO-SUCH-RULE]"), "requirement ids not in SPEC.md"),
-        (USER_CASES.replace("returns: null", "return: null", 1), "schema violation"),
+        (USER_CASES.replace("returns: null", "return: null", 1), "unknown step key 'return'"),
         ("cases: [\n", "not valid YAML"),
     ],
 )

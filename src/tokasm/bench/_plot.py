@@ -36,7 +36,8 @@ def check_plot(path: Path) -> None:
         import matplotlib.figure  # noqa: F401
     except ImportError:
         raise PlotError(
-            "--plot needs matplotlib, the optional extra 'plot': pip install 'tokasm[plot]'"
+            "--plot needs matplotlib: pip install matplotlib (or, from a clone of tokasm, "
+            "pip install '.[plot]')"
         ) from None
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tokasm.cli._cases import add_case_options, chosen_cases
+from tokasm.cli._console import silence_stdout
 from tokasm.cli.options import exit_codes, subcommand
 from tokasm.corpus import json_can_carry, write_folder, write_lines
 from tokasm.errors import ReportError, UsageError
@@ -27,7 +28,9 @@ requirements, profile, instances, source file and steps such as
   {"op": "apply", "instance": "a", "event": {"id": "m", "delta": "x"}, "returns": null}
 
 --format json (default): OUT is a folder, one CASE-ID.json per case. An
-earlier export in OUT is replaced; any other non-empty folder is refused.
+earlier export in OUT is replaced: only the files its marker (.tokasm-export)
+names are removed, and no file is written over or through a symlink; any
+other non-empty folder is refused.
 --format jsonl: OUT is a file, or - for stdout, one case per line.
 The output is the same bytes for the same corpus and options. A case JSON
 cannot carry exactly (a surrogate pair split across deltas, SURR-SPLIT-PAIR)
@@ -73,6 +76,9 @@ def run(args: argparse.Namespace) -> int:
                 written = write_lines(stream, cases, corpus)
     except ValueError as error:
         raise UsageError(str(error)) from None
+    except BrokenPipeError:  # ``tokasm export - | head``: the reader has what it wanted
+        silence_stdout()
+        return 0
     except OSError as error:
         raise ReportError(f"cannot write the export: {error}") from error
     print(

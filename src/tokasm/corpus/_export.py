@@ -87,21 +87,34 @@ def case_line(case: Case, corpus: Corpus) -> str:
 def write_folder(folder: Path, cases: Iterable[Case], corpus: Corpus) -> int:
     """Write ``CASE-ID.json`` per case into ``folder``, replacing an earlier export there.
 
-    Returns the bytes written. A folder that is neither empty nor an earlier export is
-    refused (ValueError), so no file of the user's is ever overwritten or removed.
+    Returns the bytes written. The marker file names every file an export wrote, and only
+    those are removed again; every file is created anew, never through a symlink or over
+    a file that is there. A folder that is neither empty nor an earlier export is refused
+    (ValueError), so no file of the user's is ever overwritten or removed.
     """
     folder.mkdir(parents=True, exist_ok=True)
     marker = folder / MARKER
-    if any(folder.iterdir()) and not marker.is_file():
+    if marker.is_symlink() or (any(folder.iterdir()) and not marker.is_file()):
         raise ValueError(f"{folder} is not empty and holds no earlier export ({MARKER})")
-    for old in folder.glob("*.json"):
-        old.unlink()
-    written = 0
+    if marker.is_file():
+        for name in marker.read_text(encoding="ascii").splitlines()[1:]:
+            old = folder / name
+            if name.endswith(".json") and "/" not in name and not old.is_symlink():
+                old.unlink(missing_ok=True)
+        marker.unlink()
+    written, names = 0, []
     for case in cases:
         line = case_line(case, corpus)
-        (folder / f"{case.id}.json").write_text(line, encoding="ascii")
+        name = f"{case.id}.json"
+        try:
+            with (folder / name).open("x", encoding="ascii") as stream:  # never a user's file
+                stream.write(line)
+        except FileExistsError:
+            raise ValueError(f"{folder / name} is there and was not written by an export") from None
+        names.append(name)
         written += len(line)
-    marker.write_text(f"tokasm {__version__}, corpus {corpus.version}\n", encoding="ascii")
+    header = f"tokasm {__version__}, corpus {corpus.version}"
+    marker.write_text("\n".join([header, *names]) + "\n", encoding="ascii")
     return written
 
 

@@ -342,7 +342,30 @@ def _validate(document: Any, source: Path, schema_path: Path) -> None:
         case_id = case.get("id") if isinstance(case, dict) else None
         where = f"case {case_id!r}" if isinstance(case_id, str) else f"case #{path[1] + 1}"
     location = "/".join(str(part) for part in path) or "(top)"
-    raise CorpusError(f"{source}: {where}: schema violation at {location}: {error.message}")
+    message = _unknown_step_key(document, path, schema_path) or error.message
+    raise CorpusError(f"{source}: {where}: schema violation at {location}: {message}")
+
+
+#: The schema's kinds of step, each with the keys it takes.
+_STEP_KINDS = ("apply", "apply_raw", "get", "read_since", "repeat_steps")
+
+
+def _unknown_step_key(document: Any, path: list[Any], schema_path: Path) -> str | None:
+    """"unknown step key 'repaet'" when the error is in a step with a key no kind of step
+    takes (the schema's own message names a key the typo left out)."""
+    node, step = document, None
+    for part in path:
+        node = node[part]
+        if isinstance(part, int) and isinstance(node, dict):
+            step = node
+    if step is None:
+        return None
+    kinds: dict[str, Any] = json.loads(schema_path.read_text(encoding="utf-8"))["$defs"]
+    known = {key for kind in _STEP_KINDS for key in kinds[kind].get("properties", {})}
+    unknown = sorted(set(step) - known)
+    if not unknown:
+        return None
+    return f"unknown step key {unknown[0]!r} (a step takes {', '.join(sorted(known))})"
 
 
 def load_file(
