@@ -283,3 +283,25 @@ def test_a_forked_target_answers_once_per_request(tmp_path: Path) -> None:
     }
     assert outcomes == {"user.before": "passed", "user.hostile": "passed", "user.after": "failed"}
     assert ran.code == 1, ran
+
+
+def test_the_fuzz_phase_runs_in_the_worker_and_reports_what_it_found(tmp_path: Path) -> None:
+    """A target that passes the cases given but not a bare final: the fuzz phase, run in
+    the worker, finds it, and the run fails with the counterexample."""
+    (tmp_path / "bare.py").write_text(
+        "from tokasm import TokenAssembler\n"
+        "class ForgetsBareFinals(TokenAssembler):\n"
+        "    def apply(self, event):\n"
+        "        text = super().apply(event)\n"
+        "        return None if event.get('final') and 'delta' not in event else text\n"
+    )
+    (tmp_path / "cases").mkdir()
+    (tmp_path / "cases" / "three.yaml").write_text(_CASES.replace("boom", "m2"))
+    ran = tokasm_cmd(
+        tmp_path,
+        "check",
+        "bare:ForgetsBareFinals",
+        *("--cases", "cases", "--no-bundled", "--no-cost-probe"),
+    )
+    assert ran.code == 1, ran
+    assert "PROBLEM bare:ForgetsBareFinals: fuzz" in ran.out, ran

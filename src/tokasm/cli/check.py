@@ -278,6 +278,10 @@ def _command(argv: list[str], args: argparse.Namespace) -> CommandSubject:
     return CommandSubject(argv, args.timeout, window=window)
 
 
+#: The outcomes after which the fuzz phase runs (it looks for what the corpus missed).
+_CLEAN = ("passed", "skipped")
+
+
 @dataclass
 class _FailureLimit:
     """``--maxfail``: unexpected failures counted across targets (no limit when None)."""
@@ -363,7 +367,10 @@ class _Session:
                     break
             if not self.limit.reached:
                 corpus_results = tuple(r for r in results if r.case_id not in PROBE_IDS)
-                problems = fuzz_phase(subject, corpus_results, args.fuzz_examples)
+                if not isinstance(subject, WorkerSubject):
+                    problems = fuzz_phase(subject, corpus_results, args.fuzz_examples)
+                elif args.fuzz_examples and all(r.outcome in _CLEAN for r in corpus_results):
+                    problems = subject.fuzz(args.fuzz_examples)  # in the worker, in process
                 self.limit.count += len(problems)
         finally:
             subject.close()

@@ -2,9 +2,9 @@
 
 ``python -m tokasm.protocol.testee TARGET`` answers the protocol's ops (spec/PROTOCOL.md)
 for any Python assembler. ``tokasm check`` runs every Python target this way, as its
-worker, and then also sends two ops of the kit's own: ``case``, which runs one whole
+worker, and then also sends three ops of the kit's own: ``case``, which runs one whole
 corpus case in this process, with an ordinary caller's habits, and answers its result as
-data; and ``probe``, the cost probe, timed in this process.
+data; ``probe``, a cost probe, timed in this process; and ``fuzz``, check's fuzz phase.
 
 The worker defends nothing: it is expendable. Whatever the target does to this process
 (exit, crash, hang, close descriptors) costs the case that was running: the supervisor
@@ -98,6 +98,35 @@ class _Worker(PythonSubject):
         return super().perform(step)
 
 
+def _run_case(subject: PythonSubject, request: Message) -> Message:
+    if not isinstance(request.get("case"), dict):
+        raise ProtocolError("a case request needs the case's mapping")
+    case = parse_case(request["case"], Path(string_field(request, "source")))
+    debug = request.get("debug") is True
+    return {"ok": True, "case": run_case(subject, case, debug=debug).to_data()}
+
+
+def _run_probe(subject: PythonSubject, request: Message) -> Message:
+    probe = request.get("id")
+    if probe not in PROBE_IDS:
+        raise ProtocolError(f"unknown probe {probe!r}")
+    strict = request.get("strict") is True
+    return {"ok": True, "case": run_probe(probe, subject, strict=strict).to_data()}
+
+
+def _run_fuzz(subject: PythonSubject, request: Message) -> Message:
+    from tokasm.fuzz import fuzz_phase  # Hypothesis, only for the fuzz phase
+
+    examples = request.get("examples")
+    if type(examples) is not int:
+        raise ProtocolError("a fuzz request needs a whole number of 'examples'")
+    return {"ok": True, "problems": list(fuzz_phase(subject, (), examples))}
+
+
+#: The ops of tokasm's own worker, beside the protocol's (module docstring).
+_WORKER_OPS = {"case": _run_case, "probe": _run_probe, "fuzz": _run_fuzz}
+
+
 def _dispatch(subject: PythonSubject, request: Message) -> Message:
     op = request.get("op")
     if op == "hello":
@@ -107,19 +136,8 @@ def _dispatch(subject: PythonSubject, request: Message) -> Message:
     if op == "new":
         subject.new(string_field(request, "instance"))
         return OK
-    if op == "case":
-        source = Path(string_field(request, "source"))
-        if not isinstance(request.get("case"), dict):
-            raise ProtocolError("a case request needs the case's mapping")
-        case = parse_case(request["case"], source)
-        debug = request.get("debug") is True
-        return {"ok": True, "case": run_case(subject, case, debug=debug).to_data()}
-    if op == "probe":
-        probe = request.get("id")
-        if probe not in PROBE_IDS:
-            raise ProtocolError(f"unknown probe {probe!r}")
-        strict = request.get("strict") is True
-        return {"ok": True, "case": run_probe(probe, subject, strict=strict).to_data()}
+    if isinstance(op, str) and op in _WORKER_OPS:
+        return _WORKER_OPS[op](subject, request)
     step = OPS.get(op) if isinstance(op, str) else None
     if step is None or (step.feature is not None and step.feature not in subject.features):
         raise ProtocolError(f"unknown op {op!r}")

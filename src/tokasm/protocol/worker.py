@@ -83,6 +83,23 @@ class WorkerSubject(CommandSubject):
             request, f"the cost probe {probe_id}", probe_named(probe_id, "errored", "")
         )
 
+    def fuzz(self, examples: int) -> tuple[str, ...]:
+        """``check``'s fuzz phase, run in the worker: the disagreement found, if any."""
+        try:
+            process = self.running()
+            process.refuse_unasked()
+            process.write(encode({"op": "fuzz", "examples": examples}))
+            line = process.read_line(self.timeout, beats_for=self.timeout * BEATS_FOR)
+            problems = decode(line).get("problems")
+            if not isinstance(problems, list) or not all(isinstance(p, str) for p in problems):
+                raise ProtocolError(f"not a fuzz phase's problems: {line[:200]!r}")
+        except (ProtocolError, SubjectFault, TargetError) as error:
+            if isinstance(error, TargetError) or self._process is None:
+                return (f"fuzz phase: the target's process faulted: {error}",)
+            return (f"fuzz phase: {self.fault(self._process, 'the fuzz phase', str(error))}",)
+        self.healthy()
+        return tuple(problems)
+
     def _ask(self, request: dict[str, object], label: str, check: CaseResult) -> CaseResult:
         """The result the worker answered to ``request``, as data; the check's own names
         (``check``) stand, whatever the worker says. A fault of the worker is an errored
