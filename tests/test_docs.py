@@ -179,3 +179,15 @@ def test_spec_is_a_standards_document() -> None:
             r"```.*?```|`[^`]*`", "", (SPEC / name).read_text(encoding="utf-8"), flags=re.S
         )
         assert re.findall(r"\b(must|should|shall)\b", prose) == [], name
+
+
+def test_every_example_states_the_corpus_version_in_use() -> None:
+    """Hand-written examples of reports and exports name the corpus of today, so a reader
+    never compares against an old one (one source: spec/VERSION)."""
+    version = (REPO / "spec" / "VERSION").read_text(encoding="utf-8").strip()
+    stated = {
+        (path.name, found)
+        for path in [REPO / "README.md", *REPO.glob("docs/*.md"), *REPO.glob("spec/*.md")]
+        for found in re.findall(r'"corpus_version": "([^"]+)"', path.read_text(encoding="utf-8"))
+    }
+    assert {found for _, found in stated} == {version}, stated
