@@ -452,8 +452,11 @@ def _start_targets(args: argparse.Namespace) -> _Targets:
     subjects: list[Subject] = []
     backends: dict[int, str] = {}
     window = 1 if args.no_pipeline else PIPELINE_WINDOW
+    loading = progress_wanted(sys.stderr, args.quiet)  # an SDK's import may take a while
     try:
         for name in args.targets or ([] if args.cmd else list(BACKENDS)):
+            if loading:
+                Console(sys.stderr).print(f"loading {safe_text(name, NAME_LIMIT)} ...")
             if args.in_process:
                 subjects.append(PythonSubject(resolve_target(name), name))
             else:
