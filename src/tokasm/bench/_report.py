@@ -241,25 +241,17 @@ def write_plot(results: Sequence[Series], path: Path, default: str | None) -> No
     figure = Figure(figsize=(4.2 * _COLUMNS, 3.6 * rows), layout="constrained")
     axes = figure.subplots(rows, _COLUMNS, squeeze=False).flatten()
     for axis, scenario in zip(axes, scenarios, strict=False):
-        for series in results:
-            if series.scenario is not scenario or not series.points:
-                continue
+        shown = [series for series in results if series.scenario is scenario and series.points]
+        for series in shown:
             name = series.contender.name
-            axis.plot(
-                [point.size for point in series.points],
-                [point.seconds for point in series.points],
-                marker="o",
-                linewidth=2.5 if name == default else 1.2,
-                label=f"{name} (default)" if name == default else name,
-            )
-        axis.set_xscale("log")
-        axis.set_yscale("log")
+            label, width = (f"{name} (default)", 2.5) if name == default else (name, 1.2)
+            sizes, seconds = [p.size for p in series.points], [p.seconds for p in series.points]
+            axis.plot(sizes, seconds, marker="o", linewidth=width, label=label)
+        axis.set(xscale="log", yscale="log", ylabel="seconds per run")
         axis.set_title(scenario.name, fontsize=10)
         axis.set_xlabel("characters of text" if scenario.own_sizes else "deltas (n)")
-        axis.set_ylabel("seconds per run")
-        shown = [series for series in results if series.scenario is scenario]
-        sizes = sorted({point.size for series in shown for point in series.points})
-        axis.set_xticks(sizes, [format_size(size) for size in sizes])
+        ticks = sorted({point.size for series in shown for point in series.points})
+        axis.set_xticks(ticks, [format_size(size) for size in ticks])
         axis.grid(True, which="both", alpha=0.3)
     for axis in axes[len(scenarios) :]:
         axis.set_visible(False)

@@ -17,7 +17,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import IO, TYPE_CHECKING, Any, Protocol
 
 from tokasm._display import error_text
@@ -217,16 +217,7 @@ class _WorkerFailed(Exception):
 def _spec(
     target: str | None, scenarios: Sequence[str], settings: SweepSettings, seconds: float | None
 ) -> dict[str, Any]:
-    return {
-        "target": target,
-        "scenarios": list(scenarios),
-        "sizes": sorted(settings.sizes),
-        "repeats": settings.repeats,
-        "budget": settings.budget,
-        "batch": settings.batch,
-        "memory": settings.memory,
-        "seconds": seconds,
-    }
+    return {**asdict(settings), "target": target, "scenarios": list(scenarios), "seconds": seconds}
 
 
 class _Worker:
