@@ -70,14 +70,13 @@ def time_action(
 
 
 def interleaved_min(
-    actions: Mapping[str, Action], repeats: int, batch: float = 0.0, *, collect: bool = True
+    actions: Mapping[str, Action], repeats: int, batch: float = 0.0
 ) -> dict[str, float]:
     """The minimum wall time of each action over ``repeats`` rounds of all of them."""
     if repeats < 1:
         raise ValueError(f"repeats must be at least 1, got {repeats}")
     best = dict.fromkeys(actions, float("inf"))
-    if collect:
-        gc.collect()
+    gc.collect()
     for _ in range(repeats):
         for name, action in actions.items():
             best[name] = min(best[name], time_action(action, batch))
