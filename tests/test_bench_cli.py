@@ -27,7 +27,7 @@ from tokasm.bench import (
     scaling_exponent,
     verdict,
 )
-from tokasm.bench._fit import fit
+from tokasm.bench._measure import fit
 from tokasm.bench.scenarios import SCENARIOS
 from tokasm.cli import main
 from tokasm.implementations import BACKENDS, DEFAULT_BACKEND

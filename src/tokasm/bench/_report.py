@@ -1,29 +1,27 @@
-"""Render a sweep: a detailed table, a scenario x implementation matrix, and JSON."""
+"""Render a sweep: a detailed table, a scenario x implementation matrix, JSON, a plot."""
 
 from __future__ import annotations
 
+import math
 import platform
 import sys
+from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
 from tokasm._versions import __version__
-from tokasm.bench._fit import FIT_POINTS
+from tokasm.bench._measure import FIT_POINTS, format_seconds, format_size
 from tokasm.bench._sweep import MAX_TIME, over_max_time
-from tokasm.bench._units import format_seconds, format_size
+from tokasm.errors import ReportError
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
+    from pathlib import Path
 
     from tokasm.bench._measure import MemoryPeak
-    from tokasm.bench._sweep import Point, Series, SweepSettings
+    from tokasm.bench._sweep import Series, SweepSettings
 
-__all__ = ["render_matrix", "render_table", "to_json"]
-
-#: What a cell shows for a step that was not run, by the limit that skipped it.
-_MARKERS = {MAX_TIME: "max-time"}
-_SKIP = "skip"
-#: ... or stopped: the worker hung or died there, and was killed.
-_STOPPED = "stopped"
+#: What a cell shows for a step not run (by the limit that skipped it), or stopped (killed).
+_SKIP, _MAX_TIME, _STOPPED = "skip", "max-time", "stopped"
 
 
 def _implementation_label(series: Series, default: str | None) -> str:
@@ -41,17 +39,17 @@ def _cell(series: Series, size: int) -> str:
     skip = next((s for s in series.skips if s.size == size), None)
     if skip is None:
         return "-"
-    return _STOPPED if skip.interrupted else _MARKERS.get(skip.limit, _SKIP)
+    return _STOPPED if skip.interrupted else _MAX_TIME if skip.limit == MAX_TIME else _SKIP
 
 
 def _memory_cell(series: Series) -> str:
-    memory, size = series.memory, series.memory_size
+    traced = series.traced
     if not series.scenario.traced:
         return "n/a"
-    if memory is None:  # not asked for, or predicted over the budget
+    if traced is None or traced.memory is None:  # not asked for, or predicted over the budget
         return "-"
-    largest = series.points[-1].size
-    return f"{memory.ratio:.1f}x" + ("" if size == largest else f"@{format_size(size or 0)}")
+    at = "" if traced is series.points[-1] else f"@{format_size(traced.size)}"
+    return f"{traced.memory.ratio:.1f}x{at}"
 
 
 def _exponent_text(series: Series) -> str:
@@ -62,7 +60,7 @@ def _exponent_text(series: Series) -> str:
 
 
 def _verdict_text(series: Series) -> str:
-    return "ERROR" if series.error else series.verdict
+    return "ERROR" if series.error else series.fit.verdict
 
 
 def _legend(results: Sequence[Series], settings: SweepSettings) -> str:
@@ -76,7 +74,7 @@ def _legend(results: Sequence[Series], settings: SweepSettings) -> str:
         "'worse than quadratic' above 2.5; per read or append: 'constant' or 'grows' "
         "(with the text: in append_to_long, a stream at least quadratic);",
         f"{_SKIP}: predicted over the budget per run ({settings.budget:g} s, set-up included); "
-        f"{_MARKERS[MAX_TIME]}: not run, it would have ended past --max-time ({bound});",
+        f"{_MAX_TIME}: not run, it would have ended past --max-time ({bound});",
         "peak mem: tracemalloc peak over one run at the largest size timed, as a multiple of "
         "the final text size (@size: the largest size whose traced run fitted)",
     ]
@@ -87,9 +85,7 @@ def _legend(results: Sequence[Series], settings: SweepSettings) -> str:
         )
     cut = len(over_max_time(results))
     if cut:
-        lines.append(
-            f"--max-time {bound} reached: {cut} steps not run (marked {_MARKERS[MAX_TIME]})"
-        )
+        lines.append(f"--max-time {bound} reached: {cut} steps not run (marked {_MAX_TIME})")
     return "\n".join(lines)
 
 
@@ -141,16 +137,19 @@ def render_matrix(results: Sequence[Series], default: str | None) -> str:
             series = cell.get((scenario, name))
             if series is None:
                 row.append("n/a")
-            elif series.exponent is None:
-                row.append("ERROR" if series.error else series.verdict)
+            elif series.fit.exponent is None:
+                row.append(_verdict_text(series))
             else:
-                row.append(f"{_exponent_text(series)} {series.verdict}")
+                row.append(f"{_exponent_text(series)} {series.fit.verdict}")
         lines.append("| " + " | ".join(row) + " |")
     return "\n".join(lines)
 
 
-def _memory_json(memory: MemoryPeak) -> dict[str, Any]:
+def _memory_json(memory: MemoryPeak | None, **extra: Any) -> dict[str, Any] | None:
+    if memory is None:
+        return None
     return {
+        **extra,
         "peak_bytes": memory.peak_bytes,
         "text_bytes": memory.text_bytes,
         "ratio": memory.ratio,
@@ -158,15 +157,32 @@ def _memory_json(memory: MemoryPeak) -> dict[str, Any]:
     }
 
 
-def _point_json(point: Point) -> dict[str, Any]:
+def _series_json(series: Series) -> dict[str, Any]:
+    fitted, traced = series.fit, series.traced
     return {
-        "size": point.size,
-        "seconds": point.seconds,
-        "operations": point.operations,
-        "seconds_per_operation": point.per_operation,
-        "runs": point.runs,
-        "setup_seconds": point.setup_seconds,
-        "memory": None if point.memory is None else _memory_json(point.memory),
+        "scenario": series.scenario.name,
+        "implementation": series.contender.name,
+        "per_request": series.contender.per_request,
+        "unit": series.scenario.unit,
+        "points": [
+            {
+                "size": point.size,
+                "seconds": point.seconds,
+                "operations": point.operations,
+                "seconds_per_operation": point.per_operation,
+                "runs": point.runs,
+                "setup_seconds": point.setup_seconds,
+                "memory": _memory_json(point.memory),
+            }
+            for point in series.points
+        ],
+        "skipped_sizes": [skip.size for skip in series.skips],
+        "skips": [{"size": skip.size, "phase": "time", **asdict(skip)} for skip in series.skips],
+        "exponent": fitted.exponent,
+        "exponent_error": fitted.error,
+        "verdict": fitted.verdict,
+        "error": series.error,
+        "memory": traced and _memory_json(traced.memory, size=traced.size),
     }
 
 
@@ -190,32 +206,56 @@ def to_json(
         },
         "default": default,
         "max_time_reached": bool(over_max_time(results)),
-        "results": [
-            {
-                "scenario": series.scenario.name,
-                "implementation": series.contender.name,
-                "per_request": series.contender.per_request,
-                "unit": series.scenario.unit,
-                "points": [_point_json(point) for point in series.points],
-                "skipped_sizes": series.skipped,
-                "skips": [
-                    {
-                        "size": s.size,
-                        "phase": s.phase,
-                        "limit": s.limit,
-                        "reason": s.reason,
-                        "interrupted": s.interrupted,
-                    }
-                    for s in series.skips
-                ],
-                "exponent": series.exponent,
-                "exponent_error": series.fit.error,
-                "verdict": series.verdict,
-                "error": series.error,
-                "memory": None
-                if series.memory is None
-                else {"size": series.memory_size, **_memory_json(series.memory)},
-            }
-            for series in results
-        ],
+        "results": [_series_json(series) for series in results],
     }
+
+
+PLOT_FORMATS = (".png", ".svg")
+_COLUMNS = 4  # panels per row of the plot
+
+
+class PlotError(ReportError):
+    """The plot cannot be written: matplotlib missing, or an unsupported file type."""
+
+
+def check_plot(path: Path) -> None:
+    """Raise PlotError now if ``path`` cannot be written later (type, matplotlib)."""
+    if path.suffix.lower() not in PLOT_FORMATS:
+        raise PlotError(f"--plot {path}: the file name must end in .png or .svg")
+    try:
+        import matplotlib.figure  # noqa: F401
+    except ImportError:
+        raise PlotError(
+            "--plot needs matplotlib: pip install matplotlib (or, from a clone of tokasm, "
+            "pip install '.[plot]')"
+        ) from None
+
+
+def write_plot(results: Sequence[Series], path: Path, default: str | None) -> None:
+    """Write the plot to ``path`` (.png or .svg)."""
+    check_plot(path)
+    from matplotlib.figure import Figure
+
+    scenarios = list(dict.fromkeys(series.scenario for series in results))
+    rows = max(1, math.ceil(len(scenarios) / _COLUMNS))
+    figure = Figure(figsize=(4.2 * _COLUMNS, 3.6 * rows), layout="constrained")
+    axes = figure.subplots(rows, _COLUMNS, squeeze=False).flatten()
+    for axis, scenario in zip(axes, scenarios, strict=False):
+        shown = [series for series in results if series.scenario is scenario and series.points]
+        for series in shown:
+            name = series.contender.name
+            label, width = (f"{name} (default)", 2.5) if name == default else (name, 1.2)
+            sizes, seconds = [p.size for p in series.points], [p.seconds for p in series.points]
+            axis.plot(sizes, seconds, marker="o", linewidth=width, label=label)
+        axis.set(xscale="log", yscale="log", ylabel="seconds per run")
+        axis.set_title(scenario.name, fontsize=10)
+        axis.set_xlabel("characters of text" if scenario.own_sizes else "deltas (n)")
+        ticks = sorted({point.size for series in shown for point in series.points})
+        axis.set_xticks(ticks, [format_size(size) for size in ticks])
+        axis.grid(True, which="both", alpha=0.3)
+    for axis in axes[len(scenarios) :]:
+        axis.set_visible(False)
+    handles, labels = axes[0].get_legend_handles_labels()
+    figure.legend(handles, labels, loc="outside lower center", ncols=min(len(labels), 7))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path)

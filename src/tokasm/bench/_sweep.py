@@ -1,15 +1,9 @@
-"""Run scenarios x contenders over a sweep of sizes; a Python target only in a worker process.
+"""Scenarios x contenders over a sweep of sizes; a Python target only in a supervised worker.
 
-Each contender is measured by one worker (``_worker``) at a time: the worker
-climbs the sizes of each scenario and sends a JSON line per timed batch. This
-side gives every line a deadline, and if the worker hangs past it, dies, or
-sends anything but a valid line, kills its process group, records what
-happened (the size ``stopped``; unless it hung measuring, also the error of the
-scenario), and starts a worker again for the scenarios after it. A contender gets
-an equal share of the time left of ``max_time``; each scenario in it up to twice
-an equal share of the contender's.
-Protocol testees (already another process) and ``in_process`` contenders run
-``_worker.measure`` here, unguarded.
+A worker (``_worker``) measures one contender and sends a JSON line per step; a line late
+past its deadline, a death or a bad line kills the worker's process group, is recorded
+(the size ``stopped``, and the scenario's error unless it hung measuring), and a new worker
+takes the scenarios after it. Protocol testees and ``--in-process`` run ``measure`` here.
 """
 
 from __future__ import annotations
@@ -23,44 +17,30 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import IO, TYPE_CHECKING, Any, Protocol
 
-from tokasm.bench._fit import Fit, fit
-from tokasm.bench._measure import MemoryPeak
-from tokasm.bench._units import format_seconds, format_size
+from tokasm._display import error_text
+from tokasm.bench._measure import Fit, MemoryPeak, fit, format_seconds, format_size
 from tokasm.bench._worker import base_size, measure
+from tokasm.corpus.steps import READ_SINCE, Apply, Get, ReadSince, features_of
 from tokasm.errors import TargetError
+from tokasm.implementations import BACKENDS
+from tokasm.run.subjects import Foreign
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
 
     from tokasm.bench.scenarios import Scenario
-    from tokasm.implementations import AssemblerFactory
-
-__all__ = [
-    "FULL",
-    "QUICK",
-    "SMOKE",
-    "Contender",
-    "Point",
-    "Series",
-    "Skip",
-    "SweepProgress",
-    "SweepSettings",
-    "load_contender",
-    "over_max_time",
-    "run_sweep",
-]
+    from tokasm.implementations import Assembler, AssemblerFactory, Event
+    from tokasm.run.subjects import Subject
 
 TIME, MEMORY = "time", "memory"
 BUDGET, MAX_TIME = "budget", "max-time"
 #: A worker silent for this many times the budget (at least ``OVERRUN_FLOOR`` s) is killed.
-OVERRUN_FACTOR = 3.0
-OVERRUN_FLOOR = 2.0
+OVERRUN_FACTOR, OVERRUN_FLOOR = 3.0, 2.0
 #: Allowed beyond twice the load timeout for a worker's interpreter to start.
 START_SECONDS = 2.0
-#: A line longer than this is not one of the worker's.
 MAX_LINE = 1 << 20
 
 
@@ -107,10 +87,9 @@ class Point:
 
 @dataclass(frozen=True)
 class Skip:
-    """A size not run, or stopped (``interrupted``): in which phase, by which limit, why."""
+    """A size not run, or stopped (``interrupted``) where its worker was killed."""
 
     size: int
-    phase: str
     limit: str
     reason: str
     interrupted: bool = False
@@ -127,40 +106,15 @@ class Series:
     error: str | None = None
 
     @property
-    def skipped(self) -> list[int]:
-        return [skip.size for skip in self.skips if skip.phase == TIME]
-
-    @property
-    def _traced(self) -> Point | None:
+    def traced(self) -> Point | None:
+        """The largest point with a memory peak."""
         return next((p for p in reversed(self.points) if p.memory is not None), None)
-
-    @property
-    def memory(self) -> MemoryPeak | None:
-        traced = self._traced
-        return None if traced is None else traced.memory
-
-    @property
-    def memory_size(self) -> int | None:
-        traced = self._traced
-        return None if traced is None else traced.size
 
     @property
     def fit(self) -> Fit:
         points, growth = self.points, self.scenario.per_operation
-        return fit(
-            [p.size for p in points],
-            [p.per_operation if growth else p.seconds for p in points],
-            [p.noise for p in points],
-            growth,
-        )
-
-    @property
-    def exponent(self) -> float | None:
-        return self.fit.exponent
-
-    @property
-    def verdict(self) -> str:
-        return self.fit.verdict
+        seconds = [p.per_operation if growth else p.seconds for p in points]
+        return fit([p.size for p in points], seconds, [p.noise for p in points], growth)
 
 
 @dataclass(frozen=True)
@@ -172,16 +126,14 @@ class SweepSettings:
     repeats: int = 3
     #: Skip a size predicted to take longer than this per run, set-up included (seconds).
     budget: float = 2.0
-    #: Repeat a short run back to back for at least this long (seconds): short, so that
-    #: some batches fit between two preemptions of a busy machine.
+    #: Repeat a short run for at least this long (seconds): short, to fit between preemptions.
     batch: float = 0.002
     memory: bool = True
     #: Start nothing predicted to end later than this into the sweep; None: no bound.
     max_time: float | None = None
 
 
-#: The full sweep: 1k to 256k deltas, min of 7, at most 10 s per run (a target of 300us per
-#: event reaches 16k), 10 minutes in all.
+#: 1k to 256k deltas, min of 7, at most 10 s per run, 10 minutes in all.
 FULL = SweepSettings(
     sizes=(1_000, 4_000, 16_000, 64_000, 256_000), repeats=7, budget=10.0, max_time=600.0
 )
@@ -204,29 +156,68 @@ def over_max_time(results: Sequence[Series]) -> list[Skip]:
     return [skip for series in results for skip in series.skips if skip.limit == MAX_TIME]
 
 
+def python_contender(name: str, factory: AssemblerFactory) -> Contender:
+    """An assembler factory measured in this process, unguarded (TargetError if it raises)."""
+    try:
+        return Contender(name, READ_SINCE in features_of(factory()), factory=factory)
+    except Exception as error:
+        raise TargetError(f"target {name!r}: calling it raised {error_text(error)}") from None
+
+
+def bundled_contenders(in_process: bool = False) -> list[Contender]:
+    """Every bundled backend, in registry order, each in a worker unless ``in_process``."""
+    if in_process:
+        return [python_contender(name, factory) for name, factory in BACKENDS.items()]
+    return [
+        Contender(name, READ_SINCE in features_of(factory()), target=name)
+        for name, factory in BACKENDS.items()
+    ]
+
+
+class _SubjectAssembler:
+    """An assembler whose every call is a request to a protocol testee (instance "bench")."""
+
+    def __init__(self, subject: Subject) -> None:
+        self._subject = subject
+        subject.new("bench")
+
+    def _ask(self, step: Apply | Get | ReadSince) -> str | None:
+        outcome = self._subject.perform(step)
+        assert not isinstance(outcome, Foreign)  # the protocol carries only text and null
+        return outcome
+
+    def apply(self, event: Event) -> str | None:
+        return self._ask(Apply("bench", None, event))
+
+    def get(self, message_id: str) -> str | None:
+        return self._ask(Get("bench", None, message_id))
+
+    def read_since(self, message_id: str, offset: int) -> str | None:
+        return self._ask(ReadSince("bench", None, message_id, offset))
+
+
+def protocol_contender(subject: Subject) -> Contender:
+    """A running testee, ``cmd:NAME``; each factory call starts a fresh assembler in it."""
+
+    def factory() -> Assembler:
+        return _SubjectAssembler(subject)
+
+    has_read_since = READ_SINCE in subject.features
+    return Contender(f"cmd:{subject.name}", has_read_since, factory=factory, per_request=True)
+
+
 class _WorkerFailed(Exception):
     """The worker hung (``hung``), died, or sent what is not a line of its own."""
 
-    hung = False
-
-
-class _Hung(_WorkerFailed):
-    hung = True
+    def __init__(self, message: str, hung: bool = False) -> None:
+        super().__init__(message)
+        self.hung = hung
 
 
 def _spec(
     target: str | None, scenarios: Sequence[str], settings: SweepSettings, seconds: float | None
 ) -> dict[str, Any]:
-    return {
-        "target": target,
-        "scenarios": list(scenarios),
-        "sizes": sorted(settings.sizes),
-        "repeats": settings.repeats,
-        "budget": settings.budget,
-        "batch": settings.batch,
-        "memory": settings.memory,
-        "seconds": seconds,
-    }
+    return {**asdict(settings), "target": target, "scenarios": list(scenarios), "seconds": seconds}
 
 
 class _Worker:
@@ -234,9 +225,8 @@ class _Worker:
 
     def __init__(self, spec: dict[str, Any]) -> None:
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 (closed by ``close``)
-        argv = [sys.executable, "-m", "tokasm.bench._worker", json.dumps(spec)]
         self._process = subprocess.Popen(
-            argv,
+            [sys.executable, "-m", "tokasm.bench._worker", json.dumps(spec)],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=self._stderr,
@@ -247,14 +237,13 @@ class _Worker:
         self._buffer = b""
 
     def line(self, seconds: float, last: float) -> dict[str, Any] | None:
-        """The next line as a JSON object within ``seconds`` and before the monotonic time
-        ``last``; None at the end; _WorkerFailed if not in time or not a line."""
+        """The next line within ``seconds`` and before monotonic ``last``; None at the end."""
         deadline = min(time.monotonic() + seconds, last)
         while b"\n" not in self._buffer:
             wait = deadline - time.monotonic()
             if wait <= 0 or not select.select([self._stdout], [], [], wait)[0]:
                 waited = seconds - (deadline - time.monotonic())
-                raise _Hung(f"hung: no answer after {waited:.3g} s; killed")
+                raise _WorkerFailed(f"hung: no answer after {waited:.3g} s; killed", hung=True)
             chunk = os.read(self._stdout.fileno(), 65536)
             if not chunk:
                 return None
@@ -262,13 +251,17 @@ class _Worker:
             if len(self._buffer) > MAX_LINE:
                 raise _WorkerFailed("sent a line of over 1 MB")
         raw, _, self._buffer = self._buffer.partition(b"\n")
-        try:
-            line = json.loads(raw)
-        except ValueError:
-            line = None
-        if not isinstance(line, dict):
-            raise _WorkerFailed(f"sent a line that is not a result: {raw[:200]!r}")
-        return line
+        with contextlib.suppress(ValueError):
+            if isinstance(line := json.loads(raw), dict):
+                return line
+        raise _WorkerFailed(f"sent a line that is not a result: {raw[:200]!r}")
+
+    def lines(self, first: float, each: float, last: float) -> Iterator[dict[str, Any]]:
+        """The lines: the first within ``first`` s, each next within ``each`` s."""
+        line = self.line(first, last)
+        while line is not None:
+            yield line
+            line = self.line(each, last)
 
     def ended(self) -> str:
         """How the worker ended (waited for briefly), with the tail of its stderr."""
@@ -293,37 +286,25 @@ class _Worker:
         self._stderr.close()
 
 
-def _lines(worker: _Worker, first: float, each: float, last: float) -> Iterator[dict[str, Any]]:
-    """The worker's lines: the first within ``first`` s, each next within ``each`` s."""
-    line = worker.line(first, last)
-    while line is not None:
-        yield line
-        line = worker.line(each, last)
-
-
 def load_contender(target: str, timeout: float) -> Contender:
-    """A target checked in a worker (it loads, and says whether it has ``read_since``);
-    TargetError, to end the run, if it cannot be loaded or loading hangs."""
+    """A target loaded in a worker, to learn ``read_since``; TargetError if it fails or hangs."""
     worker = _Worker(_spec(target, [], SMOKE, None))
     seconds = 2 * timeout + START_SECONDS
     try:
-        line = next(_lines(worker, seconds, seconds, time.monotonic() + seconds), None)
+        line = next(worker.lines(seconds, seconds, time.monotonic() + seconds), None)
+        if line is None or "error" in line or not isinstance(line.get("hello"), dict):
+            said = (line or {}).get("error")
+            if not isinstance(said, str):
+                raise TargetError(f"target {target!r}: {worker.ended()}")
+            raise TargetError(said if (line or {}).get("loading") else f"target {target!r}: {said}")
+        return Contender(target, bool(line["hello"].get("read_since")), target=target)
     except _WorkerFailed:
-        worker.close()
         raise TargetError(
             f"target {target!r}: loading it hung: no answer after "
             f"{seconds:.3g} s (twice --timeout, plus the start)"
         ) from None
-    if line is None or "error" in line or not isinstance(line.get("hello"), dict):
-        said = line.get("error") if line else None
+    finally:
         worker.close()
-        if isinstance(said, str):
-            raise TargetError(
-                said if line and line.get("loading") else f"target {target!r}: {said}"
-            )
-        raise TargetError(f"target {target!r}: {worker.ended()}")
-    worker.close()
-    return Contender(target, bool(line["hello"].get("read_since")), target=target)
 
 
 class _Recorder:
@@ -332,12 +313,9 @@ class _Recorder:
     def __init__(
         self, series: dict[str, Series], settings: SweepSettings, progress: SweepProgress | None
     ) -> None:
-        self.series = series
-        self.settings = settings
-        self.progress = progress
+        self.series, self.settings, self.progress = series, settings, progress
         self.current: str | None = None
-        #: The size of the measurement under way.
-        self.size: int | None = None
+        self.size: int | None = None  # of the measurement under way
         self.done: set[str] = set()
 
     def log(self, series: Series, size: int | None, outcome: str) -> None:
@@ -354,12 +332,13 @@ class _Recorder:
         series = self.series[name]
         self.current = name
         size = line.get("size")
+        sizes = series.scenario.sizes(self.settings.sizes)
         if line.get("done") is True:
             self.done.add(name)
         elif isinstance(line.get("error"), str):
             series.error = line["error"][:2000]
             self.log(series, None, f"raised {series.error}")
-        elif size not in (*(sizes := series.scenario.sizes(self.settings.sizes)), base_size(sizes)):
+        elif size not in (*sizes, base_size(sizes)):
             raise _WorkerFailed(f"sent a line of no size measured: {str(line)[:200]}")
         elif line.get("starting") in (TIME, MEMORY):
             self.size = size
@@ -367,25 +346,23 @@ class _Recorder:
                 what = "memory of " if line["starting"] == MEMORY else ""
                 self.progress.starting(f"{name}: {what}{series.contender.name} at {size}")
         elif line.get("skip") in (BUDGET, MAX_TIME) and isinstance(line.get("reason"), str):
-            series.skips.append(Skip(size, TIME, line["skip"], line["reason"][:500]))
+            series.skips.append(Skip(size, line["skip"], line["reason"][:500]))
             self.log(series, size, f"skipped, {line['reason'][:500]}")
         elif _numbers(line.get("memory"), 3) and series.points:
             peak, text, seconds = line["memory"]
             series.points[-1].memory = MemoryPeak(int(peak), int(text), seconds)
         elif _numbers([line.get("seconds"), line.get("setup")], 2):
-            self._timed(series, size, line["seconds"], line["setup"])
+            self._timed(series, size, line["seconds"], line["setup"], size == base_size(sizes))
         else:
             raise _WorkerFailed(f"sent a line that is not a result: {str(line)[:200]}")
 
-    def _timed(self, series: Series, size: int, seconds: float, setup: float) -> None:
+    def _timed(self, series: Series, size: int, seconds: float, setup: float, base: bool) -> None:
         point = next((p for p in series.points if p.size == size), None)
         if point is None:
             point = Point(size, series.scenario.operations(size), setup_seconds=setup)
             series.points.append(point)
         point.batches.append(seconds)
-        if point.runs == self.settings.repeats and size != base_size(
-            series.scenario.sizes(self.settings.sizes)
-        ):
+        if point.runs == self.settings.repeats and not base:
             outcome = f"{format_seconds(point.per_operation)} per {series.scenario.unit}"
             if point.memory is not None:
                 outcome += f", peak mem {point.memory.ratio:.1f}x"
@@ -405,22 +382,18 @@ def _numbers(values: object, count: int) -> bool:
 def _supervise(
     contender: Contender, recorder: _Recorder, seconds: float | None, last: float, load: float
 ) -> None:
-    """Workers for ``contender`` until every scenario is done or errored: ``seconds`` is its
-    share of the time, ``last`` the monotonic time at which any worker is stopped, ``load``
-    the seconds allowed for a worker's first line."""
+    """Workers for ``contender`` until every scenario is done or errored, within ``seconds``
+    (its share), by monotonic ``last``, each allowed ``load`` s for its first line."""
     settings = recorder.settings
     each = max(OVERRUN_FACTOR * settings.budget, OVERRUN_FLOOR)
     started = time.perf_counter()
-    while True:
-        left = [name for name in recorder.series if name not in recorder.done]
-        if not left:
-            return
+    while left := [name for name in recorder.series if name not in recorder.done]:
         share = None if seconds is None else seconds - (time.perf_counter() - started)
         worker = _Worker(_spec(contender.target, left, settings, share))
         recorder.current = recorder.size = None
         hung = False
         try:
-            for line in _lines(worker, load, each, last):
+            for line in worker.lines(load, each, last):
                 recorder.take(line)
             failure = None if set(left) <= recorder.done else worker.ended()
         except _WorkerFailed as error:
@@ -435,7 +408,7 @@ def _supervise(
         if not hung or recorder.size is None:  # a hang while loading is the target's error
             series.error = series.error or failure
         size = recorder.size or min(series.scenario.sizes(settings.sizes))
-        series.skips.append(Skip(size, TIME, limit, failure, interrupted=True))
+        series.skips.append(Skip(size, limit, failure, interrupted=True))
         recorder.log(series, size, failure)
         recorder.done.add(name)
 
@@ -447,11 +420,10 @@ def run_sweep(
     progress: SweepProgress | None = None,
     load_timeout: float = 5.0,
 ) -> list[Series]:
-    """Every scenario on every contender that supports it (see the module)."""
+    """Every scenario on every contender that supports it; each an equal share of the time."""
     started = time.perf_counter()
-    last = time.monotonic() + (
-        float("inf") if settings.max_time is None else settings.max_time + settings.budget
-    )
+    bound = float("inf") if settings.max_time is None else settings.max_time + settings.budget
+    last = time.monotonic() + bound
     results: list[Series] = []
     for index, contender in enumerate(contenders):
         rows = {
@@ -468,8 +440,8 @@ def run_sweep(
             _supervise(contender, recorder, seconds, last, 2 * load_timeout + START_SECONDS)
         else:
             clock = time.perf_counter if contender.per_request else time.thread_time
-            memory = settings.memory and not contender.per_request  # a testee: elsewhere
-            spec = {**_spec(None, list(rows), settings, seconds), "memory": memory}
+            spec = _spec(None, list(rows), settings, seconds)
+            spec["memory"] = settings.memory and not contender.per_request  # a testee: elsewhere
             for line in measure(contender.factory, spec, clock):
                 recorder.take(line)
         results.extend(rows.values())

@@ -1,17 +1,8 @@
-"""The measuring side of ``tokasm bench``: climb the sizes of each scenario on one assembler.
+"""``python -m tokasm.bench._worker SPEC``: measure one target, a JSON line per step.
 
-``python -m tokasm.bench._worker SPEC`` imports the target named in the JSON
-``SPEC``, measures it, and writes one JSON object per line on a private
-channel (a copy of fd 1; fd 1 itself then goes to stderr, for whatever the
-target prints). It defends nothing: the parent (``_sweep``) gives every line a
-deadline and kills the worker's process group if it hangs or dies. The same
-``measure`` runs in process for protocol testees and ``--in-process``.
-
-Lines: ``{"hello": {"read_since": bool}}`` first; then per scenario, per size,
-``{"scenario", "size", "seconds", "setup"}`` for each timed batch, maybe
-``{"scenario", "size", "memory": [peak, text bytes, seconds]}``,
-``{"scenario", "size", "skip": limit, "reason"}`` where the climb stops,
-``{"scenario", "error"}`` if the target raised; ``{"scenario", "done": true}``.
+It defends nothing: ``_sweep`` gives every line a deadline and kills it on a hang or death.
+Lines: ``hello``; per scenario and size ``starting``, ``seconds``+``setup`` per batch,
+``memory`` [peak, text bytes, seconds], ``skip``+``reason``; ``error``; ``done``.
 """
 
 from __future__ import annotations
@@ -24,9 +15,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from tokasm._display import error_text
-from tokasm.bench._fit import predict_seconds
-from tokasm.bench._measure import peak_memory, time_action
-from tokasm.bench._units import format_seconds
+from tokasm.bench._measure import format_seconds, peak_memory, predict_seconds, time_action
 from tokasm.bench.scenarios import SCENARIOS
 from tokasm.corpus.steps import READ_SINCE, features_of
 from tokasm.errors import TargetError
@@ -38,20 +27,16 @@ if TYPE_CHECKING:
     from tokasm.bench.scenarios import Action, Scenario
     from tokasm.implementations import AssemblerFactory
 
-__all__ = ["TRACE_FACTOR", "base_size", "main", "measure"]
-
 Line = dict[str, Any]
 
 #: A traced run is predicted at this many untraced ones (tracemalloc costs per allocation).
 TRACE_FACTOR = 5.0
-#: A size is started only if this many batches of it fit the time left (the later rounds
-#: stop when it runs out: "min of 3 to 7").
+#: A size is started only if this many batches of it fit the time left.
 MIN_BATCHES = 3
 
 
 def base_size(sizes: list[int]) -> int:
-    """Where a per-operation scenario is measured first, below the sizes asked for: the
-    fixed cost that its growth is reckoned from (``_fit``)."""
+    """Where a per-operation scenario is measured first: the fixed cost its growth is from."""
     return max(1, min(sizes) // 4)
 
 
@@ -89,9 +74,8 @@ def _climb(
     share: float | None,
     clock: Callable[[], float],
 ) -> Iterator[Line]:
-    """The sizes ascending, one batch each, each predicted from the smaller ones before it
-    starts; then the other rounds, every size in turn in each (so that a slow spell of a
-    shared machine lands on one round of every size, which the minimum discards)."""
+    """One batch per size ascending, each predicted first; then rounds over every size (a
+    slow spell of a shared machine lands on one round of each, which the minimum discards)."""
     budget, repeats, name = spec["budget"], spec["repeats"], scenario.name
     started = time.perf_counter()
     asked = scenario.sizes(spec["sizes"])
@@ -130,35 +114,26 @@ def _climb(
 def _skip(
     scenario: Scenario, size: int, predicted: float, left: float, spec: dict[str, Any]
 ) -> Line:
-    budget, repeats = spec["budget"], spec["repeats"]
+    budget, batches = spec["budget"], min(spec["repeats"], MIN_BATCHES)
     if predicted > budget:
         limit = "budget"
-        reason = (
-            f"predicted {format_seconds(predicted)} per run with its set-up, budget {budget:g} s"
-        )
+        why = f"predicted {format_seconds(predicted)} per run with its set-up, budget {budget:g} s"
     else:
         limit = "max-time"
-        reason = (
-            f"predicted {format_seconds(predicted * min(repeats, MIN_BATCHES))} for "
-            f"{min(repeats, MIN_BATCHES)} batches, "
+        why = (
+            f"predicted {format_seconds(predicted * batches)} for {batches} batches, "
             f"{max(left, 0.0):.3g} s left of this scenario's share of --max-time"
         )
-    reason = f"over --{limit}: {reason}"
+    reason = f"over --{limit}: {why}"
     return {"scenario": scenario.name, "size": size, "skip": limit, "reason": reason}
 
 
-def _private_channel() -> Any:
-    """A copy of fd 1 for the lines; fd 1 (and ``sys.stdout``) then write to stderr."""
-    channel = os.fdopen(os.dup(1), "w", encoding="utf-8")
-    os.dup2(2, 1)
-    sys.stdout = sys.stderr
-    return channel
-
-
 def main() -> int:
-    """Measure ``sys.argv[1]`` (a JSON spec with a ``target``), lines on the channel."""
+    """Measure the target of the JSON spec ``sys.argv[1]``; lines on a private copy of fd 1."""
     spec = json.loads(sys.argv[1])
-    channel = _private_channel()  # before the target's module runs any code
+    channel = os.fdopen(os.dup(1), "w", encoding="utf-8")  # before the target runs any code
+    os.dup2(2, 1)  # what the target prints goes to stderr
+    sys.stdout = sys.stderr
     try:
         factory = resolve_target(spec["target"])
     except TargetError as error:

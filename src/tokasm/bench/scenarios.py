@@ -1,13 +1,7 @@
 """The benchmark scenarios, defined once for ``benchmarks/`` and ``tokasm bench``.
 
-A scenario turns an assembler factory and a workload into an *action*: a
-zero-argument callable that does the timed work and can be run again with the
-same cost (stream scenarios build a fresh assembler inside it; read scenarios
-stream untimed in ``prepare`` and only read in the action). An action returns
-the final texts, whose size is the yardstick for peak memory.
-
-The names are the ones SPEC.md's performance requirements cite
-(``Covered by benchmark:``).
+A scenario makes an *action*: a repeatable zero-argument call doing the timed work and
+returning the final texts (the yardstick of peak memory). SPEC.md cites the names.
 """
 
 from __future__ import annotations
@@ -60,8 +54,7 @@ class Scenario:
         return sorted(self.own_sizes or asked)
 
     def workload(self, size: int) -> Workload:
-        """The workload at ``size``: for ``own_sizes``, a text of ``size`` characters made
-        of a small workload's, with that workload's first deltas."""
+        """For ``own_sizes``, a text of ``size`` characters with a small workload's deltas."""
         if not self.own_sizes:
             return make_workload(size)
         small = make_workload(APPENDS)
@@ -74,8 +67,7 @@ class Scenario:
 
     @property
     def per_operation(self) -> bool:
-        """Whether the verdict is on the cost of one operation (a fixed count of them is
-        timed at every size), not on the cost of a whole stream."""
+        """Whether a fixed count of operations is timed at every size, not a whole stream."""
         return self.unit != "event"
 
 
@@ -168,10 +160,8 @@ def _interleaved(factory: AssemblerFactory, workload: Workload) -> Action:
 
 
 def _append_to_long(factory: AssemblerFactory, workload: Workload) -> Action:
-    """A message that already holds the workload's text (fed in 4 large deltas, so that a
-    class that copies per delta builds it fast): the timed work is ``APPENDS`` small
-    deltas more. An append that copies the text costs in proportion to it: the stream
-    of such a class is quadratic, however short its deltas."""
+    """``APPENDS`` small deltas to a message already holding the text (fed in 4 large ones,
+    fast even for a class that copies per delta, whose stream this shows is quadratic)."""
     assembler = factory()
     apply, source = assembler.apply, workload.source
     quarter = len(source) // 4
@@ -206,57 +196,22 @@ def _read_since_each_delta(factory: AssemblerFactory, workload: Workload) -> Act
 SCENARIOS: dict[str, Scenario] = {
     scenario.name: scenario
     for scenario in (
-        Scenario(
-            "stream_then_finalize",
-            "apply every delta of one message, then final (STREAM-LINEAR)",
-            "event",
-            _stream_then_finalize,
-        ),
-        Scenario(
-            "read_each_delta_keep",
-            "get() after every delta, caller keeps the snapshot until the next one",
-            "event",
-            _read_each_delta(keep=True),
-        ),
-        Scenario(
-            "read_each_delta_drop",
-            "get() after every delta, caller drops it at once",
-            "event",
-            _read_each_delta(keep=False),
-        ),
-        Scenario(
-            "reread_unchanged",
-            f"{READS} get() calls on an open message with no new delta",
-            "read",
-            _reread_unchanged,
-        ),
-        Scenario(
-            "get_after_final",
-            f"{READS} get() calls on a finalized message (CACHE-FINAL)",
-            "read",
-            _get_after_final,
-        ),
-        Scenario(
-            "interleaved",
-            f"deltas spread round-robin over {MESSAGES} open messages, then all finalized",
-            "event",
-            _interleaved,
-        ),
-        Scenario(
-            "append_to_long",
-            f"{APPENDS} appends to an open message of SIZE characters (STREAM-LINEAR: "
-            "an append that grows with the text makes a stream quadratic)",
-            "append",
-            _append_to_long,
-            traced=False,
-            own_sizes=LONG_TEXTS,
-        ),
-        Scenario(
-            "read_since_each_delta",
-            "read_since(offset) after every delta, offset advanced (INC-LINEAR)",
-            "event",
-            _read_since_each_delta,
-            needs_read_since=True,
-        ),
+        Scenario("stream_then_finalize", "apply every delta of one message, then final "
+                 "(STREAM-LINEAR)", "event", _stream_then_finalize),
+        Scenario("read_each_delta_keep", "get() after every delta, caller keeps the snapshot "
+                 "until the next one", "event", _read_each_delta(keep=True)),
+        Scenario("read_each_delta_drop", "get() after every delta, caller drops it at once",
+                 "event", _read_each_delta(keep=False)),
+        Scenario("reread_unchanged", f"{READS} get() calls on an open message with no new "
+                 "delta", "read", _reread_unchanged),
+        Scenario("get_after_final", f"{READS} get() calls on a finalized message (CACHE-FINAL)",
+                 "read", _get_after_final),
+        Scenario("interleaved", f"deltas spread round-robin over {MESSAGES} open messages, then "
+                 "all finalized", "event", _interleaved),
+        Scenario("append_to_long", f"{APPENDS} appends to an open message of SIZE characters "
+                 "(STREAM-LINEAR: an append that grows with the text makes a stream quadratic)",
+                 "append", _append_to_long, traced=False, own_sizes=LONG_TEXTS),
+        Scenario("read_since_each_delta", "read_since(offset) after every delta, offset "
+                 "advanced (INC-LINEAR)", "event", _read_since_each_delta, needs_read_since=True),
     )
-}
+}  # fmt: skip

@@ -1,14 +1,12 @@
 """The text stream every scenario feeds: realistic delta sizes from a fixed seed.
 
-A workload is one long source text and the boundaries of its deltas. The
-scenarios slice each delta out *while streaming*, so every delta is a fresh,
-distinct ``str`` object, as a JSON decoder produces them, and an assembler
-that keeps its deltas pays for their memory inside the traced region (a
-pre-built list of deltas would hide that cost).
+The scenarios slice each delta while streaming, so every delta is a fresh ``str``, as from a
+JSON decoder, and an assembler that keeps its deltas pays for them in the traced run.
 """
 
 from __future__ import annotations
 
+import itertools
 import random
 from dataclasses import dataclass
 from functools import lru_cache
@@ -18,16 +16,13 @@ __all__ = ["SEED", "Workload", "make_workload"]
 #: Same seed, same text: runs and machines compare like with like.
 SEED = 20260401
 
-#: Delta lengths 1-12 characters, weighted the way LLM token text is
-#: (mostly 2-6 characters) ...
+#: Delta lengths 1-12, weighted as LLM token text is (mostly 2-6) ...
 _SMALL_LENGTHS = range(1, 13)
 _SMALL_WEIGHTS = (4, 8, 10, 12, 10, 8, 6, 4, 3, 2, 1, 1)
-#: ... and now and then a multi-kilobyte one (a tool call's arguments, a
-#: batched chunk): probability and size range.
+#: ... and now and then a multi-kilobyte one (a tool call's arguments): chance and range.
 _LARGE_CHANCE = 1e-4
 _LARGE_LENGTHS = (1024, 8192)
-#: ASCII text: letters, spaces, punctuation and newlines. Wider characters
-#: change only the string kind, which the tests of each backend cover.
+#: ASCII: wider characters change only the string kind, which each backend's tests cover.
 _ALPHABET = "abcdefghijklmnopqrstuvwxyz" + " " * 6 + ".,\n"
 
 
@@ -56,9 +51,4 @@ def make_workload(size: int, seed: int = SEED) -> Workload:
         if rng.random() < _LARGE_CHANCE:
             lengths[index] = rng.randint(*_LARGE_LENGTHS)
     source = "".join(rng.choices(_ALPHABET, k=sum(lengths)))
-    bounds = [0]
-    position = 0
-    for length in lengths:
-        position += length
-        bounds.append(position)
-    return Workload(size, source, tuple(bounds))
+    return Workload(size, source, (0, *itertools.accumulate(lengths)))

@@ -53,22 +53,19 @@ __all__ = ["add_parser", "run"]
 DESCRIPTION = f"""\
 Time every scenario on every bundled backend (and the given targets) over a
 sweep of stream sizes; print the cost per operation at each size, the scaling
-exponent (log-log slope of time against size, with its error) and a verdict
+exponent (log-log slope of time against size, with its error), a verdict
 (constant, linear, superlinear, quadratic, worse than quadratic; grows for an
 operation whose cost grows with the text; inconclusive where the noise allows
-two) and the peak traced memory as a multiple of the final text.
+two; a verdict needs 3 sizes) and the peak traced memory as a multiple of the
+final text.
 
-A TARGET is MODULE:ATTR (a class or zero-argument factory) or a bundled
-backend name. Each is measured in a worker process of its own, with the CPU
-time of its thread (which other processes on the machine do not move), the
-minimum of N short batches per size; a worker that hangs or dies is killed,
-and what happened is that scenario's error. --cmd runs a protocol testee,
-measured per request in wall time. Every run is predicted from the smaller
-sizes before it starts: one predicted over --budget is skipped ("skip"), and
-each target gets an equal share of --max-time ("max-time"). append_to_long
-varies the length of the text, not the number of deltas: an append whose cost
-grows with it makes a stream quadratic. A verdict needs 3 sizes. Off a
-terminal, one line per finished cell goes to stderr.
+Each TARGET is measured in a worker process of its own, with the CPU time of
+its thread, the minimum of N short batches per size; a worker that hangs or
+dies is killed, and what happened is that scenario's error. Each run is
+predicted from the smaller sizes first, and skipped if over --budget or past
+its equal share of --max-time. append_to_long varies the length of the text,
+not the number of deltas. Off a terminal, one line per finished cell goes to
+stderr.
 
 scenarios: {", ".join(SCENARIOS)}
 """
@@ -94,13 +91,10 @@ def add_parser(commands: Commands) -> None:
         action="append",
         default=[],
         metavar="COMMAND LINE",
-        help="also measure this protocol testee (repeatable); every call is a request, "
-        "so give it a larger --budget or smaller --sizes",
+        help="also measure this protocol testee (repeatable), per request in wall time",
     )
     parser.add_argument(
-        "--only",
-        action="store_true",
-        help="measure only the given targets, not every bundled backend beside them",
+        "--only", action="store_true", help="measure only the given targets, no bundled backend"
     )
     parser.add_argument(
         "--quick",
@@ -124,28 +118,16 @@ def add_parser(commands: Commands) -> None:
         f"{','.join(map(format_size, FULL.sizes))})",
     )
     parser.add_argument("--repeats", type=at_least_one, metavar="N", help="min of N batches")
-    parser.add_argument(
-        "--budget",
-        type=positive_seconds,
-        metavar="SECONDS",
-        help="skip a run predicted slower than this, set-up included "
-        f"(default {FULL.budget:g}, --quick {QUICK.budget:g})",
-    )
-    parser.add_argument(
-        "--max-time",
-        type=positive_seconds,
-        metavar="SECONDS",
-        help="start nothing predicted to end later than this into the sweep; what is left "
-        f"is reported as max-time (default {FULL.max_time:g}, --quick {QUICK.max_time:g})",
-    )
+    for option, what, default in (
+        ("--budget", "skip a run predicted slower than this", FULL.budget),
+        ("--max-time", "start nothing predicted to end later than this", FULL.max_time),
+    ):
+        text = f"{what} (default {default:g})"
+        parser.add_argument(option, type=positive_seconds, metavar="SECONDS", help=text)
     parser.add_argument("--no-memory", action="store_true", help="skip the tracemalloc runs")
     parser.add_argument("--json", type=Path, metavar="PATH", help="write every figure as JSON")
-    parser.add_argument(
-        "--plot",
-        type=Path,
-        metavar="FILE",
-        help="write a log-log plot (.png or .svg; needs [plot])",
-    )
+    plot_help = "write a log-log plot (.png or .svg; needs [plot])"
+    parser.add_argument("--plot", type=Path, metavar="FILE", help=plot_help)
     parser.add_argument(
         "--markdown", type=Path, metavar="PATH", help="write the tables as Markdown (docs/bench.md)"
     )
@@ -154,15 +136,11 @@ def add_parser(commands: Commands) -> None:
         type=positive_seconds,
         default=DEFAULT_TIMEOUT,
         metavar="SECONDS",
-        help=f"per-request timeout for --cmd testees (default {DEFAULT_TIMEOUT:g}); loading a "
-        "target that runs twice as long ends the run (exit 2)",
+        help=f"per-request timeout of --cmd testees (default {DEFAULT_TIMEOUT:g}); loading a "
+        "target may take twice as long",
     )
-    parser.add_argument(
-        "--in-process",
-        action="store_true",
-        help="measure Python targets in this process, for a debugger: UNGUARDED (a target "
-        "that hangs, exits or crashes ends the run)",
-    )
+    unguarded = "measure Python targets in this process, for a debugger: UNGUARDED"
+    parser.add_argument("--in-process", action="store_true", help=unguarded)
     parser.add_argument(
         "-q", "--quiet", action="store_true", help="no progress: no live line, no per-cell log"
     )
@@ -200,40 +178,28 @@ def _contenders(args: argparse.Namespace, subjects: list[Subject]) -> list[Conte
     return contenders
 
 
-class _LiveLine:
-    """On a terminal: one stderr line, rewritten with the step under way."""
+class _Progress:
+    """On a terminal (``live``), one stderr line rewritten with the step under way; else one
+    line per finished cell, nothing rewritten (a log would keep every rewrite)."""
 
-    def __init__(self) -> None:
-        self._width = 0
-
-    def starting(self, step: str) -> None:
-        line = f"bench: {step}"
-        self._width = max(self._width, len(line))
-        sys.stderr.write(f"\r{line:<{self._width}}")
-        sys.stderr.flush()
-
-    def finished(self, cell: str) -> None:
-        """The live line shows steps only."""
-
-    def close(self) -> None:
-        sys.stderr.write("\r\033[K")
-
-
-class _CellLog:
-    """Off a terminal (or under CI): one stderr line per finished cell, nothing rewritten."""
-
-    def __init__(self) -> None:
-        self._started = time.perf_counter()
+    def __init__(self, live: bool) -> None:
+        self._live, self._width, self._started = live, 0, time.perf_counter()
 
     def starting(self, step: str) -> None:
-        """Steps would only clutter a log."""
+        if self._live:
+            line = f"bench: {step}"
+            self._width = max(self._width, len(line))
+            sys.stderr.write(f"\r{line:<{self._width}}")
+            sys.stderr.flush()
 
     def finished(self, cell: str) -> None:
-        seconds = time.perf_counter() - self._started
-        print(f"bench: {cell} [{seconds:.0f} s]", file=sys.stderr, flush=True)
+        if not self._live:
+            seconds = time.perf_counter() - self._started
+            print(f"bench: {cell} [{seconds:.0f} s]", file=sys.stderr, flush=True)
 
     def close(self) -> None:
-        """Nothing to erase."""
+        if self._live:
+            sys.stderr.write("\r\033[K")
 
 
 def _markdown(text: str, matrix: str) -> str:
@@ -243,16 +209,14 @@ def _markdown(text: str, matrix: str) -> str:
     )
 
 
-def _report_paths(args: argparse.Namespace) -> list[tuple[str, Path]]:
-    options = (("--json", args.json), ("--markdown", args.markdown), ("--plot", args.plot))
-    return [(option, path) for option, path in options if path is not None]
-
-
 def _check_report_paths(args: argparse.Namespace) -> None:
     """ReportError (PlotError) now, before measuring, for a report that could not be written."""
     if args.plot:
         check_plot(args.plot)
-    for option, path in _report_paths(args):
+    reports = {"--json": args.json, "--markdown": args.markdown, "--plot": args.plot}
+    for option, path in reports.items():
+        if path is None:
+            continue
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as error:
@@ -279,9 +243,7 @@ def _measure(args: argparse.Namespace, contenders: list[Contender]) -> int:
     if any(contender.per_request for contender in contenders):
         print("protocol testees are measured per request: their costs include the round trip")
     started = time.perf_counter()
-    progress = None
-    if not args.quiet:
-        progress = _LiveLine() if progress_wanted(sys.stderr, args.quiet) else _CellLog()
+    progress = None if args.quiet else _Progress(progress_wanted(sys.stderr))
     try:
         results = run_sweep(scenarios, contenders, settings, progress, args.timeout)
     finally:
