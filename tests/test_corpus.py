@@ -87,7 +87,7 @@ def test_schema_violation_points_into_the_step_kind(spec: Path) -> None:
     _case(spec, "      - get: m\n        onn: b\n        returns: null\n")
     message = _refusal(spec)
     assert "cases/0/steps/0" in message
-    assert "'onn' was unexpected" in message
+    assert "unknown step key 'onn'" in message
 
 
 def test_schema_violation_without_usable_id_names_case_number(spec: Path) -> None:
