@@ -84,7 +84,11 @@ Run the conformance corpus against one or more targets.
 
 With no TARGET, every bundled backend is checked. A TARGET is MODULE:ATTR,
 where ATTR is a class or a zero-argument factory returning a fresh assembler
-(the current folder is importable), or the name of a bundled backend.
+(the current folder is importable; MODULE may be a file's path), or the name
+of a bundled backend. Each runs in a worker process of its own: whatever it
+does there (exit, crash, hang, eat memory) errors the case it was running,
+and the run goes on (docs/guarantees.md). --in-process runs it in tokasm's
+own process instead, for a debugger, trusting it.
 
 Output: a header with the tokasm, corpus and protocol versions; each case
 that did not pass, with its id, the rules (SPEC.md ids) it lists, its
