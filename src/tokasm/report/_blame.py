@@ -358,11 +358,7 @@ def _holds_others(step: Step, expected: str, actual: str, case: _Log) -> bool:
 
 #: The rule a failure of these kinds breaks, whatever its step: a caller's habits alone, or
 #: another caller's events alone, fail the case.
-_RULE_OF_KIND = {
-    "event-owned": "EVENT-OWNED",
-    "event-shape": "MAP-ANY",
-    "not-text": "RETURN-TYPE",
-}
+_RULE_OF_KIND = {"event-owned": "EVENT-OWNED", "event-shape": "MAP-ANY", "not-text": "RETURN-TYPE"}
 
 
 def _weight(found: str) -> float:
@@ -459,7 +455,8 @@ def _judged(log: _Log, index: int, failure: Failure) -> str | None:
     if found is None or failure.actual is None:
         return found
     step, seen = log.steps[index], log.seen[index]
-    actual = failure.text()
+    returned = failure.actual.get("returns")
+    actual = returned if isinstance(returned, str) else None
     expected = None if failure.expected is None else failure.expected.get("returns")
     out_of_place = (
         actual and actual != expected and _out_of_place(found, step, expected, actual, log)
@@ -473,7 +470,7 @@ def _judged(log: _Log, index: int, failure: Failure) -> str | None:
         found = "final on an open id answered None"
     elif found in _GETS:
         found = _Replay._get(seen, answered_none=answered_none)
-    if failure.raised and found in _ORDINARY:
+    if "raises" in failure.actual and found in _ORDINARY:
         named = step.message_id in _ATTRIBUTES
         return (
             "raised on an id that names an attribute" if named else "raised on a well-formed event"

@@ -68,16 +68,6 @@ class Failure:
     expected: dict[str, Any] | None = None
     actual: dict[str, Any] | None = None
 
-    @property
-    def raised(self) -> bool:
-        """Whether the step raised (an error of the target's, not a wrong answer)."""
-        return self.actual is not None and "raises" in self.actual
-
-    def text(self) -> str | None:
-        """The text the step returned, if it returned text."""
-        value = None if self.actual is None else self.actual.get("returns")
-        return value if isinstance(value, str) else None
-
 
 #: The longest text of a failure record sent: far under the protocol's line limit, escaped.
 RECORD_TEXT = 1 << 19
