@@ -748,8 +748,7 @@ def _effects(project: Path, *argv: str) -> Ran:
 def test_a_target_that_uses_up_every_descriptor_still_gets_its_failure_summary(
     project: Path,
 ) -> None:
-    """What tokasm needs after a target ran (the failure summary, the card) was imported before
-    it loaded: an import that late fails once the target has taken every descriptor."""
+    """The target takes every descriptor of the worker, never of tokasm, which still reports."""
     target = "effects:UsesUpEveryDescriptorAndFails"
     ran = _effects(project, "check", target, "-k", "append.*", *QUICK)
     _clean(ran, 1)
@@ -769,9 +768,8 @@ def test_a_target_that_uses_up_every_descriptor_still_gets_its_failure_summary(
 def test_target_code_that_replaces_what_tokasm_uses_cannot_change_the_verdict(
     project: Path, target: str
 ) -> None:
-    """tokasm writes by the stream's class's own methods and times by the clocks it took as
-    it loaded: a target that replaces them (to exit 0, or frozen, as freezegun does) fails,
-    or hangs until the watchdog's limit, and the reports are written."""
+    """What a target replaces (to exit 0, or frozen, as freezegun does) is the worker's: its
+    cases fail or hang until ``--timeout``, and the reports are written."""
     ran = _effects(
         project,
         *("check", f"effects:{target}", "-k", "append.*", *QUICK, "--timeout", "0.25"),

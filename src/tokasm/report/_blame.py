@@ -1,23 +1,9 @@
 """Group a target's failures by the rule most likely broken, worst first.
 
-One root-cause bug fails many cases, and a case lists every rule it touches
-(sometimes not the one a bug breaks), so grouping by the listed requirements
-would blame APPEND-EXACT for everything. Two kinds of evidence are weighed:
-
-- the *situation* of the failing step, replayed on a model of the case: a
-  final on a finalized id is AFTER-REFINAL, a non-final apply NONFINAL-NONE,
-  a get of an unknown id GET-UNKNOWN (``SITUATIONS``); it weighs 1. The
-  failure record (``Failure``) refines it: what came back, beside the deltas
-  the model saw (a text from outside the case is ASM-STATE, the text an
-  earlier read got GET-TEXT, a dropped repeat APPEND-REPEAT, ...), and a
-  failure of the caller's habits or of the events' shape is its own rule;
-- each rule the failing case lists, weighing 1 / the number it lists.
-
-A rule's score is its failing weight times the share of its weight, over
-every case that ran, that failed: a situation or rule met in many passing
-cases (every case finalizes) is likely not the broken one. Each failing case
-is blamed on the highest-scoring of its candidates. ``tests/test_blame.py``
-measures how often a one-bug mutant's own rule comes first.
+Evidence per failing case: the failing step's situation, replayed on a model of the case and
+refined by its ``Failure`` record (weight 1, ``WEAK`` ones 0.2), and each rule the case lists
+(1 / the number listed). A rule scores its failing weight times the share of its weight over
+every case that ran that failed; a case is blamed on its best-scoring candidate.
 """
 
 from __future__ import annotations
@@ -323,15 +309,19 @@ def _stale(step: Step, actual: str, seen: _Seen, dropped: list[int] | None) -> b
     return plain and len(actual) in seen.reads[: seen.read]
 
 
-def _wrong_text(
-    step: Step, expected: str, actual: str, seen: _Seen | None, case: _Log
-) -> str | None:
-    """What a wrong text says about the bug, ``case`` the replay of its case."""
-    delta = (
+def _delta(step: Step) -> object:
+    return (
         step.event.get("delta")
         if isinstance(step, Apply) and isinstance(step.event, dict)
         else None
     )
+
+
+def _wrong_text(
+    step: Step, expected: str, actual: str, seen: _Seen | None, case: _Log
+) -> str | None:
+    """What a wrong text says about the bug, ``case`` the replay of its case."""
+    delta = _delta(step)
     if sorted(actual) == sorted(expected):
         return "text with the right characters in another order"
     if _SURROGATES.search(expected) and _REPLACED.search(actual) and not _REPLACED.search(expected):
@@ -368,11 +358,7 @@ def _holds_others(step: Step, expected: str, actual: str, case: _Log) -> bool:
 
 #: The rule a failure of these kinds breaks, whatever its step: a caller's habits alone, or
 #: another caller's events alone, fail the case.
-_RULE_OF_KIND = {
-    "event-owned": "EVENT-OWNED",
-    "event-shape": "MAP-ANY",
-    "not-text": "RETURN-TYPE",
-}
+_RULE_OF_KIND = {"event-owned": "EVENT-OWNED", "event-shape": "MAP-ANY", "not-text": "RETURN-TYPE"}
 
 
 def _weight(found: str) -> float:
@@ -399,25 +385,10 @@ def _evidence(result: CaseResult, case: Case | None) -> tuple[dict[str, float], 
     return failing, ran
 
 
-@dataclass(frozen=True, eq=False)
-class _Identity:
-    """A case keyed by identity: cases hold dicts, so they cannot be hashed themselves."""
-
-    case: Case
-
-    def __hash__(self) -> int:
-        return id(self.case)
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, _Identity) and other.case is self.case
-
-
 @dataclass(frozen=True)
 class _Log:
-    """A case replayed once with no answer known: each step's situation, its message as the
-    replay knew it, and where each rule's weight met so far rose. A failing step is judged
-    from here, with the answer it got, instead of replaying the case up to it once per
-    failing target: a sweep of mutants failed a long case thousands of times."""
+    """A case replayed once, no answer known, so that each failing step is judged from here
+    (a sweep of mutants fails a long case thousands of times)."""
 
     steps: Sequence[Step]
     found: list[str | None]
@@ -428,10 +399,15 @@ class _Log:
     rises: list[tuple[int, str, float]]  # (index, rule, weight met from that step on)
 
 
-@lru_cache(maxsize=1024)
-def _log(key: _Identity) -> _Log:
+#: Replays by ``id`` of their case (which holds dicts, so cannot be hashed), kept alive here.
+_LOGS: dict[int, tuple[Case, _Log]] = {}
+
+
+def _log(case: Case) -> _Log:
+    if id(case) in _LOGS:
+        return _LOGS[id(case)][1]
     replay = _Replay()
-    steps = key.case.steps
+    steps = case.steps
     found: list[str | None] = []
     seen: list[_Seen | None] = []
     rises: list[tuple[int, str, float]] = []
@@ -449,18 +425,17 @@ def _log(key: _Identity) -> _Log:
     chars: set[str] = set()
     for index, step in enumerate(steps):
         at.setdefault(step.where, index)  # the first step so numbered, as a replay stops at
-        delta = (
-            step.event.get("delta")
-            if isinstance(step, Apply) and isinstance(step.event, dict)
-            else None
-        )
+        delta = _delta(step)
         if isinstance(delta, str):
             chars.update(delta)
     others = {
         instance: [d for message in messages.values() for d in message.deltas[:9] if d][:_OTHERS]
         for instance, messages in replay.instances.items()
     }
-    return _Log(steps, found, seen, at, frozenset(chars), others, rises)
+    if len(_LOGS) >= 1024:
+        _LOGS.clear()
+    _LOGS[id(case)] = (case, _Log(steps, found, seen, at, frozenset(chars), others, rises))
+    return _LOGS[id(case)][1]
 
 
 def _out_of_place(
@@ -480,7 +455,8 @@ def _judged(log: _Log, index: int, failure: Failure) -> str | None:
     if found is None or failure.actual is None:
         return found
     step, seen = log.steps[index], log.seen[index]
-    actual = failure.text()
+    returned = failure.actual.get("returns")
+    actual = returned if isinstance(returned, str) else None
     expected = None if failure.expected is None else failure.expected.get("returns")
     out_of_place = (
         actual and actual != expected and _out_of_place(found, step, expected, actual, log)
@@ -494,7 +470,7 @@ def _judged(log: _Log, index: int, failure: Failure) -> str | None:
         found = "final on an open id answered None"
     elif found in _GETS:
         found = _Replay._get(seen, answered_none=answered_none)
-    if failure.raised and found in _ORDINARY:
+    if "raises" in failure.actual and found in _ORDINARY:
         named = step.message_id in _ATTRIBUTES
         return (
             "raised on an id that names an attribute" if named else "raised on a well-formed event"
@@ -507,7 +483,7 @@ def _judged(log: _Log, index: int, failure: Failure) -> str | None:
 def _replayed(case: Case, failure: Failure | None) -> tuple[dict[str, float], dict[str, float]]:
     """(failing, met): the rules the situation of the failing step points at, and those of
     every step up to it (all of them for a passing case), each with its weight."""
-    log = _log(_Identity(case))
+    log = _log(case)
     index = None if failure is None else log.at.get(failure.where)
     end = len(log.found) if index is None else index
     met = {rule: weight for at, rule, weight in log.rises if at < end}  # rises only grow
@@ -530,11 +506,8 @@ class Blame:
 
 
 def blame(results: Sequence[CaseResult], cases: Mapping[str, Case]) -> list[Blame]:
-    """The failed and errored cases grouped by their likeliest rule, strongest evidence first.
-
-    ``cases`` maps case ids to cases (``Corpus.by_id``); a result without its
-    case (a probe, a user case not given) is judged by its listed rules only.
-    """
+    """The failed and errored cases grouped by their likeliest rule, strongest evidence first;
+    a result whose case ``cases`` lacks (a probe) is judged by its listed rules only."""
     if not any(result.outcome in _BROKEN for result in results):
         return []
     failing_weight: dict[str, float] = defaultdict(float)

@@ -1,10 +1,5 @@
-"""A counting line for long runs: rewritten in place on a terminal, silent elsewhere.
-
-Progress goes to stderr so that stdout (failures, report card, verdict) stays
-clean for logs and pipes. It is off when stderr is not a TTY, when the ``CI``
-environment variable is set (CI logs would keep every rewrite), or with
-``--quiet``.
-"""
+"""A counting line for long runs on stderr, rewritten in place; off unless a TTY, under CI or
+with ``--quiet``."""
 
 from __future__ import annotations
 
@@ -18,8 +13,6 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
 
     from tokasm.run.results import CaseResult
-
-__all__ = ["Progress", "progress_wanted"]
 
 
 def progress_wanted(stream: TextIO, quiet: bool = False) -> bool:

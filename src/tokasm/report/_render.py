@@ -1,10 +1,5 @@
-"""Render finished runs: terminal card and verdict, JSON, JUnit XML and Markdown, and
-write report files whole (a temporary file, then a rename).
-
-The JSON shape is documented in ``spec/REPORTS.md`` and pinned by
-``spec/report.schema.json``. A target's text (its name, its errors) is shown
-escaped and capped (``sanitized``), in every report.
-"""
+"""Render finished runs (terminal, JSON per spec/report.schema.json, JUnit, Markdown), every
+text of a target's escaped and capped, and write report files whole."""
 
 from __future__ import annotations
 
@@ -28,24 +23,7 @@ from tokasm.run.results import FAILING, OUTCOMES, summarize
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
-    from tokasm.run.results import CaseResult, Failure, TargetRun
-
-__all__ = [
-    "NAME_LIMIT",
-    "REPORT_VERSION",
-    "Destination",
-    "ReportPlan",
-    "json_report",
-    "json_text",
-    "junit_text",
-    "markdown_report",
-    "render_card",
-    "render_failures",
-    "render_verdict",
-    "sanitized",
-    "stable_name",
-    "write_text_atomically",
-]
+    from tokasm.run.results import CaseResult, TargetRun
 
 #: Version of the JSON report's shape (``report_version``); 2 added times and target ids.
 REPORT_VERSION = 2
@@ -87,13 +65,15 @@ _RUNTIME = re.compile(r"(?P<name>.*?\S)\s*\((?P<runtime>[^()]*)\)")
 
 
 def stable_name(target: str) -> tuple[str, str]:
-    """``(id, runtime)``: the target name without a trailing ``(...)``, and what it held.
-
-    CI systems key test history on JUnit suite and class names, so those use
-    the id; the full name stays in the report and the runtime in a property.
-    """
+    """``(id, runtime)``: the name without a trailing ``(...)`` (CI keys history on the id)."""
     found = _RUNTIME.fullmatch(target)
     return (found["name"], found["runtime"].strip()) if found else (target, "")
+
+
+def _verdict(run: TargetRun) -> str:
+    if not run.conforms:
+        return "nonconforming"
+    return "expected failures only" if run.summary["xfailed"] else "conforms"
 
 
 def render_card(runs: Sequence[TargetRun]) -> str:
@@ -103,15 +83,9 @@ def render_card(runs: Sequence[TargetRun]) -> str:
     header = f"{'target':<{width}}  " + " ".join(f"{o:>7}" for o in OUTCOMES) + "  verdict"
     rows = [header, "-" * len(header)]
     for run in runs:
-        counts = run.summary
-        verdict = "NONCONFORMING" if not run.conforms else "conforms"
-        if run.conforms and counts["xfailed"]:
-            verdict = "expected failures only"
-        rows.append(
-            f"{run.target:<{width}}  "
-            + " ".join(f"{counts[o]:>7}" for o in OUTCOMES)
-            + f"  {verdict}"
-        )
+        verdict = _verdict(run) if run.conforms else "NONCONFORMING"
+        cells = " ".join(f"{run.summary[o]:>7}" for o in OUTCOMES)
+        rows.append(f"{run.target:<{width}}  {cells}  {verdict}")
     return "\n".join(rows)
 
 
@@ -120,8 +94,7 @@ def _rules(result: CaseResult) -> str:
 
 
 def render_failures(run: TargetRun) -> str:
-    """Every non-passing, non-skipped case of one run, with the rules it lists and its
-    message; an expected failure in one line (its first and its ``[listed in ...]`` line)."""
+    """Every non-passing, non-skipped case of one run; an expected failure in one line."""
     run = sanitized(run)
     blocks = [
         f"{result.outcome.upper()} {run.target}::{result.case_id}{_rules(result)} - "
@@ -198,12 +171,8 @@ def _capped(value: object) -> object:
     return value
 
 
-def _failure_json(failure: Failure) -> dict[str, Any]:
-    return {key: _capped(value) for key, value in vars(failure).items()}
-
-
 def _case_json(result: CaseResult) -> dict[str, Any]:
-    failure = {} if result.failure is None else {"failure": _failure_json(result.failure)}
+    failure = {} if result.failure is None else {"failure": _capped(vars(result.failure))}
     note = {"note": result.note} if result.note else {}
     return {
         "id": result.case_id,
@@ -261,13 +230,9 @@ _JUNIT_ELEMENT = {
 }
 
 
-def _seconds(duration: float) -> str:
-    return f"{duration:.3f}"
-
-
 def _junit_case(suite: ET.Element, classname: str, result: CaseResult) -> None:
     case = ET.SubElement(
-        suite, "testcase", classname=classname, name=result.case_id, time=_seconds(result.duration)
+        suite, "testcase", classname=classname, name=result.case_id, time=f"{result.duration:.3f}"
     )
     if result.note:
         ET.SubElement(case, "system-out").text = result.note
@@ -291,7 +256,7 @@ def _junit_suite(parent: ET.Element, run: TargetRun) -> None:
         failures=str(counts["failed"] + counts["xpassed"] + len(run.problems)),
         errors=str(counts["errored"]),
         skipped=str(counts["skipped"] + counts["xfailed"]),
-        time=_seconds(run.duration),
+        time=f"{run.duration:.3f}",
     )
     properties = ET.SubElement(suite, "properties")
     named = {
@@ -319,7 +284,7 @@ def junit_text(runs: Sequence[TargetRun]) -> str:
         _junit_suite(root, run)
     for attribute in ("tests", "failures", "errors", "skipped"):
         root.set(attribute, str(sum(int(s.get(attribute, "0")) for s in root)))
-    root.set("time", _seconds(sum(run.duration for run in runs)))
+    root.set("time", f"{sum(run.duration for run in runs):.3f}")
     ET.indent(root)
     return f"<?xml version='1.0' encoding='utf-8'?>\n{ET.tostring(root, encoding='unicode')}\n"
 
@@ -384,25 +349,15 @@ def markdown_report(runs: Sequence[TargetRun]) -> str:
         "|---|---|" + "---:|" * len(OUTCOMES) + "---|",
     ]
     for run in runs:
-        counts = run.summary
-        verdict_cell = "❌ nonconforming"
-        if run.conforms:
-            verdict_cell = "✅ expected failures only" if counts["xfailed"] else "✅ conforms"
+        cells = " | ".join(str(run.summary[o]) for o in OUTCOMES)
+        mark = "✅" if run.conforms else "❌"
         lines.append(
-            f"| {_code_cell(run.target)} | {_code_cell(run.implementation)} | "
-            + " | ".join(str(counts[o]) for o in OUTCOMES)
-            + f" | {verdict_cell} |"
+            f"| {_code_cell(run.target)} | {_code_cell(run.implementation)} | {cells} | "
+            f"{mark} {_verdict(run)} |"
         )
     for run in runs:
         lines += _markdown_details(run)
     return "\n".join(lines) + "\n"
-
-
-def _new_file_mode() -> int:
-    """A new file's mode under the process's umask (read by setting it, then put back)."""
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return 0o666 & ~mask
 
 
 def _is_special(path: Path) -> bool:
@@ -414,12 +369,7 @@ def _is_special(path: Path) -> bool:
 
 
 def write_text_atomically(path: Path, text: str) -> None:
-    """Write ``text`` (UTF-8) so that a reader sees the old file or the whole new one.
-
-    A temporary file in the same folder is written, synced and renamed over
-    ``path`` (through a symlink, its target is replaced). A device or FIFO
-    cannot be replaced, so it is written in place.
-    """
+    """Write ``text`` so a reader sees the old file or the whole new one (a device: in place)."""
     data = text.encode("utf-8", errors="backslashreplace")
     real = Path(os.path.realpath(path))
     if _is_special(real):
@@ -428,8 +378,10 @@ def write_text_atomically(path: Path, text: str) -> None:
         return
     try:
         mode = stat.S_IMODE(real.stat().st_mode)
-    except OSError:
-        mode = _new_file_mode()
+    except OSError:  # a new file: the mode the umask gives (read by setting it)
+        mask = os.umask(0o022)
+        os.umask(mask)
+        mode = 0o666 & ~mask
     handle, temporary = tempfile.mkstemp(dir=real.parent, prefix=f".{real.name}.", suffix=".tmp")
     try:
         with os.fdopen(handle, "wb") as stream:
@@ -479,17 +431,6 @@ class Destination:
         os.unlink(probe)
         return cls(option, real)
 
-    def remove_stale(self) -> None:
-        """Delete an earlier report at this path, so an unfinished run leaves none behind."""
-        if self.path is not None and not _is_special(self.path):
-            with contextlib.suppress(FileNotFoundError):
-                self.path.unlink()
-
-    def write(self, text: str) -> None:
-        """Write the report file (not for stdout, which the caller prints)."""
-        assert self.path is not None
-        write_text_atomically(self.path, text)
-
 
 #: Renders finished runs as one report's text.
 Render: TypeAlias = "Callable[[Sequence[TargetRun]], str]"
@@ -500,7 +441,7 @@ class ReportPlan:
     """Every report a run was asked for, each destination checked before the run."""
 
     wanted: tuple[tuple[Destination, Render], ...]
-    kept: str = ""  # the option whose file is edited by people: never deleted as stale
+    kept: str = ""  # the option whose file people edit: never deleted as stale
 
     @classmethod
     def checked(
@@ -509,9 +450,8 @@ class ReportPlan:
         source: Path | None = None,
         kept: str = "",
     ) -> ReportPlan:
-        """ReportError (exit 2) unless every requested path can take its report: each is
-        checked, at most one is ``-``, no two name one file, and only ``kept`` may name
-        the input ``source`` (the --xfail list it refreshes)."""
+        """ReportError (exit 2) unless each path can take its report, at most one is ``-``, no
+        two name one file and only ``kept`` names the list read, ``source``."""
         wanted = tuple(
             (Destination.checked(option, path), render)
             for option, path, render in requests
@@ -540,12 +480,13 @@ class ReportPlan:
     def remove_stale(self) -> None:
         """Delete earlier reports, so a run that does not finish leaves none behind."""
         for destination, _ in self.wanted:
-            if destination.option != self.kept:
-                destination.remove_stale()
+            path = destination.path
+            if path is not None and destination.option != self.kept and not _is_special(path):
+                with contextlib.suppress(FileNotFoundError):
+                    path.unlink()
 
     def write(self, runs: Sequence[TargetRun], stdout: Callable[[str], None]) -> list[str]:
-        """Write each report on its own (``-`` through ``stdout``); one that fails stops no
-        other. What failed, one line each."""
+        """Write each report (``-`` through ``stdout``); what failed, a line each."""
         failures = []
         for destination, render in self.wanted:
             try:
@@ -553,7 +494,7 @@ class ReportPlan:
                 if destination.path is None:
                     stdout(text.removesuffix("\n"))
                 else:
-                    destination.write(text)
+                    write_text_atomically(destination.path, text)
             except Exception as error:  # a report's own failure, whatever it is
                 where = f"{destination.option} {destination.path or '-'}"
                 failures.append(f"{where}: {error_text(error)}")

@@ -1,17 +1,7 @@
-"""Expected-failure lists that cannot go stale (``--xfail FILE``, ``--write-xfail FILE``).
+"""Expected-failure lists that cannot go stale: one case id or glob per line, ``# reason``.
 
-Like protobuf's ``failure_list_<lang>.txt`` and toml-test's ``-skip`` globs: one
-case id or glob per line, ``# reason`` comments allowed on their own line or
-after an entry. A listed case that fails or errors becomes ``xfailed`` and no
-longer fails the run; a listed case that passes becomes ``xpassed`` and does;
-a line that matches no case id of the corpus at all is a run-level problem, so
-a list always describes the implementation as it is today.
-
-A list is input like any other: it is read up to ``MAX_XFAIL_BYTES``, its
-globs are compiled once (literal ids are looked up in a dict), and a glob
-that matches every case of the corpus is refused, because it would turn any
-implementation into a passing one. ``write_xfail`` writes only escaped case
-ids, never a target's text outside a comment.
+A listed failure is xfailed, a listed pass xpassed (fails the run), a line matching no case
+a problem, and a glob matching every case refused: it would excuse any implementation.
 """
 
 from __future__ import annotations
@@ -34,17 +24,7 @@ if TYPE_CHECKING:
     from tokasm.corpus._load import Corpus
     from tokasm.run.results import CaseResult, TargetRun
 
-__all__ = [
-    "MAX_XFAIL_BYTES",
-    "XfailEntry",
-    "XfailError",
-    "XfailList",
-    "apply_xfail",
-    "expected_failures",
-    "load_xfail",
-    "parse_xfail",
-    "render_xfail",
-]
+__all__ = ["XfailError"]  # re-exported for the pytest route
 
 #: Outcomes a listed case may have today without the list being wrong.
 _STILL_FAILING = frozenset({"failed", "errored", "xfailed"})
@@ -70,19 +50,7 @@ class XfailEntry:
 
 
 def _shown(entry: XfailEntry) -> str:
-    """A line's pattern, escaped and capped for a message."""
     return safe_text(entry.pattern, NAME_LIMIT)
-
-
-@dataclass(frozen=True)
-class _Glob:
-    """A glob line compiled once."""
-
-    entry: XfailEntry
-    regex: re.Pattern[str]
-
-    def matches(self, case_id: str) -> bool:
-        return self.regex.match(case_id) is not None
 
 
 @dataclass(frozen=True)
@@ -92,30 +60,29 @@ class XfailList:
     source: str
     entries: tuple[XfailEntry, ...]
     _literals: dict[str, XfailEntry] = field(init=False, repr=False, compare=False)
-    _globs: tuple[_Glob, ...] = field(init=False, repr=False, compare=False)
+    _globs: tuple[tuple[XfailEntry, re.Pattern[str]], ...] = field(
+        init=False, repr=False, compare=False
+    )
 
     def __post_init__(self) -> None:
         literals: dict[str, XfailEntry] = {}
-        globs: dict[str, _Glob] = {}
+        globs: dict[str, tuple[XfailEntry, re.Pattern[str]]] = {}
         for entry in self.entries:
-            if entry.is_glob:
-                if entry.pattern not in globs:
-                    globs[entry.pattern] = _Glob(
-                        entry, re.compile(fnmatch.translate(entry.pattern))
-                    )
-            else:
+            if not entry.is_glob:
                 literals.setdefault(entry.pattern, entry)
+            elif entry.pattern not in globs:
+                globs[entry.pattern] = (entry, re.compile(fnmatch.translate(entry.pattern)))
         object.__setattr__(self, "_literals", literals)
         object.__setattr__(self, "_globs", tuple(globs.values()))
 
     def entry_for(self, case_id: str) -> XfailEntry | None:
         """The first line that lists ``case_id``, or None."""
         literal = self._literals.get(case_id)
-        for glob in self._globs:  # in line order
-            if literal is not None and glob.entry.line > literal.line:
+        for entry, regex in self._globs:  # in line order
+            if literal is not None and entry.line > literal.line:
                 break
-            if glob.matches(case_id):
-                return glob.entry
+            if regex.match(case_id):
+                return entry
         return literal
 
     def why(self, entry: XfailEntry) -> str:
@@ -124,9 +91,8 @@ class XfailList:
         return f"{where} ({entry.reason})" if entry.reason else where
 
     def _glob_counts(self, ids: Iterable[str]) -> dict[str, int]:
-        """Glob pattern -> how many of ``ids`` it matches."""
         ids = list(ids)
-        return {glob.entry.pattern: sum(map(glob.matches, ids)) for glob in self._globs}
+        return {e.pattern: sum(bool(r.match(i)) for i in ids) for e, r in self._globs}
 
     def stale(self, corpus: Corpus) -> list[str]:
         """A problem for each line that matches no case id of the whole corpus (or probe)."""
@@ -142,32 +108,27 @@ class XfailList:
     def refuse_match_all(self, corpus: Corpus) -> None:
         """XfailError for a glob matching every case: it would excuse any implementation."""
         counts = self._glob_counts(case.id for case in corpus)
-        for glob in self._globs:
-            if len(corpus) > 1 and counts[glob.entry.pattern] == len(corpus):
+        for entry, _ in self._globs:
+            if len(corpus) > 1 and counts[entry.pattern] == len(corpus):
                 raise XfailError(
-                    f"{self.source}:{glob.entry.line}: '{_shown(glob.entry)}' matches every case "
+                    f"{self.source}:{entry.line}: '{_shown(entry)}' matches every case "
                     "of the corpus, so nothing could fail; list the failing ids "
                     "(tokasm check --write-xfail writes them)"
                 )
 
 
-def _parse_line(raw: str, number: int) -> XfailEntry | None:
-    text, _, comment = raw.partition("#")
-    pattern = text.strip()
-    if not pattern:
-        return None
-    return XfailEntry(pattern, number, comment.strip())
-
-
 def parse_xfail(text: str, source: str) -> XfailList:
     """Parse the text of an expected-failure list; ``source`` names it in messages."""
-    entries = (_parse_line(raw, number) for number, raw in enumerate(text.splitlines(), 1))
-    return XfailList(source, tuple(entry for entry in entries if entry is not None))
+    entries = []
+    for number, raw in enumerate(text.splitlines(), 1):
+        pattern, _, comment = raw.partition("#")
+        if pattern.strip():
+            entries.append(XfailEntry(pattern.strip(), number, comment.strip()))
+    return XfailList(source, tuple(entries))
 
 
 def load_xfail(path: Path, corpus: Corpus | None = None) -> XfailList:
-    """Parse an expected-failure file; XfailError names the file if it cannot be read,
-    is larger than ``MAX_XFAIL_BYTES``, or (given ``corpus``) has a match-everything glob."""
+    """Parse a list file; XfailError if unreadable, too large or (given ``corpus``) matching all."""
     try:
         with path.open("rb") as stream:
             data = stream.read(MAX_XFAIL_BYTES + 1)
@@ -215,22 +176,15 @@ def _failures(runs: Sequence[TargetRun]) -> dict[str, list[str]]:
 
 
 def _entry_text(case_id: str) -> str | None:
-    """``case_id`` as a line that matches exactly it: wildcards bracketed, so an id
-    can never become a glob; None for an id no line can hold."""
+    """``case_id`` as a line matching only it (wildcards bracketed); None if no line can."""
     if not case_id.isprintable() or case_id != case_id.strip() or "#" in case_id or not case_id:
         return None
     return "".join(f"[{char}]" if char in _GLOB_CHARS else char for char in case_id)
 
 
 def render_xfail(runs: Sequence[TargetRun], keep: XfailList | None = None) -> str:
-    """The list of today's failures (failed, errored, still xfailed), ids sorted.
-
-    With several targets the list is their union and each reason names its
-    target, because one ``--xfail`` file applies to every target of a run.
-    A case that ``keep`` (the file being replaced) lists with a reason keeps
-    that reason: people write them. Reasons and target names are escaped onto
-    one comment line.
-    """
+    """Today's failures of every target (one list serves them all), ids sorted; a reason
+    that ``keep``, the file replaced, gives is kept: people write them."""
     failures = _failures(runs)
     names = ", ".join(safe_text(r.target, _REASON_LIMIT) for r in runs)
     lines = [
@@ -250,9 +204,7 @@ def render_xfail(runs: Sequence[TargetRun], keep: XfailList | None = None) -> st
 
 
 def expected_failures(backend: str | None, listed: XfailList | None) -> list[XfailList]:
-    """The lists judging a target: a bundled backend's own gaps (``backend``: the bundled
-    backend the target is, in process or isolated; never a name a testee gave itself, which
-    would choose its own verdict), then the user's list."""
+    """A bundled ``backend``'s own gaps (never a name a testee gives itself), then ``listed``."""
     lists = []
     if backend in EXPECTED_FAILURES:
         source = f"tokasm.implementations.EXPECTED_FAILURES[{backend!r}]"

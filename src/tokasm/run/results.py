@@ -1,10 +1,5 @@
-"""Outcomes of running cases: the vocabulary shared by runners, reports and exit codes.
-
-A failing or errored case carries a ``Failure``: the step, the request sent, what it
-expected and what came back, as data. Renderers, expected-failure lists and blame read
-its fields; ``message`` is only its rendering. ``to_data``/``from_data`` carry a result
-across a process as plain JSON, checked strictly on the way in.
-"""
+"""Outcomes of running cases, shared by runners, reports and exit codes; a failure is data
+(``Failure``), ``message`` only its rendering, and ``to_data``/``from_data`` cross processes."""
 
 from __future__ import annotations
 
@@ -33,9 +28,8 @@ __all__ = [
     "timed",
 ]
 
-#: The error kind of an answer for a result that is neither text nor null, which the
-#: protocol cannot carry (the Python testee's ``--isolate``): the step failed, as it would
-#: have in process, and the testee is not at fault.
+#: The error kind a testee answers for a result neither text nor null (the step failed, as it
+#: would in process; the testee is not at fault).
 NOT_TEXT = "ReturnedNotText"
 
 Outcome: TypeAlias = Literal["passed", "failed", "errored", "skipped", "xfailed", "xpassed"]
@@ -44,10 +38,8 @@ OUTCOMES: tuple[Outcome, ...] = get_args(Outcome)
 #: Outcomes that make a run non-conforming (exit code 1).
 FAILING: frozenset[Outcome] = frozenset({"failed", "errored", "xpassed"})
 
-#: What went wrong: a wrong answer; an error where an answer was due; another error kind
-#: than the one due; an answer that is not text; the testee itself failed; the factory
-#: raised; a caller's habits (EVENT-OWNED) or another caller's events (MAP-ANY) alone fail
-#: the case; the worker running the target hung, exited or crashed.
+#: What went wrong; "event-owned" and "event-shape": a caller's habits (EVENT-OWNED) or another
+#: caller's events (MAP-ANY) alone fail the case; the last three: the worker's fate.
 FailureKind: TypeAlias = Literal[
     "mismatch",
     "raised",
@@ -66,11 +58,8 @@ FAILURE_KINDS: tuple[FailureKind, ...] = get_args(FailureKind)
 
 @dataclass(frozen=True)
 class Failure:
-    """Why a case failed, as data. ``expected`` is the step's expectation as the corpus
-    writes it (``{"returns": text or None}`` or ``{"raises": kind}``); ``actual`` is what
-    came back: ``{"returns": text or None}``, ``{"foreign": repr, "type": name}`` for a
-    result that is neither, or ``{"raises": kind, "message": text}``. A failure outside any
-    step (the factory, a testee fault between steps) has ``where`` "" and no request."""
+    """Why a case failed, as data; ``expected`` and ``actual`` have the shapes ``_ANSWERS``
+    lists, and a failure outside any step has ``where`` "" and no request."""
 
     kind: FailureKind
     where: str = ""
@@ -79,19 +68,8 @@ class Failure:
     expected: dict[str, Any] | None = None
     actual: dict[str, Any] | None = None
 
-    @property
-    def raised(self) -> bool:
-        """Whether the step raised (an error of the target's, not a wrong answer)."""
-        return self.actual is not None and "raises" in self.actual
 
-    def text(self) -> str | None:
-        """The text the step returned, if it returned text."""
-        value = None if self.actual is None else self.actual.get("returns")
-        return value if isinstance(value, str) else None
-
-
-#: The longest text of a failure record sent from a worker: so that a record stays far
-#: under the protocol's line limit, even with every character escaped.
+#: The longest text of a failure record sent: far under the protocol's line limit, escaped.
 RECORD_TEXT = 1 << 19
 
 
@@ -109,16 +87,10 @@ def _cut(value: Any) -> Any:
 _TEXT, _OR_NULL, _OBJECT = (str,), (str, type(None)), (dict, type(None))
 #: The fields of a result's data and of its failure's, each with its types.
 _RESULT_FIELDS: dict[str, tuple[type, ...]] = {
-    "case_id": _TEXT,
-    "description": _TEXT,
-    "outcome": _TEXT,
-    "message": _TEXT,
-    "requirements": (list,),
-    "source": _OR_NULL,
-    "duration": (float, int),
-    "failure": _OBJECT,
+    "case_id": _TEXT, "description": _TEXT, "outcome": _TEXT, "message": _TEXT,
+    "requirements": (list,), "source": _OR_NULL, "duration": (float, int), "failure": _OBJECT,
     "note": _TEXT,
-}
+}  # fmt: skip
 _FAILURE_FIELDS = {"kind": _TEXT, "where": _TEXT, "instance": _TEXT, "request": _OBJECT,
                    "expected": _OBJECT, "actual": _OBJECT}  # fmt: skip
 #: The shapes ``expected`` and ``actual`` may have, by their keys.
@@ -189,22 +161,12 @@ class CaseResult:
 
     def to_data(self) -> dict[str, Any]:
         """The result as plain JSON data (``from_data`` reads it back)."""
-        return {
-            "case_id": self.case_id,
-            "description": self.description,
-            "outcome": self.outcome,
-            "message": self.message,
-            "requirements": list(self.requirements),
-            "source": self.source,
-            "duration": self.duration,
-            "failure": None if self.failure is None else _cut(vars(self.failure)),
-            "note": self.note,
-        }
+        failure = None if self.failure is None else _cut(vars(self.failure))
+        return {**vars(self), "requirements": list(self.requirements), "failure": failure}
 
     @classmethod
     def from_data(cls, data: object) -> CaseResult:
-        """The result ``to_data`` gave, from another process: ProtocolError for any other
-        shape (a wrong type, a missing or unknown key, an unknown outcome or kind)."""
+        """The result ``to_data`` gave; ProtocolError for any other shape."""
         fields = _checked(data, _RESULT_FIELDS, "result")
         if fields["outcome"] not in OUTCOMES:
             raise ProtocolError(f"result: unknown outcome {fields['outcome']!r}")
@@ -242,8 +204,7 @@ def summarize(results: Iterable[CaseResult]) -> dict[str, int]:
 
 
 def timed(results: Iterable[CaseResult]) -> Iterator[CaseResult]:
-    """``results`` with each one's ``duration``: the time it took to produce it (wrapping a
-    lazy run, ``run_cases``, so each case is timed where it runs)."""
+    """``results`` (a lazy run) with each one's ``duration``: the time it took to produce."""
     start = time.perf_counter()
     for result in results:
         yield replace(result, duration=time.perf_counter() - start)
