@@ -176,11 +176,8 @@ def _run_steps(subject: Subject, case: Case, debug: bool) -> CaseResult:
 def _with_fresh_events(
     subject: PythonSubject, case: Case, debug: bool, *, other_mappings: bool = False
 ) -> CaseResult:
-    twin = subject.with_fresh_events(other_mappings=other_mappings)
-    try:
+    with contextlib.closing(subject.with_fresh_events(other_mappings=other_mappings)) as twin:
         return _run_steps(twin, case, debug)
-    finally:
-        twin.close()
 
 
 def _in_other_mappings(subject: PythonSubject, case: Case, debug: bool) -> CaseResult:
