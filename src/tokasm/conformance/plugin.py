@@ -20,14 +20,9 @@ if TYPE_CHECKING:
 
 
 __all__ = [
-    "pytest_addoption",
-    "pytest_collection_finish",
-    "pytest_configure",
-    "pytest_generate_tests",
-    "pytest_runtest_setup",
-    "pytest_unconfigure",
-    "selection",
-]
+    "pytest_addoption", "pytest_collection_finish", "pytest_configure", "pytest_generate_tests",
+    "pytest_runtest_setup", "pytest_unconfigure", "selection",
+]  # fmt: skip
 
 _SUBJECTS = pytest.StashKey[dict[str, "Subject"]]()
 _SELECTION = pytest.StashKey["Selection"]()
