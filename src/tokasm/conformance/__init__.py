@@ -1,8 +1,5 @@
 """The pytest route (``plugin``, ``pytest_suite.suite``, ``test_conformance``), and the
-harness's names at their old paths.
-
-The names load lazily (PEP 562): the pytest plugin, loaded in every pytest session,
-should not pay for YAML and jsonschema at start.
+harness's names at their old paths, loaded lazily: the plugin loads in every pytest session.
 """
 
 from __future__ import annotations
@@ -21,46 +18,26 @@ if TYPE_CHECKING:
     from tokasm.run.subjects import PythonSubject, Subject, resolve_target
 
 __all__ = [
-    "OPS",
-    "Case",
-    "CaseResult",
-    "Corpus",
-    "CorpusError",
-    "ModelAssembler",
-    "PythonSubject",
-    "Step",
-    "Subject",
-    "TargetError",
-    "TargetRun",
-    "load_corpus",
-    "resolve_target",
-    "run_case",
-    "run_cases",
-    "suite",
-]
+    "OPS", "Case", "CaseResult", "Corpus", "CorpusError", "ModelAssembler", "PythonSubject",
+    "Step", "Subject", "TargetError", "TargetRun", "load_corpus", "resolve_target", "run_case",
+    "run_cases", "suite",
+]  # fmt: skip
 
 _HOMES = {
-    "Case": "tokasm.corpus._load",
-    "Corpus": "tokasm.corpus._load",
-    "load_corpus": "tokasm.corpus._load",
-    "CorpusError": "tokasm.errors",
-    "TargetError": "tokasm.errors",
-    "ModelAssembler": "tokasm.corpus.model",
-    "CaseResult": "tokasm.run.results",
-    "TargetRun": "tokasm.run.results",
-    "run_case": "tokasm.run.runner",
-    "run_cases": "tokasm.run.runner",
-    "OPS": "tokasm.corpus.steps",
-    "Step": "tokasm.corpus.steps",
-    "PythonSubject": "tokasm.run.subjects",
-    "Subject": "tokasm.run.subjects",
-    "resolve_target": "tokasm.run.subjects",
-    "suite": "tokasm.conformance.pytest_suite",
+    "tokasm.corpus._load": ("Case", "Corpus", "load_corpus"),
+    "tokasm.corpus.model": ("ModelAssembler",),
+    "tokasm.corpus.steps": ("OPS", "Step"),
+    "tokasm.errors": ("CorpusError", "TargetError"),
+    "tokasm.run.results": ("CaseResult", "TargetRun"),
+    "tokasm.run.runner": ("run_case", "run_cases"),
+    "tokasm.run.subjects": ("PythonSubject", "Subject", "resolve_target"),
+    "tokasm.conformance.pytest_suite": ("suite",),
 }
+_HOME_OF = {name: home for home, names in _HOMES.items() for name in names}
 
 
 def __getattr__(name: str) -> object:
-    home = _HOMES.get(name)
+    home = _HOME_OF.get(name)
     if home is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(home, __name__), name)
+    return getattr(importlib.import_module(home), name)

@@ -1,12 +1,8 @@
 """pytest plugin (entry point ``pytest11``): ``--tokasm-assembler MODULE:ATTR`` selects a target.
 
-Loaded in every pytest session where tokasm is installed, so every option starts with
-``--tokasm-`` and nothing but pytest is imported until a target is given. Without one,
-``tokasm.conformance.test_conformance`` collects a placeholder that is a usage error.
-
-pytest's own model: the target runs in pytest's process and is trusted, as any code
-under test; a target that may hang, exit or crash runs with ``--tokasm-isolate``, as a
-protocol testee of its own (``python -m tokasm.protocol.testee TARGET``).
+Loaded in every pytest session, so every option starts with ``--tokasm-`` and nothing but
+pytest is imported until a target is given. The target runs in pytest's process, trusted
+as any code under test, or with ``--tokasm-isolate`` in a worker process of its own.
 """
 
 from __future__ import annotations
@@ -24,14 +20,9 @@ if TYPE_CHECKING:
 
 
 __all__ = [
-    "pytest_addoption",
-    "pytest_collection_finish",
-    "pytest_configure",
-    "pytest_generate_tests",
-    "pytest_runtest_setup",
-    "pytest_unconfigure",
-    "selection",
-]
+    "pytest_addoption", "pytest_collection_finish", "pytest_configure", "pytest_generate_tests",
+    "pytest_runtest_setup", "pytest_unconfigure", "selection",
+]  # fmt: skip
 
 _SUBJECTS = pytest.StashKey[dict[str, "Subject"]]()
 _SELECTION = pytest.StashKey["Selection"]()
@@ -43,7 +34,6 @@ _NO_TARGET = (
     "--tokasm-assembler MODULE:ATTR` to check an implementation"
 )
 
-#: The options, each starting with ``--tokasm-`` so that no project's own can clash.
 _OPTIONS: dict[str, dict[str, Any]] = {
     "--tokasm-assembler": {
         "action": "append",
@@ -105,7 +95,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     """Resolve the options and every ``--tokasm-assembler`` up front: a bad one is a usage
-    error naming it. The harness is imported only when a target is given."""
+    error naming it."""
     subjects: dict[str, Subject] = {}
     config.stash[_SUBJECTS] = subjects
     option = config.getoption
@@ -166,14 +156,13 @@ def _subject(config: pytest.Config, target: str) -> Subject:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    """Stop the testee processes of ``--tokasm-isolate``: none outlives the session."""
+    """Stop the worker processes of ``--tokasm-isolate``."""
     for subject in config.stash.get(_SUBJECTS, {}).values():
         subject.close()
     config.stash.get(_UNDO_SIGNALS, lambda: None)()
 
 
 def selection(config: pytest.Config) -> Selection:
-    """What this session checks (``tokasm.conformance.test_conformance`` runs it)."""
     return config.stash[_SELECTION]
 
 
@@ -195,8 +184,7 @@ def _is_placeholder(item: pytest.Item) -> bool:
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    """Collecting the corpus with no target is a usage error (exit 4), not a skip; under
-    pytest-xdist, whose workers cannot report one, the placeholder fails instead (exit 1)."""
+    """No target is a usage error (exit 4); under pytest-xdist the placeholder fails (exit 1)."""
     if hasattr(session.config, "workerinput"):
         return
     if any(_is_placeholder(item) for item in session.items):

@@ -1,17 +1,8 @@
 """The pytest face of the corpus: one test per case, for your own test file or ``--pyargs``.
 
-The one-liner, for a project's own tests (``tests/test_tokasm.py``)::
-
-    from tokasm.conformance import suite
-    from mypkg.stream import MyAssembler
-
-    test_tokasm = suite(MyAssembler)
-
-runs ``test_tokasm[<case id>]`` per corpus case, then ``test_tokasm[cost.cache-final]``
-(the cost probe) and ``test_tokasm[fuzz]`` (check's fuzz phase), in pytest's process: the
-target is trusted, as any code under test. As ``tokasm check`` does, the fuzz item is
-skipped once a case of its target failed in the same process (under pytest-xdist the
-failing case may have run on another worker, and the fuzz item may find it again).
+``test_tokasm = suite(MyAssembler)`` runs ``test_tokasm[<case id>]`` per case, then
+``[cost.cache-final]`` and ``[fuzz]``, in pytest's process (the target is trusted). As in
+``tokasm check``, fuzz is skipped once a case of its target failed in this process.
 """
 
 from __future__ import annotations
@@ -45,20 +36,16 @@ if TYPE_CHECKING:
 
 __all__ = ["CHECKS", "FUZZ_ID", "Check", "Selection", "suite"]
 
-#: The item id of the fuzz phase.
 FUZZ_ID = "fuzz"
 #: The checks run after the corpus cases, in ``tokasm check``'s order.
 CHECKS: tuple[str, ...] = (PROBE_ID, FUZZ_ID)
-
 #: What one item checks: a corpus case, or one of ``CHECKS`` by its id.
 Check: TypeAlias = "Case | str"
-
 #: The targets of this process that failed a case: their fuzz item is skipped.
 _FAILED_A_CASE: weakref.WeakSet[Subject] = weakref.WeakSet()
 
 
 def _result(subject: Subject, check: Case | str) -> CaseResult:
-    """A case's or the cost probe's result, in tokasm's worker for ``--tokasm-isolate``."""
     if isinstance(subject, WorkerSubject):
         return subject.run_case(check) if isinstance(check, Case) else subject.probe(PROBE_ID)
     return run_case(subject, check) if isinstance(check, Case) else probe_cache_final(subject)
@@ -70,8 +57,7 @@ def _id(check: Check) -> str:
 
 @dataclass(frozen=True)
 class Selection:
-    """What a session checks: the cases then ``CHECKS``, the profiles run, and the user's
-    expected failures."""
+    """What a session checks: the cases then ``CHECKS``, the profiles, the expected failures."""
 
     checks: tuple[Check, ...]
     profiles: frozenset[str]
@@ -99,16 +85,15 @@ class Selection:
         return cls((*chosen, *CHECKS), selected, listed, corpus.version, fuzz_examples)
 
     def refuse_gap(self, requested: Iterable[str], target: str, subject: Subject) -> None:
-        """TargetError if a profile asked for by name cannot run on the target: its cases
-        would be skipped, a silent pass."""
+        """TargetError if a profile asked for by name cannot run on the target."""
         cases = [check for check in self.checks if isinstance(check, Case)]
         gap = profile_gap(requested, cases, target, subject.features)
         if gap is not None:
             raise TargetError(gap)
 
     def params(self, subjects: Mapping[str, Subject]) -> list[ParameterSet]:
-        """One (subject, check) per target and check, named by the case id (``target/id``
-        for several targets), a strict xfail where an expected-failure list names it."""
+        """One (subject, check) per target and check, named ``id`` (``target/id`` for several
+        targets), a strict xfail where an expected-failure list names it."""
         params = []
         for target, subject in subjects.items():
             lists = expected_failures(target, self.listed)
@@ -120,8 +105,7 @@ class Selection:
         return params
 
     def check(self, subject: Subject, check: Check) -> None:
-        """Run one case (or the cost probe, or the fuzz phase) as a pytest test: skip it,
-        pass, or fail with the runner's message."""
+        """Run one case, the cost probe or the fuzz phase as a pytest test."""
         if check == FUZZ_ID:
             if self.fuzz_examples <= 0:
                 pytest.skip("fuzzing turned off (0 examples)")
@@ -161,13 +145,10 @@ def suite(
     cases: Iterable[str | Path] = (),
     bundled: bool = True,
 ) -> Callable[[Subject, Check], None]:
-    """A parametrized pytest test running every corpus case against ``factory``.
-
-    ``factory``: a class or zero-argument callable returning a fresh assembler.
-    ``profiles`` adds optional ones (e.g. ``("strict",)``); one the assembler cannot run
-    raises TargetError. ``xfail``: an expected-failure file as for ``tokasm check
-    --xfail`` (strict xfails; a line matching no case is an error). ``cases`` and
-    ``bundled`` as ``--cases`` and ``--no-bundled``. Assign the result to a ``test_*`` name.
+    """A parametrized pytest test running every corpus case against ``factory`` (a class or
+    zero-argument callable); assign it to a ``test_*`` name. ``profiles``, ``xfail``,
+    ``cases`` and ``bundled`` as ``tokasm check``'s ``--profile``, ``--xfail``, ``--cases``
+    and ``--no-bundled``; a profile the assembler cannot run raises TargetError.
     """
     label = name or f"{factory.__module__}:{getattr(factory, '__qualname__', repr(factory))}"
     subject = PythonSubject(factory, label)

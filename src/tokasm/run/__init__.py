@@ -13,13 +13,6 @@ from tokasm.run.results import (
 )
 
 __all__ = [
-    "FAILING",
-    "FAILURE_KINDS",
-    "OUTCOMES",
-    "CaseResult",
-    "Failure",
-    "Outcome",
-    "TargetRun",
-    "summarize",
-    "timed",
-]
+    "FAILING", "FAILURE_KINDS", "OUTCOMES", "CaseResult", "Failure", "Outcome", "TargetRun",
+    "summarize", "timed",
+]  # fmt: skip

@@ -1,28 +1,12 @@
 """The habits of an ordinary Python caller, played on every in-process target (EVENT-OWNED).
 
-A real caller does not hand each event over as a fresh object that lives
-forever. It refills one dict in a loop, re-sends the same object, edits or
-frees it after ``apply`` returned. So by default the runner does the same:
-
-- **one dict, refilled**: every dict event reaches the target in the same dict
-  object (cleared and refilled with a fresh deep copy of the corpus event), so
-  ``id(event)`` repeats and every event is a re-sent object;
-- **checked, then scribbled on**: after ``apply`` returns, the event must equal
-  what was sent (else ``EventNotOwned``: the target modified it), and is then
-  overwritten, nested containers included, with a marker text. An assembler
-  that kept a reference to the event, or to a container inside it, reads the
-  marker later, or the next event, and its texts go wrong.
-
-A case marked ``events_in_process: other-mappings`` (CASES.md) is lent otherwise:
-each event a new read-only mapping that is not a dict (``CallerMapping``), its
-strings of a ``str`` subclass (``CallerText``), kept alive and never touched:
-another caller's valid events (EVT-SHAPE), which JSON cannot carry.
-
-Such a failure could look like any other rule's; the runner re-runs a failing
-case with ``gentle=True`` (a new deep copy per apply, each kept alive until the
-case ends, never touched) and names EVENT-OWNED when only the habits fail it.
-The corpus's own events never reach a target, so no target can change what
-another target is sent. The cost is one copy and one comparison per event.
+By default every dict event reaches the target in one dict, refilled with a fresh
+deep copy of the corpus event; after ``apply`` returns it must equal what was sent
+(else ``EventNotOwned``) and is then overwritten with ``SCRIBBLE``, nested containers
+too, so a target that kept it reads the marker. ``gentle`` (a new copy per apply,
+kept alive, untouched) lets the runner tell these habits' failures from others.
+``events_in_process: other-mappings`` cases get read-only non-dict mappings of
+``str`` subclass strings instead (MAP-ANY). The corpus's own events never reach a target.
 """
 
 from __future__ import annotations
@@ -35,14 +19,7 @@ from typing import Any
 from tokasm._display import show
 from tokasm.errors import EventNotOwned
 
-__all__ = [
-    "OTHER_MAPPINGS",
-    "SCRIBBLE",
-    "CallerHabits",
-    "CallerMapping",
-    "CallerText",
-    "OtherMappingsCaller",
-]
+__all__ = ["OTHER_MAPPINGS", "SCRIBBLE", "CallerHabits", "OtherMappingsCaller"]
 
 #: What the caller writes into an event after ``apply`` returned.
 SCRIBBLE = "\x00tokasm: this event was reused by the caller after apply returned"
@@ -52,17 +29,14 @@ OTHER_MAPPINGS = "other-mappings"
 
 
 class CallerText(str):
-    """A ``str`` subclass, as a caller's strings may be (a ``StrEnum`` id, a markup-safe
-    delta): a string all the same (EVT-SHAPE), and a text when returned (RETURN-TYPE)."""
+    """A ``str`` subclass, as a caller's strings may be (a ``StrEnum`` id, a markup-safe delta)."""
 
     __slots__ = ()
 
 
 class CallerMapping(Mapping[str, object]):
-    """A read-only mapping that is not a dict, as a frozen-dict type is: it has dict's
-    read-only methods (``copy()``, ``|``) and copies, deep or not, so the usual correct
-    habits (``dict(event)``, ``event.copy()``, ``copy.deepcopy(event)``) take it, while
-    a check for ``dict`` or ``json.dumps`` refuses it (EVT-SHAPE)."""
+    """A read-only mapping that is not a dict, as a frozen dict is: ``dict(event)``,
+    ``event.copy()``, ``|`` and ``copy.deepcopy`` take it; ``json.dumps`` refuses it."""
 
     __slots__ = ("_items",)
 
@@ -104,7 +78,7 @@ _ABSENT = object()
 
 
 def _copy(value: object) -> object:
-    """A deep copy of a JSON value (the corpus's events are plain JSON)."""
+    """A deep copy of a JSON value."""
     if type(value) is dict:
         return {k: _copy(v) if type(v) in _CONTAINERS else v for k, v in value.items()}
     if type(value) is list:
@@ -113,8 +87,7 @@ def _copy(value: object) -> object:
 
 
 def _other_mapping(event: object) -> object:
-    """``event`` as another caller hands it over: a read-only mapping that is not a dict,
-    its string values of a ``str`` subclass; an event that is not a dict, as it is."""
+    """A dict event as a ``CallerMapping`` of ``CallerText`` strings; another, as it is."""
     if type(event) is not dict:
         return _copy(event)
     return CallerMapping(
@@ -126,8 +99,7 @@ def _other_mapping(event: object) -> object:
 
 
 def _same(given: Any, sent: Any) -> bool:
-    """Whether ``given`` is still exactly the JSON value ``sent``: the same types all
-    through (a ``str`` subclass put in its place is a change), equal values, NaN as NaN."""
+    """Whether ``given`` is still exactly the JSON value ``sent``: same types, equal values."""
     kind = type(sent)
     if type(given) is not kind:
         return False
@@ -143,9 +115,7 @@ def _same(given: Any, sent: Any) -> bool:
 
 
 def _scribble(value: Any) -> None:
-    """Overwrite a lent event (a dict or list) and every container in it, so kept references
-    see the marker. Each container once, since a target may have made the event contain
-    itself; only ``str`` keys are put back, since a key the target added may not hash again."""
+    """Overwrite a lent event and every container in it, each once (it may contain itself)."""
     pending = _overwrite(value)
     seen = {id(value)}
     while pending:  # nothing nested, in the usual event
@@ -193,8 +163,7 @@ class CallerHabits:
 
     def take_back(self, lent: Any, event: Any) -> None:
         """After ``apply`` returned: EventNotOwned if the target modified the event; then
-        forget or overwrite it, as the caller would. Whatever the target left in the event
-        that raises here (a key's ``__eq__``) counts as a modification."""
+        forget or overwrite it, as the caller would."""
         try:  # quickly, for the usual event: the very keys and values of ``event``, in order
             quick = (
                 type(lent) is dict
@@ -226,9 +195,7 @@ class CallerHabits:
 
 
 class OtherMappingsCaller(CallerHabits):
-    """Another caller's valid events (EVT-SHAPE): each a new ``CallerMapping`` of
-    ``CallerText`` strings, kept alive until the case ends. They are read-only, so there
-    is nothing to take back."""
+    """Each event a new read-only ``CallerMapping``, kept until the case ends (MAP-ANY)."""
 
     def __init__(self) -> None:
         super().__init__(gentle=True)

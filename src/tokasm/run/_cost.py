@@ -1,35 +1,9 @@
 """The cost probes: a read after final re-joins nothing (CACHE-FINAL), an append copies nothing.
 
-No corpus case can see a cost, so these probes measure one, through the same
-``Subject.perform`` as every case, in process and over the protocol alike.
-
-CACHE-FINAL (``probe_cache_final``). One instance gets ordinary traffic,
-drawn anew for each run (``_Traffic``): fillers of a few parts and varied
-lengths, long messages of thousands of parts, and a reference for each,
-streamed interleaved, ids of the corpus's shapes, finalized in a random
-order by either kind of final. Then, round after round, untimed traffic goes
-first (a delta to an open message, a new message finalized, a read of every
-filler: more texts, and more characters, than a bounded cache keeps), then
-each long message and its reference are read, one timed ``get`` each. A long
-read must cost at most ``_Route.limit`` times its reference:
-
-- in process, the reference is a read of a short text plus the kit's own copy
-  of the long text (``_Copy``): a target may copy the text at each read (a
-  ``str`` subclass built per read), but not join its parts again, nor decode
-  it (decoding UTF-8 or decompressing a text with accented letters costs many
-  copies). Timed on the process's CPU clock, which the scheduler does not move.
-- over the protocol, where every answer is serialized (a copy anyway), the
-  reference is a read of the *same* text in two parts: only work per part
-  differs. Timed on the wall clock (the work is in another process).
-
-Load only adds time: the minimum of the rounds is kept on each side, a ratio
-above the limit is measured again, and the probe fails only if each of
-``ATTEMPTS`` measurements exceeds it, for some long message.
-
-STREAM-LINEAR (``probe_stream_linear``): appends to a message of one
-character timed against appends to one of ``STREAM_CHARS``, the same way; an
-accumulator that copies its whole text per delta makes the second cost far
-more. A SHOULD: a finding, on a passed result, failing only when asked.
+No corpus case can see a cost, so these probes measure one through ``Subject.perform``,
+in process and over the protocol alike; the design is in docs/cost.md. Each ratio is
+a minimum of interleaved rounds, measured again when above its limit: a probe fails
+only if all ``ATTEMPTS`` measurements exceed it (load only adds time).
 """
 
 from __future__ import annotations
@@ -56,21 +30,7 @@ if TYPE_CHECKING:
     from tokasm.run.results import Outcome
     from tokasm.run.subjects import Subject
 
-__all__ = [
-    "ATTEMPTS",
-    "CACHE_FINAL",
-    "PROBE_ID",
-    "PROBE_IDS",
-    "PROBE_STEPS",
-    "STREAM_LINEAR",
-    "STREAM_PROBE_ID",
-    "Timing",
-    "Verdict",
-    "judge",
-    "probe_cache_final",
-    "probe_result",
-    "probe_stream_linear",
-]
+__all__ = ["ATTEMPTS", "PROBE_IDS", "PROBE_STEPS", "Timing", "judge", "probe_named", "run_probe"]
 
 #: The probes' case ids (what --xfail, -k, JUnit and JSON name them by) and their rules.
 PROBE_ID = "cost.cache-final"
@@ -154,8 +114,7 @@ PROBE_STEPS = (
 
 @dataclass(frozen=True)
 class Timing:
-    """Seconds of a timed operation (``long``) and of its reference (``short``), from one
-    measurement, and which message they are about."""
+    """Seconds of a timed operation (``long``) and of its reference (``short``)."""
 
     short: float
     long: float
@@ -175,8 +134,7 @@ class Verdict:
 
     @property
     def best(self) -> Timing:
-        """The best estimate: the minimum of each side over every measurement (noise only
-        adds time, so the fastest seen of each is the closest to its true cost)."""
+        """The minimum of each side over every measurement (noise only adds time)."""
         return Timing(
             min(timing.short for timing in self.timings),
             min(timing.long for timing in self.timings),
@@ -185,11 +143,8 @@ class Verdict:
 
 
 def judge(measure: Callable[[], Timing], limit: float, attempts: int = ATTEMPTS) -> Verdict:
-    """Measure until one ratio is within ``limit`` (no growth) or ``attempts`` all exceed it.
-
-    When every measurement exceeds the limit, so does the ratio of the pooled
-    minima (``Verdict.best``): the fastest long read is over ``limit`` times
-    some short read, hence over ``limit`` times the fastest one."""
+    """Measure until one ratio is within ``limit`` (no growth) or ``attempts`` all exceed it
+    (then so does ``Verdict.best``'s)."""
     timings: list[Timing] = []
     while len(timings) < attempts:
         timings.append(measure())
@@ -202,16 +157,10 @@ class _NotMeasured(Exception):
     """The target gave a wrong answer: the probe cannot measure it (the cases say why)."""
 
 
-#: The clocks as they were when tokasm loaded, before any target: a target may replace
-#: the ``time`` module's functions in its own process (freezegun does).
-_CPU_TIME, _WALL_TIME = time.process_time, time.perf_counter
-
-
 def _clock(in_process: bool) -> Callable[[], float]:
-    """In process, the process's CPU time (that the scheduler does not move, and that counts
-    work a target hands to a thread of its own), but on Windows, where it moves by clock
-    ticks of 15 ms; else the wall clock."""
-    return _CPU_TIME if in_process and sys.platform != "win32" else _WALL_TIME
+    """In process CPU time, which the scheduler does not move (not on Windows: 15 ms ticks);
+    over the protocol the wall clock, the work being in another process."""
+    return time.process_time if in_process and sys.platform != "win32" else time.perf_counter
 
 
 class _Copy(str):
@@ -240,17 +189,14 @@ class _Traffic:
     def id(self, shape: int | None = None) -> str:
         """A new id, of the given shape (index into ``_SHAPES``) or of a random one."""
         while True:
-            if shape is None:
-                made = self.rng.choice(self._SHAPES)(self.rng, len(self._used))
-            else:
-                made = self._SHAPES[shape](self.rng, len(self._used))
+            make = self.rng.choice(self._SHAPES) if shape is None else self._SHAPES[shape]
+            made = make(self.rng, len(self._used))
             if made not in self._used:
                 self._used.add(made)
                 return made
 
     def shapes(self, count: int) -> list[int]:
-        """``count`` distinct id shapes, short and long ones in turn (cycled past the number
-        there are), so that a cache kept by the shape or length of an id misses some."""
+        """``count`` id shapes, short and long in turn: a cache kept by id shape misses some."""
         rng, half = self.rng, len(self._SHAPES) // 2
         short, long = rng.sample(range(half), half), rng.sample(range(half, 2 * half), half)
         order = [shape for pair in zip(short, long, strict=True) for shape in pair]
@@ -281,18 +227,14 @@ def _get(message_id: str) -> Get:
     return Get(_INSTANCE, None, message_id)
 
 
-def _performed(subject: Subject, steps: Sequence[Step], expected: Sequence[str | None]) -> None:
-    """Perform ``steps`` pipelined; each must return its ``expected`` answer."""
+def _performed(subject: Subject, steps: Sequence[tuple[Step, str | None]]) -> None:
+    """Perform ``steps`` pipelined; each must return its expected answer."""
     deadline = time.monotonic() + BUILD_BUDGET
-    # The exchange first, and strict: it must run to its end, not be left when the steps do.
-    for done, (outcome, step, want) in enumerate(
-        zip(subject.perform_steps(steps), steps, expected, strict=True), 1
-    ):
+    outcomes = subject.perform_steps([step for step, _ in steps])
+    for done, (outcome, (step, want)) in enumerate(zip(outcomes, steps, strict=True), 1):
         if isinstance(outcome, ImplementationError):
             raise outcome
-        if outcome is not want and not (
-            isinstance(outcome, str) and isinstance(want, str) and str.__eq__(outcome, want)
-        ):
+        if outcome != want:
             said = f"a text of {len(want)} characters" if isinstance(want, str) else "None"
             raise _NotMeasured(
                 f"the target answered wrong: {step.describe()[:80]} returned "
@@ -328,10 +270,6 @@ def _streamed(
     return steps
 
 
-def _perform_all(subject: Subject, steps: Sequence[tuple[Step, str | None]]) -> None:
-    _performed(subject, [step for step, _ in steps], [want for _, want in steps])
-
-
 @dataclass(frozen=True)
 class _Pair:
     """A long message, its reference, the long one's text and number of parts."""
@@ -340,10 +278,6 @@ class _Pair:
     reference: str
     text: str
     parts: int
-
-    @property
-    def ids(self) -> tuple[str, str]:
-        return (self.long, self.reference)
 
 
 @dataclass
@@ -380,7 +314,7 @@ class _Probe:
             key = traffic.id()
             chars = rng.randint(*route.filler_chars)
             (messages if index % 2 else later)[key] = traffic.deltas(rng.randint(1, 3), chars)
-        fillers = [*messages.keys() - {key for pair in pairs for key in pair.ids}, *later]
+        fillers = [*messages.keys() - {key for p in pairs for key in (p.long, p.reference)}, *later]
         subject.new(_INSTANCE)
         opened = traffic.id()
         steps = [
@@ -394,7 +328,7 @@ class _Probe:
             (_get(key), "".join(deltas)) for key, deltas in messages.items()
         ]
         rng.shuffle(reads)
-        _perform_all(subject, [*steps, *reads])
+        _performed(subject, [*steps, *reads])
         return cls(traffic, pairs, fillers, opened)
 
     def between(self) -> list[Step]:
@@ -410,34 +344,19 @@ class _Probe:
 
 
 def _timer(subject: Subject, in_process: bool) -> Callable[[Step, str | None], float]:
-    """Seconds of one ``get`` (not pipelined: each a round trip over the protocol, and in
-    process its answer dropped as it is), plus in process the kit's copy of ``copy``."""
+    """Seconds of one unpipelined step (in process its answer dropped as it is), plus in
+    process the kit's copy of ``copy``."""
     clock = _clock(in_process)
-    if isinstance(subject, PythonSubject):
-        perform_unread = subject.perform_unread
+    perform = subject.perform_unread if isinstance(subject, PythonSubject) else subject.perform
 
-        def in_process_read(step: Step, copy: str | None) -> float:
-            start = clock()
-            perform_unread(step)
-            if copy is not None:
-                _Copy(copy)
-            return clock() - start
-
-        return in_process_read
-    perform = subject.perform
-
-    def read(step: Step, copy: str | None) -> float:
+    def timed(step: Step, copy: str | None) -> float:
         start = clock()
         perform(step)
+        if copy is not None:
+            _Copy(copy)
         return clock() - start
 
-    return read
-
-
-def _untimed(subject: Subject, steps: Sequence[Step]) -> None:
-    for outcome in subject.perform_steps(steps):
-        if isinstance(outcome, ImplementationError):
-            raise outcome
+    return timed
 
 
 def _measure_reads(subject: Subject, probe: _Probe, route: _Route, in_process: bool) -> Timing:
@@ -445,22 +364,20 @@ def _measure_reads(subject: Subject, probe: _Probe, route: _Route, in_process: b
     message and of its reference, in a random order; the Timing of the worst long message."""
     timed = _timer(subject, in_process)
     rng = probe.traffic.rng
-    long = dict.fromkeys(probe.pairs, float("inf"))
-    reference = dict(long)
+    best = {(pair, side): float("inf") for pair in probe.pairs for side in (0, 1)}
     order = list(probe.pairs)
     for _ in range(route.rounds):
-        _untimed(subject, probe.between())
+        for outcome in subject.perform_steps(probe.between()):
+            if isinstance(outcome, ImplementationError):
+                raise outcome
         rng.shuffle(order)
         for pair in order:
             copy = pair.text if in_process else None
-            if rng.random() < 0.5:
-                long[pair] = min(long[pair], timed(_get(pair.long), None))
-                reference[pair] = min(reference[pair], timed(_get(pair.reference), copy))
-            else:
-                reference[pair] = min(reference[pair], timed(_get(pair.reference), copy))
-                long[pair] = min(long[pair], timed(_get(pair.long), None))
+            reads = [(1, pair.long, None), (0, pair.reference, copy)]
+            for side, key, copied in reads if rng.random() < 0.5 else reads[::-1]:
+                best[pair, side] = min(best[pair, side], timed(_get(key), copied))
     timings = [
-        Timing(reference[pair], long[pair], f"{pair.parts} parts, {len(pair.text)} characters")
+        Timing(best[pair, 0], best[pair, 1], f"{pair.parts} parts, {len(pair.text)} characters")
         for pair in probe.pairs
     ]
     return max(timings, key=lambda timing: timing.ratio)
@@ -470,8 +387,9 @@ def _micro(seconds: float) -> str:
     return f"{seconds * 1e6:.3g} µs"
 
 
-def _measured(measure: Callable[[], Timing], limit: float) -> Verdict:
-    """``judge``, the garbage collector off meanwhile (the building's collected first)."""
+def _measured(measure: Callable[[], Timing], limit: float) -> tuple[Verdict, Timing]:
+    """``judge``, the garbage collector off meanwhile; the verdict and the timing to show
+    (the pooled minima of a growth, else the passing measurement)."""
     gc.collect()
     gc.disable()
     try:
@@ -480,138 +398,116 @@ def _measured(measure: Callable[[], Timing], limit: float) -> Verdict:
         gc.enable()
     if any(timing.short <= 0 for timing in verdict.timings):
         raise _NotMeasured("the clock did not move (a target that stopped it?)")
-    return verdict
+    return verdict, verdict.best if verdict.grows else verdict.timings[-1]
 
 
-def probe_result(outcome: Outcome, message: str, note: str = "") -> CaseResult:
-    """The CACHE-FINAL probe's result, named and described as a case (for a hang, too)."""
-    return CaseResult(PROBE_ID, _DESCRIPTION, outcome, message, (CACHE_FINAL,), note=note)
-
-
-def _stream_result(outcome: Outcome, message: str, note: str = "") -> CaseResult:
+def probe_named(probe_id: str, outcome: Outcome, message: str, note: str = "") -> CaseResult:
+    """The result of the probe ``probe_id`` (one of ``PROBE_IDS``), named as a case."""
+    if probe_id == PROBE_ID:
+        return CaseResult(PROBE_ID, _DESCRIPTION, outcome, message, (CACHE_FINAL,), note=note)
     return CaseResult(
         STREAM_PROBE_ID, _STREAM_DESCRIPTION, outcome, message, (STREAM_LINEAR,), note=note
     )
 
 
-def _unmeasured(
-    result: Callable[[Outcome, str], CaseResult], run: Callable[[], CaseResult]
-) -> CaseResult:
-    """``run()``, or the result saying why the probe could not measure."""
-    try:
-        return run()
-    except _NotMeasured as why:
-        return result("skipped", f"not measured: {why}")
-    except SubjectFault as fault:
-        return result("errored", f"testee fault during the cost probe: {fault}")
-    except ImplementationError as error:
-        return result("errored", f"raised during the cost probe: {error}")
-
-
-def probe_cache_final(subject: Subject) -> CaseResult:
-    """Run the CACHE-FINAL probe on ``subject``: a case-like result. A pass carries its
-    figure in ``note``; a target answering wrong is not measured (skipped)."""
-    in_process = isinstance(subject, PythonSubject)
-    route = IN_PROCESS if in_process else OVER_PROTOCOL
-    against = (
-        "a short text's read and a copy of the text"
-        if in_process
-        else ("a read of the same text in 2 parts")
-    )
-
-    def run() -> CaseResult:
-        probe = _Probe.built(subject, route, in_process)
-        verdict = _measured(lambda: _measure_reads(subject, probe, route, in_process), route.limit)
-        best = verdict.best if verdict.grows else verdict.timings[-1]  # the passing one
-        figure = (
-            f"a read after final of {best.about} costs {best.ratio:.1f}x {against} "
-            f"({_micro(best.long)} against {_micro(best.short)}; limit {route.limit:g})"
-        )
-        if not verdict.grows:
-            return probe_result("passed", "", note=figure)
-        ratios = ", ".join(f"{timing.ratio:.1f}" for timing in verdict.timings)
-        return probe_result(
-            "failed",
-            f"reads after final grow with the message: {figure}\n"
-            f"{len(verdict.timings)} measurements of {route.rounds} rounds, all above: {ratios}; "
-            "fastest read of each\n"
-            "the completed text must be cached at finalization, not joined or decoded again "
-            "at every read",
-        )
-
-    return _unmeasured(probe_result, run)
-
-
-def _measure_appends(
-    subject: Subject, short: str, long: str, route: _Route, in_process: bool
-) -> Timing:
-    """One measurement: appends of a few characters to the short and to the long text, in
-    turn, each timed on its own; the minimum of each."""
-    clock = _clock(in_process)
-    perform = subject.perform_unread if isinstance(subject, PythonSubject) else subject.perform
-    steps = {key: _apply(key, "ab") for key in (short, long)}
-    best = {short: float("inf"), long: float("inf")}
-    for _ in range(route.rounds):
-        for key in (short, long):
-            start = clock()
-            perform(steps[key])
-            best[key] = min(best[key], clock() - start)
-    return Timing(best[short], best[long], f"{STREAM_CHARS} characters")
-
-
-def probe_stream_linear(subject: Subject, *, strict: bool = False) -> CaseResult:
-    """Run the STREAM-LINEAR probe on ``subject``: passed, growth or not, the finding in
-    ``note`` (``strict``: failed when an append grows with the text). Reads during the
-    stream are not judged: none is made."""
-    in_process = isinstance(subject, PythonSubject)
-    route = IN_PROCESS if in_process else OVER_PROTOCOL
-
-    def run() -> CaseResult:
-        traffic = _Traffic()
-        short, long = traffic.id(), traffic.id()
-        # A character past Latin-1: each character is two bytes, a copy twice as long.
-        block = traffic.text(STREAM_CHARS // route.stream_deltas - 1) + "€"
-        subject.new(_INSTANCE)
-        opening = [_apply(short, "x"), *(_apply(long, block) for _ in range(route.stream_deltas))]
-        _performed(subject, opening, [None] * len(opening))
-        verdict = _measured(
-            lambda: _measure_appends(subject, short, long, route, in_process), route.stream_limit
-        )
-        appended = "ab" * (len(verdict.timings) * route.rounds)
-        _performed(
-            subject,
-            [_apply(short, final=True), _apply(long, final=True)],
-            ["x" + appended, block * route.stream_deltas + appended],
-        )
-        best = verdict.best if verdict.grows else verdict.timings[-1]
-        figure = (
-            f"an append to a text of {len(block) * route.stream_deltas} characters costs "
-            f"{best.ratio:.1f}x one to a short text ({_micro(best.long)} against "
-            f"{_micro(best.short)}; limit {route.stream_limit:g})"
-        )
-        if not verdict.grows:
-            return _stream_result("passed", "", note=figure)
-        finding = (
-            f"appends grow with the length of the message's text: {figure}; applying n "
-            "events should cost O(n) (a copy of the whole text per delta is quadratic)"
-        )
-        return (
-            _stream_result("failed", finding)
-            if strict
-            else _stream_result("passed", "", note=finding)
-        )
-
-    return _unmeasured(_stream_result, run)
-
-
-def probe_named(probe_id: str, outcome: Outcome, message: str) -> CaseResult:
-    """The result of the probe ``probe_id`` (one of ``PROBE_IDS``), for a fault in it."""
-    return (probe_result if probe_id == PROBE_ID else _stream_result)(outcome, message)
+def probe_result(outcome: Outcome, message: str, note: str = "") -> CaseResult:
+    """The CACHE-FINAL probe's result."""
+    return probe_named(PROBE_ID, outcome, message, note)
 
 
 def run_probe(probe_id: str, subject: Subject, *, strict: bool = False) -> CaseResult:
-    """Run the probe ``probe_id`` (one of ``PROBE_IDS``) on ``subject``; ``strict``: a
-    STREAM-LINEAR finding fails it (``--strict-cost``)."""
-    if probe_id == PROBE_ID:
-        return probe_cache_final(subject)
-    return probe_stream_linear(subject, strict=strict)
+    """Run the probe ``probe_id`` on ``subject``: a case-like result, a pass carrying its
+    figure in ``note``; a target answering wrong is not measured (skipped). ``strict``:
+    a STREAM-LINEAR finding fails it (``--strict-cost``)."""
+    in_process = isinstance(subject, PythonSubject)
+    route = IN_PROCESS if in_process else OVER_PROTOCOL
+    measure = _cache_final if probe_id == PROBE_ID else _stream_linear
+    try:
+        return measure(subject, route, in_process, strict)
+    except _NotMeasured as why:
+        return probe_named(probe_id, "skipped", f"not measured: {why}")
+    except SubjectFault as fault:
+        return probe_named(probe_id, "errored", f"testee fault during the cost probe: {fault}")
+    except ImplementationError as error:
+        return probe_named(probe_id, "errored", f"raised during the cost probe: {error}")
+
+
+def probe_cache_final(subject: Subject) -> CaseResult:
+    return run_probe(PROBE_ID, subject)
+
+
+def probe_stream_linear(subject: Subject, *, strict: bool = False) -> CaseResult:
+    return run_probe(STREAM_PROBE_ID, subject, strict=strict)
+
+
+def _cache_final(subject: Subject, route: _Route, in_process: bool, strict: bool) -> CaseResult:
+    probe = _Probe.built(subject, route, in_process)
+    verdict, best = _measured(
+        lambda: _measure_reads(subject, probe, route, in_process), route.limit
+    )
+    against = (
+        "a short text's read and a copy of the text"
+        if in_process
+        else "a read of the same text in 2 parts"
+    )
+    figure = (
+        f"a read after final of {best.about} costs {best.ratio:.1f}x {against} "
+        f"({_micro(best.long)} against {_micro(best.short)}; limit {route.limit:g})"
+    )
+    if not verdict.grows:
+        return probe_result("passed", "", note=figure)
+    ratios = ", ".join(f"{timing.ratio:.1f}" for timing in verdict.timings)
+    return probe_result(
+        "failed",
+        f"reads after final grow with the message: {figure}\n"
+        f"{len(verdict.timings)} measurements of {route.rounds} rounds, all above: {ratios}; "
+        "fastest read of each\n"
+        "the completed text must be cached at finalization, not joined or decoded again "
+        "at every read",
+    )
+
+
+def _stream_linear(subject: Subject, route: _Route, in_process: bool, strict: bool) -> CaseResult:
+    """Appends of two characters to a short and to a long text, in turn, each timed."""
+    traffic = _Traffic()
+    short, long = traffic.id(), traffic.id()
+    # A character past Latin-1: each character is two bytes, a copy twice as long.
+    block = traffic.text(STREAM_CHARS // route.stream_deltas - 1) + "€"
+    subject.new(_INSTANCE)
+    _performed(
+        subject,
+        [(_apply(short, "x"), None), *((_apply(long, block), None),) * route.stream_deltas],
+    )
+    timed = _timer(subject, in_process)
+    steps = {key: _apply(key, "ab") for key in (short, long)}
+
+    def measure() -> Timing:
+        best = {short: float("inf"), long: float("inf")}
+        for _ in range(route.rounds):
+            for key in (short, long):
+                best[key] = min(best[key], timed(steps[key], None))
+        return Timing(best[short], best[long], f"{STREAM_CHARS} characters")
+
+    verdict, best = _measured(measure, route.stream_limit)
+    appended = "ab" * (len(verdict.timings) * route.rounds)
+    _performed(
+        subject,
+        [
+            (_apply(short, final=True), "x" + appended),
+            (_apply(long, final=True), block * route.stream_deltas + appended),
+        ],
+    )
+    figure = (
+        f"an append to a text of {len(block) * route.stream_deltas} characters costs "
+        f"{best.ratio:.1f}x one to a short text ({_micro(best.long)} against "
+        f"{_micro(best.short)}; limit {route.stream_limit:g})"
+    )
+    if not verdict.grows:
+        return probe_named(STREAM_PROBE_ID, "passed", "", note=figure)
+    finding = (
+        f"appends grow with the length of the message's text: {figure}; applying n "
+        "events should cost O(n) (a copy of the whole text per delta is quadratic)"
+    )
+    if strict:
+        return probe_named(STREAM_PROBE_ID, "failed", finding)
+    return probe_named(STREAM_PROBE_ID, "passed", "", note=finding)

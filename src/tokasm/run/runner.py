@@ -1,13 +1,7 @@
-"""Run corpus cases against a ``Subject`` and explain every mismatch precisely.
+"""Run corpus cases against a ``Subject``; a mismatch becomes a ``Failure`` record and a message.
 
-A failing case's ``Failure`` records the step, the request sent, the expected
-and the actual value; its message shows them (by ``repr``, so whitespace
-shows), and for long texts where they first differ; for an exception from the
-target, the user's own frames. A testee fault (``SubjectFault``) errors that
-case only.
-
-In process, every case runs with an ordinary caller's habits (``_caller``); a
-case that fails only because of them is reported as breaking EVENT-OWNED.
+In process every case runs with a caller's habits (``_caller``); a case failing only
+because of them breaks EVENT-OWNED. A testee fault (``SubjectFault``) errors one case.
 """
 
 from __future__ import annotations
@@ -35,16 +29,8 @@ __all__ = ["DEFAULT_PROFILES", "EVENT_OWNED", "run_case", "run_cases", "skip_rea
 
 #: Profiles run unless the user asks otherwise; ``incremental`` runs where the target has it.
 DEFAULT_PROFILES: frozenset[str] = frozenset({"required", "incremental"})
-
-
-#: The rule a target breaks when it modifies an event or depends on it after apply returned.
-EVENT_OWNED = "EVENT-OWNED"
-
-#: The rule a target breaks when it refuses or mishandles a valid event of another mapping
-#: type or with strings of a str subclass (the optional mappings profile).
-MAP_ANY = "MAP-ANY"
-
-
+EVENT_OWNED = "EVENT-OWNED"  # modifying an event, or depending on it after apply returned
+MAP_ANY = "MAP-ANY"  # refusing a valid event of another mapping type or str subclass
 _OWNED = f"breaks {EVENT_OWNED}: "
 _FAULT_LINES = 60  # lines of a testee fault's message kept (it may quote the testee's stderr)
 
@@ -79,7 +65,6 @@ def _where(step: Step) -> str:
 def _failed(
     case: Case, failure: Failure, step: Step, actual: str, *, outcome: Outcome = "failed"
 ) -> CaseResult:
-    """The case's result: ``step`` expected what it says, but got ``actual`` (as shown)."""
     expect = step.expect
     assert expect is not None  # a corpus case always says what a step must do
     expected = f"raises {expect.kind}" if isinstance(expect, Raises) else show(expect.value)
@@ -120,8 +105,7 @@ def _on_raise(step: Step, case: Case, error: ImplementationError, debug: bool) -
 
 
 def _check_step(step: Step, outcome: StepOutcome, case: Case, debug: bool) -> CaseResult | None:
-    """None if the step behaved as expected, else the case's failing result (``_run_steps``
-    has passed a matching answer already)."""
+    """None if the step behaved as expected, else the case's failing result."""
     expect = step.expect
     assert expect is not None  # a corpus case always says what a step must do
     if isinstance(outcome, ImplementationError):  # the kit's own object, as is ``Foreign``
@@ -192,19 +176,13 @@ def _run_steps(subject: Subject, case: Case, debug: bool) -> CaseResult:
 def _with_fresh_events(
     subject: PythonSubject, case: Case, debug: bool, *, other_mappings: bool = False
 ) -> CaseResult:
-    """``case`` run with every event a new object kept alive (the twin closed at once)."""
-    twin = subject.with_fresh_events(other_mappings=other_mappings)
-    try:
+    with contextlib.closing(subject.with_fresh_events(other_mappings=other_mappings)) as twin:
         return _run_steps(twin, case, debug)
-    finally:
-        twin.close()
 
 
 def _in_other_mappings(subject: PythonSubject, case: Case, debug: bool) -> CaseResult:
-    """A case whose events are lent as other mappings (``_caller``). If it fails so, it is
-    run as any other case, with a caller's habits: a failure there is its verdict (a target
-    that changes the event fails on a read-only one too: EVENT-OWNED); a pass means only
-    the events' shape fails it, and the result says so, naming MAP-ANY first."""
+    """A case run with events as other mappings; failing so but passing with a caller's
+    habits, it breaks MAP-ANY, else the habits' verdict stands."""
     result = _with_fresh_events(subject, case, debug, other_mappings=True)
     if result.outcome not in FAILING:
         return result
@@ -223,20 +201,13 @@ def _in_other_mappings(subject: PythonSubject, case: Case, debug: bool) -> CaseR
 
 
 def run_case(subject: Subject, case: Case, *, debug: bool = False) -> CaseResult:
-    """Run one case on fresh instances; a testee fault errors this case only.
-
-    In process, a case that fails with a caller's habits but passes when every
-    event is a fresh object kept alive is reported as breaking EVENT-OWNED (an error
-    the target raised stays its case's error); a case marked
-    ``events_in_process: other-mappings`` is run with such events (MAP-ANY).
-    """
+    """Run one case on fresh instances (in process: EVENT-OWNED and MAP-ANY as above)."""
     if case.events_in_process == OTHER_MAPPINGS and isinstance(subject, PythonSubject):
         return _in_other_mappings(subject, case, debug)
     return _run_with_habits(subject, case, debug)
 
 
 def _run_with_habits(subject: Subject, case: Case, debug: bool) -> CaseResult:
-    """The case run as ``run_case`` says, events lent with a caller's habits in process."""
     result = _run_steps(subject, case, debug)
     if (
         result.outcome == "failed"

@@ -1,8 +1,7 @@
 """What a case runs against: the ``Subject`` interface and its in-process implementation.
 
-The runner only speaks ``Subject``; an in-process Python factory and a
-protocol testee (``tokasm.protocol._client``) both provide it, so
-every case, report and expected-failure list works the same for either.
+The runner only speaks ``Subject``: an in-process factory and a protocol testee
+(``tokasm.protocol._client``) both provide it, so every report works for either.
 """
 
 from __future__ import annotations
@@ -10,7 +9,9 @@ from __future__ import annotations
 import copy
 import importlib
 import sys
+import traceback
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TypeAlias, TypeVar, cast
 
@@ -19,10 +20,10 @@ from tokasm.corpus.steps import Apply, features_of
 from tokasm.errors import ImplementationError, TargetError, TokasmExit, TokasmInterrupt
 from tokasm.implementations import BACKENDS
 from tokasm.run._caller import CallerHabits, OtherMappingsCaller
-from tokasm.run._frames import user_frames
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Generator, Sequence
+    from types import TracebackType
 
     from tokasm.corpus.steps import Step
     from tokasm.implementations import Assembler, AssemblerFactory
@@ -48,19 +49,41 @@ class Subject(Protocol):
         """Create a fresh assembler under ``instance``, replacing any earlier one."""
 
     def perform(self, step: Step) -> str | Foreign | None:
-        """Perform ``step`` on its instance: its result, or ImplementationError if it raised,
-        or SubjectFault if the testee itself failed."""
+        """``step``'s result; ImplementationError if it raised, SubjectFault if the testee did."""
 
     def perform_steps(self, steps: Sequence[Step]) -> Generator[StepOutcome, None, None]:
-        """Perform ``steps`` in order, yielding each one's outcome; a SubjectFault ends it.
-        A subject may send them ahead of their results (the protocol client pipelines)."""
+        """Each step's outcome in order (maybe pipelined); a SubjectFault ends it."""
 
     def close(self) -> None: ...
 
 
+_TOKASM = Path(__file__).resolve().parent.parent
+
+
+@lru_cache(maxsize=1024)
+def _is_users(filename: str) -> bool:
+    """A frame of the code under test: outside tokasm and the import machinery, or in a
+    bundled backend (the target then)."""
+    if filename.startswith("<frozen "):
+        return False
+    path = Path(filename).resolve()
+    return not path.is_relative_to(_TOKASM) or path.is_relative_to(_TOKASM / "implementations")
+
+
+def user_frames(tb: TracebackType | None) -> tuple[list[str], str]:
+    """The frames after tokasm's last one: the innermost 3 as ``file:line in function``,
+    and all of them as a traceback, escaped (for ``--debug``)."""
+    frames = traceback.extract_tb(tb)
+    mine = [i for i, frame in enumerate(frames) if not _is_users(frame.filename)]
+    users = traceback.StackSummary.from_list(frames[mine[-1] + 1 :] if mine else frames)
+    full = "".join(
+        safe_text(line) + "\n" for chunk in users.format() for line in chunk.splitlines()
+    )
+    return [safe_text(f"{f.filename}:{f.lineno} in {f.name}") for f in users[-3:]], full
+
+
 def _error_kind(error: BaseException) -> str:
-    """Name the error by the strict profile's kinds where it is one of them (by its real
-    type and name: the error's ``__class__`` and its class's metaclass are the target's)."""
+    """The strict profile's kind where the error is one (by its real type), else its name."""
     for kind in (TypeError, ValueError):
         if issubclass(type(error), kind):
             return kind.__name__
@@ -79,8 +102,7 @@ class Foreign:
 
 
 def _returned(value: object) -> str | Foreign | None:
-    """A step's result as the kit keeps it: exactly None; a ``str``, or a subclass's own
-    characters as a ``str``; anything else, ``Foreign``."""
+    """None; a ``str`` (a subclass's characters as a ``str``); anything else, ``Foreign``."""
     if value is None or type(value) is str:
         return value
     if issubclass(type(value), str):  # by its real type: ``__class__`` may lie
@@ -89,7 +111,6 @@ def _returned(value: object) -> str | Foreign | None:
 
 
 def _target_error(error: BaseException) -> ImplementationError:
-    """What the target raised, as the case's error, where it was raised included."""
     frames, full = user_frames(error.__traceback__)
     return ImplementationError(
         _error_kind(error), error_text(error), frames=tuple(frames), traceback=full
@@ -99,19 +120,15 @@ def _target_error(error: BaseException) -> ImplementationError:
 class PythonSubject:
     """Runs cases in this process against a zero-argument factory.
 
-    Whatever a call into the target raises (``BaseException`` included: a target's
-    ``sys.exit()`` is its case's error) becomes an ``ImplementationError``. Each event
-    reaches the target as the caller's own object (``_caller``), never the corpus's.
-    This class defends nothing else: tokasm runs it in a worker process, the pytest
-    route and ``--in-process`` trust the target.
+    Whatever the target raises (``sys.exit()`` too) becomes an ``ImplementationError``;
+    each event reaches it as a caller's own object (``_caller``). It defends nothing
+    else: it runs in a worker process, or on a trusted route (pytest, ``--in-process``).
     """
 
-    def __init__(
-        self, factory: AssemblerFactory, name: str, *, caller: CallerHabits | None = None
-    ) -> None:
+    def __init__(self, factory: AssemblerFactory, name: str) -> None:
         self._factory = factory
         self._name = name
-        self._caller = CallerHabits() if caller is None else caller
+        self._caller = CallerHabits()
         self._instances: dict[str, Assembler] = {}
         shown = repr(safe_text(name, 200))
         try:
@@ -140,16 +157,14 @@ class PythonSubject:
         return self._features
 
     def with_fresh_events(self, *, other_mappings: bool = False) -> PythonSubject:
-        """The same target, sent a new event object per apply, each kept alive and untouched:
-        the gentlest caller, to tell a caller-habit failure (EVENT-OWNED) from any other;
-        with ``other_mappings``, each a read-only mapping of ``str`` subclass strings."""
+        """The same target sent a new event per apply, kept alive and untouched (to tell an
+        EVENT-OWNED failure from others); ``other_mappings``: read-only mappings (MAP-ANY)."""
         twin = copy.copy(self)
         twin._caller = OtherMappingsCaller() if other_mappings else CallerHabits(gentle=True)
         twin._instances = {}
         return twin
 
     def _call(self, call: Callable[..., _T], *arguments: object) -> _T:
-        """Call target code; what it raises becomes ImplementationError."""
         try:
             return call(*arguments)
         except (TokasmExit, TokasmInterrupt):  # tokasm's own signal handlers, in process
@@ -183,8 +198,7 @@ class PythonSubject:
         return _returned(self._call(step.perform, assembler))
 
     def perform_unread(self, step: Step) -> None:
-        """Perform ``step`` and drop what it returned as it is, for timing: making a ``str``
-        subclass's text a ``str`` copies it, which would time the kit, not the target."""
+        """Perform ``step``, its answer dropped unconverted (for timing the target alone)."""
         assembler = self._assembler(step)
         if isinstance(step, Apply):
             self._apply_lent(assembler, step.event)
@@ -192,7 +206,6 @@ class PythonSubject:
             self._call(step.perform, assembler)
 
     def _apply_lent(self, assembler: Assembler, event: object) -> str | Foreign | None:
-        """``apply(event)``, the event lent as a caller would and taken back after."""
         lent = self._caller.lend(event)
         try:
             return _returned(self._call(assembler.apply, lent))
@@ -211,18 +224,11 @@ class PythonSubject:
         self._caller.forget()
 
 
-def _raised_at(error: BaseException) -> str:
-    """`` at file:line`` of the innermost user frame that raised ``error``, if any."""
-    frames, _ = user_frames(error.__traceback__)
-    return f" (at {frames[-1]})" if frames else ""
-
-
 def resolve_target(target: str) -> AssemblerFactory:
     """Turn ``module:attr`` (or a bundled backend name) into a factory, or raise TargetError.
 
-    ``attr`` may be a class or any zero-argument callable returning a fresh
-    assembler; the current folder is importable, as with ``python -m``. MODULE may
-    also be a file's path (``./stream.py``): its folder is then importable.
+    The current folder is importable, as with ``python -m``; MODULE may be a file's path
+    (``./stream.py``), its folder then importable.
     """
     if target in BACKENDS:
         return BACKENDS[target]
@@ -242,10 +248,11 @@ def resolve_target(target: str) -> AssemblerFactory:
     try:
         obj: object = importlib.import_module(module_name)
     except BaseException as error:
+        frames, _ = user_frames(error.__traceback__)
         raise TargetError(
             f"target {target!r}: cannot import module {module_name!r}: "
             f"{safe_text(class_name(type(error)), 80)}: {safe_text(error)}"
-            f"{_raised_at(error)}"
+            + (f" (at {frames[-1]})" if frames else "")
         ) from error
     for part in attr_path.split("."):
         try:
