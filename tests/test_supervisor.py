@@ -305,3 +305,14 @@ def test_the_fuzz_phase_runs_in_the_worker_and_reports_what_it_found(tmp_path: P
     )
     assert ran.code == 1, ran
     assert "PROBLEM bare:ForgetsBareFinals: fuzz" in ran.out, ran
+
+
+def test_a_target_that_stops_the_clocks_cannot_fail_the_cost_probes(tmp_path: Path) -> None:
+    """The worker times the probes with the clocks taken before the target loaded."""
+    (tmp_path / "frozen.py").write_text(
+        "import time\nfrom tokasm import TokenAssembler\n"
+        "time.process_time = time.perf_counter = time.monotonic = lambda: 0.0\n"
+        "class Frozen(TokenAssembler):\n    pass\n"
+    )
+    ran = tokasm_cmd(tmp_path, "check", "frozen:Frozen", "-k", "cost.*", "--fuzz-examples", "0")
+    assert ran.code == 0, ran

@@ -157,10 +157,16 @@ class _NotMeasured(Exception):
     """The target gave a wrong answer: the probe cannot measure it (the cases say why)."""
 
 
+#: The clocks as they were when tokasm loaded, before any target: a target may replace
+#: the ``time`` module's functions in its own process (freezegun does), and the worker
+#: times the probes in that process.
+_CPU_TIME, _WALL_TIME = time.process_time, time.perf_counter
+
+
 def _clock(in_process: bool) -> Callable[[], float]:
     """In process CPU time, which the scheduler does not move (not on Windows: 15 ms ticks);
     over the protocol the wall clock, the work being in another process."""
-    return time.process_time if in_process and sys.platform != "win32" else time.perf_counter
+    return _CPU_TIME if in_process and sys.platform != "win32" else _WALL_TIME
 
 
 class _Copy(str):
