@@ -30,10 +30,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tokasm.implementations import BACKENDS
-from tokasm.protocol._client import CommandSubject
+from tokasm.protocol._client import CommandTarget
 from tokasm.protocol.testee import python_testee_command
 from tokasm.run._cost import probe_cache_final, probe_stream_linear
-from tokasm.run.subjects import PythonSubject, Subject
+from tokasm.run.targets import PythonTarget, Target
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -47,21 +47,21 @@ _BURN = "while True: pass"
 _STREAM_LINEAR = {"str-concat": True, "chunked": False, "list-join": False, "stringio": False}
 
 
-def _strict_stream(subject: Subject) -> CaseResult:
+def _strict_stream(subject: Target) -> CaseResult:
     return probe_stream_linear(subject, strict=True)
 
 
-def _targets(commands: list[str]) -> list[tuple[str, Callable[[], Subject], bool, str]]:
+def _targets(commands: list[str]) -> list[tuple[str, Callable[[], Target], bool, str]]:
     """(label, subject factory, wrong, probe): probe is 'cache' or 'stream'."""
     import test_cost  # tests/ is on the path by now
     from mutants import COST_MUTANTS, JoinsOnceAtFinal
     from unusual import UNUSUAL
 
-    def python(name: str, factory: Callable[[], object]) -> Callable[[], Subject]:
-        return lambda: PythonSubject(factory, name)  # type: ignore[arg-type]
+    def python(name: str, factory: Callable[[], object]) -> Callable[[], Target]:
+        return lambda: PythonTarget(factory, name)  # type: ignore[arg-type]
 
-    def command(line: list[str]) -> Callable[[], Subject]:
-        return lambda: CommandSubject(line)
+    def command(line: list[str]) -> Callable[[], Target]:
+        return lambda: CommandTarget(line)
 
     correct: dict[str, Callable[[], object]] = {
         "JoinsOnceAtFinal": JoinsOnceAtFinal,

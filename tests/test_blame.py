@@ -21,7 +21,7 @@ from tokasm.implementations import ListJoinAssembler
 from tokasm.report._blame import SITUATIONS, blame
 from tokasm.run.results import FAILING, CaseResult
 from tokasm.run.runner import DEFAULT_PROFILES, EVENT_OWNED, run_cases
-from tokasm.run.subjects import PythonSubject
+from tokasm.run.targets import PythonTarget
 
 if TYPE_CHECKING:
     from tokasm.corpus._load import Corpus
@@ -55,7 +55,7 @@ def test_a_case_naming_the_mutants_rule_fails_and_the_summary_names_it_first(
     corpus: Corpus, name: str
 ) -> None:
     mutant, cases = MUTANTS[name], corpus.by_id()
-    subject = PythonSubject(mutant.factory, name)
+    subject = PythonTarget(mutant.factory, name)
     results = list(run_cases(subject, corpus, DEFAULT_PROFILES | {mutant.profile}))
     failing = [r for r in results if r.outcome in FAILING]
     caught = [
@@ -115,7 +115,7 @@ class RaisesAtTheFifthApply(ListJoinAssembler):
 
 
 def test_an_error_raised_once_is_its_cases_error_never_a_caller_habit(corpus: Corpus) -> None:
-    results = list(run_cases(PythonSubject(RaisesAtTheFifthApply, "once"), corpus))
+    results = list(run_cases(PythonTarget(RaisesAtTheFifthApply, "once"), corpus))
     (broken,) = [result for result in results if result.outcome in FAILING]
     assert broken.outcome == "errored", broken.message
     assert broken.failure is not None
@@ -127,7 +127,7 @@ def test_an_error_raised_once_is_its_cases_error_never_a_caller_habit(corpus: Co
 @pytest.mark.parametrize("name", ["shared-state", "drops-retransmitted-delta"])
 def test_blame_reads_the_failure_record_never_the_message(corpus: Corpus, name: str) -> None:
     mutant = MUTANTS[name]
-    subject = PythonSubject(mutant.factory, name)
+    subject = PythonTarget(mutant.factory, name)
     results = list(run_cases(subject, corpus, DEFAULT_PROFILES | {mutant.profile}))
     blanked = [replace(result, message="?") for result in results]
     groups = blame(blanked, corpus.by_id())

@@ -16,11 +16,11 @@ from tokasm.corpus import Apply, Get, ModelAssembler, Raises, load_corpus, requi
 from tokasm.implementations import BACKENDS, ListJoinAssembler, StrictAssembler
 from tokasm.run.results import FAILING
 from tokasm.run.runner import run_cases
-from tokasm.run.subjects import PythonSubject
+from tokasm.run.targets import PythonTarget
 
 if TYPE_CHECKING:
     from tokasm.corpus import Case, Corpus
-    from tokasm.run.subjects import Subject
+    from tokasm.run.targets import Target
 
 #: Expanded steps the whole corpus may hold, so `tokasm check` stays quick. More than half
 #: are the stress cases (16385 deltas in one message, 5000 messages open and then
@@ -120,19 +120,19 @@ def test_refusals_appear_only_in_strict_cases(corpus: Corpus) -> None:
     assert all(corpus.by_id()[case_id].profile == "strict" for case_id in raising)
 
 
-def _disagreements(subject: Subject, corpus: Corpus, profiles: set[str]) -> list[str]:
+def _disagreements(subject: Target, corpus: Corpus, profiles: set[str]) -> list[str]:
     results = list(run_cases(subject, corpus, profiles))
     assert any(r.outcome == "passed" for r in results)
     return [f"{r.case_id}: {r.message}" for r in results if r.outcome in FAILING]
 
 
 def test_required_and_incremental_cases_agree_with_the_model(corpus: Corpus) -> None:
-    subject = PythonSubject(ModelAssembler, "model")
+    subject = PythonTarget(ModelAssembler, "model")
     assert _disagreements(subject, corpus, {"required", "incremental"}) == []
 
 
 def test_strict_cases_agree_with_the_strict_wrapper(corpus: Corpus) -> None:
-    subject = PythonSubject(lambda: StrictAssembler(ListJoinAssembler()), "strict list-join")
+    subject = PythonTarget(lambda: StrictAssembler(ListJoinAssembler()), "strict list-join")
     assert _disagreements(subject, corpus, {"strict"}) == []
 
 
@@ -140,5 +140,5 @@ def test_strict_cases_agree_with_the_strict_wrapper(corpus: Corpus) -> None:
 def test_surrogates_cases_pass_in_process(corpus: Corpus, backend: str) -> None:
     """SURR-*: Python strings hold lone surrogates, so the oracle and every backend keep them."""
     factory = ModelAssembler if backend == "model" else BACKENDS[backend]
-    subject = PythonSubject(factory, backend)
+    subject = PythonTarget(factory, backend)
     assert _disagreements(subject, corpus, {"surrogates"}) == []

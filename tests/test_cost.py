@@ -23,9 +23,9 @@ import pytest
 
 from helpers import tokasm_here
 from mutants import COST_MUTANTS, JoinsOnceAtFinal, RejoinsAfterFinal
-from tokasm.errors import SubjectFault
+from tokasm.errors import TargetFault
 from tokasm.implementations import BACKENDS
-from tokasm.protocol._client import CommandSubject
+from tokasm.protocol._client import CommandTarget
 from tokasm.protocol.testee import python_testee_command
 from tokasm.run._cost import (
     ATTEMPTS,
@@ -38,7 +38,7 @@ from tokasm.run._cost import (
     probe_cache_final,
     probe_stream_linear,
 )
-from tokasm.run.subjects import Foreign, PythonSubject
+from tokasm.run.targets import Foreign, PythonTarget
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -114,7 +114,7 @@ class _Wrong:
         return "nope"
 
 
-class _Faulting(PythonSubject):
+class _Faulting(PythonTarget):
     """A subject whose testee dies after a few requests."""
 
     def __init__(self) -> None:
@@ -124,16 +124,16 @@ class _Faulting(PythonSubject):
     def perform(self, step: Step) -> str | Foreign | None:
         self.left -= 1
         if self.left < 0:
-            raise SubjectFault("exited with code 1")
+            raise TargetFault("exited with code 1")
         return super().perform(step)
 
 
 @pytest.mark.parametrize("probe", [probe_cache_final, probe_stream_linear])
 def test_a_target_reading_back_a_wrong_text_is_not_measured_saying_why(
-    probe: Callable[[PythonSubject], object],
+    probe: Callable[[PythonTarget], object],
 ) -> None:
     """Skipped, not failed: the corpus cases say what is wrong, and no cost rule is blamed."""
-    result = probe(PythonSubject(_Wrong, "wrong"))
+    result = probe(PythonTarget(_Wrong, "wrong"))
     assert result.outcome == "skipped"  # type: ignore[attr-defined]
     assert result.message.startswith("not measured: ")  # type: ignore[attr-defined]
     assert "returned 'nope'" in result.message  # type: ignore[attr-defined]
@@ -146,11 +146,11 @@ def test_a_testee_fault_errors_the_probe() -> None:
 
 
 def test_uncached_is_flagged_and_the_same_code_with_the_cache_passes_showing_its_figure() -> None:
-    flagged = probe_cache_final(PythonSubject(RejoinsAfterFinal, "uncached"))
+    flagged = probe_cache_final(PythonTarget(RejoinsAfterFinal, "uncached"))
     assert (flagged.case_id, flagged.outcome) == (PROBE_ID, "failed")
     assert flagged.message.startswith("reads after final grow with the message: a read after ")
     assert flagged.requirements == (CACHE_FINAL,)
-    cached = probe_cache_final(PythonSubject(JoinsOnceAtFinal, "cached"))
+    cached = probe_cache_final(PythonTarget(JoinsOnceAtFinal, "cached"))
     assert (cached.outcome, cached.message) == ("passed", "")
     assert cached.note.startswith("a read after final of ")
     assert "x a short text's read and a copy of the text" in cached.note
@@ -158,14 +158,14 @@ def test_uncached_is_flagged_and_the_same_code_with_the_cache_passes_showing_its
 
 @pytest.mark.parametrize("name", list(COST_MUTANTS))
 def test_every_cost_mutant_is_flagged(name: str) -> None:
-    result = probe_cache_final(PythonSubject(COST_MUTANTS[name], name))
+    result = probe_cache_final(PythonTarget(COST_MUTANTS[name], name))
     assert result.outcome == "failed", result.note
     assert result.message.startswith("reads after final grow with the message")
 
 
 @pytest.mark.parametrize("backend", [name for name in BACKENDS if name != "naive-join"])
 def test_every_cached_backend_passes(backend: str) -> None:
-    assert probe_cache_final(PythonSubject(BACKENDS[backend], backend)).outcome == "passed"
+    assert probe_cache_final(PythonTarget(BACKENDS[backend], backend)).outcome == "passed"
 
 
 class FastPathForTheLastFinalized(JoinsOnceAtFinal):
@@ -338,7 +338,7 @@ class CopiesTheTextAtEachRead(JoinsOnceAtFinal):
     ],
 )
 def test_a_correct_fast_path_is_not_taken_for_growth(cached: type[JoinsOnceAtFinal]) -> None:
-    result = probe_cache_final(PythonSubject(cached, cached.__name__))  # each failed every run
+    result = probe_cache_final(PythonTarget(cached, cached.__name__))  # each failed every run
     assert result.outcome == "passed", result.message
 
 
@@ -378,25 +378,25 @@ def test_over_the_protocol_uncached_is_flagged_and_cached_passes(tmp_path: Path)
 
 
 def test_stream_linear_finds_a_copy_per_delta_without_failing_unless_strict() -> None:
-    found = probe_stream_linear(PythonSubject(BACKENDS["str-concat"], "str-concat"))
+    found = probe_stream_linear(PythonTarget(BACKENDS["str-concat"], "str-concat"))
     assert (found.case_id, found.outcome, found.message) == (STREAM_PROBE_ID, "passed", "")
     assert found.requirements == (STREAM_LINEAR,)
     assert found.note.startswith("appends grow with the length of the message's text: ")
-    strict = probe_stream_linear(PythonSubject(BACKENDS["str-concat"], "str-concat"), strict=True)
+    strict = probe_stream_linear(PythonTarget(BACKENDS["str-concat"], "str-concat"), strict=True)
     assert strict.outcome == "failed"
     assert strict.message.startswith("appends grow with the length of the message's text: ")
 
 
 @pytest.mark.parametrize("backend", ["chunked", "list-join", "stringio"])
 def test_stream_linear_finds_nothing_in_linear_accumulators(backend: str) -> None:
-    result = probe_stream_linear(PythonSubject(BACKENDS[backend], backend), strict=True)
+    result = probe_stream_linear(PythonTarget(BACKENDS[backend], backend), strict=True)
     assert result.outcome == "passed", result.message
     assert result.note.startswith("an append to a text of ")
 
 
 def test_stream_linear_over_the_protocol_finds_a_copy_per_delta_only() -> None:
     def probed(target: str) -> str:
-        subject = CommandSubject(python_testee_command(target))
+        subject = CommandTarget(python_testee_command(target))
         try:
             return probe_stream_linear(subject, strict=True).outcome
         finally:

@@ -24,7 +24,7 @@ from tokasm.cli import main
 from tokasm.corpus import PROFILES, json_can_carry, load_corpus, parse_case, spec_dir
 from tokasm.implementations import BACKENDS, StrictAssembler
 from tokasm.run.runner import run_cases
-from tokasm.run.subjects import PythonSubject
+from tokasm.run.targets import PythonTarget
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -87,7 +87,7 @@ def exported_ids() -> frozenset[str]:
 
 
 def tokasm_verdicts(factory: Callable[[], Any], profiles: set[str]) -> dict[str, str]:
-    results = run_cases(PythonSubject(factory, "target"), load_corpus(), profiles)
+    results = run_cases(PythonTarget(factory, "target"), load_corpus(), profiles)
     return {r.case_id: "failed" if r.outcome == "errored" else r.outcome for r in results}
 
 

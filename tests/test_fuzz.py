@@ -27,7 +27,7 @@ from mutants import MUTANTS
 from tokasm.corpus._load import load_corpus, load_file
 from tokasm.corpus._paths import CACHE_DIR_ENV, SPEC_DIR_ENV, spec_dir
 from tokasm.corpus.steps import Apply, Get, Returns
-from tokasm.errors import SubjectFault
+from tokasm.errors import TargetFault
 from tokasm.fuzz import (
     CHECK_EXAMPLES,
     HYPOTHESIS_STORAGE_ENV,
@@ -40,15 +40,15 @@ from tokasm.fuzz import _search as fuzz_module
 from tokasm.fuzz._cases import case_document, dump_case_file
 from tokasm.fuzz._strategies import Program, any_texts
 from tokasm.implementations import BACKENDS
-from tokasm.protocol._client import CommandSubject
+from tokasm.protocol._client import CommandTarget
 from tokasm.protocol.testee import python_testee_command
 from tokasm.run.results import CaseResult
 from tokasm.run.runner import run_case
-from tokasm.run.subjects import Foreign, PythonSubject
+from tokasm.run.targets import Foreign, PythonTarget
 
 if TYPE_CHECKING:
     from tokasm.corpus.steps import Step
-    from tokasm.run.subjects import Subject
+    from tokasm.run.targets import Target
 
 # Mutants the fuzzer must find within FOUND_WITHIN examples at seed 0; each
 # breaks one rule (tests/mutants.py) the way real implementations do.
@@ -86,7 +86,7 @@ def corpus_root(tmp_path: Path) -> Path:
 
 
 def _counterexample(target: str) -> tuple[dict[str, Any], str, CaseResult]:
-    subject = PythonSubject(MUTANTS[target].factory, target)
+    subject = PythonTarget(MUTANTS[target].factory, target)
     report = fuzz(subject, examples=FOUND_WITHIN, seed=0, shrink_budget=SHRINK_SECONDS)
     found = report.counterexample
     assert found is not None, f"{target}: {report.summary()}"
@@ -107,15 +107,15 @@ def test_counterexample_is_shrunk_schema_valid_and_reproduces(
 
     (corpus_root / "cases" / "found.yaml").write_text(text, encoding="utf-8")
     (loaded,) = load_corpus(corpus_root)  # ids checked against SPEC.md too
-    broken = PythonSubject(MUTANTS[mutant].factory, mutant)
+    broken = PythonTarget(MUTANTS[mutant].factory, mutant)
     assert run_case(broken, loaded).outcome in ("failed", "errored")
     for name, backend in BACKENDS.items():
-        assert run_case(PythonSubject(backend, name), loaded).outcome == "passed", name
+        assert run_case(PythonTarget(backend, name), loaded).outcome == "passed", name
 
 
 @pytest.mark.parametrize("mutant", REACHED)
 def test_default_fuzz_phase_finds_design_bugs(mutant: str) -> None:
-    subject = PythonSubject(MUTANTS[mutant].factory, mutant)
+    subject = PythonTarget(MUTANTS[mutant].factory, mutant)
     report = fuzz(subject, examples=CHECK_EXAMPLES, seed=0, shrink_budget=FINDING_SECONDS)
     found = report.counterexample
     assert found is not None, report.summary()
@@ -125,7 +125,7 @@ def test_default_fuzz_phase_finds_design_bugs(mutant: str) -> None:
 
 def test_macro_steps_shrink_to_a_short_plain_case() -> None:
     """A stream of reads and deltas (a macro) shrinks by its k, and prints as plain steps."""
-    subject = PythonSubject(MUTANTS["throttled-live-view"].factory, "throttled")
+    subject = PythonTarget(MUTANTS["throttled-live-view"].factory, "throttled")
     report = fuzz(subject, examples=FOUND_WITHIN, seed=0, shrink_budget=SHRINK_SECONDS)
     assert report.counterexample is not None
     steps = report.counterexample.document["cases"][0]["steps"]
@@ -136,19 +136,19 @@ def test_macro_steps_shrink_to_a_short_plain_case() -> None:
 
 def test_fuzz_plays_the_callers_habits_in_process() -> None:
     """The fuzz path runs cases like the corpus does, reused dict and all (EVENT-OWNED)."""
-    subject = PythonSubject(MUTANTS["keeps-events"].factory, "keeps-events")
+    subject = PythonTarget(MUTANTS["keeps-events"].factory, "keeps-events")
     report = fuzz(subject, examples=CHECK_EXAMPLES, seed=0, shrink_budget=FINDING_SECONDS)
     assert report.counterexample is not None
     assert "EVENT-OWNED" in report.counterexample.result.message
 
 
-class _FaultOnNul(PythonSubject):
+class _FaultOnNul(PythonTarget):
     """A testee that dies whenever a delta carries NUL, as a C implementation might."""
 
     def perform(self, step: Step) -> str | Foreign | None:
         event = step.event if isinstance(step, Apply) else None
         if isinstance(event, dict) and "\x00" in event.get("delta", ""):
-            raise SubjectFault("testee exited with code -11")
+            raise TargetFault("testee exited with code -11")
         return super().perform(step)
 
 
@@ -170,7 +170,7 @@ def test_testee_that_crashes_once_is_reported_as_flaky(tmp_path: Path) -> None:
     faulty = Path(__file__).parent / "testees" / "faulty.py"
     marker = tmp_path / "crashed"
     argv = [sys.executable, str(faulty), "crash", "--at", "30", "--marker", str(marker)]
-    subject = CommandSubject(argv)
+    subject = CommandTarget(argv)
     try:
         report = fuzz(subject, examples=100, seed=0, shrink_budget=SHRINK_SECONDS)
     finally:
@@ -182,7 +182,7 @@ def test_testee_that_crashes_once_is_reported_as_flaky(tmp_path: Path) -> None:
 
 
 def test_time_budget_ends_the_search() -> None:
-    subject = PythonSubject(BACKENDS["list-join"], "list-join")
+    subject = PythonTarget(BACKENDS["list-join"], "list-join")
     report = fuzz(subject, examples=1_000_000, seed=0, budget=0.2)
     assert report.out_of_time  # however busy the machine: no count of examples asserted
     assert report.examples < 1_000_000
@@ -191,7 +191,7 @@ def test_time_budget_ends_the_search() -> None:
 
 
 def test_check_phase_runs_only_after_a_clean_corpus() -> None:
-    subject = PythonSubject(MUTANTS["nonfinal-returns-text"].factory, "ci")
+    subject = PythonTarget(MUTANTS["nonfinal-returns-text"].factory, "ci")
     passed = CaseResult("x", "passed case", "passed")
     failed = CaseResult("y", "failed case", "failed", "why")
     assert fuzz_phase(subject, [passed, failed], FOUND_WITHIN) == ()
@@ -337,9 +337,9 @@ def test_cli_prints_a_case_that_reproduces_the_failure(
     (case,) = load_corpus(corpus_root)
     assert "APPEND-EMPTY" in case.requirements
     monkeypatch.chdir(project)  # the testee imports mutants.py from the current folder
-    subjects: list[Subject] = [
-        CommandSubject(python_testee_command(BROKEN)),
-        PythonSubject(BACKENDS["list-join"], "list-join"),
+    subjects: list[Target] = [
+        CommandTarget(python_testee_command(BROKEN)),
+        PythonTarget(BACKENDS["list-join"], "list-join"),
     ]
     try:
         assert run_case(subjects[0], case).outcome == "failed"
@@ -444,7 +444,7 @@ def test_cli_shrink_budget_reaches_the_fuzzer(
 ) -> None:
     asked: list[float] = []
 
-    def recording(subject: Subject, **options: Any) -> FuzzReport:
+    def recording(subject: Target, **options: Any) -> FuzzReport:
         asked.append(options["shrink_budget"])
         return fuzz(subject, **options)
 

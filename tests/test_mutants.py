@@ -21,7 +21,7 @@ from tokasm.corpus._load import load_corpus, requirement_ids
 from tokasm.implementations import BACKENDS, IncrementalAssembler, strict
 from tokasm.run.results import FAILING
 from tokasm.run.runner import DEFAULT_PROFILES, run_cases
-from tokasm.run.subjects import PythonSubject
+from tokasm.run.targets import PythonTarget
 from unusual import DictSubclassStore
 
 if TYPE_CHECKING:
@@ -99,7 +99,7 @@ def test_strict_wrapper_passes_strict(corpus: Corpus, backend: str) -> None:
     """Every case of the profiles it can run passes: ``strict()`` keeps ``read_since``
     where the backend has it, so incremental runs too. (Each bundled backend alone goes
     through the default check in the check-bundled transcript, test_docs.)"""
-    subject = PythonSubject(lambda: strict(_WRAPPED[backend]()), f"strict {backend}")
+    subject = PythonTarget(lambda: strict(_WRAPPED[backend]()), f"strict {backend}")
     results = list(run_cases(subject, corpus, {"required", "strict", "incremental"}))
     assert _failures(results) == []
     reads = isinstance(_WRAPPED[backend](), IncrementalAssembler)

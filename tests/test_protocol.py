@@ -19,7 +19,7 @@ from tokasm.cli import main
 from tokasm.corpus._load import load_corpus
 from tokasm.corpus.steps import Apply, ReadSince
 from tokasm.errors import ImplementationError
-from tokasm.protocol._client import CommandSubject
+from tokasm.protocol._client import CommandTarget
 from tokasm.protocol._codec import (
     ProtocolError,
     decode,
@@ -84,7 +84,7 @@ def test_python_testee_passes_the_corpus(capsys: pytest.CaptureFixture[str]) -> 
 
 
 def test_strict_python_testee_passes_the_strict_profile() -> None:
-    subject = CommandSubject(PYTHON_STRICT)
+    subject = CommandTarget(PYTHON_STRICT)
     try:
         results = list(run_cases(subject, load_corpus(), {"strict"}))
     finally:

@@ -17,7 +17,7 @@ import pytest
 from tokasm.cli import main
 from tokasm.corpus._load import load_corpus
 from tokasm.errors import TargetError
-from tokasm.protocol._client import CommandSubject
+from tokasm.protocol._client import CommandTarget
 from tokasm.run.runner import run_cases
 
 if TYPE_CHECKING:
@@ -41,7 +41,7 @@ def few_cases() -> list[Case]:
 
 
 def run(argv: list[str], cases: list[Case]) -> list[CaseResult]:
-    subject = CommandSubject(argv, timeout=TIMEOUT)
+    subject = CommandTarget(argv, timeout=TIMEOUT)
     try:
         return list(run_cases(subject, cases))
     finally:
@@ -100,7 +100,7 @@ def test_a_testee_that_fails_to_start_or_greet_is_a_target_error(
     argv: list[str], reason: str
 ) -> None:
     with pytest.raises(TargetError) as raised:
-        CommandSubject(argv, timeout=TIMEOUT)
+        CommandTarget(argv, timeout=TIMEOUT)
     assert shlex.join(argv) in str(raised.value)
     assert reason in str(raised.value)
 
@@ -111,7 +111,7 @@ def test_a_testee_silent_at_hello_is_a_target_error_after_the_start_timeout() ->
     start = 0.25
     said = re.escape(f"no response within {start:g} s")
     with pytest.raises(TargetError, match=rf'"op":"hello".*: {said}'):
-        CommandSubject(faulty("silent-hello"), timeout=start / 5, start_timeout=start)
+        CommandTarget(faulty("silent-hello"), timeout=start / 5, start_timeout=start)
 
 
 def test_the_cli_exits_2_naming_a_command_that_cannot_start(

@@ -29,7 +29,7 @@ from tokasm.protocol._codec import (
     parse_result,
 )
 from tokasm.protocol.testee import respond
-from tokasm.run.subjects import PythonSubject
+from tokasm.run.targets import PythonTarget
 
 STEPS_PER_CASE = 40  # enough to meet every op and event shape; the long cases repeat themselves
 
@@ -66,7 +66,7 @@ def test_every_request_the_client_sends_and_every_answer_the_testee_gives_is_val
 ) -> None:
     requests = validator(schema, "request")
     responses = {op: validator(schema, response_form(op)) for op in ("hello", "new", "get")}
-    subject = PythonSubject(lambda: strict(BACKENDS["list-join"]()), "list-join (strict)")
+    subject = PythonTarget(lambda: strict(BACKENDS["list-join"]()), "list-join (strict)")
     kinds = set()
     # Every line is sent and answered, in order; a line validated once (the same bytes, for
     # the same op) is not validated again: the long cases repeat theirs, and the schema's

@@ -12,7 +12,7 @@ from tokasm.implementations import ListJoinAssembler
 from tokasm.report import XfailError, apply_xfail, load_xfail, render_xfail, write_text_atomically
 from tokasm.run.results import TargetRun
 from tokasm.run.runner import run_cases
-from tokasm.run.subjects import PythonSubject
+from tokasm.run.targets import PythonTarget
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -27,7 +27,7 @@ def corpus() -> Corpus:
 
 
 def _run(corpus: Corpus, factory: AssemblerFactory, name: str) -> TargetRun:
-    results = tuple(run_cases(PythonSubject(factory, name), corpus))
+    results = tuple(run_cases(PythonTarget(factory, name), corpus))
     return TargetRun(name, name, results, corpus.version)
 
 

@@ -1,6 +1,6 @@
 """Every error tokasm raises on purpose, in one hierarchy, and the exit code each one means.
 
-``UsageError`` and its kinds: the run cannot start as asked (exit 2). ``SubjectFault``
+``UsageError`` and its kinds: the run cannot start as asked (exit 2). ``TargetFault``
 and ``ImplementationError``: the thing under test misbehaved, which errors or fails the
 case that was running, never the run. ``ProtocolError``: a line that is no valid message.
 """
@@ -18,8 +18,8 @@ __all__ = [
     "ImplementationError",
     "ProtocolError",
     "ReportError",
-    "SubjectFault",
     "TargetError",
+    "TargetFault",
     "TokasmError",
     "TokasmExit",
     "TokasmInterrupt",
@@ -70,7 +70,7 @@ class ReportError(UsageError):
     """A report cannot be written where it was asked for; the message names the path."""
 
 
-class SubjectFault(TokasmError):
+class TargetFault(TokasmError):
     """The testee itself failed (hang, crash, garbage): the case errors, the run goes on."""
 
 

@@ -35,9 +35,9 @@ def serve(mode: str, strike_at: int, marker: Path | None) -> None:
     from tokasm.implementations import ListJoinAssembler
     from tokasm.protocol._codec import encode
     from tokasm.protocol.testee import respond
-    from tokasm.run.subjects import PythonSubject
+    from tokasm.run.targets import PythonTarget
 
-    subject = PythonSubject(ListJoinAssembler, f"faulty-{mode}")
+    subject = PythonTarget(ListJoinAssembler, f"faulty-{mode}")
     armed = mode in ONCE and marker is not None and not marker.exists()
     for number, line in enumerate(sys.stdin.buffer, start=1):
         if armed and marker is not None and number == strike_at:

@@ -74,9 +74,9 @@ def serve(args: argparse.Namespace, restarted: bool) -> None:
     from tokasm.implementations import ListJoinAssembler
     from tokasm.protocol._codec import encode
     from tokasm.protocol.testee import respond
-    from tokasm.run.subjects import PythonSubject
+    from tokasm.run.targets import PythonTarget
 
-    subject = PythonSubject(ListJoinAssembler, "hostile")
+    subject = PythonTarget(ListJoinAssembler, "hostile")
     requests = sys.stdin.buffer
     out = sys.stdout.buffer
     for number, line in enumerate(requests, start=1):
@@ -113,9 +113,9 @@ def serve_one_line_per_read() -> None:
     from tokasm.implementations import ListJoinAssembler
     from tokasm.protocol._codec import encode
     from tokasm.protocol.testee import respond
-    from tokasm.run.subjects import PythonSubject
+    from tokasm.run.targets import PythonTarget
 
-    subject = PythonSubject(ListJoinAssembler, "hostile")
+    subject = PythonTarget(ListJoinAssembler, "hostile")
     while chunk := os.read(0, 1 << 16):
         sys.stdout.buffer.write(encode(respond(subject, chunk.split(b"\n", 1)[0])))
         sys.stdout.buffer.flush()

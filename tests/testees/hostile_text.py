@@ -27,9 +27,9 @@ def main() -> None:
     from tokasm.implementations import ListJoinAssembler
     from tokasm.protocol._codec import encode
     from tokasm.protocol.testee import respond
-    from tokasm.run.subjects import PythonSubject
+    from tokasm.run.targets import PythonTarget
 
-    subject = PythonSubject(ListJoinAssembler, "hostile")
+    subject = PythonTarget(ListJoinAssembler, "hostile")
     error = text + "x" * max(0, args.error_chars - len(text))
     for line in sys.stdin.buffer:
         request = json.loads(line)

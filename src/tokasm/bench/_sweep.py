@@ -26,14 +26,14 @@ from tokasm.bench._worker import base_size, measure
 from tokasm.corpus.steps import READ_SINCE, Apply, Get, ReadSince, features_of
 from tokasm.errors import TargetError
 from tokasm.implementations import BACKENDS
-from tokasm.run.subjects import Foreign
+from tokasm.run.targets import Foreign
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
 
     from tokasm.bench.scenarios import Scenario
     from tokasm.implementations import Assembler, AssemblerFactory, Event
-    from tokasm.run.subjects import Subject
+    from tokasm.run.targets import Target
 
 TIME, MEMORY = "time", "memory"
 BUDGET, MAX_TIME = "budget", "max-time"
@@ -177,7 +177,7 @@ def bundled_contenders(in_process: bool = False) -> list[Contender]:
 class _SubjectAssembler:
     """An assembler whose every call is a request to a protocol testee (instance "bench")."""
 
-    def __init__(self, subject: Subject) -> None:
+    def __init__(self, subject: Target) -> None:
         self._subject = subject
         subject.new("bench")
 
@@ -196,7 +196,7 @@ class _SubjectAssembler:
         return self._ask(ReadSince("bench", None, message_id, offset))
 
 
-def protocol_contender(subject: Subject) -> Contender:
+def protocol_contender(subject: Target) -> Contender:
     """A running testee, ``cmd:NAME``; each factory call starts a fresh assembler in it."""
 
     def factory() -> Assembler:

@@ -19,7 +19,7 @@ from tokasm.bench._measure import format_seconds, peak_memory, predict_seconds, 
 from tokasm.bench.scenarios import SCENARIOS
 from tokasm.corpus.steps import READ_SINCE, features_of
 from tokasm.errors import TargetError
-from tokasm.run.subjects import resolve_target
+from tokasm.run.targets import resolve_target
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator

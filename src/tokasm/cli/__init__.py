@@ -16,7 +16,7 @@ from tokasm._display import safe_block
 from tokasm._versions import version_line
 from tokasm.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, TokasmExit, UsageError
 from tokasm.fuzz import hypothesis_files_kept_by_tokasm
-from tokasm.protocol._client import end_testees, testees_end_with_the_run
+from tokasm.protocol import end_testees, testees_end_with_the_run
 
 from ._console import Console, silence_stdout
 

@@ -37,16 +37,16 @@ from tokasm.cli.options import (
 )
 from tokasm.errors import ReportError
 from tokasm.implementations import DEFAULT_BACKEND
-from tokasm.protocol._client import DEFAULT_TIMEOUT, CommandSubject, split_command
-from tokasm.report._progress import progress_wanted
-from tokasm.run.subjects import resolve_target
+from tokasm.protocol import DEFAULT_TIMEOUT, CommandTarget, split_command
+from tokasm.report import progress_wanted
+from tokasm.run import resolve_target
 
 if TYPE_CHECKING:
     import argparse
 
     from tokasm.bench import Contender, Series
     from tokasm.cli.options import Commands
-    from tokasm.run.subjects import Subject
+    from tokasm.run import Target
 
 __all__ = ["add_parser", "run"]
 
@@ -159,7 +159,7 @@ def _settings(args: argparse.Namespace) -> SweepSettings:
     )
 
 
-def _contenders(args: argparse.Namespace, subjects: list[Subject]) -> list[Contender]:
+def _contenders(args: argparse.Namespace, subjects: list[Target]) -> list[Contender]:
     """Bundled backends (unless --only), then each target; TargetError for a bad one."""
     only = args.only and (args.targets or args.cmd)
     contenders = [] if only else bundled_contenders(args.in_process)
@@ -172,7 +172,7 @@ def _contenders(args: argparse.Namespace, subjects: list[Subject]) -> list[Conte
         else:
             contenders.append(load_contender(target, args.timeout))
     for line in args.cmd:
-        subject = CommandSubject(split_command(line), args.timeout)
+        subject = CommandTarget(split_command(line), args.timeout)
         subjects.append(subject)
         contenders.append(protocol_contender(subject))
     return contenders
@@ -228,7 +228,7 @@ def _check_report_paths(args: argparse.Namespace) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    subjects: list[Subject] = []
+    subjects: list[Target] = []
     try:
         _check_report_paths(args)
         return _measure(args, _contenders(args, subjects))

@@ -17,7 +17,7 @@ from tokasm.cli.options import exit_codes, non_negative, subcommand
 from tokasm.corpus import Raises, load_corpus
 from tokasm.errors import CorpusError
 from tokasm.implementations import DEFAULT_BACKEND
-from tokasm.run._cost import (
+from tokasm.run import (
     CACHE_FINAL,
     PROBE_ID,
     PROBE_STEPS,

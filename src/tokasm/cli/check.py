@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, TypeAlias
 
 from tokasm._display import safe_text
 from tokasm._versions import version_line
-from tokasm.corpus._load import PROFILES, expand, profile_gap
+from tokasm.corpus import PROFILES, expand, profile_gap
 from tokasm.errors import (
     CorpusError,
     ReportError,
@@ -24,37 +24,47 @@ from tokasm.errors import (
 )
 from tokasm.fuzz import CHECK_EXAMPLES, fuzz_phase
 from tokasm.implementations import BACKENDS
-from tokasm.protocol._client import (
+from tokasm.protocol import (
     DEFAULT_TIMEOUT,
     PIPELINE_WINDOW,
     START_TIMEOUT,
-    CommandSubject,
+    CommandTarget,
+    WorkerTarget,
     split_command,
 )
-from tokasm.protocol.worker import WorkerSubject
-from tokasm.report._blame import render_blame
-from tokasm.report._progress import Progress, progress_wanted
-from tokasm.report._render import (
+from tokasm.report import (
     NAME_LIMIT,
+    Progress,
     ReportPlan,
-    json_text,
-    junit_text,
-    markdown_report,
-    render_card,
-    render_failures,
-    render_verdict,
-)
-from tokasm.report._xfail import (
     XfailList,
     apply_xfail,
     expected_failures,
+    json_text,
+    junit_text,
     load_xfail,
+    markdown_report,
+    progress_wanted,
+    render_blame,
+    render_card,
+    render_failures,
+    render_verdict,
     render_xfail,
 )
-from tokasm.run._cost import PROBE_IDS, STREAM_PROBE_ID, run_probe
-from tokasm.run.results import FAILING, CaseResult, TargetRun, timed
-from tokasm.run.runner import DEFAULT_PROFILES, run_cases, skip_reason
-from tokasm.run.subjects import PythonSubject, Subject, resolve_target
+from tokasm.run import (
+    DEFAULT_PROFILES,
+    FAILING,
+    PROBE_IDS,
+    STREAM_PROBE_ID,
+    CaseResult,
+    PythonTarget,
+    Target,
+    TargetRun,
+    resolve_target,
+    run_cases,
+    run_probe,
+    skip_reason,
+    timed,
+)
 
 from ._cases import add_case_options, chosen_cases
 from ._console import Console
@@ -71,7 +81,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence, Set
 
     from tokasm.cli.options import Commands
-    from tokasm.corpus._load import Case, Corpus
+    from tokasm.corpus import Case, Corpus
 
 __all__ = ["add_parser", "run"]
 
@@ -277,9 +287,9 @@ def _select(
     return cases, probes if cost_probe else []
 
 
-def _command(argv: list[str], args: argparse.Namespace) -> CommandSubject:
+def _command(argv: list[str], args: argparse.Namespace) -> CommandTarget:
     window = 1 if args.no_pipeline else PIPELINE_WINDOW
-    return CommandSubject(argv, args.timeout, window=window)
+    return CommandTarget(argv, args.timeout, window=window)
 
 
 #: The outcomes after which the fuzz phase runs (it looks for what the corpus missed).
@@ -336,9 +346,9 @@ class _Session:
         """Checks per target: the selected cases and the cost probe."""
         return len(self.cases) + len(self.probes)
 
-    def _checks(self, subject: Subject, profiles: Set[str]) -> Iterator[CaseResult]:
+    def _checks(self, subject: Target, profiles: Set[str]) -> Iterator[CaseResult]:
         debug = self.args.debug
-        if isinstance(subject, WorkerSubject):
+        if isinstance(subject, WorkerTarget):
             for case in self.cases:
                 reason = skip_reason(case, profiles, subject.features)
                 yield (
@@ -353,7 +363,7 @@ class _Session:
         for probe in self.probes:
             yield run_probe(probe, subject, strict=self.args.strict_cost)
 
-    def run_target(self, subject: Subject, profiles: Set[str]) -> TargetRun:
+    def run_target(self, subject: Target, profiles: Set[str]) -> TargetRun:
         args = self.args
         results: list[CaseResult] = []
         started = time.perf_counter()
@@ -371,7 +381,7 @@ class _Session:
                     break
             if not self.limit.reached:
                 corpus_results = tuple(r for r in results if r.case_id not in PROBE_IDS)
-                if not isinstance(subject, WorkerSubject):
+                if not isinstance(subject, WorkerTarget):
                     problems = fuzz_phase(subject, corpus_results, args.fuzz_examples)
                 elif args.fuzz_examples and all(r.outcome in _CLEAN for r in corpus_results):
                     problems = subject.fuzz(args.fuzz_examples)  # in the worker, in process
@@ -379,7 +389,7 @@ class _Session:
         finally:
             subject.close()
         self.left = self.size - len(results)
-        if isinstance(subject, CommandSubject):  # e.g. a testee that restarted as another
+        if isinstance(subject, CommandTarget):  # e.g. a testee that restarted as another
             problems = (*subject.problems, *problems)
         duration = time.perf_counter() - started
         run_ = TargetRun(
@@ -406,7 +416,7 @@ class _Session:
 
 
 def _refuse_unrunnable_profiles(
-    requested: Sequence[str], chosen: Sequence[Case], subjects: Sequence[Subject]
+    requested: Sequence[str], chosen: Sequence[Case], subjects: Sequence[Target]
 ) -> None:
     """An explicitly requested profile a target cannot run is a usage error, not a quiet skip.
 
@@ -448,12 +458,12 @@ def run(args: argparse.Namespace) -> int:
 
 
 #: The started targets, and for each one that is a bundled backend, its name (by ``id``).
-_Targets: TypeAlias = "tuple[list[Subject], dict[int, str]]"
+_Targets: TypeAlias = "tuple[list[Target], dict[int, str]]"
 
 
 def _start_targets(args: argparse.Namespace) -> _Targets:
     """Start every target up front, so a bad one exits 2 before any case runs."""
-    subjects: list[Subject] = []
+    subjects: list[Target] = []
     backends: dict[int, str] = {}
     window = 1 if args.no_pipeline else PIPELINE_WINDOW
     loading = progress_wanted(sys.stderr, args.quiet)  # an SDK's import may take a while
@@ -462,9 +472,9 @@ def _start_targets(args: argparse.Namespace) -> _Targets:
             if loading:
                 Console(sys.stderr).print(f"loading {safe_text(name, NAME_LIMIT)} ...")
             if args.in_process:
-                subjects.append(PythonSubject(resolve_target(name), name))
+                subjects.append(PythonTarget(resolve_target(name), name))
             else:
-                subjects.append(WorkerSubject(name, args.timeout, window=window))
+                subjects.append(WorkerTarget(name, args.timeout, window=window))
             if name in BACKENDS:
                 backends[id(subjects[-1])] = name
         subjects.extend(_command(split_command(line), args) for line in args.cmd)

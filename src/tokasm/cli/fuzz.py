@@ -18,16 +18,15 @@ from tokasm.cli.options import (
 )
 from tokasm.errors import ReportError
 from tokasm.fuzz import INSTANCE_NAMES, SHRINK_BUDGET
-from tokasm.protocol._client import DEFAULT_TIMEOUT, CommandSubject, split_command
-from tokasm.protocol.worker import WorkerSubject
-from tokasm.report._render import Destination, write_text_atomically
-from tokasm.run.subjects import PythonSubject, resolve_target
+from tokasm.protocol import DEFAULT_TIMEOUT, CommandTarget, WorkerTarget, split_command
+from tokasm.report import Destination, write_text_atomically
+from tokasm.run import PythonTarget, resolve_target
 
 if TYPE_CHECKING:
     import argparse
 
     from tokasm.cli.options import Commands
-    from tokasm.run.subjects import Subject
+    from tokasm.run import Target
 
 __all__ = ["add_parser", "run"]
 
@@ -108,13 +107,13 @@ def add_parser(commands: Commands) -> None:
     parser.set_defaults(run=run)
 
 
-def _subject(args: argparse.Namespace) -> Subject:
+def _subject(args: argparse.Namespace) -> Target:
     """The target; a testee is restarted after every fault, each example its own case."""
     if args.cmd is not None:
-        return CommandSubject(split_command(args.cmd), args.timeout, breaker=None)
+        return CommandTarget(split_command(args.cmd), args.timeout, breaker=None)
     if args.in_process:
-        return PythonSubject(resolve_target(args.target), args.target)
-    return WorkerSubject(args.target, args.timeout, breaker=None)
+        return PythonTarget(resolve_target(args.target), args.target)
+    return WorkerTarget(args.target, args.timeout, breaker=None)
 
 
 def _is_folder(save: str) -> bool:

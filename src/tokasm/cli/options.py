@@ -6,7 +6,7 @@ import argparse
 import math
 from typing import TypeAlias
 
-from tokasm.bench._measure import parse_size
+from tokasm.bench import parse_size
 
 __all__ = [
     "MAX_SECONDS",

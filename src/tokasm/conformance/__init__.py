@@ -15,11 +15,11 @@ if TYPE_CHECKING:
     from tokasm.errors import CorpusError, TargetError
     from tokasm.run.results import CaseResult, TargetRun
     from tokasm.run.runner import run_case, run_cases
-    from tokasm.run.subjects import PythonSubject, Subject, resolve_target
+    from tokasm.run.targets import PythonTarget, Target, resolve_target
 
 __all__ = [
-    "OPS", "Case", "CaseResult", "Corpus", "CorpusError", "ModelAssembler", "PythonSubject",
-    "Step", "Subject", "TargetError", "TargetRun", "load_corpus", "resolve_target", "run_case",
+    "OPS", "Case", "CaseResult", "Corpus", "CorpusError", "ModelAssembler", "PythonTarget",
+    "Step", "Target", "TargetError", "TargetRun", "load_corpus", "resolve_target", "run_case",
     "run_cases", "suite",
 ]  # fmt: skip
 
@@ -30,13 +30,16 @@ _HOMES = {
     "tokasm.errors": ("CorpusError", "TargetError"),
     "tokasm.run.results": ("CaseResult", "TargetRun"),
     "tokasm.run.runner": ("run_case", "run_cases"),
-    "tokasm.run.subjects": ("PythonSubject", "Subject", "resolve_target"),
+    "tokasm.run.targets": ("PythonTarget", "Target", "resolve_target"),
     "tokasm.conformance.pytest_suite": ("suite",),
 }
 _HOME_OF = {name: home for home, names in _HOMES.items() for name in names}
+#: Names this package gave before the thing under test had one noun, kept (deprecated).
+_RENAMED = {"PythonSubject": "PythonTarget", "Subject": "Target"}
 
 
 def __getattr__(name: str) -> object:
+    name = _RENAMED.get(name, name)
     home = _HOME_OF.get(name)
     if home is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable  # noqa: F401 (a stash key's type)
 
     from tokasm.conformance.pytest_suite import Selection
-    from tokasm.run.subjects import Subject
+    from tokasm.run.targets import Target
 
 
 __all__ = [
@@ -24,7 +24,7 @@ __all__ = [
     "pytest_runtest_setup", "pytest_unconfigure", "selection",
 ]  # fmt: skip
 
-_SUBJECTS = pytest.StashKey[dict[str, "Subject"]]()
+_SUBJECTS = pytest.StashKey[dict[str, "Target"]]()
 _SELECTION = pytest.StashKey["Selection"]()
 _UNDO_SIGNALS = pytest.StashKey["Callable[[], None]"]()
 
@@ -96,7 +96,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     """Resolve the options and every ``--tokasm-assembler`` up front: a bad one is a usage
     error naming it."""
-    subjects: dict[str, Subject] = {}
+    subjects: dict[str, Target] = {}
     config.stash[_SUBJECTS] = subjects
     option = config.getoption
     if not option("tokasm_assembler"):
@@ -142,17 +142,17 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(f"{problem}: {error}") from None
 
 
-def _subject(config: pytest.Config, target: str) -> Subject:
+def _subject(config: pytest.Config, target: str) -> Target:
     from tokasm.protocol._client import DEFAULT_TIMEOUT, fatal_signals_kill_testees
-    from tokasm.protocol.worker import WorkerSubject
-    from tokasm.run.subjects import PythonSubject, resolve_target
+    from tokasm.protocol.worker import WorkerTarget
+    from tokasm.run.targets import PythonTarget, resolve_target
 
     if config.getoption("tokasm_isolate"):
         if _UNDO_SIGNALS not in config.stash:  # pytest has no SIGTERM handler: testees first
             config.stash[_UNDO_SIGNALS] = fatal_signals_kill_testees()
         timeout: float | None = config.getoption("tokasm_timeout")
-        return WorkerSubject(target, timeout or DEFAULT_TIMEOUT)
-    return PythonSubject(resolve_target(target), target)
+        return WorkerTarget(target, timeout or DEFAULT_TIMEOUT)
+    return PythonTarget(resolve_target(target), target)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

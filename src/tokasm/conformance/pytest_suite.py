@@ -17,12 +17,12 @@ import pytest
 from tokasm.corpus._load import Case, load_corpus, profile_gap
 from tokasm.errors import TargetError
 from tokasm.fuzz import CHECK_EXAMPLES, fuzz_phase
-from tokasm.protocol.worker import WorkerSubject
+from tokasm.protocol.worker import WorkerTarget
 from tokasm.report._xfail import XfailError, expected_failures, load_xfail
 from tokasm.run._cost import PROBE_ID, probe_cache_final
 from tokasm.run.results import FAILING
 from tokasm.run.runner import DEFAULT_PROFILES, run_case, skip_reason
-from tokasm.run.subjects import PythonSubject
+from tokasm.run.targets import PythonTarget
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from tokasm.implementations import AssemblerFactory
     from tokasm.report._xfail import XfailList
     from tokasm.run.results import CaseResult
-    from tokasm.run.subjects import Subject
+    from tokasm.run.targets import Target
 
 __all__ = ["CHECKS", "FUZZ_ID", "Check", "Selection", "suite"]
 
@@ -42,11 +42,11 @@ CHECKS: tuple[str, ...] = (PROBE_ID, FUZZ_ID)
 #: What one item checks: a corpus case, or one of ``CHECKS`` by its id.
 Check: TypeAlias = "Case | str"
 #: The targets of this process that failed a case: their fuzz item is skipped.
-_FAILED_A_CASE: weakref.WeakSet[Subject] = weakref.WeakSet()
+_FAILED_A_CASE: weakref.WeakSet[Target] = weakref.WeakSet()
 
 
-def _result(subject: Subject, check: Case | str) -> CaseResult:
-    if isinstance(subject, WorkerSubject):
+def _result(subject: Target, check: Case | str) -> CaseResult:
+    if isinstance(subject, WorkerTarget):
         return subject.run_case(check) if isinstance(check, Case) else subject.probe(PROBE_ID)
     return run_case(subject, check) if isinstance(check, Case) else probe_cache_final(subject)
 
@@ -84,14 +84,14 @@ class Selection:
         selected = frozenset(DEFAULT_PROFILES | set(profiles))
         return cls((*chosen, *CHECKS), selected, listed, corpus.version, fuzz_examples)
 
-    def refuse_gap(self, requested: Iterable[str], target: str, subject: Subject) -> None:
+    def refuse_gap(self, requested: Iterable[str], target: str, subject: Target) -> None:
         """TargetError if a profile asked for by name cannot run on the target."""
         cases = [check for check in self.checks if isinstance(check, Case)]
         gap = profile_gap(requested, cases, target, subject.features)
         if gap is not None:
             raise TargetError(gap)
 
-    def params(self, subjects: Mapping[str, Subject]) -> list[ParameterSet]:
+    def params(self, subjects: Mapping[str, Target]) -> list[ParameterSet]:
         """One (subject, check) per target and check, named ``id`` (``target/id`` for several
         targets), a strict xfail where an expected-failure list names it."""
         params = []
@@ -104,7 +104,7 @@ class Selection:
                 params.append(pytest.param(subject, check, id=name, marks=marks))
         return params
 
-    def check(self, subject: Subject, check: Check) -> None:
+    def check(self, subject: Target, check: Check) -> None:
         """Run one case, the cost probe or the fuzz phase as a pytest test."""
         if check == FUZZ_ID:
             if self.fuzz_examples <= 0:
@@ -144,21 +144,21 @@ def suite(
     name: str | None = None,
     cases: Iterable[str | Path] = (),
     bundled: bool = True,
-) -> Callable[[Subject, Check], None]:
+) -> Callable[[Target, Check], None]:
     """A parametrized pytest test running every corpus case against ``factory`` (a class or
     zero-argument callable); assign it to a ``test_*`` name. ``profiles``, ``xfail``,
     ``cases`` and ``bundled`` as ``tokasm check``'s ``--profile``, ``--xfail``, ``--cases``
     and ``--no-bundled``; a profile the assembler cannot run raises TargetError.
     """
     label = name or f"{factory.__module__}:{getattr(factory, '__qualname__', repr(factory))}"
-    subject = PythonSubject(factory, label)
+    subject = PythonTarget(factory, label)
     requested = tuple(profiles)
     folders = [Path(folder) for folder in cases]
     selection = Selection.load(requested, folders, bundled, None if xfail is None else Path(xfail))
     selection.refuse_gap(requested, label, subject)
 
     @pytest.mark.parametrize(("subject", "case"), selection.params({label: subject}))
-    def test_case(subject: Subject, case: Check) -> None:
+    def test_case(subject: Target, case: Check) -> None:
         selection.check(subject, case)
 
     test_case.__doc__ = f"tokasm corpus {selection.version} against {label}"

@@ -14,11 +14,11 @@ if TYPE_CHECKING:
     import pytest
 
     from tokasm.conformance.pytest_suite import Check
-    from tokasm.run.subjects import Subject
+    from tokasm.run.targets import Target
 
 __all__ = ["test_case"]
 
 
-def test_case(tokasm_subject: Subject, tokasm_case: Check, pytestconfig: pytest.Config) -> None:
+def test_case(tokasm_subject: Target, tokasm_case: Check, pytestconfig: pytest.Config) -> None:
     """One corpus case, the cost probe or the fuzz phase against one target."""
     selection(pytestconfig).check(tokasm_subject, tokasm_case)

@@ -351,7 +351,7 @@ _STEP_KINDS = ("apply", "apply_raw", "get", "read_since", "repeat_steps")
 
 
 def _unknown_step_key(document: Any, path: list[Any], schema_path: Path) -> str | None:
-    """"unknown step key 'repaet'" when the error is in a step with a key no kind of step
+    """ "unknown step key 'repaet'" when the error is in a step with a key no kind of step
     takes (the schema's own message names a key the typo left out)."""
     node, step = document, None
     for part in path:

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
     from tokasm.fuzz._search import Counterexample, FuzzReport, fuzz
     from tokasm.run.results import CaseResult
-    from tokasm.run.subjects import Subject
+    from tokasm.run.targets import Target
 
 __all__ = [
     "CHECK_EXAMPLES",
@@ -45,9 +45,9 @@ HYPOTHESIS_STORAGE_ENV = "HYPOTHESIS_STORAGE_DIRECTORY"
 
 
 def fuzz_phase(
-    subject: Subject, corpus_results: Iterable[CaseResult], examples: int = CHECK_EXAMPLES
+    subject: Target, corpus_results: Iterable[CaseResult], examples: int = CHECK_EXAMPLES
 ) -> tuple[str, ...]:
-    """No problem, or the disagreement the fuzzer found, for any ``Subject``.
+    """No problem, or the disagreement the fuzzer found, for any ``Target``.
 
     It looks for what the corpus missed, so it runs only when every case passed or
     was skipped. A disagreement is a run-level problem, never an xfail-able case.

@@ -1,4 +1,4 @@
-"""Differential fuzzing: Hypothesis programs run on any ``Subject`` and checked against the model.
+"""Differential fuzzing: Hypothesis programs run on any ``Target`` and checked against the model.
 
 Each program becomes a one-case corpus document whose ``returns`` are the model's answers
 (``case_document``), run as ``tokasm check`` runs a case: a disagreement is a case that does
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
     from tokasm.corpus._load import Case
     from tokasm.run.results import CaseResult
-    from tokasm.run.subjects import Subject
+    from tokasm.run.targets import Target
 
 __all__ = ["Counterexample", "FuzzReport", "fuzz"]
 
@@ -95,14 +95,14 @@ class FuzzReport:
         )
 
 
-def _run(subject: Subject, case: Case) -> CaseResult:
+def _run(subject: Target, case: Case) -> CaseResult:
     """``case`` run on ``subject``: whole, by a subject that runs cases itself (a worker
     process, which lends events with a caller's habits as ``run_case`` does here)."""
     whole = getattr(subject, "run_case", None)
     return whole(case) if callable(whole) else run_case(subject, case)
 
 
-def _reproduces(subject: Subject, yaml_text: str) -> bool:
+def _reproduces(subject: Target, yaml_text: str) -> bool:
     """Save the case as a corpus file, load it through the loader, and run it again."""
     with tempfile.TemporaryDirectory(prefix="tokasm-fuzz-") as folder:
         path = Path(folder) / "counterexample.yaml"
@@ -133,7 +133,7 @@ def _fewer_steps(
 
 
 def fuzz(
-    subject: Subject,
+    subject: Target,
     *,
     examples: int = 500,
     seed: int | None = None,

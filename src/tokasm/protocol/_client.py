@@ -6,7 +6,7 @@ or tokasm's own Python worker) runs in a child process that this module supervis
 - each child has a session and process group of its own, killed whole on a fault, at the
   end of the run and when tokasm is stopped;
 - every response has a deadline (``--timeout``); a worker's heartbeat line renews it;
-- a timeout, an exit, a crash, an over-long or unreadable line is a ``SubjectFault`` that
+- a timeout, an exit, a crash, an over-long or unreadable line is a ``TargetFault`` that
   costs the case that was running: the group is killed and a fresh child starts at the
   next case; after ``BREAKER_FAULTS`` faulted cases in a row the rest error at once;
 - stderr is drained into a bounded tail, quoted in fault reports.
@@ -33,8 +33,8 @@ from tokasm.errors import (
     EXIT_TERMINATED,
     ImplementationError,
     ProtocolError,
-    SubjectFault,
     TargetError,
+    TargetFault,
     TokasmExit,
     TokasmInterrupt,
 )
@@ -54,7 +54,7 @@ if TYPE_CHECKING:
     from types import FrameType
 
     from tokasm.corpus.steps import Step
-    from tokasm.run.subjects import Foreign, StepOutcome
+    from tokasm.run.targets import Foreign, StepOutcome
 
 __all__ = [
     "BREAKER_FAULTS",
@@ -63,7 +63,7 @@ __all__ = [
     "LOAD_TIMEOUT",
     "PIPELINE_WINDOW",
     "START_TIMEOUT",
-    "CommandSubject",
+    "CommandTarget",
     "end_testees",
     "fatal_signals_kill_testees",
     "kill_testees",
@@ -240,7 +240,7 @@ class _Process:
                 start_new_session=True,  # its own group: killed whole, never by a terminal
             )
         except OSError as error:
-            raise SubjectFault(f"cannot start it: {error}") from None
+            raise TargetFault(f"cannot start it: {error}") from None
         _LIVE.add(self)
         assert self.popen.stdin is not None
         assert self.popen.stdout is not None
@@ -259,7 +259,7 @@ class _Process:
         try:
             self._stdin.write(data)
         except (BrokenPipeError, ValueError):
-            raise SubjectFault(self._gone("stdin", "before reading the request")) from None
+            raise TargetFault(self._gone("stdin", "before reading the request")) from None
 
     def write_behind(self, lines: Sequence[bytes]) -> threading.Thread:
         """Write ``lines`` on a thread while the caller reads the answers (pipelining); a
@@ -275,7 +275,7 @@ class _Process:
         return thread
 
     def read_line(self, timeout: float, *, beats_for: float = 0.0) -> bytes:
-        """The next line; SubjectFault if none within ``timeout`` of the call, if the child
+        """The next line; TargetFault if none within ``timeout`` of the call, if the child
         closed stdout, or if it is too long. With ``beats_for``, a heartbeat renews the
         deadline, until that many seconds after the call at most."""
         start = time.monotonic()
@@ -289,16 +289,16 @@ class _Process:
                 deadline = min(time.monotonic() + timeout, start + beats_for)
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                raise SubjectFault(f"no response within {timeout:g} s")
+                raise TargetFault(f"no response within {timeout:g} s")
             if select.select([fd], [], [], min(remaining, _ALIVE_CHECK))[0]:
                 self._read(fd)
             elif (code := self.popen.poll()) is not None:  # a grandchild may hold the pipe
-                raise SubjectFault(f"{exit_description(code)} without answering")
+                raise TargetFault(f"{exit_description(code)} without answering")
 
     def _read(self, fd: int) -> None:
         chunk = os.read(fd, _READ_CHUNK)
         if not chunk:
-            raise SubjectFault(self._gone("stdout", "without answering"))
+            raise TargetFault(self._gone("stdout", "without answering"))
         self._partial += chunk
         if b"\n" in chunk:
             *lines, rest = self._partial.split(b"\n")
@@ -306,17 +306,17 @@ class _Process:
             self._partial = bytearray(rest)
         longest = max([len(self._partial), *map(len, self._lines)])
         if longest > MAX_LINE_BYTES:
-            raise SubjectFault(f"wrote a line longer than the limit of {MAX_LINE_BYTES} bytes")
+            raise TargetFault(f"wrote a line longer than the limit of {MAX_LINE_BYTES} bytes")
 
     def refuse_unasked(self) -> None:
-        """SubjectFault if output is waiting that no request asked for."""
+        """TargetFault if output is waiting that no request asked for."""
         fd = self._stdout.fileno()
         if not (self._lines or self._partial) and select.select([fd], [], [], 0)[0]:
             self._read(fd)
         pending = [line for line in self._lines if line != HEARTBEAT]
         if pending or self._partial:
             unasked = (pending[0] if pending else bytes(self._partial))[:200]
-            raise SubjectFault(
+            raise TargetFault(
                 "wrote output nobody asked for (a stray line, or more than one line for a "
                 f"request): {show(unasked.decode('utf-8', 'replace'))}"
             )
@@ -359,7 +359,7 @@ def _encoded(step: Step) -> bytes:
     try:
         return encode_step(step)
     except (TypeError, ValueError) as error:
-        raise SubjectFault(f"{step.op!r} request cannot be sent as JSON: {error}") from None
+        raise TargetFault(f"{step.op!r} request cannot be sent as JSON: {error}") from None
 
 
 def _outcome(line: bytes, op: str) -> StepOutcome:
@@ -375,8 +375,8 @@ def _outcome(line: bytes, op: str) -> StepOutcome:
         raise ProtocolError(f"{show(line.decode('utf-8', 'replace'))}: {error}") from None
 
 
-class CommandSubject:
-    """A ``Subject`` served by a testee command: started once, restarted after a fault.
+class CommandTarget:
+    """A ``Target`` served by a testee command: started once, restarted after a fault.
 
     ``name`` and ``features`` are what the first hello declared; a restarted testee that
     declares others is recorded in ``problems`` (its results may not all be the named
@@ -412,14 +412,14 @@ class CommandSubject:
         began = time.monotonic()
         try:
             self._process: _Process | None = self._start()
-        except SubjectFault as fault:
+        except TargetFault as fault:
             raise self._start_failed(fault) from None
         # A restart's hello gets the first start's time a few times over, not the whole
         # start timeout: a target that hangs when started again costs little.
         first = time.monotonic() - began
         self._start_timeout = max(timeout, min(self._start_timeout, 4 * first + 1))
 
-    def _start_failed(self, fault: SubjectFault) -> TargetError:
+    def _start_failed(self, fault: TargetFault) -> TargetError:
         return TargetError(f"command {self.label!r}: {fault}")
 
     def _greet(self, process: _Process) -> tuple[str, frozenset[str]]:
@@ -428,11 +428,11 @@ class CommandSubject:
         return parse_hello(decode(process.read_line(self._start_timeout)))
 
     def _start(self) -> _Process:
-        """A fresh testee that has answered hello; SubjectFault (its stderr tail) if not."""
+        """A fresh testee that has answered hello; TargetFault (its stderr tail) if not."""
         process = _Process(self._argv)
         try:
             name, features = self._greet(process)
-        except (ProtocolError, SubjectFault) as error:
+        except (ProtocolError, TargetFault) as error:
             hello = show(encode(hello_request()).decode("ascii").rstrip("\n"))
             raise self._killed(process, hello, str(error), "") from None
         if self._restarts == 0:
@@ -446,18 +446,18 @@ class CommandSubject:
         return process
 
     @staticmethod
-    def _killed(process: _Process, request: str, reason: str, after: str) -> SubjectFault:
+    def _killed(process: _Process, request: str, reason: str, after: str) -> TargetFault:
         """Kill ``process`` and say which request faulted, why, and the stderr tail."""
         process.kill()
-        return SubjectFault(f"request {request}: {reason}{after}{process.stderr_tail()}")
+        return TargetFault(f"request {request}: {reason}{after}{process.stderr_tail()}")
 
-    def fault(self, process: _Process, request: str, reason: str) -> SubjectFault:
+    def fault(self, process: _Process, request: str, reason: str) -> TargetFault:
         """Kill the testee over a fault of the running case, and count the case."""
         after = "\n(the testee was killed; a fresh one starts with the next case)"
         self._process = None
         return self._counted(str(self._killed(process, request, reason, after)))
 
-    def _counted(self, message: str) -> SubjectFault:
+    def _counted(self, message: str) -> TargetFault:
         """A faulted case, counted: the ``breaker``-th in a row opens the circuit breaker."""
         self._faults_in_a_row += 1
         limit = self._breaker_faults
@@ -467,17 +467,17 @@ class CommandSubject:
                 "not restarted again (circuit breaker); the last fault: "
                 + message.split("\n", 1)[0]
             )
-        return SubjectFault(message)
+        return TargetFault(message)
 
     def running(self) -> _Process:
-        """The testee, restarted if the last case killed it; SubjectFault if it cannot be."""
+        """The testee, restarted if the last case killed it; TargetFault if it cannot be."""
         if self._breaker is not None:
-            raise SubjectFault(self._breaker)
+            raise TargetFault(self._breaker)
         if self._process is None:
             self._restarts += 1
             try:
                 self._process = self._start()
-            except (SubjectFault, TargetError) as fault:
+            except (TargetFault, TargetError) as fault:
                 raise self._counted(f"restarting the testee failed: {fault}") from None
         return self._process
 
@@ -487,7 +487,7 @@ class CommandSubject:
 
     def perform_steps(self, steps: Sequence[Step]) -> Generator[StepOutcome, None, None]:
         """Each step's result, or the ImplementationError it answered, in order; the
-        requests (after any queued ``new``) are pipelined. A SubjectFault ends it and
+        requests (after any queued ``new``) are pipelined. A TargetFault ends it and
         kills the testee; leaving early reads the remaining responses first."""
         requests = [*self._queued, *map(_encoded, steps)]
         ops = ["new"] * len(self._queued) + [step.op for step in steps]
@@ -512,7 +512,7 @@ class CommandSubject:
         except ImplementationError:  # a ``new`` was refused
             self._drain(process, requests, len(ops) - done - 1)
             raise
-        except (ProtocolError, SubjectFault) as error:
+        except (ProtocolError, TargetFault) as error:
             sent = show(requests[min(done, len(requests) - 1)].decode("ascii").rstrip("\n"))
             reason = f"invalid response {error}" if isinstance(error, ProtocolError) else str(error)
             if self._window > 1 and done and "no response" in reason:
@@ -532,7 +532,7 @@ class CommandSubject:
         try:
             for _ in range(due):
                 process.read_line(self.timeout)
-        except SubjectFault as fault:
+        except TargetFault as fault:
             sent = show(requests[-1].decode("ascii").rstrip("\n"))
             reason = f"{fault} (reading the responses due after the case ended early)"
             raise self.fault(process, sent, reason) from None

@@ -45,7 +45,7 @@ from tokasm.protocol._codec import (
 from tokasm.run._cost import PROBE_IDS, run_probe
 from tokasm.run.results import NOT_TEXT
 from tokasm.run.runner import run_case
-from tokasm.run.subjects import Foreign, PythonSubject, resolve_target
+from tokasm.run.targets import Foreign, PythonTarget, resolve_target
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -68,8 +68,8 @@ def python_testee_command(target: str, *options: str) -> list[str]:
     return [sys.executable, "-m", "tokasm.protocol.testee", *options, target]
 
 
-class _Worker(PythonSubject):
-    """A ``PythonSubject`` that tells the supervisor it is alive between calls."""
+class _Worker(PythonTarget):
+    """A ``PythonTarget`` that tells the supervisor it is alive between calls."""
 
     def __init__(
         self, factory: AssemblerFactory, name: str, responses: IO[bytes], timeout: float
@@ -98,7 +98,7 @@ class _Worker(PythonSubject):
         return super().perform(step)
 
 
-def _run_case(subject: PythonSubject, request: Message) -> Message:
+def _run_case(subject: PythonTarget, request: Message) -> Message:
     if not isinstance(request.get("case"), dict):
         raise ProtocolError("a case request needs the case's mapping")
     case = parse_case(request["case"], Path(string_field(request, "source")))
@@ -106,7 +106,7 @@ def _run_case(subject: PythonSubject, request: Message) -> Message:
     return {"ok": True, "case": run_case(subject, case, debug=debug).to_data()}
 
 
-def _run_probe(subject: PythonSubject, request: Message) -> Message:
+def _run_probe(subject: PythonTarget, request: Message) -> Message:
     probe = request.get("id")
     if probe not in PROBE_IDS:
         raise ProtocolError(f"unknown probe {probe!r}")
@@ -114,7 +114,7 @@ def _run_probe(subject: PythonSubject, request: Message) -> Message:
     return {"ok": True, "case": run_probe(probe, subject, strict=strict).to_data()}
 
 
-def _run_fuzz(subject: PythonSubject, request: Message) -> Message:
+def _run_fuzz(subject: PythonTarget, request: Message) -> Message:
     from tokasm.fuzz import fuzz_phase  # Hypothesis, only for the fuzz phase
 
     examples = request.get("examples")
@@ -127,7 +127,7 @@ def _run_fuzz(subject: PythonSubject, request: Message) -> Message:
 _WORKER_OPS = {"case": _run_case, "probe": _run_probe, "fuzz": _run_fuzz}
 
 
-def _dispatch(subject: PythonSubject, request: Message) -> Message:
+def _dispatch(subject: PythonTarget, request: Message) -> Message:
     op = request.get("op")
     if op == "hello":
         if not is_current_version(request.get("protocol")):
@@ -148,7 +148,7 @@ def _dispatch(subject: PythonSubject, request: Message) -> Message:
     return result_response(result)
 
 
-def respond(subject: PythonSubject, line: bytes) -> Message:
+def respond(subject: PythonTarget, line: bytes) -> Message:
     """The response to one request line; never raises for a bad request or a raising assembler."""
     try:
         return _dispatch(subject, decode(line))
@@ -158,7 +158,7 @@ def respond(subject: PythonSubject, line: bytes) -> Message:
         return error_response(error.kind, error.message)
 
 
-def serve(subject: PythonSubject, requests: IO[bytes], responses: IO[bytes]) -> None:
+def serve(subject: PythonTarget, requests: IO[bytes], responses: IO[bytes]) -> None:
     """Answer each request line with one response line until end of input. A process the
     target forked answers nothing: only the process that read the request does."""
     server = os.getpid()
@@ -246,9 +246,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.strict:
             factory, target = _strict(factory), f"{target} (strict)"
         if args.worker is not None:
-            subject: PythonSubject = _Worker(factory, target, responses, args.worker)
+            subject: PythonTarget = _Worker(factory, target, responses, args.worker)
         else:
-            subject = PythonSubject(factory, target)
+            subject = PythonTarget(factory, target)
     except TargetError as error:
         print(f"tokasm testee: error: {error}", file=sys.stderr)
         if args.worker is None:

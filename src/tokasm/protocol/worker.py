@@ -14,14 +14,14 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from tokasm.errors import ProtocolError, SubjectFault, TargetError
+from tokasm.errors import ProtocolError, TargetError, TargetFault
 from tokasm.protocol._client import (
     BEATS_FOR,
     BREAKER_FAULTS,
     DEFAULT_TIMEOUT,
     LOAD_TIMEOUT,
     PIPELINE_WINDOW,
-    CommandSubject,
+    CommandTarget,
     _Process,
 )
 from tokasm.protocol._codec import decode, encode, hello_request, parse_hello
@@ -32,10 +32,10 @@ from tokasm.run.results import CaseResult
 if TYPE_CHECKING:
     from tokasm.corpus._load import Case
 
-__all__ = ["WorkerSubject"]
+__all__ = ["WorkerTarget"]
 
 
-class WorkerSubject(CommandSubject):
+class WorkerTarget(CommandTarget):
     """A Python target (``MODULE:ATTR`` or a bundled backend) served by tokasm's worker."""
 
     def __init__(
@@ -53,7 +53,7 @@ class WorkerSubject(CommandSubject):
         argv = python_testee_command(target, *options)
         super().__init__(argv, timeout, LOAD_TIMEOUT, window=window, breaker=breaker)
 
-    def _start_failed(self, fault: SubjectFault) -> TargetError:
+    def _start_failed(self, fault: TargetFault) -> TargetError:
         return TargetError(f"target {self.target!r}: loading it failed: {fault}")
 
     def _greet(self, process: _Process) -> tuple[str, frozenset[str]]:
@@ -93,7 +93,7 @@ class WorkerSubject(CommandSubject):
             problems = decode(line).get("problems")
             if not isinstance(problems, list) or not all(isinstance(p, str) for p in problems):
                 raise ProtocolError(f"not a fuzz phase's problems: {line[:200]!r}")
-        except (ProtocolError, SubjectFault, TargetError) as error:
+        except (ProtocolError, TargetFault, TargetError) as error:
             if isinstance(error, TargetError) or self._process is None:
                 return (f"fuzz phase: the target's process faulted: {error}",)
             return (f"fuzz phase: {self.fault(self._process, 'the fuzz phase', str(error))}",)
@@ -106,7 +106,7 @@ class WorkerSubject(CommandSubject):
         result saying what happened."""
         try:
             process = self.running()
-        except (SubjectFault, TargetError) as fault:
+        except (TargetFault, TargetError) as fault:
             return replace(check, message=f"testee fault in the worker: {fault}")
         try:
             process.refuse_unasked()
@@ -116,7 +116,7 @@ class WorkerSubject(CommandSubject):
             if response.get("ok") is not True:
                 raise ProtocolError(f"not a result: {str(response)[:200]}")
             answer = CaseResult.from_data(response.get("case"))
-        except (ProtocolError, SubjectFault) as error:
+        except (ProtocolError, TargetFault) as error:
             killed = self.fault(process, label, str(error))
             return replace(check, message=f"testee fault in the worker: {killed}")
         self.healthy()

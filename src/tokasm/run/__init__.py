@@ -1,8 +1,21 @@
-"""Running cases against a target: subjects, the runner, and the results it yields."""
+"""Running cases against a target in this process: the ``Target`` interface, the runner
+with a caller's habits, the cost probes, and the results they yield."""
 
+from tokasm.run._cost import (
+    CACHE_FINAL,
+    PROBE_ID,
+    PROBE_IDS,
+    PROBE_STEPS,
+    STREAM_LINEAR,
+    STREAM_PROBE_ID,
+    probe_cache_final,
+    probe_named,
+    run_probe,
+)
 from tokasm.run.results import (
     FAILING,
     FAILURE_KINDS,
+    NOT_TEXT,
     OUTCOMES,
     CaseResult,
     Failure,
@@ -11,8 +24,36 @@ from tokasm.run.results import (
     summarize,
     timed,
 )
+from tokasm.run.runner import DEFAULT_PROFILES, run_case, run_cases, skip_reason
+from tokasm.run.targets import Foreign, PythonTarget, StepOutcome, Target, resolve_target
 
 __all__ = [
-    "FAILING", "FAILURE_KINDS", "OUTCOMES", "CaseResult", "Failure", "Outcome", "TargetRun",
-    "summarize", "timed",
+    "CACHE_FINAL",
+    "DEFAULT_PROFILES",
+    "FAILING",
+    "FAILURE_KINDS",
+    "NOT_TEXT",
+    "OUTCOMES",
+    "PROBE_ID",
+    "PROBE_IDS",
+    "PROBE_STEPS",
+    "STREAM_LINEAR",
+    "STREAM_PROBE_ID",
+    "CaseResult",
+    "Failure",
+    "Foreign",
+    "Outcome",
+    "PythonTarget",
+    "StepOutcome",
+    "Target",
+    "TargetRun",
+    "probe_cache_final",
+    "probe_named",
+    "resolve_target",
+    "run_case",
+    "run_cases",
+    "run_probe",
+    "skip_reason",
+    "summarize",
+    "timed",
 ]  # fmt: skip

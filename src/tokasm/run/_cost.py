@@ -1,6 +1,6 @@
 """The cost probes: a read after final re-joins nothing (CACHE-FINAL), an append copies nothing.
 
-No corpus case can see a cost, so these probes measure one through ``Subject.perform``,
+No corpus case can see a cost, so these probes measure one through ``Target.perform``,
 in process and over the protocol alike; the design is in docs/cost.md. Each ratio is
 a minimum of interleaved rounds, measured again when above its limit: a probe fails
 only if all ``ATTEMPTS`` measurements exceed it (load only adds time).
@@ -19,16 +19,16 @@ from typing import TYPE_CHECKING
 
 from tokasm._display import show
 from tokasm.corpus.steps import Apply, Get
-from tokasm.errors import ImplementationError, SubjectFault
+from tokasm.errors import ImplementationError, TargetFault
 from tokasm.run.results import CaseResult
-from tokasm.run.subjects import PythonSubject
+from tokasm.run.targets import PythonTarget
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
 
     from tokasm.corpus.steps import Step
     from tokasm.run.results import Outcome
-    from tokasm.run.subjects import Subject
+    from tokasm.run.targets import Target
 
 __all__ = ["ATTEMPTS", "PROBE_IDS", "PROBE_STEPS", "Timing", "judge", "probe_named", "run_probe"]
 
@@ -233,7 +233,7 @@ def _get(message_id: str) -> Get:
     return Get(_INSTANCE, None, message_id)
 
 
-def _performed(subject: Subject, steps: Sequence[tuple[Step, str | None]]) -> None:
+def _performed(subject: Target, steps: Sequence[tuple[Step, str | None]]) -> None:
     """Perform ``steps`` pipelined; each must return its expected answer."""
     deadline = time.monotonic() + BUILD_BUDGET
     outcomes = subject.perform_steps([step for step, _ in steps])
@@ -296,7 +296,7 @@ class _Probe:
     opened: str  # an open message, written to between rounds
 
     @classmethod
-    def built(cls, subject: Subject, route: _Route, in_process: bool) -> _Probe:
+    def built(cls, subject: Target, route: _Route, in_process: bool) -> _Probe:
         """Stream the probe's messages into a fresh instance, and read each once, checked
         (a target that caches at its first read passes)."""
         traffic = _Traffic()
@@ -349,11 +349,11 @@ class _Probe:
         ]
 
 
-def _timer(subject: Subject, in_process: bool) -> Callable[[Step, str | None], float]:
+def _timer(subject: Target, in_process: bool) -> Callable[[Step, str | None], float]:
     """Seconds of one unpipelined step (in process its answer dropped as it is), plus in
     process the kit's copy of ``copy``."""
     clock = _clock(in_process)
-    perform = subject.perform_unread if isinstance(subject, PythonSubject) else subject.perform
+    perform = subject.perform_unread if isinstance(subject, PythonTarget) else subject.perform
 
     def timed(step: Step, copy: str | None) -> float:
         start = clock()
@@ -365,7 +365,7 @@ def _timer(subject: Subject, in_process: bool) -> Callable[[Step, str | None], f
     return timed
 
 
-def _measure_reads(subject: Subject, probe: _Probe, route: _Route, in_process: bool) -> Timing:
+def _measure_reads(subject: Target, probe: _Probe, route: _Route, in_process: bool) -> Timing:
     """One measurement: ``route.rounds`` rounds of traffic, then a timed read of each long
     message and of its reference, in a random order; the Timing of the worst long message."""
     timed = _timer(subject, in_process)
@@ -421,32 +421,32 @@ def probe_result(outcome: Outcome, message: str, note: str = "") -> CaseResult:
     return probe_named(PROBE_ID, outcome, message, note)
 
 
-def run_probe(probe_id: str, subject: Subject, *, strict: bool = False) -> CaseResult:
+def run_probe(probe_id: str, subject: Target, *, strict: bool = False) -> CaseResult:
     """Run the probe ``probe_id`` on ``subject``: a case-like result, a pass carrying its
     figure in ``note``; a target answering wrong is not measured (skipped). ``strict``:
     a STREAM-LINEAR finding fails it (``--strict-cost``)."""
-    in_process = isinstance(subject, PythonSubject)
+    in_process = isinstance(subject, PythonTarget)
     route = IN_PROCESS if in_process else OVER_PROTOCOL
     measure = _cache_final if probe_id == PROBE_ID else _stream_linear
     try:
         return measure(subject, route, in_process, strict)
     except _NotMeasured as why:
         return probe_named(probe_id, "skipped", f"not measured: {why}")
-    except SubjectFault as fault:
+    except TargetFault as fault:
         return probe_named(probe_id, "errored", f"testee fault during the cost probe: {fault}")
     except ImplementationError as error:
         return probe_named(probe_id, "errored", f"raised during the cost probe: {error}")
 
 
-def probe_cache_final(subject: Subject) -> CaseResult:
+def probe_cache_final(subject: Target) -> CaseResult:
     return run_probe(PROBE_ID, subject)
 
 
-def probe_stream_linear(subject: Subject, *, strict: bool = False) -> CaseResult:
+def probe_stream_linear(subject: Target, *, strict: bool = False) -> CaseResult:
     return run_probe(STREAM_PROBE_ID, subject, strict=strict)
 
 
-def _cache_final(subject: Subject, route: _Route, in_process: bool, strict: bool) -> CaseResult:
+def _cache_final(subject: Target, route: _Route, in_process: bool, strict: bool) -> CaseResult:
     probe = _Probe.built(subject, route, in_process)
     verdict, best = _measured(
         lambda: _measure_reads(subject, probe, route, in_process), route.limit
@@ -473,7 +473,7 @@ def _cache_final(subject: Subject, route: _Route, in_process: bool, strict: bool
     )
 
 
-def _stream_linear(subject: Subject, route: _Route, in_process: bool, strict: bool) -> CaseResult:
+def _stream_linear(subject: Target, route: _Route, in_process: bool, strict: bool) -> CaseResult:
     """Appends of two characters to a short and to a long text, in turn, each timed."""
     traffic = _Traffic()
     short, long = traffic.id(), traffic.id()

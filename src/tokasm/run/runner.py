@@ -1,7 +1,7 @@
-"""Run corpus cases against a ``Subject``; a mismatch becomes a ``Failure`` record and a message.
+"""Run corpus cases against a ``Target``; a mismatch becomes a ``Failure`` record and a message.
 
 In process every case runs with a caller's habits (``_caller``); a case failing only
-because of them breaks EVENT-OWNED. A testee fault (``SubjectFault``) errors one case.
+because of them breaks EVENT-OWNED. A testee fault (``TargetFault``) errors one case.
 """
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING, Any
 
 from tokasm._display import abbreviated, first_difference, safe_text, show, type_name
 from tokasm.corpus.steps import Raises, Returns
-from tokasm.errors import EventNotOwned, ImplementationError, SubjectFault
+from tokasm.errors import EventNotOwned, ImplementationError, TargetFault
 from tokasm.run._caller import OTHER_MAPPINGS
 from tokasm.run.results import FAILING, NOT_TEXT, CaseResult, Failure
-from tokasm.run.subjects import Foreign, PythonSubject
+from tokasm.run.targets import Foreign, PythonTarget
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Iterable, Iterator
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from tokasm.corpus._load import Case
     from tokasm.corpus.steps import Step
     from tokasm.run.results import FailureKind, Outcome
-    from tokasm.run.subjects import StepOutcome, Subject
+    from tokasm.run.targets import StepOutcome, Target
 
 __all__ = ["DEFAULT_PROFILES", "EVENT_OWNED", "run_case", "run_cases", "skip_reason"]
 
@@ -135,7 +135,7 @@ def skip_reason(case: Case, profiles: Collection[str], features: Collection[str]
     return None
 
 
-def _run_steps(subject: Subject, case: Case, debug: bool) -> CaseResult:
+def _run_steps(subject: Target, case: Case, debug: bool) -> CaseResult:
     doing: Step | str = "creating the case's instances"  # the step sent, for a fault
     instance = ""
     try:
@@ -156,7 +156,7 @@ def _run_steps(subject: Subject, case: Case, debug: bool) -> CaseResult:
                     return failed
             doing = "the end of the case"
             next(outcomes, None)  # lets the subject finish, e.g. check for unasked output
-    except SubjectFault as fault:
+    except TargetFault as fault:
         said = "\n".join(safe_text(line) for line in str(fault).splitlines()[:_FAULT_LINES])
         if isinstance(doing, str):
             at, failure = doing, Failure("testee-fault")
@@ -174,13 +174,13 @@ def _run_steps(subject: Subject, case: Case, debug: bool) -> CaseResult:
 
 
 def _with_fresh_events(
-    subject: PythonSubject, case: Case, debug: bool, *, other_mappings: bool = False
+    subject: PythonTarget, case: Case, debug: bool, *, other_mappings: bool = False
 ) -> CaseResult:
     with contextlib.closing(subject.with_fresh_events(other_mappings=other_mappings)) as twin:
         return _run_steps(twin, case, debug)
 
 
-def _in_other_mappings(subject: PythonSubject, case: Case, debug: bool) -> CaseResult:
+def _in_other_mappings(subject: PythonTarget, case: Case, debug: bool) -> CaseResult:
     """A case run with events as other mappings; failing so but passing with a caller's
     habits, it breaks MAP-ANY, else the habits' verdict stands."""
     result = _with_fresh_events(subject, case, debug, other_mappings=True)
@@ -200,19 +200,19 @@ def _in_other_mappings(subject: PythonSubject, case: Case, debug: bool) -> CaseR
     )
 
 
-def run_case(subject: Subject, case: Case, *, debug: bool = False) -> CaseResult:
+def run_case(subject: Target, case: Case, *, debug: bool = False) -> CaseResult:
     """Run one case on fresh instances (in process: EVENT-OWNED and MAP-ANY as above)."""
-    if case.events_in_process == OTHER_MAPPINGS and isinstance(subject, PythonSubject):
+    if case.events_in_process == OTHER_MAPPINGS and isinstance(subject, PythonTarget):
         return _in_other_mappings(subject, case, debug)
     return _run_with_habits(subject, case, debug)
 
 
-def _run_with_habits(subject: Subject, case: Case, debug: bool) -> CaseResult:
+def _run_with_habits(subject: Target, case: Case, debug: bool) -> CaseResult:
     result = _run_steps(subject, case, debug)
     if (
         result.outcome == "failed"
         and (result.failure is None or result.failure.kind != "event-owned")
-        and isinstance(subject, PythonSubject)
+        and isinstance(subject, PythonTarget)
         and _with_fresh_events(subject, case, debug).outcome == "passed"
     ):
         return _with_rule_first(
@@ -228,7 +228,7 @@ def _run_with_habits(subject: Subject, case: Case, debug: bool) -> CaseResult:
 
 
 def run_cases(
-    subject: Subject,
+    subject: Target,
     cases: Iterable[Case],
     profiles: Collection[str] = DEFAULT_PROFILES,
     *,

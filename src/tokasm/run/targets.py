@@ -1,6 +1,6 @@
-"""What a case runs against: the ``Subject`` interface and its in-process implementation.
+"""What a case runs against: the ``Target`` interface and its in-process implementation.
 
-The runner only speaks ``Subject``: an in-process factory and a protocol testee
+The runner only speaks ``Target``: an in-process factory and a protocol testee
 (``tokasm.protocol._client``) both provide it, so every report works for either.
 """
 
@@ -30,13 +30,13 @@ if TYPE_CHECKING:
 
 _T = TypeVar("_T")
 
-__all__ = ["Foreign", "PythonSubject", "StepOutcome", "Subject", "resolve_target"]
+__all__ = ["Foreign", "PythonTarget", "StepOutcome", "Target", "resolve_target"]
 
 #: What performing a step gives: its result, or the error the implementation raised.
 StepOutcome: TypeAlias = "str | Foreign | ImplementationError | None"
 
 
-class Subject(Protocol):
+class Target(Protocol):
     """A target under test that can hold several named assembler instances."""
 
     @property
@@ -49,10 +49,10 @@ class Subject(Protocol):
         """Create a fresh assembler under ``instance``, replacing any earlier one."""
 
     def perform(self, step: Step) -> str | Foreign | None:
-        """``step``'s result; ImplementationError if it raised, SubjectFault if the testee did."""
+        """``step``'s result; ImplementationError if it raised, TargetFault if the testee did."""
 
     def perform_steps(self, steps: Sequence[Step]) -> Generator[StepOutcome, None, None]:
-        """Each step's outcome in order (maybe pipelined); a SubjectFault ends it."""
+        """Each step's outcome in order (maybe pipelined); a TargetFault ends it."""
 
     def close(self) -> None: ...
 
@@ -117,7 +117,7 @@ def _target_error(error: BaseException) -> ImplementationError:
     )
 
 
-class PythonSubject:
+class PythonTarget:
     """Runs cases in this process against a zero-argument factory.
 
     Whatever the target raises (``sys.exit()`` too) becomes an ``ImplementationError``;
@@ -156,7 +156,7 @@ class PythonSubject:
     def features(self) -> frozenset[str]:
         return self._features
 
-    def with_fresh_events(self, *, other_mappings: bool = False) -> PythonSubject:
+    def with_fresh_events(self, *, other_mappings: bool = False) -> PythonTarget:
         """The same target sent a new event per apply, kept alive and untouched (to tell an
         EVENT-OWNED failure from others); ``other_mappings``: read-only mappings (MAP-ANY)."""
         twin = copy.copy(self)
