@@ -13,12 +13,12 @@ import sys
 from typing import TYPE_CHECKING, NoReturn
 
 from tokasm._display import safe_block
-from tokasm._versions import version_line
 from tokasm.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, TokasmExit, UsageError
 from tokasm.fuzz import hypothesis_files_kept_by_tokasm
 from tokasm.protocol import end_testees, testees_end_with_the_run
 
 from ._console import Console, silence_stdout
+from .options import version_line
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeAlias
 
 from tokasm._display import safe_text
-from tokasm._versions import version_line
 from tokasm.corpus import PROFILES, expand, profile_gap
 from tokasm.errors import (
     CorpusError,
@@ -75,6 +74,7 @@ from .options import (
     non_negative,
     positive_seconds,
     subcommand,
+    version_line,
 )
 
 if TYPE_CHECKING:

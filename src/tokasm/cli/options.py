@@ -6,7 +6,10 @@ import argparse
 import math
 from typing import TypeAlias
 
+from tokasm._versions import PROTOCOL_VERSION, __version__
 from tokasm.bench import parse_size
+from tokasm.corpus import spec_dir
+from tokasm.errors import CorpusError
 
 __all__ = [
     "MAX_SECONDS",
@@ -18,11 +21,23 @@ __all__ = [
     "positive_seconds",
     "size_list",
     "subcommand",
+    "version_line",
 ]
 
 Commands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 
 TARGET_HELP = "MODULE:ATTR or a bundled backend name"
+
+
+def version_line() -> str:
+    """What ``--version`` prints and ``check`` opens with. Built for every parser, so a
+    missing spec folder must not break ``--help``: the corpus then reads ``unavailable``
+    and the command that needs it says why."""
+    try:
+        corpus = (spec_dir() / "VERSION").read_text(encoding="utf-8").strip()
+    except (CorpusError, OSError):
+        corpus = "unavailable"
+    return f"tokasm {__version__} (corpus {corpus}, protocol {PROTOCOL_VERSION})"
 
 
 def exit_codes(ok: str, failed: str) -> str:
