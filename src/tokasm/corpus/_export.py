@@ -84,6 +84,10 @@ def case_line(case: Case, corpus: Corpus) -> str:
     return json.dumps(case_document(case, corpus), separators=(",", ":"), ensure_ascii=True) + "\n"
 
 
+#: How every exported case's file begins (``case_line``).
+_CASE_START = b'{"export_format":'
+
+
 def write_folder(folder: Path, cases: Iterable[Case], corpus: Corpus) -> int:
     """Write ``CASE-ID.json`` per case into ``folder``, replacing an earlier export there.
 
@@ -99,8 +103,8 @@ def write_folder(folder: Path, cases: Iterable[Case], corpus: Corpus) -> int:
     if marker.is_file():
         for name in marker.read_text(encoding="ascii").splitlines()[1:]:
             old = folder / name
-            if name.endswith(".json") and "/" not in name and not old.is_symlink():
-                old.unlink(missing_ok=True)
+            if "/" not in name and _written_by_export(old):
+                old.unlink()
         marker.unlink()
     written, names = 0, []
     for case in cases:
@@ -114,8 +118,18 @@ def write_folder(folder: Path, cases: Iterable[Case], corpus: Corpus) -> int:
         names.append(name)
         written += len(line)
     header = f"tokasm {__version__}, corpus {corpus.version}"
-    marker.write_text("\n".join([header, *names]) + "\n", encoding="ascii")
+    with marker.open("x", encoding="ascii") as stream:  # never through a link made meanwhile
+        stream.write("\n".join([header, *names]) + "\n")
     return written
+
+
+def _written_by_export(path: Path) -> bool:
+    """A regular file (not a link) that starts as an exported case does: only such a file
+    is removed again, whatever the marker names."""
+    if path.is_symlink() or not path.is_file() or path.suffix != ".json":
+        return False
+    with path.open("rb") as stream:
+        return stream.read(len(_CASE_START)) == _CASE_START
 
 
 def write_lines(out: TextIO, cases: Iterable[Case], corpus: Corpus) -> int:

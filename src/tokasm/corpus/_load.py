@@ -353,11 +353,12 @@ _STEP_KINDS = ("apply", "apply_raw", "get", "read_since", "repeat_steps")
 def _unknown_step_key(document: Any, path: list[Any], schema_path: Path) -> str | None:
     """ "unknown step key 'repaet'" when the error is in a step with a key no kind of step
     takes (the schema's own message names a key the typo left out)."""
-    node, step = document, None
+    node, step, parent = document, None, None
     for part in path:
         node = node[part]
-        if isinstance(part, int) and isinstance(node, dict):
+        if parent == "steps" and isinstance(node, dict):  # an element of a list of steps
             step = node
+        parent = part
     if step is None:
         return None
     kinds: dict[str, Any] = json.loads(schema_path.read_text(encoding="utf-8"))["$defs"]

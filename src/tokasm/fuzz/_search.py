@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import random
 import tempfile
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,6 +20,7 @@ from hypothesis import HealthCheck, Phase, Verbosity, given, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis.errors import Flaky
 
+from tokasm import _clocks
 from tokasm.corpus._load import load_file, parse_case
 from tokasm.corpus.steps import READ_SINCE
 from tokasm.fuzz import SHRINK_BUDGET
@@ -112,7 +112,7 @@ def _reproduces(subject: Target, yaml_text: str) -> bool:
 
 
 def _deadline(seconds: float | None) -> float:
-    return float("inf") if seconds is None else time.monotonic() + seconds
+    return float("inf") if seconds is None else _clocks.monotonic() + seconds
 
 
 def _fewer_steps(
@@ -123,7 +123,7 @@ def _fewer_steps(
     program, result = found
     for index in reversed(range(len(program.steps))):
         steps = program.steps[:index] + program.steps[index + 1 :]
-        if not steps or time.monotonic() >= deadline:
+        if not steps or _clocks.monotonic() >= deadline:
             break
         used = {step.instance for step in steps}
         fewer = Program(tuple(name for name in program.instances if name in used), steps)
@@ -151,7 +151,7 @@ def fuzz(
     seed = random.randrange(2**32) if seed is None else seed
     strategy = programs(instances=instances, read_since=READ_SINCE in subject.features)
     description = f"Counterexample from tokasm fuzz against {subject.name} (seed {seed})"
-    started = time.monotonic()
+    started = _clocks.monotonic()
     deadline = _deadline(budget)
     failures: list[tuple[Program, CaseResult]] = []
     searched = 0
@@ -162,7 +162,7 @@ def fuzz(
 
     def test(program: Program) -> None:
         nonlocal deadline, searched
-        if time.monotonic() >= deadline:
+        if _clocks.monotonic() >= deadline:
             raise _OutOfTime
         if not failures:
             searched += 1
@@ -197,5 +197,5 @@ def fuzz(
         program, result = _fewer_steps(failures[-1], run, _deadline(shrink_budget))
         document = case_document(program, description)
         found = Counterexample(document, result, _reproduces(subject, dump_case_file(document)))
-    seconds = time.monotonic() - started
+    seconds = _clocks.monotonic() - started
     return FuzzReport(subject.name, seed, searched, seconds, out_of_time, found)

@@ -83,9 +83,9 @@ def encode_step(step: Step) -> bytes:
 
 
 def decode(line: bytes) -> Message:
-    """Parse one line (without its LF) into a JSON object, or raise ProtocolError."""
-    if len(line) > MAX_LINE_BYTES:
-        raise ProtocolError(f"a line of {len(line)} bytes, over the limit of {MAX_LINE_BYTES}")
+    """Parse one line (without its LF) into a JSON object, or raise ProtocolError. (The
+    client refuses a testee's line over ``MAX_LINE_BYTES`` as it reads it; the kit's own
+    requests to its worker carry a whole case, of any size.)"""
     try:
         message = _DECODER.decode(line.decode("utf-8"))
     except UnicodeDecodeError as error:

@@ -23,10 +23,10 @@ import faulthandler
 import os
 import resource
 import sys
-import time
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
+from tokasm import _clocks
 from tokasm._versions import PROTOCOL_VERSION
 from tokasm.corpus import parse_case
 from tokasm.corpus.steps import OPS, string_field
@@ -56,8 +56,6 @@ if TYPE_CHECKING:
 
 __all__ = ["WORKER_MEMORY", "main", "python_testee_command", "respond", "serve"]
 
-#: The clock of the heartbeats, as it was before any target loaded.
-_monotonic = time.monotonic
 
 #: The address space a worker may use (``RLIMIT_AS``): far more than any assembler needs.
 WORKER_MEMORY = 8 << 30
@@ -78,10 +76,10 @@ class _Worker(PythonTarget):
         self._responses = responses
         self._interval = timeout / 4
         self._stack_after = timeout * 0.8
-        self._last = _monotonic()
+        self._last = _clocks.monotonic()
 
     def beat(self, *, force: bool = False) -> None:
-        now = _monotonic()
+        now = _clocks.monotonic()
         if force or now - self._last >= self._interval:
             self._last = now
             if not force:

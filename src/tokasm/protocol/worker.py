@@ -32,7 +32,11 @@ from tokasm.run.results import CaseResult
 if TYPE_CHECKING:
     from tokasm.corpus._load import Case
 
-__all__ = ["WorkerTarget"]
+__all__ = ["FUZZ_SECONDS", "WorkerTarget"]
+
+#: The longest check's fuzz phase may take in the worker, shrinking included (its own
+#: budgets are 20 s and 3 s, on clocks a target cannot stop).
+FUZZ_SECONDS = 60.0
 
 
 class WorkerTarget(CommandTarget):
@@ -89,7 +93,7 @@ class WorkerTarget(CommandTarget):
             process = self.running()
             process.refuse_unasked()
             process.write(encode({"op": "fuzz", "examples": examples}))
-            line = process.read_line(self.timeout, beats_for=self.timeout * BEATS_FOR)
+            line = process.read_line(self.timeout, beats_for=max(self.timeout, FUZZ_SECONDS))
             problems = decode(line).get("problems")
             if not isinstance(problems, list) or not all(isinstance(p, str) for p in problems):
                 raise ProtocolError(f"not a fuzz phase's problems: {line[:200]!r}")

@@ -12,11 +12,11 @@ import gc
 import random
 import secrets
 import sys
-import time
 import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from tokasm import _clocks
 from tokasm._display import show
 from tokasm.corpus.steps import Apply, Get
 from tokasm.errors import ImplementationError, TargetFault
@@ -157,16 +157,10 @@ class _NotMeasured(Exception):
     """The target gave a wrong answer: the probe cannot measure it (the cases say why)."""
 
 
-#: The clocks as they were when tokasm loaded, before any target: a target may replace
-#: the ``time`` module's functions in its own process (freezegun does), and the worker
-#: times the probes in that process.
-_CPU_TIME, _WALL_TIME = time.process_time, time.perf_counter
-
-
 def _clock(in_process: bool) -> Callable[[], float]:
     """In process CPU time, which the scheduler does not move (not on Windows: 15 ms ticks);
     over the protocol the wall clock, the work being in another process."""
-    return _CPU_TIME if in_process and sys.platform != "win32" else _WALL_TIME
+    return _clocks.process_time if in_process and sys.platform != "win32" else _clocks.perf_counter
 
 
 class _Copy(str):
@@ -235,7 +229,7 @@ def _get(message_id: str) -> Get:
 
 def _performed(subject: Target, steps: Sequence[tuple[Step, str | None]]) -> None:
     """Perform ``steps`` pipelined; each must return its expected answer."""
-    deadline = time.monotonic() + BUILD_BUDGET
+    deadline = _clocks.monotonic() + BUILD_BUDGET
     outcomes = subject.perform_steps([step for step, _ in steps])
     for done, (outcome, (step, want)) in enumerate(zip(outcomes, steps, strict=True), 1):
         if isinstance(outcome, ImplementationError):
@@ -246,7 +240,7 @@ def _performed(subject: Target, steps: Sequence[tuple[Step, str | None]]) -> Non
                 f"the target answered wrong: {step.describe()[:80]} returned "
                 f"{show(outcome)[:80]}, not {said}"
             )
-        if done % 1000 == 0 and time.monotonic() > deadline:
+        if done % 1000 == 0 and _clocks.monotonic() > deadline:
             raise _NotMeasured(
                 f"the target took over {BUILD_BUDGET:g} s to apply {done} events; "
                 f"the cost probe needs {len(steps)}"
