@@ -316,3 +316,36 @@ def test_a_target_that_stops_the_clocks_cannot_fail_the_cost_probes(tmp_path: Pa
     )
     ran = tokasm_cmd(tmp_path, "check", "frozen:Frozen", "-k", "cost.*", "--fuzz-examples", "0")
     assert ran.code == 0, ran
+
+
+def test_in_process_a_second_ctrl_c_ends_a_run_whose_target_swallowed_the_first(
+    tmp_path: Path,
+) -> None:
+    fifo = tmp_path / "in-the-call"
+    os.mkfifo(fifo)
+    body = (
+        f"told = open({str(fifo)!r}, 'w', buffering=1)\n"
+        "told.write('in the call\\n')\n"
+        "while True:\n"
+        "    try:\n"
+        "        time.sleep(3600)\n"
+        "    except KeyboardInterrupt:\n"
+        "        told.write('swallowed\\n')"
+    )
+    (tmp_path / "swallows.py").write_text(_TARGET.format(body=textwrap.indent(body, "    ")))
+    (tmp_path / "cases").mkdir()
+    (tmp_path / "cases" / "three.yaml").write_text(_CASES)
+    process = tokasm_started(
+        tmp_path, "check", "swallows:Hostile", "--in-process", "--cases", "cases",
+        "--no-bundled", *QUICK,
+    )  # fmt: skip
+    try:
+        with fifo.open() as told:
+            assert told.readline() == "in the call\n"
+            process.send_signal(signal.SIGINT)
+            assert told.readline() == "swallowed\n"
+            process.send_signal(signal.SIGINT)
+            _, err = process.communicate(timeout=60)
+    finally:
+        process.kill()
+    assert process.returncode == 130, err

@@ -30,6 +30,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from tokasm._display import show
 from tokasm.errors import (
+    EXIT_INTERRUPTED,
     EXIT_TERMINATED,
     ImplementationError,
     ProtocolError,
@@ -135,12 +136,19 @@ atexit.register(end_testees)  # whatever route started them, none outlives tokas
 @contextlib.contextmanager
 def testees_end_with_the_run() -> Iterator[None]:
     """For the block's duration, SIGTERM kills every child group, then ends the run with
-    ``EXIT_TERMINATED``; SIGINT kills them and raises KeyboardInterrupt. At its end, any
-    child still running is killed."""
+    ``EXIT_TERMINATED``; SIGINT kills them and raises KeyboardInterrupt (a second one ends
+    the process at once: in process, a target may have swallowed the first). At its end,
+    any child still running is killed."""
+
+    interrupts = []
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
         kill_testees()
         if signum == signal.SIGINT:
+            interrupts.append(signum)
+            if len(interrupts) > 1:  # the first was swallowed (in process, by a target)
+                os.write(2, b"tokasm: interrupted\n")
+                os._exit(EXIT_INTERRUPTED)
             raise TokasmInterrupt
         os.write(2, b"tokasm: terminated\n")
         raise TokasmExit(EXIT_TERMINATED)
