@@ -325,9 +325,10 @@ def test_in_process_a_second_ctrl_c_ends_a_run_whose_target_swallowed_the_first(
     os.mkfifo(fifo)
     body = (
         f"told = open({str(fifo)!r}, 'w', buffering=1)\n"
-        "told.write('in the call\\n')\n"
+        "announced = False\n"
         "while True:\n"
-        "    try:\n"
+        "    try:  # announced in here, so that the first Ctrl-C lands in the try\n"
+        "        announced = announced or told.write('in the call\\n')\n"
         "        time.sleep(3600)\n"
         "    except KeyboardInterrupt:\n"
         "        told.write('swallowed\\n')"
