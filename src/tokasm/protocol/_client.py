@@ -220,10 +220,14 @@ class _StderrTail:
         with contextlib.suppress(OSError):
             self._pipe.close()
 
+    def join(self) -> None:
+        """Wait (at most ``EXIT_GRACE``) until the writers are gone and the pipe is closed."""
+        self._thread.join(timeout=EXIT_GRACE)
+
     def report(self) -> str:
         """The last lines, indented, once the writers are gone (or the grace time passed);
         all of the stacks a worker's faulthandler wrote for a call that hung, if any."""
-        self._thread.join(timeout=EXIT_GRACE)
+        self.join()
         text = bytes(self._tail).decode("utf-8", "replace")
         stacks = text.rfind(_STACKS)
         lines = text[stacks:].splitlines() if stacks >= 0 else text.splitlines()
@@ -349,6 +353,7 @@ class _Process:
         """Kill the child's group, reap the child and release the pipes; safe to repeat."""
         self.kill_group()
         self.popen.wait()
+        self._stderr.join()  # its pipe is closed when the child's group is gone
         _LIVE.discard(self)
         for pipe in (self._stdin, self._stdout):
             with contextlib.suppress(OSError):
