@@ -24,7 +24,7 @@ from tokasm.protocol._client import (
     CommandTarget,
     _Process,
 )
-from tokasm.protocol._codec import decode, encode, hello_request, parse_hello
+from tokasm.protocol._codec import Message, decode, encode, hello_request, parse_hello
 from tokasm.protocol.testee import python_testee_command
 from tokasm.run._cost import probe_named
 from tokasm.run.results import CaseResult
@@ -89,45 +89,49 @@ class WorkerTarget(CommandTarget):
 
     def fuzz(self, examples: int) -> tuple[str, ...]:
         """``check``'s fuzz phase, run in the worker: the disagreement found, if any."""
-        try:
-            process = self.running()
-            process.refuse_unasked()
-            process.write(encode({"op": "fuzz", "examples": examples}))
-            line = process.read_line(self.timeout, beats_for=max(self.timeout, FUZZ_SECONDS))
-            problems = decode(line).get("problems")
-            if not isinstance(problems, list) or not all(isinstance(p, str) for p in problems):
-                raise ProtocolError(f"not a fuzz phase's problems: {line[:200]!r}")
-        except (ProtocolError, TargetFault, TargetError) as error:
-            if isinstance(error, TargetError) or self._process is None:
-                return (f"fuzz phase: the target's process faulted: {error}",)
-            return (f"fuzz phase: {self.fault(self._process, 'the fuzz phase', str(error))}",)
-        self.healthy()
+        request = {"op": "fuzz", "examples": examples}
+        answer = self._exchange(request, "the fuzz phase", max(self.timeout, FUZZ_SECONDS))
+        if isinstance(answer, str):
+            return (f"fuzz phase: {answer}",)
+        problems = answer.get("problems")
+        if not isinstance(problems, list) or not all(isinstance(p, str) for p in problems):
+            return (f"fuzz phase: not a list of problems: {str(answer)[:200]}",)
         return tuple(problems)
 
     def _ask(self, request: dict[str, object], label: str, check: CaseResult) -> CaseResult:
         """The result the worker answered to ``request``, as data; the check's own names
         (``check``) stand, whatever the worker says. A fault of the worker is an errored
         result saying what happened."""
+        answer = self._exchange(request, label, self.timeout * BEATS_FOR)
         try:
-            process = self.running()
-        except (TargetFault, TargetError) as fault:
-            return replace(check, message=f"testee fault in the worker: {fault}")
-        try:
-            process.refuse_unasked()
-            process.write(encode(request))
-            line = process.read_line(self.timeout, beats_for=self.timeout * BEATS_FOR)
-            response = decode(line)
-            if response.get("ok") is not True:
-                raise ProtocolError(f"not a result: {str(response)[:200]}")
-            answer = CaseResult.from_data(response.get("case"))
-        except (ProtocolError, TargetFault) as error:
-            killed = self.fault(process, label, str(error))
-            return replace(check, message=f"testee fault in the worker: {killed}")
-        self.healthy()
+            if isinstance(answer, str):
+                raise ProtocolError(answer)
+            result = CaseResult.from_data(answer.get("case"))
+        except ProtocolError as error:
+            return replace(check, message=f"testee fault in the worker: {error}")
         return replace(
-            answer,
+            result,
             case_id=check.case_id,
             description=check.description,
             source=check.source,
-            requirements=answer.requirements or check.requirements,
+            requirements=result.requirements or check.requirements,
         )
+
+    def _exchange(self, request: dict[str, object], label: str, beats_for: float) -> Message | str:
+        """The worker's answer to ``request`` (heartbeats renew the deadline for up to
+        ``beats_for`` seconds), or what went wrong: the worker is then killed, and the
+        fault counts towards the circuit breaker."""
+        try:
+            process = self.running()
+        except (TargetFault, TargetError) as fault:
+            return str(fault)
+        try:
+            process.refuse_unasked()
+            process.write(encode(request))
+            response = decode(process.read_line(self.timeout, beats_for=beats_for))
+            if response.get("ok") is not True:
+                raise ProtocolError(f"not an answer: {str(response)[:200]}")
+        except (ProtocolError, TargetFault) as error:
+            return str(self.fault(process, label, str(error)))
+        self.healthy()
+        return response
