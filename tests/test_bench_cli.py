@@ -37,6 +37,11 @@ __all__: list[str] = []
 REPO = Path(__file__).resolve().parent.parent
 # The budget is huge so that a loaded machine never skips a size the tests assert.
 TINY = ("--quick", "--sizes", "40,80,160", "--repeats", "1", "--budget", "600", "--quiet")
+#: A sweep of two scenarios, the first cut short by a broken run, the second whole.
+_TWO_SCENARIOS = (
+    *("--only", *TINY, "--budget", "0.1"),
+    *("--scenario", "stream_then_finalize", "--scenario", "interleaved", "--json", "out.json"),
+)
 
 # A quadratic assembler of the user's own: every delta copies the whole text.
 QUADRATIC = """\
@@ -304,16 +309,7 @@ def test_a_worker_that_dies_or_hangs_costs_that_scenario_only(
         capsys,
         project,
         f"slow_assemblers:{target}",
-        "--only",
-        *TINY,
-        "--budget",
-        "0.1",
-        "--scenario",
-        "stream_then_finalize",
-        "--scenario",
-        "interleaved",
-        "--json",
-        "out.json",
+        *_TWO_SCENARIOS,
     )
     assert ran.code == 1, ran.out + ran.err
     stream, interleaved = _report(project)["results"]
@@ -338,16 +334,7 @@ def test_a_run_that_hangs_is_stopped_and_the_sweep_goes_on(
         capsys,
         project,
         "slow_assemblers:HangsOnALongMessage",
-        "--only",
-        *TINY,
-        "--budget",
-        "0.1",
-        "--scenario",
-        "stream_then_finalize",
-        "--scenario",
-        "interleaved",
-        "--json",
-        "out.json",
+        *_TWO_SCENARIOS,
     )
     assert ran.code == 0, ran.out + ran.err
     stream, interleaved = _report(project)["results"]

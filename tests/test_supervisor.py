@@ -60,6 +60,13 @@ def misbehave():
 {body}
 """
 
+
+def _three_cases(folder: Path, cases: str = _CASES) -> None:
+    """``folder/cases/three.yaml``, for ``--cases cases --no-bundled``."""
+    (folder / "cases").mkdir()
+    (folder / "cases" / "three.yaml").write_text(cases)
+
+
 #: What each target does in the hostile case, and what its error must say.
 HOSTILE = {
     "sys-exit": ("sys.exit(0)", "SystemExit"),
@@ -85,8 +92,7 @@ HOSTILE = {
 def test_a_hostile_target_costs_one_case(tmp_path: Path, kind: str) -> None:
     body, said = HOSTILE[kind]
     (tmp_path / "hostile.py").write_text(_TARGET.format(body=textwrap.indent(body, "    ")))
-    (tmp_path / "cases").mkdir()
-    (tmp_path / "cases" / "three.yaml").write_text(_CASES)
+    _three_cases(tmp_path)
     report = tmp_path / "report.json"
     ran = tokasm_cmd(
         tmp_path,
@@ -111,8 +117,7 @@ def test_a_hostile_target_costs_one_case(tmp_path: Path, kind: str) -> None:
 
 def test_a_hung_call_is_reported_with_its_stack(tmp_path: Path) -> None:
     (tmp_path / "stuck.py").write_text(_TARGET.format(body="    while True: pass"))
-    (tmp_path / "cases").mkdir()
-    (tmp_path / "cases" / "three.yaml").write_text(_CASES)
+    _three_cases(tmp_path)
     ran = tokasm_cmd(
         tmp_path,
         "check",
@@ -189,8 +194,7 @@ def test_ctrl_c_or_sigterm_ends_the_run_and_its_worker(
         "time.sleep(3600)"
     )
     (tmp_path / "sleeper.py").write_text(_TARGET.format(body=textwrap.indent(body, "    ")))
-    (tmp_path / "cases").mkdir()
-    (tmp_path / "cases" / "three.yaml").write_text(_CASES)
+    _three_cases(tmp_path)
     process = tokasm_started(
         tmp_path, "check", "sleeper:Hostile", "--cases", "cases", "--no-bundled", *QUICK
     )
@@ -267,8 +271,7 @@ def test_a_forked_target_answers_once_per_request(tmp_path: Path) -> None:
         "            return 'WRONG'\n"
         "        return super().apply(event)\n"
     )
-    (tmp_path / "cases").mkdir()
-    (tmp_path / "cases" / "three.yaml").write_text(_CASES)
+    _three_cases(tmp_path)
     report = tmp_path / "report.json"
     ran = tokasm_cmd(
         tmp_path,
@@ -295,8 +298,7 @@ def test_the_fuzz_phase_runs_in_the_worker_and_reports_what_it_found(tmp_path: P
         "        text = super().apply(event)\n"
         "        return None if event.get('final') and 'delta' not in event else text\n"
     )
-    (tmp_path / "cases").mkdir()
-    (tmp_path / "cases" / "three.yaml").write_text(_CASES.replace("boom", "m2"))
+    _three_cases(tmp_path, _CASES.replace("boom", "m2"))
     ran = tokasm_cmd(
         tmp_path,
         "check",
@@ -334,8 +336,7 @@ def test_in_process_a_second_ctrl_c_ends_a_run_whose_target_swallowed_the_first(
         "        told.write('swallowed\\n')"
     )
     (tmp_path / "swallows.py").write_text(_TARGET.format(body=textwrap.indent(body, "    ")))
-    (tmp_path / "cases").mkdir()
-    (tmp_path / "cases" / "three.yaml").write_text(_CASES)
+    _three_cases(tmp_path)
     process = tokasm_started(
         tmp_path, "check", "swallows:Hostile", "--in-process", "--cases", "cases",
         "--no-bundled", *QUICK,
