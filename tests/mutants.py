@@ -10,7 +10,8 @@ Families: ``slip`` mutants are local code slips (a wrong operator, a missing
 branch). The design families are whole-design bugs, each written before the
 case that catches it, and each passed corpus 1.0.0 (see ``DESIGN_FAMILIES``):
 ``scale`` bugs show only past a size, ``data`` bugs on special-looking ids or
-texts, ``timing`` bugs with a particular order of reads. Every class takes no
+texts, ``timing`` bugs with a particular order of reads. ``beyond`` mutants are limits past
+the required corpus's sizes, caught by the opt-in ``scale`` profile. Every class takes no
 argument, so ``tokasm check mutants:DropsEmptyDelta`` works with this folder
 importable; strict mutants need ``--profile strict``.
 
@@ -29,7 +30,7 @@ import unicodedata
 import uuid
 import weakref
 import zlib
-from bisect import insort
+from bisect import bisect_right, insort
 from collections import OrderedDict, UserString, deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -1684,6 +1685,92 @@ class ExactStrIdsOnly(_Correct):
         return super().apply(event)
 
 
+# --- scale profile: limits past the required corpus's sizes ------------------------------
+
+
+class _PastTheCorpus(_Correct):
+    """A correct assembler but for a limit that only the ``scale`` profile's sizes reach."""
+
+    PROFILE: ClassVar[str] = "scale"
+    FAMILY: ClassVar[str] = "beyond"
+
+
+@_breaks("APPEND-LONG")
+class RingOf65536Parts(_PastTheCorpus):
+    """Breaks APPEND-LONG: a message's parts live in a ring of 2**16 slots, as a 16-bit
+    part counter would have it: the 65537th delta overwrites the first."""
+
+    def _open(self, key: str) -> list[str]:
+        parts = super()._open(key)
+        if len(parts) == 2**16:
+            parts.pop(0)
+        return parts
+
+
+@_breaks("INTERLEAVE")
+class OpenMessagesCappedAt16384(_PastTheCorpus):
+    """Breaks INTERLEAVE: at most 2**14 messages stay open; opening one more drops the one
+    touched longest ago, as a bounded table of streams would."""
+
+    def _open(self, key: str) -> list[str]:
+        parts = self._parts.pop(key, [])
+        if len(self._parts) == 2**14:
+            del self._parts[next(iter(self._parts))]
+        self._parts[key] = parts
+        return parts
+
+
+@_breaks("INTERLEAVE")
+class DropsMessagesIdleFor32768Events(_PastTheCorpus):
+    """Breaks INTERLEAVE: an open message that no event names during 2**15 events is taken
+    for an abandoned stream and dropped."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._clock = 0
+        self._touched: dict[str, int] = {}
+
+    def apply(self, event: Event) -> str | None:
+        self._clock += 1
+        key = self._key(event["id"])
+        if self._touched.get(key, self._clock) <= self._clock - 2**15:
+            self._parts.pop(key, None)
+        self._touched[key] = self._clock
+        return super().apply(event)
+
+
+@_breaks("GET-TEXT")
+class ForgetsAllButTheNewest65536Finals(_PastTheCorpus):
+    """Breaks GET-TEXT: only the newest 2**16 finalized messages are kept; an older one
+    reads as unknown."""
+
+    def apply(self, event: Event) -> str | None:
+        text = super().apply(event)
+        if text is not None and len(self._done) > 2**16:
+            del self._done[next(iter(self._done))]
+        return text
+
+
+@_breaks("INTERLEAVE")
+class BuffersAtMost8MiBInAll(_PastTheCorpus):
+    """Breaks INTERLEAVE: open messages hold at most 8 MiB of text between them, so one
+    message's text depends on the others'; a delta past that budget is dropped."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._held = 0
+
+    def apply(self, event: Event) -> str | None:
+        key = self._key(event["id"])
+        if "delta" in event and key not in self._done:
+            self._held += len(event["delta"])
+            if self._held > 2**23:
+                event = _without(event, "delta")
+        if event.get("final") and key in self._parts:
+            self._held -= sum(map(len, self._parts[key]))
+        return super().apply(event)
+
+
 # --- strict profile --------------------------------------------------------------------
 
 
@@ -2331,6 +2418,115 @@ class CutsAtAStopSequence(_ReadsExtraKeys):
     def _finish(self, text: str) -> str:
         for stop in self._stops.values():
             text = text.split(stop, 1)[0]
+        return text
+
+
+@_breaks("EVT-EXTRA-KEYS")
+class RestartsWhenTheModelChanges(_ReadsExtraKeys):
+    """Breaks EVT-EXTRA-KEYS: an event naming another ``model`` than the open message's
+    starts its text over, as a client that takes a new model for a new response would."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._models: dict[str, object] = {}
+
+    def apply(self, event: Event) -> str | None:
+        model, key = self._extra_key(event, "model"), self._key(event["id"])
+        if model is not None:
+            if key in self._parts and self._models.get(key, model) != model:
+                self._parts[key] = []
+            self._models[key] = model
+        return super().apply(event)
+
+
+@_breaks("EVT-EXTRA-KEYS")
+class OrdersDeltasByTheirIndex(_ReadsExtraKeys):
+    """Breaks EVT-EXTRA-KEYS: deltas are kept by their ``index`` key (a provider's content
+    block or choice) and joined in index order, arrival order within one index."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._indexes: dict[str, list[int]] = {}
+
+    def apply(self, event: Event) -> str | None:
+        index, key = self._extra_key(event, "index"), self._key(event["id"])
+        if "delta" in event and key not in self._done:
+            indexes = self._indexes.setdefault(key, [])
+            at = bisect_right(indexes, index if isinstance(index, int) else 0)
+            indexes.insert(at, index if isinstance(index, int) else 0)
+            self._open(key).insert(at, event["delta"])
+            event = _without(event, "delta")
+        return super().apply(event)
+
+
+@_breaks("EVT-EXTRA-KEYS")
+class DropsDeltasOfAnotherResponse(_ReadsExtraKeys):
+    """Breaks EVT-EXTRA-KEYS: once a message has seen a ``response_id`` (or ``model``), a
+    delta naming another one is taken for a stale stream's and dropped."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._owners: dict[str, tuple[object, object]] = {}
+
+    def apply(self, event: Event) -> str | None:
+        key = self._key(event["id"])
+        seen = (self._extra_key(event, "response_id"), self._extra_key(event, "model"))
+        first = self._owners.setdefault(key, seen)
+        if any(a is not None and b is not None and a != b for a, b in zip(first, seen)):
+            event = _without(event, "delta")
+        return super().apply(event)
+
+
+@_breaks("APPEND-EXACT")
+class RepairsMojibakeText(_Data):
+    """Breaks APPEND-EXACT: a completed text that reads as UTF-8 decoded as Latin-1
+    (``cafÃ©``) is repaired to ``café``, as ftfy-style clean-up would; only a text made
+    wholly of Latin-1 characters can be re-decoded, so only a text alone in its message."""
+
+    def _finish(self, text: str) -> str:
+        try:
+            return text.encode("latin-1").decode("utf-8")
+        except UnicodeError:
+            return text
+
+
+@_breaks("APPEND-EXACT")
+class UnescapesAnEntityText(_Data):
+    """Breaks APPEND-EXACT: a completed text that is one HTML entity (``&amp;``,
+    ``&#8217;``) is unescaped, as a renderer's clean-up would."""
+
+    def _finish(self, text: str) -> str:
+        return html.unescape(text) if re.fullmatch(r"&#?\w+;", text) else text
+
+
+@_breaks("APPEND-EXACT")
+class DecodesAnEscapedText(_Data):
+    """Breaks APPEND-EXACT: a completed text made only of backslash escapes (``\\u00e9``,
+    ``\\n``) is decoded, as a fix for double-escaped output would."""
+
+    def _finish(self, text: str) -> str:
+        if re.fullmatch(r"(\\(u[0-9a-fA-F]{4}|[ntr\"\\]))+", text):
+            return text.encode("ascii").decode("unicode_escape")
+        return text
+
+
+@_breaks("APPEND-EXACT")
+class DropsAReplacementCharacterText(_Data):
+    """Breaks APPEND-EXACT: a completed text that is nothing but U+FFFD replacement
+    characters is taken for a decoding failure and emptied."""
+
+    def _finish(self, text: str) -> str:
+        return "" if text and set(text) == {"\ufffd"} else text
+
+
+@_breaks("APPEND-EXACT")
+class PercentDecodesAnEncodedText(_Data):
+    """Breaks APPEND-EXACT: a completed text that is wholly percent-encoded (``%C3%A9``) is
+    URL-decoded."""
+
+    def _finish(self, text: str) -> str:
+        if re.fullmatch(r"(%[0-9A-Fa-f]{2})+", text):
+            return bytes.fromhex(text.replace("%", "")).decode("utf-8", "replace")
         return text
 
 

@@ -27,7 +27,12 @@ if TYPE_CHECKING:
 #: finalized, 12000 finalized in one event each); loading costs a few microseconds per step.
 STEP_BUDGET = 72_000
 
-_PROFILE_PREFIX = {"strict": "STRICT-", "incremental": "INC-", "surrogates": "SURR-"}
+_PROFILE_PREFIX = {
+    "strict": "STRICT-",
+    "incremental": "INC-",
+    "surrogates": "SURR-",
+    "mappings": "MAP-",
+}
 
 
 @pytest.fixture(scope="module")
@@ -76,9 +81,13 @@ def test_case_ids_are_unique_and_dotted(corpus: Corpus) -> None:
 
 
 def test_corpus_size_and_step_budget(corpus: Corpus) -> None:
-    steps = sum(len(case.steps) for case in corpus)
-    assert 80 <= len(corpus) <= 200
-    assert steps < STEP_BUDGET
+    """The cases a check can run but ``scale``'s stay in budget; ``scale`` holds its own
+    (about 300,000 events, 30 s a target at most over the protocol)."""
+    checked = [case for case in corpus if case.profile != "scale"]
+    assert 80 <= len(checked) <= 200
+    assert sum(len(case.steps) for case in checked) < STEP_BUDGET
+    scale = sum(len(case.steps) for case in corpus if case.profile == "scale")
+    assert 250_000 < scale < 320_000
 
 
 def test_profile_cases_name_their_profile_rules(corpus: Corpus) -> None:

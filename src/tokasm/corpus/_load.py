@@ -45,8 +45,15 @@ __all__ = [
     "requirement_ids",
 ]
 
-Profile: TypeAlias = Literal["required", "strict", "incremental", "surrogates", "mappings"]
-PROFILES: tuple[Profile, ...] = ("required", "strict", "incremental", "surrogates", "mappings")
+Profile: TypeAlias = Literal["required", "strict", "incremental", "surrogates", "mappings", "scale"]
+PROFILES: tuple[Profile, ...] = (
+    "required",
+    "strict",
+    "incremental",
+    "surrogates",
+    "mappings",
+    "scale",
+)
 
 
 @dataclass(frozen=True)
