@@ -151,3 +151,12 @@ def test_surrogates_cases_pass_in_process(corpus: Corpus, backend: str) -> None:
     factory = ModelAssembler if backend == "model" else BACKENDS[backend]
     subject = PythonTarget(factory, backend)
     assert _disagreements(subject, corpus, {"surrogates"}) == []
+
+
+@pytest.mark.slow  # about 300,000 events a target
+@pytest.mark.parametrize("backend", ["model", *BACKENDS])
+def test_scale_cases_pass_on_the_model_and_every_backend(corpus: Corpus, backend: str) -> None:
+    """The ``scale`` profile asks nothing beyond the required rules: the oracle and every
+    bundled backend pass it (its mutants fail it: ``test_blame``)."""
+    factory = ModelAssembler if backend == "model" else BACKENDS[backend]
+    assert _disagreements(PythonTarget(factory, backend), corpus, {"scale"}) == []
