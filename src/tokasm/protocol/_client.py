@@ -218,9 +218,10 @@ class _Process:
         chunk = os.read(self._fd, 1 << 20)
         if not chunk:
             raise TargetFault(self._gone("stdout", "without answering"))
-        start = self._read_ahead.rfind(b"\n") + 1  # lines before it were checked
+        partial = len(self._read_ahead) - self._read_ahead.rfind(b"\n") - 1  # chunk's 1st line
         self._read_ahead += chunk
-        if max(map(len, self._read_ahead[start:].split(b"\n"))) > (limit := codec.MAX_LINE_BYTES):
+        first, *lines = map(len, chunk.split(b"\n"))
+        if max([partial + first, *lines]) > (limit := codec.MAX_LINE_BYTES):
             raise TargetFault(f"wrote a line longer than the limit of {limit} bytes")
 
     def refuse_unasked(self) -> None:
