@@ -1,17 +1,11 @@
 """Supervise testee processes and speak the line protocol with them (spec/PROTOCOL.md).
 
-The one trust boundary of the kit is here. Whatever runs a target's code (a foreign testee,
-or tokasm's own Python worker) runs in a child process that this module supervises:
-
-- each child has a session and process group of its own, killed whole on a fault, at the
-  end of the run and when tokasm is stopped;
-- every response has a deadline (``--timeout``); a worker's heartbeat line renews it;
-- a timeout, an exit, a crash, an over-long or unreadable line is a ``TargetFault`` that
-  costs the case that was running: the group is killed and a fresh child starts at the
-  next case; after ``BREAKER_FAULTS`` faulted cases in a row the rest error at once;
-- stderr is drained into a bounded tail, quoted in fault reports.
-
-Nothing a child does can reach tokasm's process: it reads only bytes from its pipes.
+The kit's one trust boundary is here: whatever runs a target's code (a foreign testee or
+tokasm's own Python worker) runs in a child process in a group of its own, and nothing it
+does reaches tokasm's process, which reads only bytes from its pipes. Every response has a
+deadline (a worker's heartbeat renews it); a timeout, exit, crash or bad line is a
+``TargetFault`` that costs the running case: the group is killed, a fresh child starts at
+the next case, and after ``BREAKER_FAULTS`` faulted cases in a row the rest error at once.
 """
 
 from __future__ import annotations
@@ -25,30 +19,12 @@ import signal
 import subprocess
 import threading
 import time
-from collections import deque
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, cast
 
+from tokasm import errors
 from tokasm._display import show
-from tokasm.errors import (
-    EXIT_INTERRUPTED,
-    EXIT_TERMINATED,
-    ImplementationError,
-    ProtocolError,
-    TargetError,
-    TargetFault,
-    TokasmExit,
-    TokasmInterrupt,
-)
-from tokasm.protocol._codec import (
-    MAX_LINE_BYTES,
-    decode,
-    encode,
-    encode_step,
-    hello_request,
-    new_request,
-    parse_hello,
-    parse_result,
-)
+from tokasm.errors import ImplementationError, ProtocolError, TargetError, TargetFault
+from tokasm.protocol import _codec as codec
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Generator, Iterator, Sequence
@@ -57,61 +33,35 @@ if TYPE_CHECKING:
     from tokasm.corpus.steps import Step
     from tokasm.run.targets import Foreign, StepOutcome
 
-__all__ = [
-    "BREAKER_FAULTS",
-    "DEFAULT_TIMEOUT",
-    "HEARTBEAT",
-    "LOAD_TIMEOUT",
-    "PIPELINE_WINDOW",
-    "START_TIMEOUT",
-    "CommandTarget",
-    "end_testees",
-    "fatal_signals_kill_testees",
-    "kill_testees",
-    "split_command",
-    "testees_end_with_the_run",
-]
-
 #: Seconds a testee has to answer one request (``tokasm check --timeout``).
 DEFAULT_TIMEOUT = 5.0
-
 #: Seconds a testee has to start and answer hello, if more than the request timeout.
 START_TIMEOUT = 10.0
-
-#: Seconds a Python target has to load (its import and first instance) in tokasm's worker:
-#: an SDK may import hundreds of modules, and a busy machine makes that slow.
+#: Seconds a Python target has to load in the worker (an SDK may import hundreds of modules).
 LOAD_TIMEOUT = 60.0
-
-#: Faulted cases in a row after which a testee is not restarted and its remaining cases
-#: error at once. Five, so a fault that strikes a few neighbouring cases (a corpus file
-#: groups cases by topic) does not hide the rest of the run.
+#: Faulted cases in a row after which a testee is not restarted and the rest error at once
+#: (five: a fault striking a few neighbouring cases of one topic does not hide the run).
 BREAKER_FAULTS = 5
-
 #: Requests written ahead of their responses by default (``--no-pipeline`` makes it 1).
 PIPELINE_WINDOW = 1024
-
-#: A line tokasm's Python worker writes between the steps of a long case: it answers
-#: nothing and renews the deadline, for at most ``BEATS_FOR`` times ``--timeout`` a case.
+#: A line the worker writes between the steps of a long case: it renews the deadline, for
+#: at most ``BEATS_FOR`` times ``--timeout`` a case.
 HEARTBEAT = b'{"busy":true}'
 BEATS_FOR = 60
-
 #: Seconds a testee gets to exit after its stdin closes, before its group is killed.
 EXIT_GRACE = 1.0
-
 STDERR_TAIL_BYTES = 16 * 1024
 STDERR_TAIL_LINES = 20
 _STDERR_LINE_CHARS = 500
-_READ_CHUNK = 1 << 20
-_WRITE_AT_ONCE = 1 << 15  # bytes of a case's requests written at once, not on a thread
+_WRITE_AT_ONCE = 1 << 15  # bytes of requests written at once, not on a thread
 _ALIVE_CHECK = 0.1  # seconds between checks that the child still runs, while waiting
-_STACKS = "Timeout ("  # how faulthandler's dump of a hung call begins
-_STACK_LINES = 80
+_STACKS, _STACK_LINES = "Timeout (", 80  # faulthandler's dump of a hung call, kept whole
 
 _LIVE: set[_Process] = set()  # every child whose group is not yet killed
 
 
 def split_command(command_line: str) -> list[str]:
-    """``--cmd`` text into argv, as a POSIX shell would split it; TargetError if malformed."""
+    """``--cmd`` text into argv, as a POSIX shell splits it; TargetError if malformed."""
     try:
         return shlex.split(command_line)
     except ValueError as error:
@@ -135,23 +85,21 @@ atexit.register(end_testees)  # whatever route started them, none outlives tokas
 
 @contextlib.contextmanager
 def testees_end_with_the_run() -> Iterator[None]:
-    """For the block's duration, SIGTERM kills every child group, then ends the run with
-    ``EXIT_TERMINATED``; SIGINT kills them and raises KeyboardInterrupt (a second one ends
-    the process at once: in process, a target may have swallowed the first). At its end,
-    any child still running is killed."""
-
+    """Meanwhile SIGTERM kills every child group and ends the run (``EXIT_TERMINATED``);
+    SIGINT kills them and raises KeyboardInterrupt, a second one exits at once (in process a
+    target may swallow the first). At the end any child still running is killed."""
     interrupts = []
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
         kill_testees()
         if signum == signal.SIGINT:
             interrupts.append(signum)
-            if len(interrupts) > 1:  # the first was swallowed (in process, by a target)
+            if len(interrupts) > 1:
                 os.write(2, b"tokasm: interrupted\n")
-                os._exit(EXIT_INTERRUPTED)
-            raise TokasmInterrupt
+                os._exit(errors.EXIT_INTERRUPTED)
+            raise errors.TokasmInterrupt
         os.write(2, b"tokasm: terminated\n")
-        raise TokasmExit(EXIT_TERMINATED)
+        raise errors.TokasmExit(errors.EXIT_TERMINATED)
 
     previous: dict[int, Any] = {}
     with contextlib.suppress(ValueError):  # not the main thread: leave the handlers alone
@@ -166,10 +114,9 @@ def testees_end_with_the_run() -> Iterator[None]:
 
 
 def fatal_signals_kill_testees() -> Callable[[], None]:
-    """Until the returned undo is called, SIGTERM and SIGHUP, where nothing handles them,
-    kill every child group first and then end the process as they would have: for a host
-    with no run of its own to wrap (the pytest plugin), since each child has its own
-    session and the signal that ends the host would not reach it."""
+    """Until the returned undo, SIGTERM and SIGHUP, where unhandled, kill every child group
+    and then end the process as they would: for a host with no run to wrap (the pytest
+    plugin), as each child has its own session and the signal would not reach it."""
     installed: dict[int, Any] = {}
     if threading.current_thread() is threading.main_thread():
         for signum in (signal.SIGTERM, signal.SIGHUP):
@@ -192,54 +139,18 @@ def _kill_testees_then_die(signum: int, frame: FrameType | None) -> None:
 
 
 def exit_description(code: int) -> str:
-    """How a child ended, as a person says it: ``exited with code 3``, ``was killed by
-    SIGSEGV (signal 11)``."""
+    """``exited with code 3``, ``was killed by SIGSEGV (signal 11)``."""
     if code >= 0:
         return f"exited with code {code}"
     try:
-        name = signal.Signals(-code).name
+        return f"was killed by {signal.Signals(-code).name} (signal {-code})"
     except ValueError:
         return f"was killed by signal {-code}"
-    return f"was killed by {name} (signal {-code})"
-
-
-class _StderrTail:
-    """Drains a pipe on a thread, keeping only its last ``STDERR_TAIL_BYTES``."""
-
-    def __init__(self, pipe: IO[bytes]) -> None:
-        self._pipe = pipe
-        self._tail = bytearray()
-        self._thread = threading.Thread(target=self._drain, daemon=True)
-        self._thread.start()
-
-    def _drain(self) -> None:
-        with contextlib.suppress(OSError, ValueError):
-            while chunk := os.read(self._pipe.fileno(), 1 << 16):
-                self._tail += chunk
-                del self._tail[:-STDERR_TAIL_BYTES]
-        with contextlib.suppress(OSError):
-            self._pipe.close()
-
-    def join(self) -> None:
-        """Wait (at most ``EXIT_GRACE``) until the writers are gone and the pipe is closed."""
-        self._thread.join(timeout=EXIT_GRACE)
-
-    def report(self) -> str:
-        """The last lines, indented, once the writers are gone (or the grace time passed);
-        all of the stacks a worker's faulthandler wrote for a call that hung, if any."""
-        self.join()
-        text = bytes(self._tail).decode("utf-8", "replace")
-        stacks = text.rfind(_STACKS)
-        lines = text[stacks:].splitlines() if stacks >= 0 else text.splitlines()
-        kept = _STACK_LINES if stacks >= 0 else STDERR_TAIL_LINES
-        lines = [line[:_STDERR_LINE_CHARS] for line in lines[-kept:]]
-        if not lines:
-            return "\ntestee stderr: (empty)"
-        return "\ntestee stderr (last lines):\n" + "\n".join(f"  | {line}" for line in lines)
 
 
 class _Process:
-    """One child in its own process group: lines written and read under a deadline."""
+    """One child in its own process group: lines written and read under a deadline; its
+    stderr drained on a thread into a bounded tail."""
 
     def __init__(self, argv: Sequence[str]) -> None:
         try:
@@ -254,80 +165,73 @@ class _Process:
         except OSError as error:
             raise TargetFault(f"cannot start it: {error}") from None
         _LIVE.add(self)
-        assert self.popen.stdin is not None
-        assert self.popen.stdout is not None
-        assert self.popen.stderr is not None
-        self._stdin, self._stdout = self.popen.stdin, self.popen.stdout
-        self._stderr = _StderrTail(self.popen.stderr)
-        self._lines: deque[bytes] = deque()
-        self._partial = bytearray()
+        pipes = (self.popen.stdin, self.popen.stdout, self.popen.stderr)  # all three PIPE
+        self._stdin, self._stdout, stderr = cast("tuple[IO[bytes], IO[bytes], IO[bytes]]", pipes)
+        self._fd, self._read_ahead, self._tail = self._stdout.fileno(), bytearray(), bytearray()
+        self._drainer = threading.Thread(target=self._drain_stderr, args=(stderr,), daemon=True)
+        self._drainer.start()
+
+    def _drain_stderr(self, pipe: IO[bytes]) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            while chunk := os.read(pipe.fileno(), 1 << 16):
+                self._tail += chunk
+                del self._tail[:-STDERR_TAIL_BYTES]
+        with contextlib.suppress(OSError):
+            pipe.close()
 
     def write(self, data: bytes) -> None:
-        """Write ``data`` now, or on a thread if it may not fit the pipe: a child that stops
-        reading then costs its deadline, never a wait without end."""
+        """Write ``data``, on a thread if it may not fit the pipe: a child that stops reading
+        then costs its deadline (the reader sees it go), never a wait without end."""
         if len(data) > _WRITE_AT_ONCE:
-            self.write_behind([data])
+            threading.Thread(target=self._write_quietly, args=(data,), daemon=True).start()
             return
         try:
             self._stdin.write(data)
         except (BrokenPipeError, ValueError):
             raise TargetFault(self._gone("stdin", "before reading the request")) from None
 
-    def write_behind(self, lines: Sequence[bytes]) -> threading.Thread:
-        """Write ``lines`` on a thread while the caller reads the answers (pipelining); a
-        testee that goes away only ends the thread: the reader sees it go."""
-
-        def write() -> None:
-            with contextlib.suppress(OSError, ValueError):
-                for start in range(0, len(lines), 256):
-                    self._stdin.write(b"".join(lines[start : start + 256]))
-
-        thread = threading.Thread(target=write, daemon=True)
-        thread.start()
-        return thread
+    def _write_quietly(self, data: bytes) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            self._stdin.write(data)
 
     def read_line(self, timeout: float, *, beats_for: float = 0.0) -> bytes:
-        """The next line; TargetFault if none within ``timeout`` of the call, if the child
-        closed stdout, or if it is too long. With ``beats_for``, a heartbeat renews the
-        deadline, until that many seconds after the call at most."""
+        """The next line; TargetFault if none within ``timeout``, if stdout closed or if it is
+        too long. With ``beats_for``, a heartbeat renews the deadline up to that long."""
         start = time.monotonic()
         deadline = start + timeout
-        fd = self._stdout.fileno()
         while True:
-            while self._lines:
-                line = self._lines.popleft()
+            while (end := self._read_ahead.find(b"\n")) >= 0:
+                line = bytes(self._read_ahead[:end])
+                del self._read_ahead[: end + 1]
                 if line != HEARTBEAT or not beats_for:
                     return line
                 deadline = min(time.monotonic() + timeout, start + beats_for)
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise TargetFault(f"no response within {timeout:g} s")
-            if select.select([fd], [], [], min(remaining, _ALIVE_CHECK))[0]:
-                self._read(fd)
+            if select.select([self._fd], [], [], min(remaining, _ALIVE_CHECK))[0]:
+                self._read()
             elif (code := self.popen.poll()) is not None:  # a grandchild may hold the pipe
                 raise TargetFault(f"{exit_description(code)} without answering")
 
-    def _read(self, fd: int) -> None:
-        chunk = os.read(fd, _READ_CHUNK)
+    def _read(self) -> None:
+        chunk = os.read(self._fd, 1 << 20)
         if not chunk:
             raise TargetFault(self._gone("stdout", "without answering"))
-        self._partial += chunk
-        if b"\n" in chunk:
-            *lines, rest = self._partial.split(b"\n")
-            self._lines.extend(bytes(line) for line in lines)
-            self._partial = bytearray(rest)
-        longest = max([len(self._partial), *map(len, self._lines)])
-        if longest > MAX_LINE_BYTES:
-            raise TargetFault(f"wrote a line longer than the limit of {MAX_LINE_BYTES} bytes")
+        partial = len(self._read_ahead) - self._read_ahead.rfind(b"\n") - 1  # chunk's 1st line
+        self._read_ahead += chunk
+        first, *lines = map(len, chunk.split(b"\n"))
+        if max([partial + first, *lines]) > (limit := codec.MAX_LINE_BYTES):
+            raise TargetFault(f"wrote a line longer than the limit of {limit} bytes")
 
     def refuse_unasked(self) -> None:
         """TargetFault if output is waiting that no request asked for."""
-        fd = self._stdout.fileno()
-        if not (self._lines or self._partial) and select.select([fd], [], [], 0)[0]:
-            self._read(fd)
-        pending = [line for line in self._lines if line != HEARTBEAT]
-        if pending or self._partial:
-            unasked = (pending[0] if pending else bytes(self._partial))[:200]
+        if not self._read_ahead and select.select([self._fd], [], [], 0)[0]:
+            self._read()
+        *lines, partial = self._read_ahead.split(b"\n")
+        pending = [line for line in lines if line != HEARTBEAT]
+        if pending or partial:
+            unasked = bytes(pending[0] if pending else partial)[:200]
             raise TargetFault(
                 "wrote output nobody asked for (a stray line, or more than one line for a "
                 f"request): {show(unasked.decode('utf-8', 'replace'))}"
@@ -340,7 +244,17 @@ class _Process:
             return f"closed its {pipe} {when}"
 
     def stderr_tail(self) -> str:
-        return self._stderr.report()
+        """The last lines of stderr once its writers are gone (or ``EXIT_GRACE`` passed),
+        indented; all of the stacks a worker's faulthandler wrote for a hung call, if any."""
+        self._drainer.join(timeout=EXIT_GRACE)
+        text = bytes(self._tail).decode("utf-8", "replace")
+        stacks = text.rfind(_STACKS)
+        lines = text[max(stacks, 0) :].splitlines()
+        lines = lines[-(_STACK_LINES if stacks >= 0 else STDERR_TAIL_LINES) :]
+        if not lines:
+            return "\ntestee stderr: (empty)"
+        shown = "\n".join(f"  | {line[:_STDERR_LINE_CHARS]}" for line in lines)
+        return "\ntestee stderr (last lines):\n" + shown
 
     def kill_group(self) -> None:
         """SIGKILL the child's process group (grandchildren too); no waiting."""
@@ -350,10 +264,10 @@ class _Process:
             self.popen.kill()  # in case it left the group it was started in
 
     def kill(self) -> None:
-        """Kill the child's group, reap the child and release the pipes; safe to repeat."""
+        """Kill the child's group, reap it and release the pipes; safe to repeat."""
         self.kill_group()
         self.popen.wait()
-        self._stderr.join()  # its pipe is closed when the child's group is gone
+        self._drainer.join(timeout=EXIT_GRACE)  # its pipe closes when the group is gone
         _LIVE.discard(self)
         for pipe in (self._stdin, self._stdout):
             with contextlib.suppress(OSError):
@@ -368,18 +282,22 @@ class _Process:
         self.kill()
 
 
+def _shown(request: bytes) -> str:
+    return show(request.decode("ascii").rstrip("\n"))
+
+
 def _encoded(step: Step) -> bytes:
     try:
-        return encode_step(step)
+        return codec.encode(step.request())
     except (TypeError, ValueError) as error:
         raise TargetFault(f"{step.op!r} request cannot be sent as JSON: {error}") from None
 
 
 def _outcome(line: bytes, op: str) -> StepOutcome:
-    """A response line's result, or the ImplementationError it answers (raised for ``new``,
-    whose refusal ends the case); ProtocolError naming the line if it is not valid."""
+    """A response's result or the ImplementationError it answers (raised for ``new``: its
+    refusal ends the case); ProtocolError naming the line if it is not valid."""
     try:
-        return parse_result(decode(line), op)
+        return codec.parse_result(codec.decode(line), op)
     except ImplementationError as error:
         if op == "new":
             raise
@@ -392,8 +310,7 @@ class CommandTarget:
     """A ``Target`` served by a testee command: started once, restarted after a fault.
 
     ``name`` and ``features`` are what the first hello declared; a restarted testee that
-    declares others is recorded in ``problems`` (its results may not all be the named
-    implementation's).
+    declares others is recorded in ``problems``.
     """
 
     def __init__(
@@ -403,42 +320,40 @@ class CommandTarget:
         start_timeout: float | None = None,
         *,
         window: int = PIPELINE_WINDOW,
-        breaker: int | None = BREAKER_FAULTS,
+        breaker: int | None = BREAKER_FAULTS,  # None: always restart (the fuzzer's examples)
     ) -> None:
         if not argv:
             raise TargetError("command '': empty command line")
         self._argv = list(argv)
-        self.label = shlex.join(self._argv)
         self.timeout = timeout
-        self._start_timeout = max(
-            timeout, START_TIMEOUT if start_timeout is None else start_timeout
-        )
+        start = START_TIMEOUT if start_timeout is None else start_timeout
+        self._start_timeout = max(timeout, start)
         self._window = window
         self._queued: list[bytes] = []  # ``new`` requests sent with the next steps
         self._faults_in_a_row = 0
-        self._breaker_faults = breaker  # None: always restart (the fuzzer's examples)
+        self._breaker_faults = breaker
         self._breaker: str | None = None  # why the remaining cases are not run
         self._restarts = 0
         self.problems: list[str] = []
-        self.name = self.label  # until the hello names the implementation
+        self.name = shlex.join(self._argv)  # until the hello names the implementation
         self.features: frozenset[str] = frozenset()
         began = time.monotonic()
         try:
             self._process: _Process | None = self._start()
         except TargetFault as fault:
             raise self._start_failed(fault) from None
-        # A restart's hello gets the first start's time a few times over, not the whole
-        # start timeout: a target that hangs when started again costs little.
+        # A restart's hello gets a few times the first start's time, not the whole start
+        # timeout: a target that hangs when started again costs little.
         first = time.monotonic() - began
         self._start_timeout = max(timeout, min(self._start_timeout, 4 * first + 1))
 
     def _start_failed(self, fault: TargetFault) -> TargetError:
-        return TargetError(f"command {self.label!r}: {fault}")
+        return TargetError(f"command {shlex.join(self._argv)!r}: {fault}")
 
     def _greet(self, process: _Process) -> tuple[str, frozenset[str]]:
         """Send hello and read the answer: the testee's name and features."""
-        process.write(encode(hello_request()))
-        return parse_hello(decode(process.read_line(self._start_timeout)))
+        process.write(codec.encode(codec.hello_request()))
+        return codec.parse_hello(codec.decode(process.read_line(self._start_timeout)))
 
     def _start(self) -> _Process:
         """A fresh testee that has answered hello; TargetFault (its stderr tail) if not."""
@@ -446,8 +361,8 @@ class CommandTarget:
         try:
             name, features = self._greet(process)
         except (ProtocolError, TargetFault) as error:
-            hello = show(encode(hello_request()).decode("ascii").rstrip("\n"))
-            raise self._killed(process, hello, str(error), "") from None
+            hello = _shown(codec.encode(codec.hello_request()))
+            raise self._killed(process, hello, str(error)) from None
         if self._restarts == 0:
             self.name, self.features = name, features
         elif (name, features) != (self.name, self.features):
@@ -459,7 +374,7 @@ class CommandTarget:
         return process
 
     @staticmethod
-    def _killed(process: _Process, request: str, reason: str, after: str) -> TargetFault:
+    def _killed(process: _Process, request: str, reason: str, after: str = "") -> TargetFault:
         """Kill ``process`` and say which request faulted, why, and the stderr tail."""
         process.kill()
         return TargetFault(f"request {request}: {reason}{after}{process.stderr_tail()}")
@@ -476,9 +391,8 @@ class CommandTarget:
         limit = self._breaker_faults
         if limit is not None and self._faults_in_a_row >= limit and self._breaker is None:
             self._breaker = (
-                f"not run: the testee faulted in {limit} cases in a row, so it is "
-                "not restarted again (circuit breaker); the last fault: "
-                + message.split("\n", 1)[0]
+                f"not run: the testee faulted in {limit} cases in a row, so it is not restarted "
+                "again (circuit breaker); the last fault: " + message.split("\n", 1)[0]
             )
         return TargetFault(message)
 
@@ -499,9 +413,8 @@ class CommandTarget:
         self._faults_in_a_row = 0
 
     def perform_steps(self, steps: Sequence[Step]) -> Generator[StepOutcome, None, None]:
-        """Each step's result, or the ImplementationError it answered, in order; the
-        requests (after any queued ``new``) are pipelined. A TargetFault ends it and
-        kills the testee; leaving early reads the remaining responses first."""
+        """Each step's outcome in order, the requests (after any queued ``new``) pipelined. A
+        TargetFault ends it and kills the testee; leaving early reads the responses due."""
         requests = [*self._queued, *map(_encoded, steps)]
         ops = ["new"] * len(self._queued) + [step.op for step in steps]
         self._queued = []
@@ -510,7 +423,7 @@ class CommandTarget:
         try:
             process.refuse_unasked()
             if self._window > 1:
-                process.write(b"".join(requests))  # on a thread if it may not fit the pipe
+                process.write(b"".join(requests))
             for index, op in enumerate(ops):
                 if self._window == 1:
                     process.write(requests[index])
@@ -526,7 +439,6 @@ class CommandTarget:
             self._drain(process, requests, len(ops) - done - 1)
             raise
         except (ProtocolError, TargetFault) as error:
-            sent = show(requests[min(done, len(requests) - 1)].decode("ascii").rstrip("\n"))
             reason = f"invalid response {error}" if isinstance(error, ProtocolError) else str(error)
             if self._window > 1 and done and "no response" in reason:
                 reason += (
@@ -534,26 +446,26 @@ class CommandTarget:
                     "answered; a testee that drops the lines it read ahead, instead of reading "
                     "stdin as a stream, needs --no-pipeline)"
                 )
+            sent = _shown(requests[min(done, len(requests) - 1)])
             raise self.fault(process, sent, reason) from None
         self.healthy()
 
     def _drain(self, process: _Process, requests: Sequence[bytes], due: int) -> None:
-        """Read and drop the ``due`` responses still to come, so the next case starts in
-        step (only those written: one at a time, nothing more was sent)."""
+        """Read and drop the ``due`` responses still to come (none unpipelined: nothing more
+        was sent), so the next case starts in step."""
         if self._window == 1:
             return
         try:
             for _ in range(due):
                 process.read_line(self.timeout)
         except TargetFault as fault:
-            sent = show(requests[-1].decode("ascii").rstrip("\n"))
             reason = f"{fault} (reading the responses due after the case ended early)"
-            raise self.fault(process, sent, reason) from None
+            raise self.fault(process, _shown(requests[-1]), reason) from None
         self.healthy()
 
     def new(self, instance: str) -> None:
         """Queue a fresh instance; its request goes with the next steps."""
-        self._queued.append(encode(new_request(instance)))
+        self._queued.append(codec.encode(codec.new_request(instance)))
 
     def perform(self, step: Step) -> str | Foreign | None:
         with contextlib.closing(self.perform_steps([step])) as outcomes:

@@ -1,8 +1,7 @@
-"""The line protocol spoken with testees, version 1 (spec/PROTOCOL.md): one JSON object a line.
+"""The line protocol, version 1 (spec/PROTOCOL.md): one JSON object a line.
 
-Both ends build and check their messages here: the kit's client and the Python
-testee, so they cannot drift apart from each other or from the document. What
-bounds a testee's output is MAX_LINE_BYTES, which the client enforces while reading.
+Both ends (the kit's client and the Python testee) build and check their messages here, so
+they cannot drift apart. The client enforces MAX_LINE_BYTES on a testee's lines as it reads.
 """
 
 from __future__ import annotations
@@ -18,46 +17,22 @@ from tokasm.errors import ImplementationError, ProtocolError
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
-    from tokasm.corpus.steps import Step
-
 __all__ = [
-    "KNOWN_FEATURES",
-    "MAX_LINE_BYTES",
-    "MAX_NAME_CHARS",
-    "MAX_TEXT_CHARS",
-    "OK",
-    "Message",
-    "ProtocolError",
-    "decode",
-    "encode",
-    "encode_step",
-    "error_response",
-    "hello_request",
-    "hello_response",
-    "is_current_version",
-    "new_request",
-    "parse_hello",
-    "parse_result",
-    "result_response",
-]
+    "KNOWN_FEATURES", "MAX_LINE_BYTES", "MAX_NAME_CHARS", "MAX_TEXT_CHARS", "OK", "Message",
+    "ProtocolError", "decode", "encode", "error_response", "hello_request", "hello_response",
+    "is_current_version", "new_request", "parse_hello", "parse_result", "result_response",
+]  # fmt: skip
 
 #: Features a testee may declare in its hello; each enables one optional op.
 KNOWN_FEATURES: frozenset[str] = frozenset(step.feature for step in OPS.values() if step.feature)
-
 Message: TypeAlias = "dict[str, Any]"
-
-#: The longest message line, in bytes without its LF: 16 times the corpus's largest answer
-#: (about 1 MiB), room for user cases and escaped text.
+#: The longest message line in bytes, without its LF: 16 times the corpus's largest answer.
 MAX_LINE_BYTES = 16 * 1024 * 1024
-
 #: The longest hello ``name``: it heads every report line about the target.
 MAX_NAME_CHARS = 200
-
 #: Characters of an error response's ``error`` and ``kind`` kept for reports.
 MAX_TEXT_CHARS = 2000
-
-#: The response to ``new``.
-OK: Message = {"ok": True}
+OK: Message = {"ok": True}  # the response to ``new``
 
 
 def _not_json(constant: str) -> object:
@@ -70,22 +45,13 @@ _DECODER = json.JSONDecoder(parse_constant=_not_json)
 
 
 def encode(message: Mapping[str, object]) -> bytes:
-    """One message as one line: compact JSON, non-ASCII escaped (so plain UTF-8), then LF.
-
-    Raises TypeError or ValueError for a value JSON cannot carry (NaN, a date).
-    """
+    """Compact JSON, non-ASCII escaped, then LF; TypeError or ValueError if JSON cannot
+    carry a value (NaN, a date)."""
     return (_ENCODER.encode(message) + "\n").encode("ascii")
 
 
-def encode_step(step: Step) -> bytes:
-    """The request line of ``step``; TypeError or ValueError as for ``encode``."""
-    return encode(step.request())
-
-
 def decode(line: bytes) -> Message:
-    """Parse one line (without its LF) into a JSON object, or raise ProtocolError. (The
-    client refuses a testee's line over ``MAX_LINE_BYTES`` as it reads it; the kit's own
-    requests to its worker carry a whole case, of any size.)"""
+    """One line (without its LF) as a JSON object, or ProtocolError."""
     try:
         message = _DECODER.decode(line.decode("utf-8"))
     except UnicodeDecodeError as error:

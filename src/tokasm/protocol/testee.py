@@ -1,19 +1,11 @@
-"""Serve a Python assembler over the line protocol; run as tokasm's worker for Python targets.
+"""Serve a Python assembler over the line protocol; with ``--worker``, tokasm's worker.
 
-``python -m tokasm.protocol.testee TARGET`` answers the protocol's ops (spec/PROTOCOL.md)
-for any Python assembler. ``tokasm check`` runs every Python target this way, as its
-worker, and then also sends three ops of the kit's own: ``case``, which runs one whole
-corpus case in this process, with an ordinary caller's habits, and answers its result as
-data; ``probe``, a cost probe, timed in this process; and ``fuzz``, check's fuzz phase.
-
-The worker defends nothing: it is expendable. Whatever the target does to this process
-(exit, crash, hang, close descriptors) costs the case that was running: the supervisor
-(``protocol._client``) kills it and starts another. Between the steps of a long case it
-writes a heartbeat, so ``--timeout`` bounds each call, not each case, and arms
-faulthandler, so a call that hangs leaves its stack in stderr for the report.
-
-The protocol channel is private: before the target is imported, fd 0 and 1 are kept for
-the protocol, then pointed at /dev/null and stderr, so a target's prints cannot reach it.
+``python -m tokasm.protocol.testee TARGET`` answers the protocol's ops (spec/PROTOCOL.md).
+As the worker it also answers ``case`` (a whole corpus case run here, with a caller's
+habits, its result as data), ``probe`` (a cost probe) and ``fuzz`` (check's fuzz phase),
+writes heartbeats between the steps of a long case and arms faulthandler, so a hung call
+leaves its stack. It defends nothing: the supervisor kills it on any fault. Its channel
+is private: before the target loads, fd 0 and 1 point at /dev/null and stderr.
 """
 
 from __future__ import annotations
@@ -42,6 +34,7 @@ from tokasm.protocol._codec import (
     is_current_version,
     result_response,
 )
+from tokasm.protocol.worker import python_testee_command
 from tokasm.run._cost import PROBE_IDS, run_probe
 from tokasm.run.results import NOT_TEXT
 from tokasm.run.runner import run_case
@@ -56,14 +49,8 @@ if TYPE_CHECKING:
 
 __all__ = ["WORKER_MEMORY", "main", "python_testee_command", "respond", "serve"]
 
-
 #: The address space a worker may use (``RLIMIT_AS``): far more than any assembler needs.
 WORKER_MEMORY = 8 << 30
-
-
-def python_testee_command(target: str, *options: str) -> list[str]:
-    """The argv that serves ``target`` over the protocol with this interpreter."""
-    return [sys.executable, "-m", "tokasm.protocol.testee", *options, target]
 
 
 class _Worker(PythonTarget):
@@ -74,11 +61,11 @@ class _Worker(PythonTarget):
     ) -> None:
         super().__init__(factory, name)
         self._responses = responses
-        self._interval = timeout / 4
-        self._stack_after = timeout * 0.8
+        self._interval, self._stack_after = timeout / 4, timeout * 0.8
         self._last = _clocks.monotonic()
 
     def beat(self, *, force: bool = False) -> None:
+        """A heartbeat if due (``force``: a request came, none is due), faulthandler re-armed."""
         now = _clocks.monotonic()
         if force or now - self._last >= self._interval:
             self._last = now
@@ -108,8 +95,8 @@ def _run_probe(subject: PythonTarget, request: Message) -> Message:
     probe = request.get("id")
     if probe not in PROBE_IDS:
         raise ProtocolError(f"unknown probe {probe!r}")
-    strict = request.get("strict") is True
-    return {"ok": True, "case": run_probe(probe, subject, strict=strict).to_data()}
+    result = run_probe(probe, subject, strict=request.get("strict") is True)
+    return {"ok": True, "case": result.to_data()}
 
 
 def _run_fuzz(subject: PythonTarget, request: Message) -> Message:
@@ -140,9 +127,8 @@ def _dispatch(subject: PythonTarget, request: Message) -> Message:
     if step is None or (step.feature is not None and step.feature not in subject.features):
         raise ProtocolError(f"unknown op {op!r}")
     result = subject.perform(step.from_request(request))
-    if isinstance(result, Foreign):  # the protocol carries text or null only: answered as an
-        # error of a kind no step expects, so the step fails as it does in process
-        return error_response(NOT_TEXT, result.shown)
+    if isinstance(result, Foreign):  # the protocol carries text or null only: an error of a
+        return error_response(NOT_TEXT, result.shown)  # kind no step expects, as in process
     return result_response(result)
 
 
@@ -157,8 +143,8 @@ def respond(subject: PythonTarget, line: bytes) -> Message:
 
 
 def serve(subject: PythonTarget, requests: IO[bytes], responses: IO[bytes]) -> None:
-    """Answer each request line with one response line until end of input. A process the
-    target forked answers nothing: only the process that read the request does."""
+    """Answer each request line with one response line until end of input; a process the
+    target forked answers nothing (only the one that read the request does)."""
     server = os.getpid()
     for line in requests:
         if line.strip():
@@ -172,27 +158,12 @@ def serve(subject: PythonTarget, requests: IO[bytes], responses: IO[bytes]) -> N
             faulthandler.cancel_dump_traceback_later()
 
 
-def _refuse(requests: IO[bytes], responses: IO[bytes], error: TargetError) -> None:
-    """Answer every request with the load error, so the supervisor reports it as such."""
-    for line in requests:
-        if line.strip():
-            responses.write(encode(error_response("TargetError", str(error))))
-            responses.flush()
-
-
 def _private_channel() -> tuple[IO[bytes], IO[bytes]]:
-    """The protocol's own (requests, responses) streams; fd 0 then reads /dev/null and fd 1
-    (and ``sys.stdout``) writes to stderr, for whatever the target does. A process the
-    target forks does not keep them."""
-    requests = os.fdopen(os.dup(0), "rb")
-    responses = os.fdopen(os.dup(1), "wb")
+    """The protocol's own (requests, responses) streams, which a forked process does not
+    keep; fd 0 then reads /dev/null and fd 1 (and ``sys.stdout``) writes to stderr."""
+    requests, responses = os.fdopen(os.dup(0), "rb"), os.fdopen(os.dup(1), "wb")
     private = (requests.fileno(), responses.fileno())
-
-    def forked() -> None:
-        for fd in private:
-            os.close(fd)
-
-    os.register_at_fork(after_in_child=forked)
+    os.register_at_fork(after_in_child=lambda: [*map(os.close, private)])
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.close(devnull)
@@ -211,47 +182,38 @@ def main(argv: Sequence[str] | None = None) -> int:
         description="Serve a Python assembler as a tokasm protocol testee on stdin/stdout "
         "(spec/PROTOCOL.md).",
     )
-    parser.add_argument("target", metavar="TARGET", help="MODULE:ATTR or a bundled backend name")
-    parser.add_argument(
-        "--strict",
-        action="store_true",
-        help="validate events first (tokasm.implementations.StrictAssembler), for --profile strict",
-    )
-    parser.add_argument(
-        "--worker",
-        type=float,
-        metavar="TIMEOUT",
-        help="serve as tokasm's worker: heartbeats every TIMEOUT/4 seconds during a case",
-    )
-    parser.add_argument(
-        "--load-timeout",
-        type=float,
-        default=LOAD_TIMEOUT,
-        metavar="SECONDS",
-        help="as a worker: the supervisor's limit for loading the target",
-    )
+    add = parser.add_argument
+    add("target", metavar="TARGET", help="MODULE:ATTR or a bundled backend name")
+    add("--strict", action="store_true", help="validate events first "
+        "(tokasm.implementations.StrictAssembler), for --profile strict")  # fmt: skip
+    add("--worker", type=float, metavar="TIMEOUT", help="serve as tokasm's worker: "
+        "heartbeats every TIMEOUT/4 seconds during a case")  # fmt: skip
+    add("--load-timeout", type=float, default=LOAD_TIMEOUT, metavar="SECONDS",
+        help="as a worker: the supervisor's limit for loading the target")  # fmt: skip
     args = parser.parse_args(argv)
     target: str = args.target
     requests, responses = _private_channel()  # before the target's module runs any code
     if args.worker is not None:
-        # A target that eats memory gets MemoryError here, not the machine's OOM killer;
-        # a load that hangs leaves its stack for the report.
+        # Memory exhaustion is a MemoryError, not the OOM killer; a crash or a hung load
+        # leaves its stack for the report.
         resource.setrlimit(resource.RLIMIT_AS, (WORKER_MEMORY, WORKER_MEMORY))
-        faulthandler.enable(file=sys.stderr)  # a crash leaves its stack for the report too
+        faulthandler.enable(file=sys.stderr)
         faulthandler.dump_traceback_later(args.load_timeout * 0.9, file=sys.stderr)
     try:
         factory = resolve_target(target)
         if args.strict:
             factory, target = _strict(factory), f"{target} (strict)"
-        if args.worker is not None:
-            subject: PythonTarget = _Worker(factory, target, responses, args.worker)
-        else:
-            subject = PythonTarget(factory, target)
+        subject = (
+            PythonTarget(factory, target)
+            if args.worker is None
+            else _Worker(factory, target, responses, args.worker)
+        )
     except TargetError as error:
         print(f"tokasm testee: error: {error}", file=sys.stderr)
-        if args.worker is None:
-            return 2
-        _refuse(requests, responses, error)
+        for line in requests if args.worker is not None else ():
+            if line.strip():  # every request answered with the load error, reported as such
+                responses.write(encode(error_response("TargetError", str(error))))
+                responses.flush()
         return 2
     faulthandler.cancel_dump_traceback_later()
     serve(subject, requests, responses)

@@ -1,12 +1,9 @@
 """The habits of an ordinary Python caller, played on every in-process target (EVENT-OWNED).
 
-By default every dict event reaches the target in one dict, refilled with a fresh
-deep copy of the corpus event; after ``apply`` returns it must equal what was sent
-(else ``EventNotOwned``) and is then overwritten with ``SCRIBBLE``, nested containers
-too, so a target that kept it reads the marker. ``gentle`` (a new copy per apply,
-kept alive, untouched) lets the runner tell these habits' failures from others.
-``events_in_process: other-mappings`` cases get read-only non-dict mappings of
-``str`` subclass strings instead (MAP-ANY). The corpus's own events never reach a target.
+Every dict event reaches the target in one reused dict, which must come back unmodified
+and is then overwritten with ``SCRIBBLE``, so a target that kept it reads the marker.
+``gentle`` (a new copy per apply, kept alive) tells these habits' failures from others;
+``other_mappings`` lends read-only mappings of ``str`` subclass strings (MAP-ANY).
 """
 
 from __future__ import annotations
@@ -19,11 +16,10 @@ from typing import Any
 from tokasm._display import show
 from tokasm.errors import EventNotOwned
 
-__all__ = ["OTHER_MAPPINGS", "SCRIBBLE", "CallerHabits", "OtherMappingsCaller"]
+__all__ = ["OTHER_MAPPINGS", "SCRIBBLE", "CallerHabits"]
 
 #: What the caller writes into an event after ``apply`` returned.
 SCRIBBLE = "\x00tokasm: this event was reused by the caller after apply returned"
-
 #: ``events_in_process`` of a case whose events are lent as other mappings (CASES.md).
 OTHER_MAPPINGS = "other-mappings"
 
@@ -90,12 +86,8 @@ def _other_mapping(event: object) -> object:
     """A dict event as a ``CallerMapping`` of ``CallerText`` strings; another, as it is."""
     if type(event) is not dict:
         return _copy(event)
-    return CallerMapping(
-        {
-            key: CallerText(value) if type(value) is str else _copy(value)
-            for key, value in event.items()
-        }
-    )
+    items = {k: CallerText(v) if type(v) is str else _copy(v) for k, v in event.items()}
+    return CallerMapping(items)
 
 
 def _same(given: Any, sent: Any) -> bool:
@@ -116,40 +108,35 @@ def _same(given: Any, sent: Any) -> bool:
 
 def _scribble(value: Any) -> None:
     """Overwrite a lent event and every container in it, each once (it may contain itself)."""
-    pending = _overwrite(value)
-    seen = {id(value)}
-    while pending:  # nothing nested, in the usual event
+    pending, seen = [value], set()
+    while pending:
         container = pending.pop()
-        if id(container) not in seen:
-            seen.add(id(container))
-            pending += _overwrite(container)
-
-
-def _overwrite(container: Any) -> list[Any]:
-    """Put the marker in place of what ``container`` holds; the containers it held."""
-    if type(container) is dict:
-        nested = [item for item in container.values() if type(item) in _CONTAINERS]
-        keys = [key for key in container if type(key) is str]
-        container.clear()
-        container.update(dict.fromkeys(keys, SCRIBBLE))
-    else:
-        nested = [item for item in container if type(item) in _CONTAINERS]
-        container[:] = [SCRIBBLE]
-    return nested
+        if id(container) in seen:
+            continue
+        seen.add(id(container))
+        items = container.values() if type(container) is dict else container
+        pending += [item for item in items if type(item) in _CONTAINERS]
+        if type(container) is dict:
+            keys = [key for key in container if type(key) is str]
+            container.clear()
+            container.update(dict.fromkeys(keys, SCRIBBLE))
+        else:
+            container[:] = [SCRIBBLE]
 
 
 class CallerHabits:
     """Lends each event to a target as a caller would, and checks it came back unmodified."""
 
-    def __init__(self, *, gentle: bool = False) -> None:
-        self._gentle = gentle
+    def __init__(self, *, gentle: bool = False, other_mappings: bool = False) -> None:
+        self._gentle = gentle or other_mappings
+        self._other = other_mappings  # then nothing is checked: no one writes to a mapping
         self._reused: dict[object, object] = {}
         self._kept: list[object] = []
 
     def lend(self, event: Any) -> object:
         """The object the target gets for the corpus event ``event`` (never ``event`` itself)."""
         if self._gentle or type(event) is not dict:
-            lent = _copy(event)
+            lent = _other_mapping(event) if self._other else _copy(event)
             self._kept.append(lent)
             return lent
         reused = self._reused
@@ -164,6 +151,8 @@ class CallerHabits:
     def take_back(self, lent: Any, event: Any) -> None:
         """After ``apply`` returned: EventNotOwned if the target modified the event; then
         forget or overwrite it, as the caller would."""
+        if self._other:
+            return
         try:  # quickly, for the usual event: the very keys and values of ``event``, in order
             quick = (
                 type(lent) is dict
@@ -192,18 +181,3 @@ class CallerHabits:
     def forget(self) -> None:
         """Drop every event kept for the case that ended."""
         self._kept.clear()
-
-
-class OtherMappingsCaller(CallerHabits):
-    """Each event a new read-only ``CallerMapping``, kept until the case ends (MAP-ANY)."""
-
-    def __init__(self) -> None:
-        super().__init__(gentle=True)
-
-    def lend(self, event: Any) -> object:
-        lent = _other_mapping(event)
-        self._kept.append(lent)
-        return lent
-
-    def take_back(self, lent: Any, event: Any) -> None:
-        return

@@ -1,9 +1,8 @@
 """The cost probes: a read after final re-joins nothing (CACHE-FINAL), an append copies nothing.
 
-No corpus case can see a cost, so these probes measure one through ``Target.perform``,
-in process and over the protocol alike; the design is in docs/cost.md. Each ratio is
-a minimum of interleaved rounds, measured again when above its limit: a probe fails
-only if all ``ATTEMPTS`` measurements exceed it (load only adds time).
+No corpus case can see a cost, so these probes time ``Target.perform``, in process and over
+the protocol alike (docs/cost.md). Each ratio is a minimum of interleaved rounds; a probe
+fails only if all ``ATTEMPTS`` measurements exceed its limit (load only adds time).
 """
 
 from __future__ import annotations
@@ -33,18 +32,23 @@ if TYPE_CHECKING:
 __all__ = ["ATTEMPTS", "PROBE_IDS", "PROBE_STEPS", "Timing", "judge", "probe_named", "run_probe"]
 
 #: The probes' case ids (what --xfail, -k, JUnit and JSON name them by) and their rules.
-PROBE_ID = "cost.cache-final"
-CACHE_FINAL = "CACHE-FINAL"
-STREAM_PROBE_ID = "cost.stream-linear"
-STREAM_LINEAR = "STREAM-LINEAR"
+PROBE_ID, CACHE_FINAL = "cost.cache-final", "CACHE-FINAL"
+STREAM_PROBE_ID, STREAM_LINEAR = "cost.stream-linear", "STREAM-LINEAR"
+_DESCRIPTIONS = {
+    PROBE_ID: "a read after final joins and decodes nothing: it costs at most about a copy "
+    "of the text (CACHE-FINAL)",
+    STREAM_PROBE_ID: "an append costs the same whatever the length of the message's text "
+    "(STREAM-LINEAR)",
+}
 #: Every check of ``tokasm check`` that is not a corpus case.
 PROBE_IDS: tuple[str, ...] = (PROBE_ID, STREAM_PROBE_ID)
 
 
 @dataclass(frozen=True)
 class _Route:
-    """How much traffic, and what limit, for one route (in process or over the protocol)."""
+    """How much traffic, and what limits, for one route."""
 
+    in_process: bool
     long: int  # long messages
     parts: tuple[int, int]  # parts of each long message, drawn in this range
     chars: tuple[float, float]  # characters per part of a long message (some deltas empty)
@@ -58,30 +62,19 @@ class _Route:
 
 #: In process a join of 2500 to 3500 parts costs 5 to 25 copies of their text, a decode 10
 #: to 70; a cached read costs under one (measured with two CPU burners on 2 cores).
-IN_PROCESS = _Route(4, (2500, 3500), (5, 40), 1100, (10, 3000), 3.0, 4.0, 200, 15)
+IN_PROCESS = _Route(True, 4, (2500, 3500), (5, 40), 1100, (10, 3000), 3.0, 4.0, 200, 15)
 #: Over the protocol a read is a round trip (about 60 µs) of a text serialized each time;
 #: a re-join of 16000 to 20000 parts doubles it.
-OVER_PROTOCOL = _Route(2, (16000, 20000), (0.3, 0.6), 150, (10, 600), 1.4, 1.6, 200, 40)
-#: Characters of the long text the STREAM-LINEAR probe appends to (a copy costs more
-#: than a round trip).
+OVER_PROTOCOL = _Route(False, 2, (16000, 20000), (0.3, 0.6), 150, (10, 600), 1.4, 1.6, 200, 40)
+#: Characters of the long text STREAM-LINEAR appends to (a copy costs more than a round trip).
 STREAM_CHARS = 2_000_000
-#: Characters of the text every text of the probe is cut from.
-_POOL = 300_000
+_POOL = 300_000  # characters of the text every text of the probe is cut from
 #: Measurements that must all exceed the limit before a probe fails (or finds growth).
 ATTEMPTS = 3
 #: Seconds the target may take to receive the probe's messages; a slower one skips it.
 BUILD_BUDGET = 60.0
-
 _INSTANCE = "cost"
-_DESCRIPTION = (
-    "a read after final joins and decodes nothing: it costs at most about a copy of the text "
-    "(CACHE-FINAL)"
-)
-_STREAM_DESCRIPTION = (
-    "an append costs the same whatever the length of the message's text (STREAM-LINEAR)"
-)
-#: What texts are made of: words, spaces, punctuation, accented letters, CJK and emoji,
-#: as the corpus's texts (so that decoding a text costs many times copying it).
+#: What texts are made of, as the corpus's (so that decoding costs many copies).
 _UNITS = (
     "the", " ", "token", "s", ", ", ".", "\n", "42", "é", "ñ", "über", "ça", "Ünïcode", "à",
     "°", "½", "ß", "data", "-", "¿", "ø",
@@ -135,32 +128,33 @@ class Verdict:
     @property
     def best(self) -> Timing:
         """The minimum of each side over every measurement (noise only adds time)."""
-        return Timing(
-            min(timing.short for timing in self.timings),
-            min(timing.long for timing in self.timings),
-            self.timings[-1].about,
-        )
+        shortest = min(t.short for t in self.timings)
+        return Timing(shortest, min(t.long for t in self.timings), self.timings[-1].about)
+
+    @property
+    def shown(self) -> Timing:
+        """What a report shows: the pooled minima of a growth, else the passing measurement."""
+        return self.best if self.grows else self.timings[-1]
 
 
 def judge(measure: Callable[[], Timing], limit: float, attempts: int = ATTEMPTS) -> Verdict:
-    """Measure until one ratio is within ``limit`` (no growth) or ``attempts`` all exceed it
-    (then so does ``Verdict.best``'s)."""
+    """Measure, the garbage collector off, until one ratio is within ``limit`` or
+    ``attempts`` all exceed it; not measured if the clock did not move."""
     timings: list[Timing] = []
-    while len(timings) < attempts:
-        timings.append(measure())
-        if timings[-1].ratio <= limit:
-            return Verdict(False, tuple(timings))
-    return Verdict(True, tuple(timings))
+    gc.collect()
+    gc.disable()
+    try:
+        while len(timings) < attempts and (not timings or timings[-1].ratio > limit):
+            timings.append(measure())
+    finally:
+        gc.enable()
+    if any(timing.short <= 0 for timing in timings):
+        raise _NotMeasured("the clock did not move (a target that stopped it?)")
+    return Verdict(timings[-1].ratio > limit, tuple(timings))
 
 
 class _NotMeasured(Exception):
-    """The target gave a wrong answer: the probe cannot measure it (the cases say why)."""
-
-
-def _clock(in_process: bool) -> Callable[[], float]:
-    """In process CPU time, which the scheduler does not move (not on Windows: 15 ms ticks);
-    over the protocol the wall clock, the work being in another process."""
-    return _clocks.process_time if in_process and sys.platform != "win32" else _clocks.perf_counter
+    """The target answered wrong or too slowly: the probe is skipped (the cases say why)."""
 
 
 class _Copy(str):
@@ -184,7 +178,7 @@ class _Traffic:
     def __init__(self) -> None:
         self.rng = random.Random(secrets.randbits(64))
         self._used: set[str] = set()
-        self._pool = "".join(self.rng.choices(_UNITS, k=_POOL // 3))  # texts are cut from it
+        self._pool = "".join(self.rng.choices(_UNITS, k=_POOL // 3))
 
     def id(self, shape: int | None = None) -> str:
         """A new id, of the given shape (index into ``_SHAPES``) or of a random one."""
@@ -203,7 +197,6 @@ class _Traffic:
         return [order[index % len(order)] for index in range(count)]
 
     def text(self, chars: int) -> str:
-        """A text of ``chars`` characters (at most ``_POOL // 2``)."""
         start = self.rng.randrange(len(self._pool) - chars)
         return self._pool[start : start + chars]
 
@@ -216,15 +209,8 @@ class _Traffic:
 
 def _apply(message_id: str, delta: str | None = None, *, final: bool = False) -> Apply:
     event: dict[str, object] = {"id": message_id}
-    if delta is not None:
-        event["delta"] = delta
-    if final:
-        event["final"] = True
-    return Apply(_INSTANCE, None, event)
-
-
-def _get(message_id: str) -> Get:
-    return Get(_INSTANCE, None, message_id)
+    event |= {} if delta is None else {"delta": delta}
+    return Apply(_INSTANCE, None, event | {"final": True} if final else event)
 
 
 def _performed(subject: Target, steps: Sequence[tuple[Step, str | None]]) -> None:
@@ -250,9 +236,8 @@ def _performed(subject: Target, steps: Sequence[tuple[Step, str | None]]) -> Non
 def _streamed(
     traffic: _Traffic, messages: dict[str, list[str]], bare: Mapping[str, bool]
 ) -> list[tuple[Step, str | None]]:
-    """The messages' deltas interleaved at random, each finalized after its last delta by a
-    bare final or by a final carrying that delta (as ``bare`` says, else at random):
-    (step, expected answer) pairs."""
+    """The messages' deltas interleaved at random, each finalized by a bare final or a final
+    with its last delta (as ``bare`` says, else at random), with the expected answers."""
     rng = traffic.rng
     owners = [key for key, deltas in messages.items() for _ in deltas]
     rng.shuffle(owners)
@@ -280,74 +265,51 @@ class _Pair:
     parts: int
 
 
-@dataclass
-class _Probe:
-    """The CACHE-FINAL probe's messages, once streamed into the target."""
-
-    traffic: _Traffic
-    pairs: list[_Pair]
-    fillers: list[str]
-    opened: str  # an open message, written to between rounds
-
-    @classmethod
-    def built(cls, subject: Target, route: _Route, in_process: bool) -> _Probe:
-        """Stream the probe's messages into a fresh instance, and read each once, checked
-        (a target that caches at its first read passes)."""
-        traffic = _Traffic()
-        rng = traffic.rng
-        messages: dict[str, list[str]] = {}
-        pairs = []
-        for shape in traffic.shapes(route.long):
-            long, parts = traffic.id(shape), rng.randint(*route.parts)
-            chars = int(parts * rng.uniform(*route.chars))
-            deltas = messages[long] = traffic.deltas(parts, chars)
-            text = "".join(deltas)
-            # In process a short text; over the protocol the same text in two parts.
-            twin = traffic.text(rng.randint(20, 200)) if in_process else text
-            cut = rng.randint(1, len(twin) - 1) if len(twin) > 1 else 1
-            reference = traffic.id()
-            messages[reference] = [twin[:cut], twin[cut:]]
-            pairs.append(_Pair(long, reference, text, len(deltas)))
-        # Half the fillers are streamed after the rest: every timed message is old.
-        later: dict[str, list[str]] = {}
-        for index in range(route.fillers):
-            key = traffic.id()
-            chars = rng.randint(*route.filler_chars)
-            (messages if index % 2 else later)[key] = traffic.deltas(rng.randint(1, 3), chars)
-        fillers = [*messages.keys() - {key for p in pairs for key in (p.long, p.reference)}, *later]
-        subject.new(_INSTANCE)
-        opened = traffic.id()
-        steps = [
-            # Long messages are finalized either way in turn.
-            *_streamed(traffic, messages, {p.long: i % 2 == 0 for i, p in enumerate(pairs)}),
-            *_streamed(traffic, later, {}),
-            (_apply(opened, traffic.text(5)), None),
-        ]
-        messages.update(later)
-        reads: list[tuple[Step, str | None]] = [
-            (_get(key), "".join(deltas)) for key, deltas in messages.items()
-        ]
-        rng.shuffle(reads)
-        _performed(subject, [*steps, *reads])
-        return cls(traffic, pairs, fillers, opened)
-
-    def between(self) -> list[Step]:
-        """The untimed traffic before each round: a delta to the open message, a new
-        message finalized, a read of every filler in a new order."""
-        rng, traffic = self.traffic.rng, self.traffic
-        rng.shuffle(self.fillers)
-        return [
-            _apply(self.opened, traffic.text(rng.randint(1, 8))),
-            _apply(traffic.id(), traffic.text(rng.randint(1, 40)), final=True),
-            *(_get(key) for key in self.fillers),
-        ]
+def _built(subject: Target, route: _Route) -> tuple[_Traffic, list[_Pair], list[str], str]:
+    """Stream the probe's messages into a fresh instance and read each once, checked (a
+    target caching at its first read passes): traffic, pairs, fillers and an open message."""
+    traffic = _Traffic()
+    rng = traffic.rng
+    messages: dict[str, list[str]] = {}
+    pairs = []
+    for shape in traffic.shapes(route.long):
+        long, parts = traffic.id(shape), rng.randint(*route.parts)
+        deltas = messages[long] = traffic.deltas(parts, int(parts * rng.uniform(*route.chars)))
+        text = "".join(deltas)
+        # In process a short text; over the protocol the same text in two parts.
+        twin = traffic.text(rng.randint(20, 200)) if route.in_process else text
+        cut = rng.randint(1, len(twin) - 1) if len(twin) > 1 else 1
+        reference = traffic.id()
+        messages[reference] = [twin[:cut], twin[cut:]]
+        pairs.append(_Pair(long, reference, text, len(deltas)))
+    # Half the fillers are streamed after the rest: every timed message is old.
+    later: dict[str, list[str]] = {}
+    for index in range(route.fillers):
+        key, chars = traffic.id(), rng.randint(*route.filler_chars)
+        (messages if index % 2 else later)[key] = traffic.deltas(rng.randint(1, 3), chars)
+    fillers = [*messages.keys() - {key for p in pairs for key in (p.long, p.reference)}, *later]
+    subject.new(_INSTANCE)
+    opened = traffic.id()
+    steps = [  # long messages finalized either way in turn
+        *_streamed(traffic, messages, {p.long: i % 2 == 0 for i, p in enumerate(pairs)}),
+        *_streamed(traffic, later, {}),
+        (_apply(opened, traffic.text(5)), None),
+    ]
+    messages.update(later)
+    reads = [(Get(_INSTANCE, None, key), "".join(deltas)) for key, deltas in messages.items()]
+    rng.shuffle(reads)
+    _performed(subject, [*steps, *reads])
+    return traffic, pairs, fillers, opened
 
 
-def _timer(subject: Target, in_process: bool) -> Callable[[Step, str | None], float]:
-    """Seconds of one unpipelined step (in process its answer dropped as it is), plus in
-    process the kit's copy of ``copy``."""
-    clock = _clock(in_process)
-    perform = subject.perform_unread if isinstance(subject, PythonTarget) else subject.perform
+def _timer(subject: Target) -> Callable[[Step, str | None], float]:
+    """Seconds of one unpipelined step, plus in process the kit's copy of ``copy``. In process
+    CPU time, which the scheduler does not move (not on Windows: 15 ms ticks), the answer
+    dropped unconverted; over the protocol the wall clock."""
+    clock, perform = _clocks.perf_counter, subject.perform
+    if isinstance(subject, PythonTarget):
+        clock = _clocks.process_time if sys.platform != "win32" else clock
+        perform = subject.perform_unread
 
     def timed(step: Step, copy: str | None) -> float:
         start = clock()
@@ -359,71 +321,57 @@ def _timer(subject: Target, in_process: bool) -> Callable[[Step, str | None], fl
     return timed
 
 
-def _measure_reads(subject: Target, probe: _Probe, route: _Route, in_process: bool) -> Timing:
-    """One measurement: ``route.rounds`` rounds of traffic, then a timed read of each long
-    message and of its reference, in a random order; the Timing of the worst long message."""
-    timed = _timer(subject, in_process)
-    rng = probe.traffic.rng
-    best = {(pair, side): float("inf") for pair in probe.pairs for side in (0, 1)}
-    order = list(probe.pairs)
-    for _ in range(route.rounds):
-        for outcome in subject.perform_steps(probe.between()):
-            if isinstance(outcome, ImplementationError):
-                raise outcome
-        rng.shuffle(order)
-        for pair in order:
-            copy = pair.text if in_process else None
-            reads = [(1, pair.long, None), (0, pair.reference, copy)]
-            for side, key, copied in reads if rng.random() < 0.5 else reads[::-1]:
-                best[pair, side] = min(best[pair, side], timed(_get(key), copied))
-    timings = [
-        Timing(best[pair, 0], best[pair, 1], f"{pair.parts} parts, {len(pair.text)} characters")
-        for pair in probe.pairs
-    ]
-    return max(timings, key=lambda timing: timing.ratio)
+def _measure_reads(subject: Target, route: _Route) -> Callable[[], Timing]:
+    """One measurement: rounds of untimed traffic (a delta to the open message, a new message
+    finalized, a read of every filler), each then a timed read of each long message and of its
+    reference in a random order; the Timing of the worst long message."""
+    traffic, pairs, fillers, opened = _built(subject, route)
+    timed, rng = _timer(subject), traffic.rng
+
+    def measure() -> Timing:
+        best = {(pair, side): float("inf") for pair in pairs for side in (0, 1)}
+        for _ in range(route.rounds):
+            rng.shuffle(fillers)
+            between = [
+                _apply(opened, traffic.text(rng.randint(1, 8))),
+                _apply(traffic.id(), traffic.text(rng.randint(1, 40)), final=True),
+                *(Get(_INSTANCE, None, key) for key in fillers),
+            ]
+            for outcome in subject.perform_steps(between):
+                if isinstance(outcome, ImplementationError):
+                    raise outcome
+            rng.shuffle(pairs)
+            for pair in pairs:
+                copy = pair.text if route.in_process else None
+                reads = [(1, pair.long, None), (0, pair.reference, copy)]
+                for side, key, copied in reads if rng.random() < 0.5 else reads[::-1]:
+                    seconds = timed(Get(_INSTANCE, None, key), copied)
+                    best[pair, side] = min(best[pair, side], seconds)
+        about = {p: f"{p.parts} parts, {len(p.text)} characters" for p in pairs}
+        timings = [Timing(best[p, 0], best[p, 1], about[p]) for p in pairs]
+        return max(timings, key=lambda timing: timing.ratio)
+
+    return measure
 
 
 def _micro(seconds: float) -> str:
     return f"{seconds * 1e6:.3g} µs"
 
 
-def _measured(measure: Callable[[], Timing], limit: float) -> tuple[Verdict, Timing]:
-    """``judge``, the garbage collector off meanwhile; the verdict and the timing to show
-    (the pooled minima of a growth, else the passing measurement)."""
-    gc.collect()
-    gc.disable()
-    try:
-        verdict = judge(measure, limit)
-    finally:
-        gc.enable()
-    if any(timing.short <= 0 for timing in verdict.timings):
-        raise _NotMeasured("the clock did not move (a target that stopped it?)")
-    return verdict, verdict.best if verdict.grows else verdict.timings[-1]
-
-
 def probe_named(probe_id: str, outcome: Outcome, message: str, note: str = "") -> CaseResult:
     """The result of the probe ``probe_id`` (one of ``PROBE_IDS``), named as a case."""
-    if probe_id == PROBE_ID:
-        return CaseResult(PROBE_ID, _DESCRIPTION, outcome, message, (CACHE_FINAL,), note=note)
-    return CaseResult(
-        STREAM_PROBE_ID, _STREAM_DESCRIPTION, outcome, message, (STREAM_LINEAR,), note=note
-    )
-
-
-def probe_result(outcome: Outcome, message: str, note: str = "") -> CaseResult:
-    """The CACHE-FINAL probe's result."""
-    return probe_named(PROBE_ID, outcome, message, note)
+    rule = CACHE_FINAL if probe_id == PROBE_ID else STREAM_LINEAR
+    return CaseResult(probe_id, _DESCRIPTIONS[probe_id], outcome, message, (rule,), note=note)
 
 
 def run_probe(probe_id: str, subject: Target, *, strict: bool = False) -> CaseResult:
-    """Run the probe ``probe_id`` on ``subject``: a case-like result, a pass carrying its
-    figure in ``note``; a target answering wrong is not measured (skipped). ``strict``:
-    a STREAM-LINEAR finding fails it (``--strict-cost``)."""
-    in_process = isinstance(subject, PythonTarget)
-    route = IN_PROCESS if in_process else OVER_PROTOCOL
-    measure = _cache_final if probe_id == PROBE_ID else _stream_linear
+    """Run the probe ``probe_id``: a pass carries its figure in ``note``; a target answering
+    wrong is skipped. ``strict``: a STREAM-LINEAR finding fails (``--strict-cost``)."""
+    route = IN_PROCESS if isinstance(subject, PythonTarget) else OVER_PROTOCOL
     try:
-        return measure(subject, route, in_process, strict)
+        if probe_id == PROBE_ID:
+            return _cache_final(subject, route)
+        return _stream_linear(subject, route, strict)
     except _NotMeasured as why:
         return probe_named(probe_id, "skipped", f"not measured: {why}")
     except TargetFault as fault:
@@ -440,14 +388,12 @@ def probe_stream_linear(subject: Target, *, strict: bool = False) -> CaseResult:
     return run_probe(STREAM_PROBE_ID, subject, strict=strict)
 
 
-def _cache_final(subject: Target, route: _Route, in_process: bool, strict: bool) -> CaseResult:
-    probe = _Probe.built(subject, route, in_process)
-    verdict, best = _measured(
-        lambda: _measure_reads(subject, probe, route, in_process), route.limit
-    )
+def _cache_final(subject: Target, route: _Route) -> CaseResult:
+    verdict = judge(_measure_reads(subject, route), route.limit)
+    best = verdict.shown
     against = (
         "a short text's read and a copy of the text"
-        if in_process
+        if route.in_process
         else "a read of the same text in 2 parts"
     )
     figure = (
@@ -455,19 +401,19 @@ def _cache_final(subject: Target, route: _Route, in_process: bool, strict: bool)
         f"({_micro(best.long)} against {_micro(best.short)}; limit {route.limit:g})"
     )
     if not verdict.grows:
-        return probe_result("passed", "", note=figure)
+        return probe_named(PROBE_ID, "passed", "", note=figure)
     ratios = ", ".join(f"{timing.ratio:.1f}" for timing in verdict.timings)
-    return probe_result(
+    return probe_named(
+        PROBE_ID,
         "failed",
         f"reads after final grow with the message: {figure}\n"
         f"{len(verdict.timings)} measurements of {route.rounds} rounds, all above: {ratios}; "
-        "fastest read of each\n"
-        "the completed text must be cached at finalization, not joined or decoded again "
-        "at every read",
+        "fastest read of each\nthe completed text must be cached at finalization, not joined "
+        "or decoded again at every read",
     )
 
 
-def _stream_linear(subject: Target, route: _Route, in_process: bool, strict: bool) -> CaseResult:
+def _stream_linear(subject: Target, route: _Route, strict: bool) -> CaseResult:
     """Appends of two characters to a short and to a long text, in turn, each timed."""
     traffic = _Traffic()
     short, long = traffic.id(), traffic.id()
@@ -478,7 +424,7 @@ def _stream_linear(subject: Target, route: _Route, in_process: bool, strict: boo
         subject,
         [(_apply(short, "x"), None), *((_apply(long, block), None),) * route.stream_deltas],
     )
-    timed = _timer(subject, in_process)
+    timed = _timer(subject)
     steps = {key: _apply(key, "ab") for key in (short, long)}
 
     def measure() -> Timing:
@@ -488,7 +434,8 @@ def _stream_linear(subject: Target, route: _Route, in_process: bool, strict: boo
                 best[key] = min(best[key], timed(steps[key], None))
         return Timing(best[short], best[long], f"{STREAM_CHARS} characters")
 
-    verdict, best = _measured(measure, route.stream_limit)
+    verdict = judge(measure, route.stream_limit)
+    best = verdict.shown
     appended = "ab" * (len(verdict.timings) * route.rounds)
     _performed(
         subject,

@@ -16,20 +16,11 @@ if TYPE_CHECKING:
     from tokasm.corpus._load import Case
 
 __all__ = [
-    "FAILING",
-    "FAILURE_KINDS",
-    "NOT_TEXT",
-    "OUTCOMES",
-    "CaseResult",
-    "Failure",
-    "Outcome",
-    "TargetRun",
-    "summarize",
-    "timed",
-]
+    "FAILING", "FAILURE_KINDS", "NOT_TEXT", "OUTCOMES", "CaseResult", "Failure", "Outcome",
+    "TargetRun", "summarize", "timed",
+]  # fmt: skip
 
-#: The error kind a testee answers for a result neither text nor null (the step failed, as it
-#: would in process; the testee is not at fault).
+#: The error kind a testee answers for a result neither text nor null (the step fails).
 NOT_TEXT = "ReturnedNotText"
 
 Outcome: TypeAlias = Literal["passed", "failed", "errored", "skipped", "xfailed", "xpassed"]
@@ -41,18 +32,9 @@ FAILING: frozenset[Outcome] = frozenset({"failed", "errored", "xpassed"})
 #: What went wrong; "event-owned" and "event-shape": a caller's habits (EVENT-OWNED) or another
 #: caller's events (MAP-ANY) alone fail the case; the last three: the worker's fate.
 FailureKind: TypeAlias = Literal[
-    "mismatch",
-    "raised",
-    "wrong-error",
-    "not-text",
-    "testee-fault",
-    "factory-error",
-    "event-owned",
-    "event-shape",
-    "hung",
-    "exited",
-    "crashed",
-]
+    "mismatch", "raised", "wrong-error", "not-text", "testee-fault", "factory-error",
+    "event-owned", "event-shape", "hung", "exited", "crashed",
+]  # fmt: skip
 FAILURE_KINDS: tuple[FailureKind, ...] = get_args(FailureKind)
 
 
@@ -106,10 +88,8 @@ def _checked(data: object, fields: dict[str, tuple[type, ...]], what: str) -> di
     if type(data) is not dict:
         raise ProtocolError(f"{what} must be an object, got {type(data).__name__}")
     if set(data) != set(fields):
-        unknown, missing = (
-            sorted(map(str, set(data) - set(fields))),
-            sorted(set(fields) - set(data)),
-        )
+        keys = set(fields)
+        unknown, missing = sorted(map(str, set(data) - keys)), sorted(keys - set(data))
         raise ProtocolError(f"{what}: unknown keys {unknown}, missing keys {missing}")
     for key, types in fields.items():
         if type(data[key]) not in types:
@@ -155,9 +135,8 @@ class CaseResult:
         cls, case: Case, outcome: Outcome, message: str = "", failure: Failure | None = None
     ) -> CaseResult:
         source = None if case.bundled else case.source.as_posix()
-        return cls(
-            case.id, case.description, outcome, message, case.requirements, source, 0.0, failure
-        )
+        given = (case.id, case.description, outcome, message, case.requirements, source)
+        return cls(*given, failure=failure)
 
     def to_data(self) -> dict[str, Any]:
         """The result as plain JSON data (``from_data`` reads it back)."""

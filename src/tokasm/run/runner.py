@@ -33,6 +33,18 @@ EVENT_OWNED = "EVENT-OWNED"  # modifying an event, or depending on it after appl
 MAP_ANY = "MAP-ANY"  # refusing a valid event of another mapping type or str subclass
 _OWNED = f"breaks {EVENT_OWNED}: "
 _FAULT_LINES = 60  # lines of a testee fault's message kept (it may quote the testee's stderr)
+#: Why a case that fails only with the caller's habits, or with other mappings, breaks a rule.
+_HABITS = (
+    f"{_OWNED}this case passes when every event is a new dict kept alive, but fails when the "
+    "caller reuses one dict, refilling it for each event and overwriting it after apply() "
+    "returned, as ordinary Python loops do: the implementation keeps or identifies events by "
+    "object. With the caller's habits:\n"
+)
+_MAPPINGS = (
+    f"breaks {MAP_ANY}: this case passes when every event is a plain dict of plain strings, but "
+    "fails when each is a read-only mapping that is not a dict, its strings of a str subclass: "
+    "events as valid, as another caller hands them over. With those events:\n"
+)
 
 
 def _raised(error: ImplementationError, debug: bool) -> str:
@@ -45,12 +57,6 @@ def _raised(error: ImplementationError, debug: bool) -> str:
 
 def _error(error: ImplementationError) -> dict[str, Any]:
     return {"raises": error.kind or "", "message": error.message}
-
-
-def _answer(actual: str | Foreign | None) -> dict[str, Any]:
-    if isinstance(actual, Foreign):
-        return {"foreign": actual.shown, "type": actual.type_name}
-    return {"returns": actual}
 
 
 def _failure(kind: FailureKind, step: Step, actual: dict[str, Any] | None = None) -> Failure:
@@ -81,37 +87,33 @@ def _with_rule_first(result: CaseResult, rule: str, kind: FailureKind, message: 
     )
 
 
-def _on_raise(step: Step, case: Case, error: ImplementationError, debug: bool) -> CaseResult | None:
-    """None if the step was to raise an error of this kind, else the case's failing result."""
-    expect = step.expect
-    assert expect is not None  # a corpus case always says what a step must do
-    if isinstance(error, EventNotOwned):
-        owned = CaseResult.of(case, "failed", "", _failure("event-owned", step))
-        return _with_rule_first(
-            owned, EVENT_OWNED, "event-owned", f"{_OWNED}{_where(step)}\n  {error.message}"
-        )
-    if error.kind == NOT_TEXT:  # a result the protocol cannot carry: shown as in process
-        shown = safe_text(error.message)
-        failure = _failure("not-text", step, {"foreign": error.message, "type": ""})
-        returned = f"returned {shown}" if isinstance(expect, Raises) else shown
-        return _failed(case, failure, step, returned)
-    raised = _raised(error, debug)
-    if not isinstance(expect, Raises):
-        failure = _failure("raised", step, _error(error))
-        return _failed(case, failure, step, raised, outcome="errored")
-    if error.kind in (None, expect.kind):
-        return None
-    return _failed(case, _failure("wrong-error", step, _error(error)), step, raised)
-
-
 def _check_step(step: Step, outcome: StepOutcome, case: Case, debug: bool) -> CaseResult | None:
     """None if the step behaved as expected, else the case's failing result."""
     expect = step.expect
     assert expect is not None  # a corpus case always says what a step must do
+    if isinstance(outcome, EventNotOwned):
+        owned = CaseResult.of(case, "failed", "", _failure("event-owned", step))
+        message = f"{_OWNED}{_where(step)}\n  {outcome.message}"
+        return _with_rule_first(owned, EVENT_OWNED, "event-owned", message)
+    if isinstance(outcome, ImplementationError) and outcome.kind == NOT_TEXT:
+        # a result the protocol cannot carry: shown as in process
+        failure = _failure("not-text", step, {"foreign": outcome.message, "type": ""})
+        shown = safe_text(outcome.message)
+        returned = f"returned {shown}" if isinstance(expect, Raises) else shown
+        return _failed(case, failure, step, returned)
     if isinstance(outcome, ImplementationError):  # the kit's own object, as is ``Foreign``
-        return _on_raise(step, case, outcome, debug)
-    kind: FailureKind = "not-text" if isinstance(outcome, Foreign) else "mismatch"
-    failure = _failure(kind, step, _answer(outcome))
+        if isinstance(expect, Raises) and outcome.kind in (None, expect.kind):
+            return None
+        kind: FailureKind = "wrong-error" if isinstance(expect, Raises) else "raised"
+        failure = _failure(kind, step, _error(outcome))
+        errored: Outcome = "failed" if isinstance(expect, Raises) else "errored"
+        return _failed(case, failure, step, _raised(outcome, debug), outcome=errored)
+    answer = (
+        {"foreign": outcome.shown, "type": outcome.type_name}
+        if isinstance(outcome, Foreign)
+        else {"returns": outcome}
+    )
+    failure = _failure("not-text" if isinstance(outcome, Foreign) else "mismatch", step, answer)
     if isinstance(expect, Raises):
         return _failed(case, failure, step, f"returned {show(outcome)}")
     more = ""
@@ -161,10 +163,8 @@ def _run_steps(subject: Target, case: Case, debug: bool) -> CaseResult:
         if isinstance(doing, str):
             at, failure = doing, Failure("testee-fault")
         else:
-            at, failure = (
-                f"step {doing.where} on {doing.instance!r}",
-                _failure("testee-fault", doing),
-            )
+            at = f"step {doing.where} on {doing.instance!r}"
+            failure = _failure("testee-fault", doing)
         return CaseResult.of(case, "errored", f"testee fault at {at}: {said}", failure)
     except ImplementationError as error:  # raised by new(): the factory itself failed
         message = f"creating an instance failed: {_raised(error, debug)}"
@@ -180,50 +180,31 @@ def _with_fresh_events(
         return _run_steps(twin, case, debug)
 
 
-def _in_other_mappings(subject: PythonTarget, case: Case, debug: bool) -> CaseResult:
-    """A case run with events as other mappings; failing so but passing with a caller's
-    habits, it breaks MAP-ANY, else the habits' verdict stands."""
+def run_case(subject: Target, case: Case, *, debug: bool = False) -> CaseResult:
+    """Run one case on fresh instances. In process, a case failing with the caller's habits
+    but passing with fresh events breaks EVENT-OWNED; a case of other mappings failing so
+    but passing with the habits breaks MAP-ANY."""
+    if not isinstance(subject, PythonTarget):
+        return _run_steps(subject, case, debug)
+    if case.events_in_process != OTHER_MAPPINGS:
+        return _with_habits(subject, case, debug)
     result = _with_fresh_events(subject, case, debug, other_mappings=True)
     if result.outcome not in FAILING:
         return result
-    usual = _run_with_habits(subject, case, debug)
+    usual = _with_habits(subject, case, debug)
     if usual.outcome in FAILING:
         return usual
-    return _with_rule_first(
-        result,
-        MAP_ANY,
-        "event-shape",
-        f"breaks {MAP_ANY}: this case passes when every event is a plain dict of plain "
-        "strings, but fails when each is a read-only mapping that is not a dict, its "
-        "strings of a str subclass: events as valid, as another caller hands them over. "
-        "With those events:\n" + result.message,
-    )
+    return _with_rule_first(result, MAP_ANY, "event-shape", _MAPPINGS + result.message)
 
 
-def run_case(subject: Target, case: Case, *, debug: bool = False) -> CaseResult:
-    """Run one case on fresh instances (in process: EVENT-OWNED and MAP-ANY as above)."""
-    if case.events_in_process == OTHER_MAPPINGS and isinstance(subject, PythonTarget):
-        return _in_other_mappings(subject, case, debug)
-    return _run_with_habits(subject, case, debug)
-
-
-def _run_with_habits(subject: Target, case: Case, debug: bool) -> CaseResult:
+def _with_habits(subject: PythonTarget, case: Case, debug: bool) -> CaseResult:
     result = _run_steps(subject, case, debug)
     if (
         result.outcome == "failed"
         and (result.failure is None or result.failure.kind != "event-owned")
-        and isinstance(subject, PythonTarget)
         and _with_fresh_events(subject, case, debug).outcome == "passed"
     ):
-        return _with_rule_first(
-            result,
-            EVENT_OWNED,
-            "event-owned",
-            f"{_OWNED}this case passes when every event is a new dict kept alive, but fails "
-            "when the caller reuses one dict, refilling it for each event and overwriting it "
-            "after apply() returned, as ordinary Python loops do: the implementation keeps or "
-            "identifies events by object. With the caller's habits:\n" + result.message,
-        )
+        return _with_rule_first(result, EVENT_OWNED, "event-owned", _HABITS + result.message)
     return result
 
 

@@ -1,8 +1,5 @@
-"""What a case runs against: the ``Target`` interface and its in-process implementation.
-
-The runner only speaks ``Target``: an in-process factory and a protocol testee
-(``tokasm.protocol._client``) both provide it, so every report works for either.
-"""
+"""What a case runs against: the ``Target`` interface, which an in-process factory and a
+protocol testee (``tokasm.protocol``) both provide, and its in-process implementation."""
 
 from __future__ import annotations
 
@@ -19,7 +16,7 @@ from tokasm._display import class_name, error_text, safe_text, show, type_name
 from tokasm.corpus.steps import Apply, features_of
 from tokasm.errors import ImplementationError, TargetError, TokasmExit, TokasmInterrupt
 from tokasm.implementations import BACKENDS
-from tokasm.run._caller import CallerHabits, OtherMappingsCaller
+from tokasm.run._caller import CallerHabits
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Generator, Sequence
@@ -41,10 +38,8 @@ class Target(Protocol):
 
     @property
     def name(self) -> str: ...
-
     @property
     def features(self) -> frozenset[str]: ...
-
     def new(self, instance: str) -> None:
         """Create a fresh assembler under ``instance``, replacing any earlier one."""
 
@@ -101,6 +96,10 @@ class Foreign:
         return self.shown
 
 
+def _dropped(value: object) -> None:
+    return None
+
+
 def _returned(value: object) -> str | Foreign | None:
     """None; a ``str`` (a subclass's characters as a ``str``); anything else, ``Foreign``."""
     if value is None or type(value) is str:
@@ -110,24 +109,14 @@ def _returned(value: object) -> str | Foreign | None:
     return Foreign(show(value), type_name(value))
 
 
-def _target_error(error: BaseException) -> ImplementationError:
-    frames, full = user_frames(error.__traceback__)
-    return ImplementationError(
-        _error_kind(error), error_text(error), frames=tuple(frames), traceback=full
-    )
-
-
 class PythonTarget:
-    """Runs cases in this process against a zero-argument factory.
-
-    Whatever the target raises (``sys.exit()`` too) becomes an ``ImplementationError``;
-    each event reaches it as a caller's own object (``_caller``). It defends nothing
-    else: it runs in a worker process, or on a trusted route (pytest, ``--in-process``).
-    """
+    """Runs cases in this process against a zero-argument factory: what it raises
+    (``sys.exit()`` too) is an ``ImplementationError``, each event a caller's own object
+    (``_caller``). It defends nothing else: it runs in a worker, or on a trusted route."""
 
     def __init__(self, factory: AssemblerFactory, name: str) -> None:
         self._factory = factory
-        self._name = name
+        self.name = name
         self._caller = CallerHabits()
         self._instances: dict[str, Assembler] = {}
         shown = repr(safe_text(name, 200))
@@ -146,71 +135,51 @@ class PythonTarget:
             raise TargetError(
                 f"target {shown}: it made a {type_name(probe)}, which has no {missing[0]}() method"
             )
-        self._features = features_of(probe)
-
-    @property
-    def name(self) -> str:
-        return self._name
-
-    @property
-    def features(self) -> frozenset[str]:
-        return self._features
+        self.features = features_of(probe)
 
     def with_fresh_events(self, *, other_mappings: bool = False) -> PythonTarget:
         """The same target sent a new event per apply, kept alive and untouched (to tell an
         EVENT-OWNED failure from others); ``other_mappings``: read-only mappings (MAP-ANY)."""
         twin = copy.copy(self)
-        twin._caller = OtherMappingsCaller() if other_mappings else CallerHabits(gentle=True)
+        twin._caller = CallerHabits(gentle=True, other_mappings=other_mappings)
         twin._instances = {}
         return twin
 
-    def _call(self, call: Callable[..., _T], *arguments: object) -> _T:
+    def _call(self, call: Callable[..., _T], *arguments: object, doing: str = "") -> _T:
         try:
             return call(*arguments)
         except (TokasmExit, TokasmInterrupt):  # tokasm's own signal handlers, in process
             raise
         except BaseException as error:  # even SystemExit is the case's error
-            raise _target_error(error) from None
+            frames, full = user_frames(error.__traceback__)
+            message = doing + error_text(error)
+            raise ImplementationError(
+                _error_kind(error), message, frames=tuple(frames), traceback=full
+            ) from None
 
     def new(self, instance: str) -> None:
         self._caller.forget()  # a case's first act: the last case's events go
         self._instances.pop(instance, None)
-        try:
-            self._instances[instance] = self._call(self._factory)
-        except ImplementationError as error:
-            raise ImplementationError(
-                error.kind,
-                f"factory raised {error.message}",
-                frames=error.frames,
-                traceback=error.traceback,
-            ) from None
-
-    def _assembler(self, step: Step) -> Assembler:
-        assembler = self._instances.get(step.instance)
-        if assembler is None:
-            raise ImplementationError("KeyError", f"no instance {step.instance!r} was created")
-        return assembler
+        self._instances[instance] = self._call(self._factory, doing="factory raised ")
 
     def perform(self, step: Step) -> str | Foreign | None:
-        assembler = self._assembler(step)
-        if isinstance(step, Apply):
-            return self._apply_lent(assembler, step.event)
-        return _returned(self._call(step.perform, assembler))
+        return self._perform(step, _returned)
 
     def perform_unread(self, step: Step) -> None:
         """Perform ``step``, its answer dropped unconverted (for timing the target alone)."""
-        assembler = self._assembler(step)
-        if isinstance(step, Apply):
-            self._apply_lent(assembler, step.event)
-        else:
-            self._call(step.perform, assembler)
+        self._perform(step, _dropped)
 
-    def _apply_lent(self, assembler: Assembler, event: object) -> str | Foreign | None:
-        lent = self._caller.lend(event)
+    def _perform(self, step: Step, answer: Callable[[object], _T]) -> _T:
+        assembler = self._instances.get(step.instance)
+        if assembler is None:
+            raise ImplementationError("KeyError", f"no instance {step.instance!r} was created")
+        if not isinstance(step, Apply):
+            return answer(self._call(step.perform, assembler))
+        lent = self._caller.lend(step.event)
         try:
-            return _returned(self._call(assembler.apply, lent))
+            return answer(self._call(assembler.apply, lent))
         finally:
-            self._caller.take_back(lent, event)
+            self._caller.take_back(lent, step.event)
 
     def perform_steps(self, steps: Sequence[Step]) -> Generator[StepOutcome, None, None]:
         for step in steps:
@@ -225,11 +194,8 @@ class PythonTarget:
 
 
 def resolve_target(target: str) -> AssemblerFactory:
-    """Turn ``module:attr`` (or a bundled backend name) into a factory, or raise TargetError.
-
-    The current folder is importable, as with ``python -m``; MODULE may be a file's path
-    (``./stream.py``), its folder then importable.
-    """
+    """``module:attr`` or a bundled backend name as a factory, or TargetError; the current
+    folder is importable, as with ``python -m``, or the folder of a MODULE given as a path."""
     if target in BACKENDS:
         return BACKENDS[target]
     module_name, colon, attr_path = target.rpartition(":")
