@@ -17,14 +17,10 @@ from tokasm.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, TokasmExit,
 from tokasm.fuzz import hypothesis_files_kept_by_tokasm
 from tokasm.protocol import end_testees, testees_end_with_the_run
 
-from ._console import Console, silence_stdout
-from .options import version_line
+from .options import Console, silence, version_line
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
-
-__all__ = ["command", "main"]
-
 
 #: Each command's module, in the order ``tokasm --help`` lists them.
 COMMANDS: dict[str, str] = {
@@ -73,7 +69,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     except BrokenPipeError:
         # The reader went away (``tokasm bench | head``): stop quietly, as Unix tools do.
-        silence_stdout()
+        silence()
         return EXIT_FAILED
     except KeyboardInterrupt:
         Console(sys.stderr).print("tokasm: interrupted")
@@ -95,6 +91,6 @@ def command() -> NoReturn:
         try:
             stream.flush()
         except (OSError, ValueError):
-            silence_stdout()
+            silence()
     end_testees()
     sys.exit(code if isinstance(code, int) else 0 if code is None else EXIT_FAILED)

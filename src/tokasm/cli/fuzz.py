@@ -7,9 +7,9 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tokasm.cli._console import Console
 from tokasm.cli.options import (
     TARGET_HELP,
+    Console,
     at_least_one,
     exit_codes,
     non_negative,
@@ -19,7 +19,7 @@ from tokasm.cli.options import (
 from tokasm.errors import ReportError
 from tokasm.fuzz import INSTANCE_NAMES, SHRINK_BUDGET
 from tokasm.protocol import DEFAULT_TIMEOUT, CommandTarget, WorkerTarget, split_command
-from tokasm.report import Destination, write_text_atomically
+from tokasm.report import destination, write_text_atomically
 from tokasm.run import PythonTarget, resolve_target
 
 if TYPE_CHECKING:
@@ -27,8 +27,6 @@ if TYPE_CHECKING:
 
     from tokasm.cli.options import Commands
     from tokasm.run import Target
-
-__all__ = ["add_parser", "run"]
 
 DESCRIPTION = """\
 Run Hypothesis-generated event programs against one target and the spec's model.
@@ -134,7 +132,7 @@ def _check_save(args: argparse.Namespace) -> None:
         if not existing.is_dir():
             raise ReportError(f"--save {save!r}: {str(existing)!r} is not a folder")
         return
-    Destination.checked("--save", Path(save))
+    destination("--save", Path(save))
     if (Path(save).exists() or Path(save).is_symlink()) and not args.force:
         raise ReportError(f"--save {save!r}: the file exists; pass --force to replace it")
 
