@@ -34,8 +34,7 @@ COMMANDS: dict[str, str] = {
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
-    """The ``tokasm`` parser; with ``command``, only that command's module is imported
-    and registered (all it parses), so ``tokasm check`` does not import the benchmarks."""
+    """The ``tokasm`` parser; with ``command``, only its module is imported and registered."""
     parser = argparse.ArgumentParser(
         prog="tokasm",
         description="Conformance kit for the streaming token assembler.",
@@ -78,8 +77,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def command() -> NoReturn:
-    """The ``tokasm`` program (its console script and ``python -m tokasm``): ``main``, then
-    the end of the process with ``main``'s exit status, every testee stopped first."""
+    """The ``tokasm`` program: ``main``, then exit with its status, every testee stopped."""
     try:
         with hypothesis_files_kept_by_tokasm():
             code: int | str | None = main()

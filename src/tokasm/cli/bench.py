@@ -11,14 +11,7 @@ from typing import TYPE_CHECKING
 
 from tokasm import bench
 from tokasm.bench import FULL, QUICK, SCENARIOS, format_size
-from tokasm.cli.options import (
-    TARGET_HELP,
-    at_least_one,
-    exit_codes,
-    positive_seconds,
-    size_list,
-    subcommand,
-)
+from tokasm.cli import options
 from tokasm.errors import ReportError
 from tokasm.implementations import DEFAULT_BACKEND
 from tokasm.protocol import DEFAULT_TIMEOUT, CommandTarget, split_command
@@ -53,14 +46,14 @@ scenarios: {", ".join(SCENARIOS)}
 """
 
 
-EXIT_CODES = exit_codes(
+EXIT_CODES = options.exit_codes(
     "the sweep ran (what was over --budget or past --max-time is shown as skipped)",
     "an implementation raised, hung or died during the sweep (ERROR in the table)",
 )
 
 
 def add_parser(commands: Commands) -> None:
-    parser = subcommand(
+    parser = options.subcommand(
         commands,
         "bench",
         "benchmark backends and targets: cost, scaling exponent, memory",
@@ -68,7 +61,7 @@ def add_parser(commands: Commands) -> None:
         EXIT_CODES,
     )
     add = parser.add_argument
-    add("targets", nargs="*", metavar="TARGET", help=TARGET_HELP)
+    add("targets", nargs="*", metavar="TARGET", help=options.TARGET_HELP)
     add(
         "--cmd",
         action="append",
@@ -93,18 +86,18 @@ def add_parser(commands: Commands) -> None:
     )
     add(
         "--sizes",
-        type=size_list,
+        type=options.size_list,
         metavar="N,N,...",
         help="stream sizes in deltas, e.g. 1k,10k,100k (default "
         f"{','.join(map(format_size, FULL.sizes))})",
     )
-    add("--repeats", type=at_least_one, metavar="N", help="min of N batches")
+    add("--repeats", type=options.at_least_one, metavar="N", help="min of N batches")
     for option, what, default in (
         ("--budget", "skip a run predicted slower than this", FULL.budget),
         ("--max-time", "start nothing predicted to end later than this", FULL.max_time),
     ):
         text = f"{what} (default {default:g})"
-        add(option, type=positive_seconds, metavar="SECONDS", help=text)
+        add(option, type=options.positive_seconds, metavar="SECONDS", help=text)
     add("--no-memory", action="store_true", help="skip the tracemalloc runs")
     add("--json", type=Path, metavar="PATH", help="write every figure as JSON")
     plot_help = "write a log-log plot (.png or .svg; needs [plot])"
@@ -114,7 +107,7 @@ def add_parser(commands: Commands) -> None:
     )
     add(
         "--timeout",
-        type=positive_seconds,
+        type=options.positive_seconds,
         default=DEFAULT_TIMEOUT,
         metavar="SECONDS",
         help=f"per-request timeout of --cmd testees (default {DEFAULT_TIMEOUT:g}); loading a "

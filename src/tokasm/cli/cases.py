@@ -16,13 +16,7 @@ from tokasm.cli.options import exit_codes, non_negative, select, subcommand
 from tokasm.corpus import Raises, load_corpus
 from tokasm.errors import CorpusError
 from tokasm.implementations import DEFAULT_BACKEND
-from tokasm.run import (
-    CACHE_FINAL,
-    PROBE_ID,
-    PROBE_STEPS,
-    STREAM_LINEAR,
-    STREAM_PROBE_ID,
-)
+from tokasm.run import CACHE_FINAL, PROBE_ID, PROBE_STEPS, STREAM_LINEAR, STREAM_PROBE_ID
 
 if TYPE_CHECKING:
     import argparse

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import math
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -12,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from tokasm import report
 from tokasm._display import safe_text
+from tokasm.cli import options
 from tokasm.corpus import PROFILES, expand, profile_gap
 from tokasm.errors import CorpusError, ReportError, TargetError, UsageError, XfailError
 from tokasm.fuzz import CHECK_EXAMPLES, fuzz_phase
@@ -37,20 +39,6 @@ from tokasm.run import (
     run_probe,
     skip_reason,
     timed,
-)
-
-from .options import (
-    TARGET_HELP,
-    Console,
-    add_case_options,
-    at_least_one,
-    chosen_cases,
-    exit_codes,
-    non_negative,
-    positive_seconds,
-    select,
-    subcommand,
-    version_line,
 )
 
 if TYPE_CHECKING:
@@ -110,7 +98,7 @@ fuzz items (works with pytest-xdist):
 """
 
 
-EXIT_CODES = exit_codes(
+EXIT_CODES = options.exit_codes(
     "every target conforms",
     "a case failed or errored, an expected failure passed or went stale,\n"
     "     or the fuzz phase found a counterexample",
@@ -118,11 +106,11 @@ EXIT_CODES = exit_codes(
 
 
 def add_parser(commands: Commands) -> None:
-    parser = subcommand(
+    parser = options.subcommand(
         commands, "check", "run the conformance corpus against targets", DESCRIPTION, EXIT_CODES
     )
     add = parser.add_argument
-    add("targets", nargs="*", metavar="TARGET", help=TARGET_HELP)
+    add("targets", nargs="*", metavar="TARGET", help=options.TARGET_HELP)
     add(
         "--profile",
         action="append",
@@ -139,7 +127,7 @@ def add_parser(commands: Commands) -> None:
         metavar="GLOB",
         help="run only cases whose id matches this glob (repeatable)",
     )
-    add_case_options(parser)
+    options.add_case_options(parser)
     testees = parser.add_argument_group("protocol testees (spec/PROTOCOL.md)")
     testees.add_argument(
         "--cmd",
@@ -151,7 +139,7 @@ def add_parser(commands: Commands) -> None:
     )
     testees.add_argument(
         "--timeout",
-        type=positive_seconds,
+        type=options.positive_seconds,
         default=DEFAULT_TIMEOUT,
         metavar="SECONDS",
         help=f"seconds one call into a target may take (default {DEFAULT_TIMEOUT:g}); a call "
@@ -197,7 +185,7 @@ def add_parser(commands: Commands) -> None:
     )
     add(
         "--maxfail",
-        type=at_least_one,
+        type=options.at_least_one,
         metavar="N",
         help="stop after N unexpected failures, counted across targets (expected failures "
         "do not count); the output says what was not run",
@@ -215,7 +203,7 @@ def add_parser(commands: Commands) -> None:
     )
     add(
         "--fuzz-examples",
-        type=non_negative,
+        type=options.non_negative,
         default=CHECK_EXAMPLES,
         metavar="N",
         help=f"when every case passes, fuzz each target against the model with N examples "
@@ -228,10 +216,9 @@ def add_parser(commands: Commands) -> None:
 
 
 def _select(chosen: list[Case], args: argparse.Namespace) -> tuple[list[Case], list[str]]:
-    """The cases ``-k`` selects, and the cost probes that run too (unless turned off). A
-    selection that leaves nothing to run is an error, not a pass."""
+    """The cases and probes ``-k`` selects; CorpusError, not a pass, if nothing is left."""
     patterns = args.case
-    cases, probes = select(chosen, patterns)
+    cases, probes = options.select(chosen, patterns)
     if not cases and not probes:
         raise CorpusError(f"no case id matches {patterns}")
     if not cases and not args.cost_probe:
@@ -243,8 +230,7 @@ def _select(chosen: list[Case], args: argparse.Namespace) -> tuple[list[Case], l
 
 
 def _report_plan(args: argparse.Namespace) -> report.ReportPlan:
-    """Every report asked for, each destination checked now, before any target loads; the
-    list --write-xfail replaces is read, so its reasons are kept."""
+    """Every report asked for, checked before any target loads (keeping --write-xfail's reasons)."""
     keep = None
     if args.write_xfail is not None and str(args.write_xfail) != "-" and args.write_xfail.is_file():
         try:
@@ -264,15 +250,16 @@ def _report_plan(args: argparse.Namespace) -> report.ReportPlan:
 
 
 def _start_targets(args: argparse.Namespace) -> list[tuple[Target, str | None]]:
-    """Start every target up front, so a bad one exits 2 before any case runs; each with
-    its name if it is a bundled backend."""
+    """Every target (and its bundled backend's name) started now: a bad one exits 2 at once."""
     targets: list[tuple[Target, str | None]] = []
     window = 1 if args.no_pipeline else PIPELINE_WINDOW
     loading = report.progress_wanted(sys.stderr, args.quiet)  # an SDK's import may take a while
     try:
         for name in args.targets or ([] if args.cmd else list(BACKENDS)):
             if loading:
-                Console(sys.stderr).print(f"loading {safe_text(name, report.NAME_LIMIT)} ...")
+                options.Console(sys.stderr).print(
+                    f"loading {safe_text(name, report.NAME_LIMIT)} ..."
+                )
             if args.in_process:
                 subject: Target = PythonTarget(resolve_target(name), name)
             else:
@@ -291,12 +278,12 @@ def run(args: argparse.Namespace) -> int:
     reports = _report_plan(args)  # a bad report path is refused before the corpus is read
     if args.in_process:  # the target's import is the user's to debug: in the main thread
         targets = _start_targets(args)
-        corpus, chosen = chosen_cases(args)
+        corpus, chosen = options.chosen_cases(args)
     else:  # workers start and import their targets while the corpus loads
         with ThreadPoolExecutor(1) as pool:
             starting = pool.submit(_start_targets, args)
             try:
-                corpus, chosen = chosen_cases(args)
+                corpus, chosen = options.chosen_cases(args)
             except UsageError:
                 with contextlib.suppress(TargetError):
                     for subject, _ in starting.result():
@@ -314,10 +301,10 @@ def run(args: argparse.Namespace) -> int:
             if gap is not None:
                 raise TargetError(f"--profile: {gap}")
         reports.remove_stale()
-        check.console.print(version_line())
+        check.console.print(options.version_line())
         for index, (subject, backend) in enumerate(targets):
             check.run_target(subject, backend)
-            if check.maxfail is not None and check.failures >= check.maxfail:
+            if check.failures >= check.maxfail:
                 check.stopped([other.name for other, _ in targets[index + 1 :]])
                 break
     finally:
@@ -335,13 +322,13 @@ class _Check:
         self.probes: list[str] = []  # the cost probes that run after the cases
         self.xfail: report.XfailList | None = None
         self.profiles = DEFAULT_PROFILES | set(args.profile)
-        self.maxfail: int | None = args.maxfail
+        self.maxfail: float = args.maxfail or math.inf
         self.failures = 0  # unexpected ones, across targets (--maxfail)
         self.left = 0  # checks of the last target that --maxfail left unrun
         self.runs: list[TargetRun] = []
         # With a report on stdout ('-'), everything else goes to stderr.
-        self.stdout = Console(sys.stdout)
-        self.console = Console(sys.stderr) if reports.to_stdout else self.stdout
+        self.stdout = options.Console(sys.stdout)
+        self.console = options.Console(sys.stderr) if reports.to_stdout else self.stdout
 
     @property
     def size(self) -> int:
@@ -358,8 +345,8 @@ class _Check:
                 yield worker.run_case(case, debug=self.args.debug)
             else:
                 yield run_case(subject, case, debug=self.args.debug)
+        strict = self.args.strict_cost
         for probe in self.probes:
-            strict = self.args.strict_cost
             yield (
                 worker.probe(probe, strict=strict)
                 if worker
@@ -367,23 +354,21 @@ class _Check:
             )
 
     def run_target(self, subject: Target, backend: str | None) -> None:
-        """Run every check on ``subject`` (until --maxfail), then its fuzz phase; print what
-        did not pass."""
+        """Every check (until --maxfail) and the fuzz phase; print what did not pass."""
         args, results = self.args, []
         started = time.perf_counter()
         lists = report.expected_failures(backend, self.xfail)
         checks = timed(self._checks(subject))
         if report.progress_wanted(sys.stderr, args.quiet):
-            checks = report.Progress(safe_text(subject.name, report.NAME_LIMIT), self.size).track(
-                checks
-            )
+            label = safe_text(subject.name, report.NAME_LIMIT)
+            checks = report.Progress(label, self.size).track(checks)
         problems: tuple[str, ...] = ()
         try:
             for result in checks:
                 results.append(result)
                 listed = any(xfail.entry_for(result.case_id) for xfail in lists)
                 self.failures += result.outcome in FAILING and not listed
-                if self.maxfail is not None and self.failures >= self.maxfail:
+                if self.failures >= self.maxfail:
                     break
             else:  # the fuzz phase looks for what the corpus missed: after a clean run only
                 ran = [r for r in results if r.case_id not in PROBE_IDS]
@@ -411,11 +396,9 @@ class _Check:
 
     def stopped(self, unstarted: list[str]) -> None:
         """Say what --maxfail left unrun."""
-        parts = (
-            [f"{self.left} checks of {self.runs[-1].target} and its fuzz phase"]
-            if self.left
-            else []
-        )
+        parts = []
+        if self.left:
+            parts.append(f"{self.left} checks of {self.runs[-1].target} and its fuzz phase")
         if unstarted:
             parts.append(f"targets {', '.join(unstarted)}")
         self.console.print(

@@ -7,15 +7,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tokasm.cli.options import (
-    TARGET_HELP,
-    Console,
-    at_least_one,
-    exit_codes,
-    non_negative,
-    positive_seconds,
-    subcommand,
-)
+from tokasm.cli import options
 from tokasm.errors import ReportError
 from tokasm.fuzz import INSTANCE_NAMES, SHRINK_BUDGET
 from tokasm.protocol import DEFAULT_TIMEOUT, CommandTarget, WorkerTarget, split_command
@@ -40,14 +32,14 @@ printed, so any run can be repeated.
 """
 
 
-EXIT_CODES = exit_codes(
+EXIT_CODES = options.exit_codes(
     "no disagreement with the model was found",
     "the target disagreed with the model: the counterexample is printed",
 )
 
 
 def add_parser(commands: Commands) -> None:
-    parser = subcommand(
+    parser = options.subcommand(
         commands,
         "fuzz",
         "fuzz one target against the model; print a counterexample as a corpus case",
@@ -55,18 +47,18 @@ def add_parser(commands: Commands) -> None:
         EXIT_CODES,
     )
     target = parser.add_mutually_exclusive_group(required=True)
-    target.add_argument("target", nargs="?", metavar="TARGET", help=TARGET_HELP)
+    target.add_argument("target", nargs="?", metavar="TARGET", help=options.TARGET_HELP)
     target.add_argument("--cmd", metavar="COMMAND LINE", help="a protocol testee (PROTOCOL.md)")
     add = parser.add_argument
-    seconds: dict[str, Any] = {"type": positive_seconds, "metavar": "SECONDS"}
+    seconds: dict[str, Any] = {"type": options.positive_seconds, "metavar": "SECONDS"}
     add(
         "--examples",
-        type=at_least_one,
+        type=options.at_least_one,
         default=500,
         metavar="N",
         help="programs to try (default 500)",
     )
-    add("--seed", type=non_negative, metavar="N", help="repeat a run (default: random)")
+    add("--seed", type=options.non_negative, metavar="N", help="repeat a run (default: random)")
     add("--budget", **seconds, help="start no new example after this long (default: no limit)")
     add(
         "--shrink-budget",
@@ -119,8 +111,7 @@ def _is_folder(save: str) -> bool:
 
 
 def _check_save(args: argparse.Namespace) -> None:
-    """--save checked before any fuzzing: a file must be writable there and, without
-    --force, not exist yet; a folder must be a folder, or creatable."""
+    """--save checked before fuzzing: a writable file, new unless --force, or a folder."""
     save: str | None = args.save
     if save is None:
         return
@@ -138,8 +129,7 @@ def _check_save(args: argparse.Namespace) -> None:
 
 
 def _save(args: argparse.Namespace, case_id: str, text: str) -> Path:
-    """Write the case where --save says: a new file (never through a symlink), or with
-    --force a whole replacement (a temporary file, then a rename)."""
+    """Write a new file (never through a symlink), or with --force replace it whole."""
     path = Path(args.save) / f"{case_id}.yaml" if _is_folder(args.save) else Path(args.save)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -165,11 +155,11 @@ def run(args: argparse.Namespace) -> int:
     _check_save(args)
     subject = _subject(args)
     try:
-        options = ("examples", "seed", "budget", "shrink_budget", "instances")
-        report = fuzz(subject, **{name: getattr(args, name) for name in options})
+        names = ("examples", "seed", "budget", "shrink_budget", "instances")
+        report = fuzz(subject, **{name: getattr(args, name) for name in names})
     finally:
         subject.close()
-    console, found = Console(sys.stdout), report.counterexample
+    console, found = options.Console(sys.stdout), report.counterexample
     if found is None:
         console.print(f"tokasm fuzz: {report.summary()}")
         return 0

@@ -151,8 +151,7 @@ def size_list(text: str) -> tuple[int, ...]:
 
 
 def silence(fd: int = 1) -> None:
-    """Point ``fd`` (standard output) at the null device: its reader went away, and nothing
-    left in a buffer may fail again at exit."""
+    """Point ``fd`` at the null device: its reader went away, and no buffer fails at exit."""
     with contextlib.suppress(OSError):
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, fd)

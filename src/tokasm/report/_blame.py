@@ -95,8 +95,7 @@ _OTHERS = 1000  # deltas of other messages a wrong text is searched for, at most
 
 @lru_cache(maxsize=1 << 14)  # an id recurs with each of its deltas
 def _id_keys(message_id: str) -> tuple[str, ...]:
-    """What a careless implementation might key a message by (EVT-ID-ANY): distinct ids
-    sharing one of these are ids it could merge."""
+    """Keys a careless implementation might merge distinct ids by (EVT-ID-ANY)."""
     folded = "folded:" + unicodedata.normalize("NFKC", message_id).casefold().strip()
     stem = "stem:" + _SUFFIX.sub("", message_id)
     if len(message_id) < _LONG_ID:
@@ -106,12 +105,11 @@ def _id_keys(message_id: str) -> tuple[str, ...]:
 
 @dataclass
 class _Message:
-    """A message as the replay knows it; a copy of it is what was known at one step (its
-    ``deltas`` and ``reads`` only grow: ``parts`` and ``read`` of them were known then)."""
+    """A message as the replay knows it; a copy is a step's view (``parts`` of ``deltas``,
+    ``read`` of ``reads``: those lists only grow)."""
 
     length: int = 0
     final: bool = False
-    had_delta: bool = False
     extra_keys: bool = False
     touched_after_final: bool = False
     deltas: list[str] = field(default_factory=list)
@@ -138,9 +136,8 @@ def _weight(found: str) -> float:
 
 
 class _Replay:
-    """A case replayed once, no answer known: each step's situation and what was known of its
-    message, so that each failing step is judged from here (a sweep of mutants fails a long
-    case thousands of times)."""
+    """A case replayed once, no answer known: each step's situation and its message's view,
+    so each failing step is judged from here (a mutant sweep fails a case thousands of times)."""
 
     def __init__(self, steps: Sequence[Step]) -> None:
         self.steps = steps
@@ -158,7 +155,7 @@ class _Replay:
         for index, step in enumerate(steps):
             situation = self.situation(step)
             self.found.append(situation)
-            self.seen.append(self.message_of(step) if situation in _ANSWERED else None)
+            self.seen.append(self._view(step) if situation in _ANSWERED else None)
             self.at.setdefault(step.where, index)  # the first step so numbered, as a replay stops
             delta = _delta(step)
             if isinstance(delta, str):
@@ -174,6 +171,18 @@ class _Replay:
             ]
             for instance, messages in self.instances.items()
         }
+
+    def _view(self, step: Step) -> _Message | None:
+        """What the replay knows of the step's message now; a read is noted."""
+        message = self.instances.get(step.instance, {}).get(str(step.message_id))
+        if message is None:
+            return None
+        seen = copy.copy(message)
+        seen.read = len(message.reads)
+        seen.read_unknown = (step.instance, str(step.message_id)) in self.unknown_reads
+        if not isinstance(step, Apply):
+            message.reads.append(message.length)
+        return seen
 
     def situation(self, step: Step) -> str | None:
         """A step's situation, with no answer known; the replay's state moved past it."""
@@ -250,25 +259,12 @@ class _Replay:
         if message.final:
             message.touched_after_final |= "delta" in event
         elif isinstance(delta, str):
-            message.had_delta = True
             message.deltas.append(delta)
             message.parts += 1
             message.length += len(delta)
         if not message.final and event.get("final") is True:
             message.final = True
             self.open_messages[instance] -= 1
-
-    def message_of(self, step: Step) -> _Message | None:
-        """What the replay knows of the step's message, as it stands now."""
-        message = self.instances.get(step.instance, {}).get(str(step.message_id))
-        if message is None:
-            return None
-        seen = copy.copy(message)
-        seen.read = len(message.reads)
-        seen.read_unknown = (step.instance, str(step.message_id)) in self.unknown_reads
-        if not isinstance(step, Apply):
-            message.reads.append(message.length)
-        return seen
 
 
 def _read_since(step: ReadSince, message: _Message | None) -> str:
@@ -286,7 +282,7 @@ def _get(message: _Message | None, *, answered_none: bool) -> str:
     if message.touched_after_final and not answered_none:
         return "get after deltas sent past final"
     if answered_none:
-        if not message.had_delta:
+        if not message.parts:
             return "get of a message created without a delta, answered None"
         if not message.length:
             return "get of a message of empty deltas only, answered None"
@@ -295,8 +291,7 @@ def _get(message: _Message | None, *, answered_none: bool) -> str:
 
 
 def _dropped(deltas: Sequence[str], text: str) -> list[int] | None:
-    """Which of ``deltas`` are left out of ``text`` if it is some of them joined in order
-    (each taken where it fits), else None."""
+    """Which ``deltas`` ``text`` leaves out if it is the rest joined in order, else None."""
     at, dropped = 0, []
     for index, delta in enumerate(deltas):
         if delta and text.startswith(delta, at):
@@ -326,8 +321,7 @@ def _stale(step: Step, actual: str, seen: _Message, dropped: list[int] | None) -
 
 
 def _holds_others(step: Step, expected: str, actual: str, replay: _Replay) -> bool:
-    """Whether ``actual`` holds a delta of another message of its instance that the
-    expected text does not: messages merged (ids taken for one another)."""
+    """Whether ``actual`` holds another message's delta that ``expected`` lacks: ids merged."""
     others = replay.others.get(step.instance, ())
     return any(delta in actual and delta not in expected for delta in others)
 
@@ -411,8 +405,7 @@ def _judged(replay: _Replay, index: int, failure: Failure) -> str | None:
 
 
 def _evidence(result: CaseResult, case: Case | None) -> tuple[dict[str, float], dict[str, float]]:
-    """(failing, ran) weight per rule that this result gives: the rules it lists, and those
-    of the situations of every step that ran (the failing one's told apart by its answer)."""
+    """(failing, ran) weight per rule: those listed, and the situations of the steps run."""
     broken = result.outcome in _BROKEN
     listed = dict.fromkeys(result.requirements, 1.0 / max(1, len(result.requirements)))
     failing: dict[str, float] = dict(listed) if broken else {}

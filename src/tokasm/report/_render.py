@@ -378,8 +378,7 @@ def write_text_atomically(path: Path, text: str) -> None:
 
 
 def destination(option: str, given: Path) -> Path | None:
-    """Where ``option``'s report goes (None: stdout, for ``-``); ReportError (exit 2) naming
-    ``given`` unless a report can be written there now."""
+    """``given`` checked now (ReportError, exit 2, unless writable), or None for ``-``: stdout."""
     if str(given) == "-":
         return None
     real = Path(os.path.realpath(given))
@@ -412,9 +411,8 @@ Render: TypeAlias = "Callable[[Sequence[TargetRun]], str]"
 
 @dataclass(frozen=True)
 class ReportPlan:
-    """Every report a run was asked for: (option, path or None for stdout, render), each
-    path checked before the run; ``kept``, the option whose file people edit, is never
-    deleted as stale."""
+    """Every report asked for, (option, path or None: stdout, render), checked before the run;
+    ``kept``: the option whose file people edit, never deleted as stale."""
 
     wanted: tuple[tuple[str, Path | None, Render], ...]
     kept: str = ""

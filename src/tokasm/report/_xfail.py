@@ -164,8 +164,7 @@ def _entry_text(case_id: str) -> str | None:
 
 
 def render_xfail(runs: Sequence[TargetRun], keep: XfailList | None = None) -> str:
-    """Today's failures of every target (one list serves them all), ids sorted; a reason
-    that ``keep``, the file replaced, gives is kept: people write them."""
+    """Today's failures of every target, ids sorted; the reasons people wrote in ``keep`` kept."""
     several = len(runs) > 1
     failures: dict[str, list[str]] = {}
     for run in runs:
