@@ -1,9 +1,5 @@
-"""The ``tokasm`` command: one subcommand module each, dispatched from here.
-
-Every subcommand exits 0 when it did its job and the target(s) are fine, 1
-when it found a problem with a target (each subcommand's help says which),
-and 2 for a ``UsageError`` (tokasm.errors), mapped here in one place.
-"""
+"""The ``tokasm`` command, one module per subcommand: exit 0 when the job is done and the
+targets are fine, 1 for a problem with a target, 2 for a ``UsageError`` (mapped here)."""
 
 from __future__ import annotations
 

@@ -1,10 +1,5 @@
-"""``tokasm list`` and ``tokasm show``: what the corpus checks, before running anything.
-
-``list`` prints one line per case (id, profile, step count, the rules it
-lists); ``show`` expands a case: its rules, where it lives, and every step as
-the runner describes it, with what the step must return. Both include the
-cost probes, which ``-k`` and ``--xfail`` name like a case.
-"""
+"""``tokasm list`` (a line per case) and ``tokasm show`` (a case's steps): what the corpus
+checks, before running anything; both include the cost probes, named like cases."""
 
 from __future__ import annotations
 
