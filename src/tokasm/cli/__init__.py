@@ -1,9 +1,5 @@
-"""The ``tokasm`` command: one subcommand module each, dispatched from here.
-
-Every subcommand exits 0 when it did its job and the target(s) are fine, 1
-when it found a problem with a target (each subcommand's help says which),
-and 2 for a ``UsageError`` (tokasm.errors), mapped here in one place.
-"""
+"""The ``tokasm`` command, one module per subcommand: exit 0 when the job is done and the
+targets are fine, 1 for a problem with a target, 2 for a ``UsageError`` (mapped here)."""
 
 from __future__ import annotations
 
@@ -17,14 +13,10 @@ from tokasm.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, TokasmExit,
 from tokasm.fuzz import hypothesis_files_kept_by_tokasm
 from tokasm.protocol import end_testees, testees_end_with_the_run
 
-from ._console import Console, silence_stdout
-from .options import version_line
+from .options import Console, silence, version_line
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
-
-__all__ = ["command", "main"]
-
 
 #: Each command's module, in the order ``tokasm --help`` lists them.
 COMMANDS: dict[str, str] = {
@@ -38,8 +30,7 @@ COMMANDS: dict[str, str] = {
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
-    """The ``tokasm`` parser; with ``command``, only that command's module is imported
-    and registered (all it parses), so ``tokasm check`` does not import the benchmarks."""
+    """The ``tokasm`` parser; with ``command``, only its module is imported and registered."""
     parser = argparse.ArgumentParser(
         prog="tokasm",
         description="Conformance kit for the streaming token assembler.",
@@ -73,7 +64,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     except BrokenPipeError:
         # The reader went away (``tokasm bench | head``): stop quietly, as Unix tools do.
-        silence_stdout()
+        silence()
         return EXIT_FAILED
     except KeyboardInterrupt:
         Console(sys.stderr).print("tokasm: interrupted")
@@ -82,8 +73,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def command() -> NoReturn:
-    """The ``tokasm`` program (its console script and ``python -m tokasm``): ``main``, then
-    the end of the process with ``main``'s exit status, every testee stopped first."""
+    """The ``tokasm`` program: ``main``, then exit with its status, every testee stopped."""
     try:
         with hypothesis_files_kept_by_tokasm():
             code: int | str | None = main()
@@ -95,6 +85,6 @@ def command() -> NoReturn:
         try:
             stream.flush()
         except (OSError, ValueError):
-            silence_stdout()
+            silence()
     end_testees()
     sys.exit(code if isinstance(code, int) else 0 if code is None else EXIT_FAILED)

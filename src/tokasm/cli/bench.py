@@ -9,36 +9,13 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tokasm.bench import (
-    FULL,
-    QUICK,
-    SCENARIOS,
-    SweepSettings,
-    bundled_contenders,
-    check_plot,
-    format_size,
-    load_contender,
-    over_max_time,
-    protocol_contender,
-    python_contender,
-    render_matrix,
-    render_table,
-    run_sweep,
-    to_json,
-    write_plot,
-)
-from tokasm.cli.options import (
-    TARGET_HELP,
-    at_least_one,
-    exit_codes,
-    positive_seconds,
-    size_list,
-    subcommand,
-)
+from tokasm import bench
+from tokasm.bench import FULL, QUICK, SCENARIOS, format_size
+from tokasm.cli import options
 from tokasm.errors import ReportError
 from tokasm.implementations import DEFAULT_BACKEND
 from tokasm.protocol import DEFAULT_TIMEOUT, CommandTarget, split_command
-from tokasm.report import progress_wanted
+from tokasm.report import Progress, progress_wanted
 from tokasm.run import resolve_target
 
 if TYPE_CHECKING:
@@ -47,8 +24,6 @@ if TYPE_CHECKING:
     from tokasm.bench import Contender, Series
     from tokasm.cli.options import Commands
     from tokasm.run import Target
-
-__all__ = ["add_parser", "run"]
 
 DESCRIPTION = f"""\
 Time every scenario on every bundled backend (and the given targets) over a
@@ -71,38 +46,37 @@ scenarios: {", ".join(SCENARIOS)}
 """
 
 
-EXIT_CODES = exit_codes(
+EXIT_CODES = options.exit_codes(
     "the sweep ran (what was over --budget or past --max-time is shown as skipped)",
     "an implementation raised, hung or died during the sweep (ERROR in the table)",
 )
 
 
 def add_parser(commands: Commands) -> None:
-    parser = subcommand(
+    parser = options.subcommand(
         commands,
         "bench",
         "benchmark backends and targets: cost, scaling exponent, memory",
         DESCRIPTION,
         EXIT_CODES,
     )
-    parser.add_argument("targets", nargs="*", metavar="TARGET", help=TARGET_HELP)
-    parser.add_argument(
+    add = parser.add_argument
+    add("targets", nargs="*", metavar="TARGET", help=options.TARGET_HELP)
+    add(
         "--cmd",
         action="append",
         default=[],
         metavar="COMMAND LINE",
         help="also measure this protocol testee (repeatable), per request in wall time",
     )
-    parser.add_argument(
-        "--only", action="store_true", help="measure only the given targets, no bundled backend"
-    )
-    parser.add_argument(
+    add("--only", action="store_true", help="measure only the given targets, no bundled backend")
+    add(
         "--quick",
         action="store_true",
         help=f"sizes {', '.join(map(format_size, QUICK.sizes))}, min of {QUICK.repeats}, "
         f"{QUICK.budget:g} s budget per run, --max-time {QUICK.max_time:g}",
     )
-    parser.add_argument(
+    add(
         "--scenario",
         action="append",
         choices=list(SCENARIOS),
@@ -110,109 +84,80 @@ def add_parser(commands: Commands) -> None:
         metavar="NAME",
         help="run only this scenario (repeatable)",
     )
-    parser.add_argument(
+    add(
         "--sizes",
-        type=size_list,
+        type=options.size_list,
         metavar="N,N,...",
         help="stream sizes in deltas, e.g. 1k,10k,100k (default "
         f"{','.join(map(format_size, FULL.sizes))})",
     )
-    parser.add_argument("--repeats", type=at_least_one, metavar="N", help="min of N batches")
+    add("--repeats", type=options.at_least_one, metavar="N", help="min of N batches")
     for option, what, default in (
         ("--budget", "skip a run predicted slower than this", FULL.budget),
         ("--max-time", "start nothing predicted to end later than this", FULL.max_time),
     ):
         text = f"{what} (default {default:g})"
-        parser.add_argument(option, type=positive_seconds, metavar="SECONDS", help=text)
-    parser.add_argument("--no-memory", action="store_true", help="skip the tracemalloc runs")
-    parser.add_argument("--json", type=Path, metavar="PATH", help="write every figure as JSON")
+        add(option, type=options.positive_seconds, metavar="SECONDS", help=text)
+    add("--no-memory", action="store_true", help="skip the tracemalloc runs")
+    add("--json", type=Path, metavar="PATH", help="write every figure as JSON")
     plot_help = "write a log-log plot (.png or .svg; needs [plot])"
-    parser.add_argument("--plot", type=Path, metavar="FILE", help=plot_help)
-    parser.add_argument(
+    add("--plot", type=Path, metavar="FILE", help=plot_help)
+    add(
         "--markdown", type=Path, metavar="PATH", help="write the tables as Markdown (docs/bench.md)"
     )
-    parser.add_argument(
+    add(
         "--timeout",
-        type=positive_seconds,
+        type=options.positive_seconds,
         default=DEFAULT_TIMEOUT,
         metavar="SECONDS",
         help=f"per-request timeout of --cmd testees (default {DEFAULT_TIMEOUT:g}); loading a "
         "target may take twice as long",
     )
     unguarded = "measure Python targets in this process, for a debugger: UNGUARDED"
-    parser.add_argument("--in-process", action="store_true", help=unguarded)
-    parser.add_argument(
-        "-q", "--quiet", action="store_true", help="no progress: no live line, no per-cell log"
-    )
+    add("--in-process", action="store_true", help=unguarded)
+    add("-q", "--quiet", action="store_true", help="no progress: no live line, no per-cell log")
     parser.set_defaults(run=run)
-
-
-def _settings(args: argparse.Namespace) -> SweepSettings:
-    base = QUICK if args.quick else FULL
-    return SweepSettings(
-        sizes=args.sizes or base.sizes,
-        repeats=args.repeats or base.repeats,
-        budget=args.budget or base.budget,
-        batch=base.batch,
-        memory=not args.no_memory,
-        max_time=args.max_time or base.max_time,
-    )
 
 
 def _contenders(args: argparse.Namespace, subjects: list[Target]) -> list[Contender]:
     """Bundled backends (unless --only), then each target; TargetError for a bad one."""
     only = args.only and (args.targets or args.cmd)
-    contenders = [] if only else bundled_contenders(args.in_process)
+    contenders = [] if only else bench.bundled_contenders(args.in_process)
     known = {contender.name for contender in contenders}
     for target in dict.fromkeys(args.targets):
         if target in known:
             continue
         if args.in_process:
-            contenders.append(python_contender(target, resolve_target(target)))
+            contenders.append(bench.python_contender(target, resolve_target(target)))
         else:
-            contenders.append(load_contender(target, args.timeout))
+            contenders.append(bench.load_contender(target, args.timeout))
     for line in args.cmd:
-        subject = CommandTarget(split_command(line), args.timeout)
-        subjects.append(subject)
-        contenders.append(protocol_contender(subject))
+        subjects.append(CommandTarget(split_command(line), args.timeout))
+        contenders.append(bench.protocol_contender(subjects[-1]))
     return contenders
 
 
 class _Progress:
-    """On a terminal (``live``), one stderr line rewritten with the step under way; else one
+    """On a terminal (``line``), one stderr line rewritten with the step under way; else one
     line per finished cell, nothing rewritten (a log would keep every rewrite)."""
 
     def __init__(self, live: bool) -> None:
-        self._live, self._width, self._started = live, 0, time.perf_counter()
+        self.line, self._started = Progress("bench") if live else None, time.perf_counter()
 
     def starting(self, step: str) -> None:
-        if self._live:
-            line = f"bench: {step}"
-            self._width = max(self._width, len(line))
-            sys.stderr.write(f"\r{line:<{self._width}}")
-            sys.stderr.flush()
+        if self.line:
+            self.line.draw(f"bench: {step}")
 
     def finished(self, cell: str) -> None:
-        if not self._live:
+        if not self.line:
             seconds = time.perf_counter() - self._started
             print(f"bench: {cell} [{seconds:.0f} s]", file=sys.stderr, flush=True)
-
-    def close(self) -> None:
-        if self._live:
-            sys.stderr.write("\r\033[K")
-
-
-def _markdown(text: str, matrix: str) -> str:
-    return (
-        f"# tokasm bench\n\nScaling exponent and verdict per scenario and backend:\n\n"
-        f"{matrix}\n\nDetails (time per operation at each size):\n\n```text\n{text}\n```\n"
-    )
 
 
 def _check_report_paths(args: argparse.Namespace) -> None:
     """ReportError (PlotError) now, before measuring, for a report that could not be written."""
     if args.plot:
-        check_plot(args.plot)
+        bench.check_plot(args.plot)
     reports = {"--json": args.json, "--markdown": args.markdown, "--plot": args.plot}
     for option, path in reports.items():
         if path is None:
@@ -238,33 +183,49 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _measure(args: argparse.Namespace, contenders: list[Contender]) -> int:
-    settings = _settings(args)
+    base = QUICK if args.quick else FULL
+    settings = bench.SweepSettings(
+        sizes=args.sizes or base.sizes,
+        repeats=args.repeats or base.repeats,
+        budget=args.budget or base.budget,
+        batch=base.batch,
+        memory=not args.no_memory,
+        max_time=args.max_time or base.max_time,
+    )
     scenarios = [SCENARIOS[name] for name in args.scenario] or list(SCENARIOS.values())
     if any(contender.per_request for contender in contenders):
         print("protocol testees are measured per request: their costs include the round trip")
     started = time.perf_counter()
     progress = None if args.quiet else _Progress(progress_wanted(sys.stderr))
     try:
-        results = run_sweep(scenarios, contenders, settings, progress, args.timeout)
+        results = bench.run_sweep(scenarios, contenders, settings, progress, args.timeout)
     finally:
-        if progress:
-            progress.close()
-    text = render_table(results, settings, DEFAULT_BACKEND)
-    matrix = render_matrix(results, DEFAULT_BACKEND)
+        if progress and progress.line:
+            progress.line.erase()
+    text = bench.render_table(results, settings, DEFAULT_BACKEND)
+    matrix = bench.render_matrix(results, DEFAULT_BACKEND)
     print(f"{text}\n\n{matrix}")
     print(
         f"\n{len(scenarios)} scenarios x {len(contenders)} implementations, "
         f"{_min_of(results, settings.repeats)}, in {time.perf_counter() - started:.0f} s"
-        + (f", stopped by --max-time {settings.max_time:g} s" if over_max_time(results) else "")
+        + (
+            f", stopped by --max-time {settings.max_time:g} s"
+            if bench.over_max_time(results)
+            else ""
+        )
     )
     try:
         if args.json:
-            payload = to_json(results, settings, DEFAULT_BACKEND)
+            payload = bench.to_json(results, settings, DEFAULT_BACKEND)
             args.json.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
         if args.markdown:
-            args.markdown.write_text(_markdown(text, matrix), encoding="utf-8")
+            args.markdown.write_text(
+                f"# tokasm bench\n\nScaling exponent and verdict per scenario and backend:\n\n"
+                f"{matrix}\n\nDetails (time per operation at each size):\n\n```text\n{text}\n```\n",
+                encoding="utf-8",
+            )
         if args.plot:
-            write_plot(results, args.plot, DEFAULT_BACKEND)
+            bench.write_plot(results, args.plot, DEFAULT_BACKEND)
     except OSError as error:
         raise ReportError(f"cannot write report: {error}") from None
     failed = sorted({s.contender.name for s in results if s.error})

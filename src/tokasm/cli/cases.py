@@ -1,37 +1,23 @@
-"""``tokasm list`` and ``tokasm show``: what the corpus checks, before running anything.
-
-``list`` prints one line per case (id, profile, step count, the rules it
-lists); ``show`` expands a case: its rules, where it lives, and every step as
-the runner describes it, with what the step must return. Both include the
-cost probes, which ``-k`` and ``--xfail`` name like a case.
-"""
+"""``tokasm list`` (a line per case) and ``tokasm show`` (a case's steps): what the corpus
+checks, before running anything; both include the cost probes, named like cases."""
 
 from __future__ import annotations
 
 import difflib
-from fnmatch import fnmatchcase
 from typing import TYPE_CHECKING
 
 from tokasm._display import show
-from tokasm.cli.options import exit_codes, non_negative, subcommand
+from tokasm.cli.options import exit_codes, non_negative, select, subcommand
 from tokasm.corpus import Raises, load_corpus
 from tokasm.errors import CorpusError
 from tokasm.implementations import DEFAULT_BACKEND
-from tokasm.run import (
-    CACHE_FINAL,
-    PROBE_ID,
-    PROBE_STEPS,
-    STREAM_LINEAR,
-    STREAM_PROBE_ID,
-)
+from tokasm.run import CACHE_FINAL, PROBE_ID, PROBE_STEPS, STREAM_LINEAR, STREAM_PROBE_ID
 
 if TYPE_CHECKING:
     import argparse
 
     from tokasm.cli.options import Commands
     from tokasm.corpus import Case, Corpus, Step
-
-__all__ = ["add_parser"]
 
 EXIT_CODES = exit_codes("listed or shown", "not used (nothing is checked)")
 
@@ -43,14 +29,12 @@ TAIL_STEPS = 5
 _PROBES = {PROBE_ID: CACHE_FINAL, STREAM_PROBE_ID: STREAM_LINEAR}
 
 
-def _select(corpus: Corpus, patterns: list[str]) -> tuple[list[Case], list[str]]:
-    """The cases and the cost probes whose id matches a glob (all of them for no glob)."""
-    cases = [c for c in corpus if not patterns or any(fnmatchcase(c.id, p) for p in patterns)]
-    probes = [i for i in _PROBES if not patterns or any(fnmatchcase(i, p) for p in patterns)]
+def _select(corpus: Corpus, globs: list[str]) -> tuple[list[Case], list[str]]:
+    cases, probes = select(corpus, globs)
     if not cases and not probes:
-        close = difflib.get_close_matches(patterns[0], [c.id for c in corpus] + [*_PROBES], n=3)
+        close = difflib.get_close_matches(globs[0], [c.id for c in corpus] + [*_PROBES], n=3)
         hint = f"; did you mean {', '.join(close)}?" if close else "; see tokasm list"
-        raise CorpusError(f"no case id matches {patterns}{hint}")
+        raise CorpusError(f"no case id matches {globs}{hint}")
     return cases, probes
 
 

@@ -6,9 +6,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tokasm.cli._cases import add_case_options, chosen_cases
-from tokasm.cli._console import silence_stdout
-from tokasm.cli.options import exit_codes, subcommand
+from tokasm.cli.options import add_case_options, chosen_cases, exit_codes, silence, subcommand
 from tokasm.corpus import json_can_carry, write_folder, write_lines
 from tokasm.errors import ReportError, UsageError
 
@@ -16,8 +14,6 @@ if TYPE_CHECKING:
     import argparse
 
     from tokasm.cli.options import Commands
-
-__all__ = ["add_parser", "run"]
 
 DESCRIPTION = """\
 Write the corpus with every compact form expanded into plain steps, so a test
@@ -77,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as error:
         raise UsageError(str(error)) from None
     except BrokenPipeError:  # ``tokasm export - | head``: the reader has what it wanted
-        silence_stdout()
+        silence()
         return 0
     except OSError as error:
         raise ReportError(f"cannot write the export: {error}") from error

@@ -7,19 +7,11 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tokasm.cli._console import Console
-from tokasm.cli.options import (
-    TARGET_HELP,
-    at_least_one,
-    exit_codes,
-    non_negative,
-    positive_seconds,
-    subcommand,
-)
+from tokasm.cli import options
 from tokasm.errors import ReportError
 from tokasm.fuzz import INSTANCE_NAMES, SHRINK_BUDGET
 from tokasm.protocol import DEFAULT_TIMEOUT, CommandTarget, WorkerTarget, split_command
-from tokasm.report import Destination, write_text_atomically
+from tokasm.report import destination, write_text_atomically
 from tokasm.run import PythonTarget, resolve_target
 
 if TYPE_CHECKING:
@@ -27,8 +19,6 @@ if TYPE_CHECKING:
 
     from tokasm.cli.options import Commands
     from tokasm.run import Target
-
-__all__ = ["add_parser", "run"]
 
 DESCRIPTION = """\
 Run Hypothesis-generated event programs against one target and the spec's model.
@@ -42,14 +32,14 @@ printed, so any run can be repeated.
 """
 
 
-EXIT_CODES = exit_codes(
+EXIT_CODES = options.exit_codes(
     "no disagreement with the model was found",
     "the target disagreed with the model: the counterexample is printed",
 )
 
 
 def add_parser(commands: Commands) -> None:
-    parser = subcommand(
+    parser = options.subcommand(
         commands,
         "fuzz",
         "fuzz one target against the model; print a counterexample as a corpus case",
@@ -57,18 +47,18 @@ def add_parser(commands: Commands) -> None:
         EXIT_CODES,
     )
     target = parser.add_mutually_exclusive_group(required=True)
-    target.add_argument("target", nargs="?", metavar="TARGET", help=TARGET_HELP)
+    target.add_argument("target", nargs="?", metavar="TARGET", help=options.TARGET_HELP)
     target.add_argument("--cmd", metavar="COMMAND LINE", help="a protocol testee (PROTOCOL.md)")
     add = parser.add_argument
-    seconds: dict[str, Any] = {"type": positive_seconds, "metavar": "SECONDS"}
+    seconds: dict[str, Any] = {"type": options.positive_seconds, "metavar": "SECONDS"}
     add(
         "--examples",
-        type=at_least_one,
+        type=options.at_least_one,
         default=500,
         metavar="N",
         help="programs to try (default 500)",
     )
-    add("--seed", type=non_negative, metavar="N", help="repeat a run (default: random)")
+    add("--seed", type=options.non_negative, metavar="N", help="repeat a run (default: random)")
     add("--budget", **seconds, help="start no new example after this long (default: no limit)")
     add(
         "--shrink-budget",
@@ -121,8 +111,7 @@ def _is_folder(save: str) -> bool:
 
 
 def _check_save(args: argparse.Namespace) -> None:
-    """--save checked before any fuzzing: a file must be writable there and, without
-    --force, not exist yet; a folder must be a folder, or creatable."""
+    """--save checked before fuzzing: a writable file, new unless --force, or a folder."""
     save: str | None = args.save
     if save is None:
         return
@@ -134,14 +123,13 @@ def _check_save(args: argparse.Namespace) -> None:
         if not existing.is_dir():
             raise ReportError(f"--save {save!r}: {str(existing)!r} is not a folder")
         return
-    Destination.checked("--save", Path(save))
+    destination("--save", Path(save))
     if (Path(save).exists() or Path(save).is_symlink()) and not args.force:
         raise ReportError(f"--save {save!r}: the file exists; pass --force to replace it")
 
 
 def _save(args: argparse.Namespace, case_id: str, text: str) -> Path:
-    """Write the case where --save says: a new file (never through a symlink), or with
-    --force a whole replacement (a temporary file, then a rename)."""
+    """Write a new file (never through a symlink), or with --force replace it whole."""
     path = Path(args.save) / f"{case_id}.yaml" if _is_folder(args.save) else Path(args.save)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -167,11 +155,11 @@ def run(args: argparse.Namespace) -> int:
     _check_save(args)
     subject = _subject(args)
     try:
-        options = ("examples", "seed", "budget", "shrink_budget", "instances")
-        report = fuzz(subject, **{name: getattr(args, name) for name in options})
+        names = ("examples", "seed", "budget", "shrink_budget", "instances")
+        report = fuzz(subject, **{name: getattr(args, name) for name in names})
     finally:
         subject.close()
-    console, found = Console(sys.stdout), report.counterexample
+    console, found = options.Console(sys.stdout), report.counterexample
     if found is None:
         console.print(f"tokasm fuzz: {report.summary()}")
         return 0

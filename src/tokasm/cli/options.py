@@ -1,28 +1,26 @@
-"""Argument types shared by the subcommands and benchmark scripts: one parse per option."""
+"""What the subcommands (and benchmark scripts) share: argument types, one parse per option,
+the case options, and printing that a closed pipe cannot stop."""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
-from typing import TypeAlias
+import os
+from fnmatch import fnmatchcase
+from pathlib import Path
+from typing import TYPE_CHECKING, TextIO, TypeAlias
 
 from tokasm._versions import PROTOCOL_VERSION, __version__
 from tokasm.bench import parse_size
-from tokasm.corpus import spec_dir
-from tokasm.errors import CorpusError
+from tokasm.corpus import load_corpus, spec_dir
+from tokasm.errors import CorpusError, UsageError
+from tokasm.run import PROBE_IDS
 
-__all__ = [
-    "MAX_SECONDS",
-    "TARGET_HELP",
-    "Commands",
-    "at_least_one",
-    "exit_codes",
-    "non_negative",
-    "positive_seconds",
-    "size_list",
-    "subcommand",
-    "version_line",
-]
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from tokasm.corpus import Case, Corpus
 
 Commands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 
@@ -30,9 +28,8 @@ TARGET_HELP = "MODULE:ATTR or a bundled backend name"
 
 
 def version_line() -> str:
-    """What ``--version`` prints and ``check`` opens with. Built for every parser, so a
-    missing spec folder must not break ``--help``: the corpus then reads ``unavailable``
-    and the command that needs it says why."""
+    """What ``--version`` prints and ``check`` opens with; the corpus reads ``unavailable``
+    without a spec folder, so that ``--help`` still works."""
     try:
         corpus = (spec_dir() / "VERSION").read_text(encoding="utf-8").strip()
     except (CorpusError, OSError):
@@ -53,8 +50,7 @@ def exit_codes(ok: str, failed: str) -> str:
 def subcommand(
     commands: Commands, name: str, summary: str, description: str, epilog: str
 ) -> argparse.ArgumentParser:
-    """A subcommand parser whose help keeps the description's and epilog's line breaks,
-    with the ``--debug`` every subcommand has."""
+    """A subcommand parser that keeps its help's line breaks, with the common ``--debug``."""
     parser = commands.add_parser(
         name,
         help=summary,
@@ -67,6 +63,42 @@ def subcommand(
     )
     parser.set_defaults(subcommand=parser)  # whose usage an unknown option is told with
     return parser
+
+
+def add_case_options(parser: argparse.ArgumentParser) -> None:
+    """``--cases`` and ``--no-bundled`` of ``check`` and ``export``."""
+    group = parser.add_argument_group("your own cases (spec/CASES.md, 'Your own cases')")
+    group.add_argument(
+        "--cases",
+        action="append",
+        type=Path,
+        default=[],
+        metavar="DIR",
+        help="also load the case files in this folder (*.yaml, or one file; repeatable): "
+        "the corpus's schema, ids unique across all cases, SPEC.md requirement ids",
+    )
+    group.add_argument(
+        "--no-bundled",
+        action="store_true",
+        help="leave out the bundled corpus: only the --cases files",
+    )
+
+
+def chosen_cases(args: argparse.Namespace) -> tuple[Corpus, list[Case]]:
+    """The corpus with the user's cases loaded, and the cases ``--no-bundled`` leaves."""
+    if args.no_bundled and not args.cases:
+        raise UsageError("--no-bundled needs at least one --cases DIR")
+    corpus = load_corpus(user_cases=args.cases)
+    return corpus, [case for case in corpus if not (args.no_bundled and case.bundled)]
+
+
+def select(cases: Iterable[Case], globs: list[str]) -> tuple[list[Case], list[str]]:
+    """The cases and the cost probes whose id matches a glob (all of them for no glob)."""
+
+    def chosen(case_id: str) -> bool:
+        return not globs or any(fnmatchcase(case_id, glob) for glob in globs)
+
+    return [case for case in cases if chosen(case.id)], [p for p in PROBE_IDS if chosen(p)]
 
 
 #: The longest timeout or budget an option takes: a day, which every wait of every
@@ -87,26 +119,23 @@ def positive_seconds(text: str) -> float:
     return seconds
 
 
-def _whole_number(text: str) -> int:
-    try:
-        return int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-
-
 def non_negative(text: str) -> int:
     """A whole number >= 0 (0 usually turns something off)."""
-    number = _whole_number(text)
-    if number < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, got {text!r}")
-    return number
+    return _whole_number(text, 0, "0 or more")
 
 
 def at_least_one(text: str) -> int:
     """A whole number >= 1 (examples, repeats)."""
-    number = _whole_number(text)
-    if number < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {text!r}")
+    return _whole_number(text, 1, "at least 1")
+
+
+def _whole_number(text: str, lowest: int, wanted: str) -> int:
+    try:
+        number = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if number < lowest:
+        raise argparse.ArgumentTypeError(f"must be {wanted}, got {text!r}")
     return number
 
 
@@ -119,3 +148,36 @@ def size_list(text: str) -> tuple[int, ...]:
     if not sizes:
         raise argparse.ArgumentTypeError("no size given")
     return sizes
+
+
+def silence(fd: int = 1) -> None:
+    """Point ``fd`` at the null device: its reader went away, and no buffer fails at exit."""
+    with contextlib.suppress(OSError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, fd)
+        os.close(devnull)
+
+
+class Console:
+    """Prints lines to ``stream`` until it cannot (``tokasm check ... | head -1`` keeps its
+    verdict and reports), then drops them quietly."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream: TextIO | None = stream
+
+    def print(self, text: str) -> None:
+        """Print ``text`` and a newline, or nothing once the output is gone."""
+        stream = self._stream
+        if stream is None:
+            return
+        try:
+            try:
+                stream.write(text + "\n")
+            except UnicodeEncodeError:  # a terminal in ASCII: escape what it cannot show
+                encoding = stream.encoding or "ascii"
+                stream.write((text + "\n").encode(encoding, "backslashreplace").decode(encoding))
+            stream.flush()
+        except (OSError, ValueError):  # a broken pipe, a full disk: the reader sees no more
+            self._stream = None
+            with contextlib.suppress(OSError, ValueError, AttributeError):
+                silence(stream.fileno())

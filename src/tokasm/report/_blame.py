@@ -8,12 +8,13 @@ every case that ran that failed; a case is blamed on its best-scoring candidate.
 
 from __future__ import annotations
 
+import copy
 import re
 import unicodedata
 from collections import defaultdict
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from tokasm.corpus.steps import Apply, Raises, ReadSince
 
@@ -23,8 +24,6 @@ if TYPE_CHECKING:
     from tokasm.corpus._load import Case
     from tokasm.corpus.steps import Step
     from tokasm.run.results import CaseResult, Failure, TargetRun
-
-__all__ = ["SITUATIONS", "WEAK", "Blame", "blame", "render_blame"]
 
 #: The rule a failing step's situation points at, by situation.
 SITUATIONS: dict[str, str] = {
@@ -96,8 +95,7 @@ _OTHERS = 1000  # deltas of other messages a wrong text is searched for, at most
 
 @lru_cache(maxsize=1 << 14)  # an id recurs with each of its deltas
 def _id_keys(message_id: str) -> tuple[str, ...]:
-    """What a careless implementation might key a message by (EVT-ID-ANY): distinct ids
-    sharing one of these are ids it could merge."""
+    """Keys a careless implementation might merge distinct ids by (EVT-ID-ANY)."""
     folded = "folded:" + unicodedata.normalize("NFKC", message_id).casefold().strip()
     stem = "stem:" + _SUFFIX.sub("", message_id)
     if len(message_id) < _LONG_ID:
@@ -107,50 +105,84 @@ def _id_keys(message_id: str) -> tuple[str, ...]:
 
 @dataclass
 class _Message:
+    """A message as the replay knows it; a copy is a step's view (``parts`` of ``deltas``,
+    ``read`` of ``reads``: those lists only grow)."""
+
     length: int = 0
     final: bool = False
-    had_delta: bool = False
     extra_keys: bool = False
     touched_after_final: bool = False
-    deltas: list[str] = field(default_factory=list)  # only grows: a prefix is a past state
+    deltas: list[str] = field(default_factory=list)
+    parts: int = 0
     reads: list[int] = field(default_factory=list)  # the text's length at each read
-
-    @property
-    def parts(self) -> int:
-        return len(self.deltas)
+    read: int = 0
+    read_unknown: bool = False  # the id was read before it was known
 
     @property
     def long(self) -> bool:
         return self.parts >= _LONG_PARTS or self.length >= _LONG_TEXT
 
 
-class _Seen(NamedTuple):
-    """A message as the replay knew it at one step: what judging that step's answer reads
-    (``parts`` of its ``deltas``, ``read`` of its ``reads``, were known then)."""
-
-    touched_after_final: bool
-    had_delta: bool
-    length: int
-    deltas: list[str]
-    parts: int
-    reads: list[int]
-    read: int
-    read_unknown: bool  # the id was read before it was known
-
-    @property
-    def last_delta(self) -> str | None:
-        return self.deltas[self.parts - 1] if self.parts else None
+def _delta(step: Step) -> object:
+    return (
+        step.event.get("delta")
+        if isinstance(step, Apply) and isinstance(step.event, dict)
+        else None
+    )
 
 
-@dataclass
+def _weight(found: str) -> float:
+    return _WEAK_WEIGHT if found in WEAK else 1.0
+
+
 class _Replay:
-    """What the model knows before each step: per instance, each message's state."""
+    """A case replayed once, no answer known: each step's situation and its message's view,
+    so each failing step is judged from here (a mutant sweep fails a case thousands of times)."""
 
-    instances: dict[str, dict[str, _Message]] = field(default_factory=dict)
-    refused: set[str] = field(default_factory=set)
-    keys: dict[tuple[str, str], set[str]] = field(default_factory=dict)  # (instance, key): ids
-    open_messages: dict[str, int] = field(default_factory=dict)  # by instance: kept, not counted
-    unknown_reads: set[tuple[str, str]] = field(default_factory=set)  # (instance, id) read unknown
+    def __init__(self, steps: Sequence[Step]) -> None:
+        self.steps = steps
+        self.instances: dict[str, dict[str, _Message]] = {}
+        self.refused: set[str] = set()
+        self.keys: dict[tuple[str, str], set[str]] = {}  # (instance, key): ids
+        self.open_messages: dict[str, int] = {}  # by instance: kept, not counted
+        self.unknown_reads: set[tuple[str, str]] = set()  # (instance, id) read unknown
+        self.found: list[str | None] = []
+        self.seen: list[_Message | None] = []
+        self.at: dict[str, int] = {}  # a step's index by its ``where``
+        self.chars: set[str] = set()  # every character the case's deltas hold
+        self.rises: list[tuple[int, str, float]] = []  # (index, rule, weight met from there on)
+        met: dict[str, float] = {}
+        for index, step in enumerate(steps):
+            situation = self.situation(step)
+            self.found.append(situation)
+            self.seen.append(self._view(step) if situation in _ANSWERED else None)
+            self.at.setdefault(step.where, index)  # the first step so numbered, as a replay stops
+            delta = _delta(step)
+            if isinstance(delta, str):
+                self.chars.update(delta)
+            if situation is not None:
+                rule, weight = SITUATIONS[situation], _weight(situation)
+                if weight > met.get(rule, 0.0):
+                    met[rule] = weight
+                    self.rises.append((index, rule, weight))
+        self.others = {  # by instance: deltas of its messages (some, not all)
+            instance: [d for message in messages.values() for d in message.deltas[:9] if d][
+                :_OTHERS
+            ]
+            for instance, messages in self.instances.items()
+        }
+
+    def _view(self, step: Step) -> _Message | None:
+        """What the replay knows of the step's message now; a read is noted."""
+        message = self.instances.get(step.instance, {}).get(str(step.message_id))
+        if message is None:
+            return None
+        seen = copy.copy(message)
+        seen.read = len(message.reads)
+        seen.read_unknown = (step.instance, str(step.message_id)) in self.unknown_reads
+        if not isinstance(step, Apply):
+            message.reads.append(message.length)
+        return seen
 
     def situation(self, step: Step) -> str | None:
         """A step's situation, with no answer known; the replay's state moved past it."""
@@ -169,10 +201,9 @@ class _Replay:
             found = self._apply(step.event, messages.get(message_id))
             self._record(step.instance, step.event, messages)
             return shared or found
-        return shared or self._read(step, messages)
+        return shared or self._read(step, messages.get(message_id))
 
-    def _read(self, step: Step, messages: dict[str, _Message]) -> str:
-        message = messages.get(str(step.message_id))
+    def _read(self, step: Step, message: _Message | None) -> str:
         if message is not None and message.extra_keys:
             return "message sent extra keys"
         if message is not None and message.long:
@@ -180,10 +211,10 @@ class _Replay:
         if self.open_messages.get(step.instance, 0) >= _MANY_OPEN:
             return "one of hundreds of open messages"
         if isinstance(step, ReadSince):
-            return self._read_since(step, message)
+            return _read_since(step, message)
         if message is None:
             self.unknown_reads.add((step.instance, str(step.message_id)))
-        return self._get(message, answered_none=False)
+        return _get(message, answered_none=False)
 
     def _shared(self, instance: str, message_id: str, messages: dict[str, _Message]) -> str | None:
         if message_id == "":
@@ -228,59 +259,39 @@ class _Replay:
         if message.final:
             message.touched_after_final |= "delta" in event
         elif isinstance(delta, str):
-            message.had_delta = True
             message.deltas.append(delta)
+            message.parts += 1
             message.length += len(delta)
         if not message.final and event.get("final") is True:
             message.final = True
             self.open_messages[instance] -= 1
 
-    def message_of(self, step: Step) -> _Seen | None:
-        """What the replay knows of the step's message, as it stands now."""
-        message = self.instances.get(step.instance, {}).get(str(step.message_id))
-        if message is None:
-            return None
-        seen = _Seen(
-            message.touched_after_final,
-            message.had_delta,
-            message.length,
-            message.deltas,
-            message.parts,
-            message.reads,
-            len(message.reads),
-            (step.instance, str(step.message_id)) in self.unknown_reads,
-        )
-        if not isinstance(step, Apply):
-            message.reads.append(message.length)
-        return seen
 
-    @staticmethod
-    def _read_since(step: ReadSince, message: _Message | None) -> str:
-        if message is None:
-            return "read_since of an unknown id"
-        if message.final:
-            return "read_since of a finalized message"
-        at_end = step.offset >= message.length
-        return "read_since at or past the end" if at_end else "read_since within the text"
+def _read_since(step: ReadSince, message: _Message | None) -> str:
+    if message is None:
+        return "read_since of an unknown id"
+    if message.final:
+        return "read_since of a finalized message"
+    at_end = step.offset >= message.length
+    return "read_since at or past the end" if at_end else "read_since within the text"
 
-    @staticmethod
-    def _get(message: _Message | _Seen | None, *, answered_none: bool) -> str:
-        if message is None:
-            return "get of an unknown id"
-        if message.touched_after_final and not answered_none:
-            return "get after deltas sent past final"
-        if answered_none:
-            if not message.had_delta:
-                return "get of a message created without a delta, answered None"
-            if not message.length:
-                return "get of a message of empty deltas only, answered None"
-            return "get of a message answered None"
-        return "get of a message"
+
+def _get(message: _Message | None, *, answered_none: bool) -> str:
+    if message is None:
+        return "get of an unknown id"
+    if message.touched_after_final and not answered_none:
+        return "get after deltas sent past final"
+    if answered_none:
+        if not message.parts:
+            return "get of a message created without a delta, answered None"
+        if not message.length:
+            return "get of a message of empty deltas only, answered None"
+        return "get of a message answered None"
+    return "get of a message"
 
 
 def _dropped(deltas: Sequence[str], text: str) -> list[int] | None:
-    """Which of ``deltas`` are left out of ``text`` if it is some of them joined in order
-    (each taken where it fits), else None."""
+    """Which ``deltas`` ``text`` leaves out if it is the rest joined in order, else None."""
     at, dropped = 0, []
     for index, delta in enumerate(deltas):
         if delta and text.startswith(delta, at):
@@ -290,7 +301,7 @@ def _dropped(deltas: Sequence[str], text: str) -> list[int] | None:
     return dropped if at == len(text) else None
 
 
-def _foreign(expected: str, actual: str, chars: frozenset[str]) -> bool:
+def _foreign(expected: str, actual: str, chars: set[str]) -> bool:
     """Whether ``actual`` starts and ends unlike ``expected`` and is mostly characters no
     delta of the case holds: a text from another case, kept where no state should be."""
     if actual[0] == expected[:1] or actual[-1] == expected[-1:]:
@@ -299,7 +310,7 @@ def _foreign(expected: str, actual: str, chars: frozenset[str]) -> bool:
     return 2 * (len(actual) - present) > len(actual)
 
 
-def _stale(step: Step, actual: str, seen: _Seen, dropped: list[int] | None) -> bool:
+def _stale(step: Step, actual: str, seen: _Message, dropped: list[int] | None) -> bool:
     """Whether a read that answered the start of its text reads like a stale view: the text
     an earlier read got, short of more than one delta or of plain text (a filter of special
     deltas leaves those out), or a read of an open message cut within a delta."""
@@ -309,64 +320,92 @@ def _stale(step: Step, actual: str, seen: _Seen, dropped: list[int] | None) -> b
     return plain and len(actual) in seen.reads[: seen.read]
 
 
-def _delta(step: Step) -> object:
-    return (
-        step.event.get("delta")
-        if isinstance(step, Apply) and isinstance(step.event, dict)
-        else None
-    )
+def _holds_others(step: Step, expected: str, actual: str, replay: _Replay) -> bool:
+    """Whether ``actual`` holds another message's delta that ``expected`` lacks: ids merged."""
+    others = replay.others.get(step.instance, ())
+    return any(delta in actual and delta not in expected for delta in others)
 
 
 def _wrong_text(
-    step: Step, expected: str, actual: str, seen: _Seen | None, case: _Log
+    step: Step, expected: str, actual: str, seen: _Message | None, replay: _Replay
 ) -> str | None:
-    """What a wrong text says about the bug, ``case`` the replay of its case."""
-    delta = _delta(step)
+    """What a wrong text says about the bug: its characters, then the deltas that made it."""
+    delta, found = _delta(step), None
     if sorted(actual) == sorted(expected):
-        return "text with the right characters in another order"
-    if _SURROGATES.search(expected) and _REPLACED.search(actual) and not _REPLACED.search(expected):
-        return "text with its lone surrogates replaced"
-    if isinstance(delta, str) and delta and expected == actual + delta:
-        return "final answered without its own delta"
-    return None if seen is None else _by_deltas(step, expected, actual, seen, case)
-
-
-def _by_deltas(step: Step, expected: str, actual: str, seen: _Seen, case: _Log) -> str | None:
-    """What a wrong text says, told by the deltas of its message that made it."""
-    deltas = seen.deltas[: seen.parts]
-    dropped = _dropped(deltas, actual)
-    found = None
-    if expected.startswith(actual) and _stale(step, actual, seen, dropped):
-        found = "a read answered part of its text"
-    elif dropped and all(deltas[index] in deltas[:index] for index in dropped):
-        found = "text missing a delta that repeats an earlier one"
-    elif actual == seen.last_delta and len(actual) < len(expected):
-        found = "text missing its earlier deltas"
-    elif dropped is not None or set(actual) <= set(expected):
-        found = "text with some deltas or characters changed"
-    elif _holds_others(step, expected, actual, case):
-        found = "text holding another message's deltas"
+        found = "text with the right characters in another order"
+    elif (
+        _SURROGATES.search(expected) and _REPLACED.search(actual) and not _REPLACED.search(expected)
+    ):
+        found = "text with its lone surrogates replaced"
+    elif isinstance(delta, str) and delta and expected == actual + delta:
+        found = "final answered without its own delta"
+    elif seen is not None:
+        deltas = seen.deltas[: seen.parts]
+        dropped = _dropped(deltas, actual)
+        if expected.startswith(actual) and _stale(step, actual, seen, dropped):
+            found = "a read answered part of its text"
+        elif dropped and all(deltas[index] in deltas[:index] for index in dropped):
+            found = "text missing a delta that repeats an earlier one"
+        elif deltas and actual == deltas[-1] and len(actual) < len(expected):
+            found = "text missing its earlier deltas"
+        elif dropped is not None or set(actual) <= set(expected):
+            found = "text with some deltas or characters changed"
+        elif _holds_others(step, expected, actual, replay):
+            found = "text holding another message's deltas"
     return found
-
-
-def _holds_others(step: Step, expected: str, actual: str, case: _Log) -> bool:
-    """Whether ``actual`` holds a delta of another message of its instance that the
-    expected text does not: messages merged (ids taken for one another)."""
-    others = case.others.get(step.instance, ())
-    return any(delta in actual and delta not in expected for delta in others)
 
 
 #: The rule a failure of these kinds breaks, whatever its step: a caller's habits alone, or
 #: another caller's events alone, fail the case.
 _RULE_OF_KIND = {"event-owned": "EVENT-OWNED", "event-shape": "MAP-ANY", "not-text": "RETURN-TYPE"}
+#: Replays by ``id`` of their case (which holds dicts, so cannot be hashed), kept alive here.
+_REPLAYS: dict[int, tuple[Case, _Replay]] = {}
 
 
-def _weight(found: str) -> float:
-    return _WEAK_WEIGHT if found in WEAK else 1.0
+def _replay(case: Case) -> _Replay:
+    if id(case) not in _REPLAYS:
+        if len(_REPLAYS) >= 1024:
+            _REPLAYS.clear()
+        _REPLAYS[id(case)] = (case, _Replay(case.steps))
+    return _REPLAYS[id(case)][1]
+
+
+def _judged(replay: _Replay, index: int, failure: Failure) -> str | None:
+    """The failing step's situation, told apart further by the answer it got."""
+    found = replay.found[index]
+    if found is None or failure.actual is None:
+        return found
+    step, seen = replay.steps[index], replay.seen[index]
+    returned = failure.actual.get("returns")
+    actual = returned if isinstance(returned, str) else None
+    expected = None if failure.expected is None else failure.expected.get("returns")
+    out_of_place = None  # a wrong text that is not the message's at all
+    if actual and actual != expected:
+        if expected and "extra keys" not in found and _foreign(expected, actual, replay.chars):
+            out_of_place = "text from outside the case"
+        elif found == "get of an unknown id" and _holds_others(step, "", actual, replay):
+            out_of_place = "text holding another message's deltas"
+    if out_of_place or found not in _ANSWERED:
+        return out_of_place or found
+    answered_none = failure.actual == {"returns": None}
+    if answered_none and expected is not None and seen is not None and seen.read_unknown:
+        return "a read answered what an earlier read got"
+    if found == "final on an open id" and answered_none:
+        found = "final on an open id answered None"
+    elif found in _GETS:
+        found = _get(seen, answered_none=answered_none)
+    if "raises" in failure.actual and found in _ORDINARY:
+        named = step.message_id in _ATTRIBUTES
+        return (
+            "raised on an id that names an attribute" if named else "raised on a well-formed event"
+        )
+    if found not in _ORDINARY - {"final on an unseen id"} or not actual or expected is None:
+        return found
+    return _wrong_text(step, expected, actual, seen, replay) or found
 
 
 def _evidence(result: CaseResult, case: Case | None) -> tuple[dict[str, float], dict[str, float]]:
-    """(failing, ran) weight per rule that this result gives."""
+    """(failing, ran) weight per rule: those listed, and the situations of the steps run."""
     broken = result.outcome in _BROKEN
     listed = dict.fromkeys(result.requirements, 1.0 / max(1, len(result.requirements)))
     failing: dict[str, float] = dict(listed) if broken else {}
@@ -378,122 +417,18 @@ def _evidence(result: CaseResult, case: Case | None) -> tuple[dict[str, float], 
         rule = _RULE_OF_KIND[failure.kind]
         failing[rule] = ran[rule] = 1.0
         failure = None
-    at_failure, met = _replayed(case, failure)
-    for weights, found in ((failing, at_failure), (ran, met)):
-        for rule, weight in found.items():
-            weights[rule] = max(weights.get(rule, 0.0), weight)
-    return failing, ran
-
-
-@dataclass(frozen=True)
-class _Log:
-    """A case replayed once, no answer known, so that each failing step is judged from here
-    (a sweep of mutants fails a long case thousands of times)."""
-
-    steps: Sequence[Step]
-    found: list[str | None]
-    seen: list[_Seen | None]
-    at: dict[str, int]  # a step's index by its ``where``
-    chars: frozenset[str]  # every character the case's deltas hold
-    others: dict[str, list[str]]  # by instance: deltas of its messages (some, not all)
-    rises: list[tuple[int, str, float]]  # (index, rule, weight met from that step on)
-
-
-#: Replays by ``id`` of their case (which holds dicts, so cannot be hashed), kept alive here.
-_LOGS: dict[int, tuple[Case, _Log]] = {}
-
-
-def _log(case: Case) -> _Log:
-    if id(case) in _LOGS:
-        return _LOGS[id(case)][1]
-    replay = _Replay()
-    steps = case.steps
-    found: list[str | None] = []
-    seen: list[_Seen | None] = []
-    rises: list[tuple[int, str, float]] = []
-    met: dict[str, float] = {}
-    for index, step in enumerate(steps):
-        situation = replay.situation(step)
-        found.append(situation)
-        seen.append(replay.message_of(step) if situation in _ANSWERED else None)
-        if situation is not None:
-            rule, weight = SITUATIONS[situation], _weight(situation)
-            if weight > met.get(rule, 0.0):
-                met[rule] = weight
-                rises.append((index, rule, weight))
-    at: dict[str, int] = {}
-    chars: set[str] = set()
-    for index, step in enumerate(steps):
-        at.setdefault(step.where, index)  # the first step so numbered, as a replay stops at
-        delta = _delta(step)
-        if isinstance(delta, str):
-            chars.update(delta)
-    others = {
-        instance: [d for message in messages.values() for d in message.deltas[:9] if d][:_OTHERS]
-        for instance, messages in replay.instances.items()
-    }
-    if len(_LOGS) >= 1024:
-        _LOGS.clear()
-    _LOGS[id(case)] = (case, _Log(steps, found, seen, at, frozenset(chars), others, rises))
-    return _LOGS[id(case)][1]
-
-
-def _out_of_place(
-    found: str, step: Step, expected: str | None, actual: str, log: _Log
-) -> str | None:
-    """A wrong text that is not the message's at all, whatever the step's situation."""
-    if expected and "extra keys" not in found and _foreign(expected, actual, log.chars):
-        return "text from outside the case"
-    if found == "get of an unknown id" and _holds_others(step, "", actual, log):
-        return "text holding another message's deltas"
-    return None
-
-
-def _judged(log: _Log, index: int, failure: Failure) -> str | None:
-    """The failing step's situation, told apart further by the answer it got."""
-    found = log.found[index]
-    if found is None or failure.actual is None:
-        return found
-    step, seen = log.steps[index], log.seen[index]
-    returned = failure.actual.get("returns")
-    actual = returned if isinstance(returned, str) else None
-    expected = None if failure.expected is None else failure.expected.get("returns")
-    out_of_place = (
-        actual and actual != expected and _out_of_place(found, step, expected, actual, log)
-    )
-    if out_of_place or found not in _ANSWERED:
-        return out_of_place or found
-    answered_none = failure.actual == {"returns": None}
-    if answered_none and expected is not None and seen is not None and seen.read_unknown:
-        return "a read answered what an earlier read got"
-    if found == "final on an open id" and answered_none:
-        found = "final on an open id answered None"
-    elif found in _GETS:
-        found = _Replay._get(seen, answered_none=answered_none)
-    if "raises" in failure.actual and found in _ORDINARY:
-        named = step.message_id in _ATTRIBUTES
-        return (
-            "raised on an id that names an attribute" if named else "raised on a well-formed event"
-        )
-    if found not in _ORDINARY - {"final on an unseen id"} or not actual or expected is None:
-        return found
-    return _wrong_text(step, expected, actual, seen, log) or found
-
-
-def _replayed(case: Case, failure: Failure | None) -> tuple[dict[str, float], dict[str, float]]:
-    """(failing, met): the rules the situation of the failing step points at, and those of
-    every step up to it (all of them for a passing case), each with its weight."""
-    log = _log(case)
-    index = None if failure is None else log.at.get(failure.where)
-    end = len(log.found) if index is None else index
-    met = {rule: weight for at, rule, weight in log.rises if at < end}  # rises only grow
-    failing: dict[str, float] = {}
-    found = None if index is None or failure is None else _judged(log, index, failure)
+    replay = _replay(case)
+    index = None if failure is None else replay.at.get(failure.where)
+    end = len(replay.found) if index is None else index
+    for at, rule, weight in replay.rises:  # rises only grow
+        if at < end:
+            ran[rule] = max(ran.get(rule, 0.0), weight)
+    found = None if index is None or failure is None else _judged(replay, index, failure)
     if found is not None:
         rule, weight = SITUATIONS[found], _weight(found)
-        met[rule] = max(met.get(rule, 0.0), weight)
-        failing[rule] = weight
-    return failing, met
+        for weights in (failing, ran):
+            weights[rule] = max(weights.get(rule, 0.0), weight)
+    return failing, ran
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
-"""Render finished runs (terminal, JSON per spec/report.schema.json, JUnit, Markdown), every
-text of a target's escaped and capped, and write report files whole."""
+"""Render runs (terminal, JSON per spec/report.schema.json, JUnit, Markdown), every text of a
+target's escaped and capped; write report files whole; draw the progress line."""
 
 from __future__ import annotations
 
@@ -9,11 +9,12 @@ import json
 import os
 import re
 import stat
+import sys
 import tempfile
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TextIO, TypeAlias
 
 from tokasm._display import error_text, safe_block, safe_text
 from tokasm._versions import PROTOCOL_VERSION, __version__
@@ -21,7 +22,7 @@ from tokasm.errors import ReportError
 from tokasm.run.results import FAILING, OUTCOMES, summarize
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable, Iterable, Iterator, Sequence
 
     from tokasm.run.results import CaseResult, TargetRun
 
@@ -55,10 +56,6 @@ def sanitized(run: TargetRun) -> TargetRun:
     )
 
 
-def _all_sanitized(runs: Sequence[TargetRun]) -> list[TargetRun]:
-    return [sanitized(run) for run in runs]
-
-
 # A trailing parenthesised part of a target name, e.g. ``tokasm-node (node v20.20.2)``:
 # the runtime, which changes on every upgrade while the target stays the same.
 _RUNTIME = re.compile(r"(?P<name>.*?\S)\s*\((?P<runtime>[^()]*)\)")
@@ -78,7 +75,7 @@ def _verdict(run: TargetRun) -> str:
 
 def render_card(runs: Sequence[TargetRun]) -> str:
     """A target x outcome table, one row per target, with a verdict column."""
-    runs = _all_sanitized(runs)
+    runs = [sanitized(run) for run in runs]
     width = max([len("target"), *(len(run.target) for run in runs)])
     header = f"{'target':<{width}}  " + " ".join(f"{o:>7}" for o in OUTCOMES) + "  verdict"
     rows = [header, "-" * len(header)]
@@ -89,35 +86,27 @@ def render_card(runs: Sequence[TargetRun]) -> str:
     return "\n".join(rows)
 
 
-def _rules(result: CaseResult) -> str:
-    return f" [{', '.join(result.requirements)}]" if result.requirements else ""
-
-
 def render_failures(run: TargetRun) -> str:
     """Every non-passing, non-skipped case of one run; an expected failure in one line."""
     run = sanitized(run)
-    blocks = [
-        f"{result.outcome.upper()} {run.target}::{result.case_id}{_rules(result)} - "
-        f"{result.description}"
-        + (f" [from {result.source}]" if result.source else "")
-        + "\n"
-        + "\n".join(f"  {line}" for line in result.message.splitlines())
-        for result in run.results
-        if result.outcome not in ("passed", "skipped", "xfailed")
-    ]
-    blocks.extend(
-        f"XFAIL {run.target}::{result.case_id}{_rules(result)} - "
-        f"{result.message.splitlines()[0]} {result.message.splitlines()[-1]}"
-        for result in run.results
-        if result.outcome == "xfailed"
-    )
-    blocks.extend(f"PROBLEM {run.target}: {problem}" for problem in run.problems)
-    blocks.extend(
-        f"NOTE {run.target}::{result.case_id}{_rules(result)} - {result.note}"
-        for result in run.results
-        if result.note
-    )
-    return "\n".join(blocks)
+    blocks, xfails, notes = [], [], []
+    for result in run.results:
+        name = f"{run.target}::{result.case_id}"
+        if result.requirements:
+            name += f" [{', '.join(result.requirements)}]"
+        lines = result.message.splitlines()
+        if result.outcome == "xfailed":
+            xfails.append(f"XFAIL {name} - {lines[0]} {lines[-1]}")
+        elif result.outcome not in ("passed", "skipped"):
+            source = f" [from {result.source}]" if result.source else ""
+            blocks.append(
+                f"{result.outcome.upper()} {name} - {result.description}{source}\n"
+                + "\n".join(f"  {line}" for line in lines)
+            )
+        if result.note:
+            notes.append(f"NOTE {name} - {result.note}")
+    problems = [f"PROBLEM {run.target}: {problem}" for problem in run.problems]
+    return "\n".join([*blocks, *xfails, *problems, *notes])
 
 
 def _totals(runs: Sequence[TargetRun]) -> dict[str, int]:
@@ -126,7 +115,7 @@ def _totals(runs: Sequence[TargetRun]) -> dict[str, int]:
 
 def render_verdict(runs: Sequence[TargetRun], case_count: int) -> str:
     """The closing line, protobuf style: ``CONFORMANCE PASSED: ... N unexpected failures``."""
-    runs = _all_sanitized(runs)
+    runs = [sanitized(run) for run in runs]
     totals = _totals(runs)
     problems = sum(len(run.problems) for run in runs)
     unexpected = sum(totals[outcome] for outcome in FAILING) + problems
@@ -136,19 +125,14 @@ def render_verdict(runs: Sequence[TargetRun], case_count: int) -> str:
         f"{totals['xfailed']} expected failures, {unexpected} unexpected failures"
     )
     scope = f"corpus {runs[0].corpus_version}, {case_count} cases" if runs else "no targets"
-    if failing:
-        return (
-            f"CONFORMANCE FAILED: {len(failing)} of {len(runs)} targets nonconforming "
-            f"({', '.join(failing)}); {scope}: {counts}"
-        )
     excused = [run.target for run in runs if any(r.outcome == "xfailed" for r in run.results)]
-    clean = len(runs) - len(excused)
-    if excused:  # never counted as conforming: they pass only through an expected-failure list
-        return (
-            f"CONFORMANCE PASSED: {clean} of {len(runs)} targets conform, {len(excused)} with "
-            f"expected failures only ({', '.join(excused)}); {scope}: {counts}"
-        )
-    return f"CONFORMANCE PASSED: {len(runs)} of {len(runs)} targets conform; {scope}: {counts}"
+    if failing:
+        head = f"FAILED: {len(failing)} of {len(runs)} targets nonconforming ({', '.join(failing)})"
+    else:
+        head = f"PASSED: {len(runs) - len(excused)} of {len(runs)} targets conform"
+    if excused and not failing:  # never counted as conforming: they pass only through a list
+        head += f", {len(excused)} with expected failures only ({', '.join(excused)})"
+    return f"CONFORMANCE {head}; {scope}: {counts}"
 
 
 def _versions(runs: Sequence[TargetRun]) -> dict[str, Any]:
@@ -205,7 +189,7 @@ def _run_json(run: TargetRun) -> dict[str, Any]:
 
 def json_report(runs: Sequence[TargetRun]) -> dict[str, Any]:
     """The ``--json`` document: versions, overall verdict and one entry per target run."""
-    runs = _all_sanitized(runs)
+    runs = [sanitized(run) for run in runs]
     return {
         **_versions(runs),
         "conforms": all(run.conforms for run in runs),
@@ -228,21 +212,6 @@ _JUNIT_ELEMENT = {
     "skipped": "skipped",
     "xfailed": "skipped",
 }
-
-
-def _junit_case(suite: ET.Element, classname: str, result: CaseResult) -> None:
-    case = ET.SubElement(
-        suite, "testcase", classname=classname, name=result.case_id, time=f"{result.duration:.3f}"
-    )
-    if result.note:
-        ET.SubElement(case, "system-out").text = result.note
-    tag = _JUNIT_ELEMENT.get(result.outcome)
-    if tag is None:
-        return
-    first = (result.message.splitlines() or [result.outcome])[0]
-    child = ET.SubElement(case, tag, type=result.outcome, message=f"{result.description}: {first}")
-    if tag != "skipped":
-        child.text = f"{result.description}\n{result.message}"
 
 
 def _junit_suite(parent: ET.Element, run: TargetRun) -> None:
@@ -269,17 +238,32 @@ def _junit_suite(parent: ET.Element, run: TargetRun) -> None:
         ET.SubElement(properties, "property", name=name, value=str(value))
     classname = f"tokasm.{target_id}"
     for result in run.results:
-        _junit_case(suite, classname, result)
+        case = ET.SubElement(
+            suite,
+            "testcase",
+            classname=classname,
+            name=result.case_id,
+            time=f"{result.duration:.3f}",
+        )
+        if result.note:
+            ET.SubElement(case, "system-out").text = result.note
+        tag = _JUNIT_ELEMENT.get(result.outcome)
+        if tag is not None:
+            first = (result.message.splitlines() or [result.outcome])[0]
+            child = ET.SubElement(
+                case, tag, type=result.outcome, message=f"{result.description}: {first}"
+            )
+            if tag != "skipped":
+                child.text = f"{result.description}\n{result.message}"
     for number, problem in enumerate(run.problems, 1):
         case = ET.SubElement(suite, "testcase", classname=classname, name=f"problem-{number}")
-        failure = ET.SubElement(case, "failure", type="problem", message=problem)
-        failure.text = problem
+        ET.SubElement(case, "failure", type="problem", message=problem).text = problem
 
 
 def junit_text(runs: Sequence[TargetRun]) -> str:
     """JUnit XML: one ``testsuite`` per target, one ``testcase`` per case (name = case id)."""
     root = ET.Element("testsuites", name="tokasm conformance")
-    runs = _all_sanitized(runs)
+    runs = [sanitized(run) for run in runs]
     for run in runs:
         _junit_suite(root, run)
     for attribute in ("tests", "failures", "errors", "skipped"):
@@ -297,16 +281,9 @@ def _fence(text: str, shortest: int) -> str:
 
 def _code_cell(text: str) -> str:
     """``text`` as inline code in a table cell: nothing in it is Markdown or HTML."""
-    fence = _fence(text, 1)
     escaped = text.replace("|", "\\|")
     pad = " " if escaped[:1] == "`" or escaped[-1:] == "`" else ""
-    return f"{fence}{pad}{escaped}{pad}{fence}"
-
-
-def _fenced(text: str) -> str:
-    """A code block whose fence is longer than any backtick run inside ``text``."""
-    fence = _fence(text, 3)
-    return f"{fence}text\n{text}\n{fence}"
+    return f"{_fence(text, 1)}{pad}{escaped}{pad}{_fence(text, 1)}"
 
 
 def _markdown_details(run: TargetRun) -> list[str]:
@@ -320,23 +297,27 @@ def _markdown_details(run: TargetRun) -> list[str]:
         f"{len(shown)} not passing, {len(run.problems)} problems</summary>",
         "",
     ]
+
+    def block(text: str) -> str:  # a fence longer than any backtick run inside
+        return f"{_fence(text, 3)}text\n{text}\n{_fence(text, 3)}"
+
     for result in shown:
         lines += [
             f"**{result.outcome}** `{result.case_id}`: {html.escape(result.description)}",
             "",
-            _fenced(result.message),
+            block(result.message),
             "",
         ]
     for problem in run.problems:
-        lines += ["**problem**:", "", _fenced(problem), ""]
+        lines += ["**problem**:", "", block(problem), ""]
     for result in notes:
-        lines += [f"**note** `{result.case_id}`:", "", _fenced(result.note), ""]
+        lines += [f"**note** `{result.case_id}`:", "", block(result.note), ""]
     return [*lines, "", "</details>"]
 
 
 def markdown_report(runs: Sequence[TargetRun]) -> str:
     """A report card to paste into a pull request: verdict, table, collapsed details."""
-    runs = _all_sanitized(runs)
+    runs = [sanitized(run) for run in runs]
     verdict = "PASSED" if all(run.conforms for run in runs) else "FAILED"
     versions = _versions(runs)
     lines = [
@@ -396,40 +377,32 @@ def write_text_atomically(path: Path, text: str) -> None:
         raise
 
 
-@dataclass(frozen=True)
-class Destination:
-    """Where one report goes, checked before the run: a file, or stdout for ``-``."""
+def destination(option: str, given: Path) -> Path | None:
+    """``given`` checked now (ReportError, exit 2, unless writable), or None for ``-``: stdout."""
+    if str(given) == "-":
+        return None
+    real = Path(os.path.realpath(given))
 
-    option: str
-    path: Path | None  # None: standard output
+    def refuse(why: str) -> ReportError:
+        return ReportError(f"{option} {str(given)!r}: {why}")
 
-    @classmethod
-    def checked(cls, option: str, given: Path) -> Destination:
-        """ReportError (exit 2) naming ``given`` unless a report can be written there now."""
-        if str(given) == "-":
-            return cls(option, None)
-        real = Path(os.path.realpath(given))
-
-        def refuse(why: str) -> ReportError:
-            return ReportError(f"{option} {str(given)!r}: {why}")
-
-        if real.is_dir():
-            raise refuse("is a folder; give a file name")
-        if not real.parent.is_dir():
-            raise refuse(f"folder {str(real.parent)!r} does not exist")
-        if _is_special(real):
-            if not os.access(real, os.W_OK):
-                raise refuse("is not writable")
-            return cls(option, real)
-        if real.exists() and not os.access(real, os.W_OK):
-            raise refuse("exists and is read-only")
-        try:  # the truth about the folder, whoever runs this (root ignores permissions)
-            handle, probe = tempfile.mkstemp(dir=real.parent, prefix=f".{real.name}.")
-        except OSError as error:
-            raise refuse(f"cannot create a file in its folder: {error.strerror or error}") from None
-        os.close(handle)
-        os.unlink(probe)
-        return cls(option, real)
+    if real.is_dir():
+        raise refuse("is a folder; give a file name")
+    if not real.parent.is_dir():
+        raise refuse(f"folder {str(real.parent)!r} does not exist")
+    if _is_special(real):
+        if not os.access(real, os.W_OK):
+            raise refuse("is not writable")
+        return real
+    if real.exists() and not os.access(real, os.W_OK):
+        raise refuse("exists and is read-only")
+    try:  # the truth about the folder, whoever runs this (root ignores permissions)
+        handle, probe = tempfile.mkstemp(dir=real.parent, prefix=f".{real.name}.")
+    except OSError as error:
+        raise refuse(f"cannot create a file in its folder: {error.strerror or error}") from None
+    os.close(handle)
+    os.unlink(probe)
+    return real
 
 
 #: Renders finished runs as one report's text.
@@ -438,10 +411,11 @@ Render: TypeAlias = "Callable[[Sequence[TargetRun]], str]"
 
 @dataclass(frozen=True)
 class ReportPlan:
-    """Every report a run was asked for, each destination checked before the run."""
+    """Every report asked for, (option, path or None: stdout, render), checked before the run;
+    ``kept``: the option whose file people edit, never deleted as stale."""
 
-    wanted: tuple[tuple[Destination, Render], ...]
-    kept: str = ""  # the option whose file people edit: never deleted as stale
+    wanted: tuple[tuple[str, Path | None, Render], ...]
+    kept: str = ""
 
     @classmethod
     def checked(
@@ -453,49 +427,80 @@ class ReportPlan:
         """ReportError (exit 2) unless each path can take its report, at most one is ``-``, no
         two name one file and only ``kept`` names the list read, ``source``."""
         wanted = tuple(
-            (Destination.checked(option, path), render)
+            (option, destination(option, path), render)
             for option, path, render in requests
             if path is not None
         )
-        if sum(destination.path is None for destination, _ in wanted) > 1:
+        if sum(path is None for _, path, _ in wanted) > 1:
             raise ReportError("only one report can go to stdout ('-')")
         seen: dict[Path, str] = {}
-        for destination, _ in wanted:
-            if destination.path is None:
+        for option, path, _ in wanted:
+            if path is None:
                 continue
-            other = seen.setdefault(destination.path, destination.option)
-            if other != destination.option:
-                raise ReportError(f"{destination.option} and {other} name the same file")
-            is_source = source is not None and destination.path == Path(os.path.realpath(source))
-            if is_source and destination.option != kept:
-                raise ReportError(
-                    f"{destination.option} names the same file as the list read, {str(source)!r}"
-                )
+            other = seen.setdefault(path, option)
+            if other != option:
+                raise ReportError(f"{option} and {other} name the same file")
+            if source is not None and path == Path(os.path.realpath(source)) and option != kept:
+                raise ReportError(f"{option} names the same file as the list read, {str(source)!r}")
         return cls(wanted, kept)
 
     @property
     def to_stdout(self) -> bool:
-        return any(destination.path is None for destination, _ in self.wanted)
+        return any(path is None for _, path, _ in self.wanted)
 
     def remove_stale(self) -> None:
         """Delete earlier reports, so a run that does not finish leaves none behind."""
-        for destination, _ in self.wanted:
-            path = destination.path
-            if path is not None and destination.option != self.kept and not _is_special(path):
+        for option, path, _ in self.wanted:
+            if path is not None and option != self.kept and not _is_special(path):
                 with contextlib.suppress(FileNotFoundError):
                     path.unlink()
 
     def write(self, runs: Sequence[TargetRun], stdout: Callable[[str], None]) -> list[str]:
         """Write each report (``-`` through ``stdout``); what failed, a line each."""
         failures = []
-        for destination, render in self.wanted:
+        for option, path, render in self.wanted:
             try:
                 text = render(runs)
-                if destination.path is None:
+                if path is None:
                     stdout(text.removesuffix("\n"))
                 else:
-                    write_text_atomically(destination.path, text)
+                    write_text_atomically(path, text)
             except Exception as error:  # a report's own failure, whatever it is
-                where = f"{destination.option} {destination.path or '-'}"
-                failures.append(f"{where}: {error_text(error)}")
+                failures.append(f"{option} {path or '-'}: {error_text(error)}")
         return failures
+
+
+def progress_wanted(stream: TextIO, quiet: bool = False) -> bool:
+    """Whether a live line belongs on ``stream``: a TTY, not under CI, not ``--quiet``."""
+    return not quiet and not os.environ.get("CI") and stream.isatty()
+
+
+class Progress:
+    """A line on ``stream`` (stderr) rewritten in place, for long runs."""
+
+    def __init__(self, label: str, total: int = 0, stream: TextIO | None = None) -> None:
+        self.label, self.total, self._width = label, total, 0
+        self.stream = sys.stderr if stream is None else stream
+
+    def draw(self, line: str) -> None:
+        self._width = max(self._width, len(line))
+        self.stream.write(f"\r{line:<{self._width}}")
+        self.stream.flush()
+
+    def erase(self) -> None:
+        self.stream.write("\r" + " " * self._width + "\r")
+        self.stream.flush()
+
+    def track(self, results: Iterable[CaseResult]) -> Iterator[CaseResult]:
+        """Pass ``results`` through, counting them (``target: 12/40 cases, 1 failing``)."""
+        done = failing = 0
+        self.draw(f"{self.label}: 0/{self.total} cases")
+        try:
+            for result in results:
+                done += 1
+                failing += result.outcome in FAILING
+                shown = f", {failing} failing" if failing else ""
+                self.draw(f"{self.label}: {done}/{self.total} cases{shown}")
+                yield result
+        finally:
+            self.erase()

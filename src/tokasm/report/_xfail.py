@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 from tokasm._display import safe_text
@@ -49,22 +50,16 @@ class XfailEntry:
         return any(char in self.pattern for char in _GLOB_CHARS)
 
 
-def _shown(entry: XfailEntry) -> str:
-    return safe_text(entry.pattern, NAME_LIMIT)
-
-
 @dataclass(frozen=True)
 class XfailList:
     """A parsed expected-failure file; literal ids in a dict, globs compiled once."""
 
     source: str
     entries: tuple[XfailEntry, ...]
-    _literals: dict[str, XfailEntry] = field(init=False, repr=False, compare=False)
-    _globs: tuple[tuple[XfailEntry, re.Pattern[str]], ...] = field(
-        init=False, repr=False, compare=False
-    )
 
-    def __post_init__(self) -> None:
+    @cached_property
+    def _index(self) -> tuple[dict[str, XfailEntry], dict[str, tuple[XfailEntry, re.Pattern[str]]]]:
+        """Each literal id's and each glob's first line (globs in line order, compiled)."""
         literals: dict[str, XfailEntry] = {}
         globs: dict[str, tuple[XfailEntry, re.Pattern[str]]] = {}
         for entry in self.entries:
@@ -72,13 +67,13 @@ class XfailList:
                 literals.setdefault(entry.pattern, entry)
             elif entry.pattern not in globs:
                 globs[entry.pattern] = (entry, re.compile(fnmatch.translate(entry.pattern)))
-        object.__setattr__(self, "_literals", literals)
-        object.__setattr__(self, "_globs", tuple(globs.values()))
+        return literals, globs
 
     def entry_for(self, case_id: str) -> XfailEntry | None:
         """The first line that lists ``case_id``, or None."""
-        literal = self._literals.get(case_id)
-        for entry, regex in self._globs:  # in line order
+        literals, globs = self._index
+        literal = literals.get(case_id)
+        for entry, regex in globs.values():
             if literal is not None and entry.line > literal.line:
                 break
             if regex.match(case_id):
@@ -90,17 +85,19 @@ class XfailList:
         where = f"listed in {self.source}:{entry.line}"
         return f"{where} ({entry.reason})" if entry.reason else where
 
+    def _line(self, entry: XfailEntry) -> str:
+        return f"{self.source}:{entry.line}: '{safe_text(entry.pattern, NAME_LIMIT)}'"
+
     def _glob_counts(self, ids: Iterable[str]) -> dict[str, int]:
         ids = list(ids)
-        return {e.pattern: sum(bool(r.match(i)) for i in ids) for e, r in self._globs}
+        return {glob: sum(map(bool, map(r.match, ids))) for glob, (_, r) in self._index[1].items()}
 
     def stale(self, corpus: Corpus) -> list[str]:
         """A problem for each line that matches no case id of the whole corpus (or probe)."""
         ids = {case.id for case in corpus} | set(PROBE_IDS)
         counts = self._glob_counts(ids)
         return [
-            f"{self.source}:{entry.line}: '{_shown(entry)}' matches no case of corpus "
-            f"{corpus.version}; remove the line"
+            f"{self._line(entry)} matches no case of corpus {corpus.version}; remove the line"
             for entry in self.entries
             if not (counts[entry.pattern] if entry.is_glob else entry.pattern in ids)
         ]
@@ -108,12 +105,11 @@ class XfailList:
     def refuse_match_all(self, corpus: Corpus) -> None:
         """XfailError for a glob matching every case: it would excuse any implementation."""
         counts = self._glob_counts(case.id for case in corpus)
-        for entry, _ in self._globs:
+        for entry, _ in self._index[1].values():
             if len(corpus) > 1 and counts[entry.pattern] == len(corpus):
                 raise XfailError(
-                    f"{self.source}:{entry.line}: '{_shown(entry)}' matches every case "
-                    "of the corpus, so nothing could fail; list the failing ids "
-                    "(tokasm check --write-xfail writes them)"
+                    f"{self._line(entry)} matches every case of the corpus, so nothing could "
+                    "fail; list the failing ids (tokasm check --write-xfail writes them)"
                 )
 
 
@@ -160,21 +156,6 @@ def apply_xfail(run: TargetRun, xfail: XfailList, corpus: Corpus) -> TargetRun:
     return replace(run, results=tuple(results), problems=(*run.problems, *xfail.stale(corpus)))
 
 
-def _failures(runs: Sequence[TargetRun]) -> dict[str, list[str]]:
-    """Case id -> the reasons it fails today, one per failing target."""
-    several = len(runs) > 1
-    found: dict[str, list[str]] = {}
-    for run in runs:
-        for result in run.results:
-            if result.outcome in _STILL_FAILING:
-                first = (result.message.splitlines() or [""])[0]
-                reason = f"{result.outcome}: {first}"
-                found.setdefault(result.case_id, []).append(
-                    f"{run.target}: {reason}" if several else reason
-                )
-    return found
-
-
 def _entry_text(case_id: str) -> str | None:
     """``case_id`` as a line matching only it (wildcards bracketed); None if no line can."""
     if not case_id.isprintable() or case_id != case_id.strip() or "#" in case_id or not case_id:
@@ -183,9 +164,15 @@ def _entry_text(case_id: str) -> str | None:
 
 
 def render_xfail(runs: Sequence[TargetRun], keep: XfailList | None = None) -> str:
-    """Today's failures of every target (one list serves them all), ids sorted; a reason
-    that ``keep``, the file replaced, gives is kept: people write them."""
-    failures = _failures(runs)
+    """Today's failures of every target, ids sorted; the reasons people wrote in ``keep`` kept."""
+    several = len(runs) > 1
+    failures: dict[str, list[str]] = {}
+    for run in runs:
+        for result in run.results:
+            if result.outcome in _STILL_FAILING:
+                reason = f"{result.outcome}: {(result.message.splitlines() or [''])[0]}"
+                reason = f"{run.target}: {reason}" if several else reason
+                failures.setdefault(result.case_id, []).append(reason)
     names = ", ".join(safe_text(r.target, _REASON_LIMIT) for r in runs)
     lines = [
         "# tokasm expected failures: one case id or glob per line, '# reason' allowed.",
