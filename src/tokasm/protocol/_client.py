@@ -55,7 +55,7 @@ STDERR_TAIL_LINES = 20
 _STDERR_LINE_CHARS = 500
 _WRITE_AT_ONCE = 1 << 15  # bytes of requests written at once, not on a thread
 _ALIVE_CHECK = 0.1  # seconds between checks that the child still runs, while waiting
-_STACKS, _STACK_LINES = "Timeout (", 80  # faulthandler's dump of a hung call, kept whole
+_STACKS, _STACK_LINES = "Fatal Python error: Aborted", 80  # a worker's stacks, kept whole
 
 _LIVE: set[_Process] = set()  # every child whose group is not yet killed
 
@@ -152,7 +152,8 @@ class _Process:
     """One child in its own process group: lines written and read under a deadline; its
     stderr drained on a thread into a bounded tail."""
 
-    def __init__(self, argv: Sequence[str]) -> None:
+    def __init__(self, argv: Sequence[str], *, stacks_on_abort: bool = False) -> None:
+        self.stacks_on_abort = stacks_on_abort
         try:
             self.popen = subprocess.Popen(
                 argv,
@@ -208,11 +209,21 @@ class _Process:
                 deadline = min(time.monotonic() + timeout, start + beats_for)
             remaining = deadline - time.monotonic()
             if remaining <= 0:
+                self._abort_for_stacks()
                 raise TargetFault(f"no response within {timeout:g} s")
             if select.select([self._fd], [], [], min(remaining, _ALIVE_CHECK))[0]:
                 self._read()
             elif (code := self.popen.poll()) is not None:  # a grandchild may hold the pipe
                 raise TargetFault(f"{exit_description(code)} without answering")
+
+    def _abort_for_stacks(self) -> None:
+        """A worker's faulthandler writes every thread's stack on SIGABRT before it dies, so
+        a hung call or load is reported with where it hung, whatever the machine's load."""
+        if self.stacks_on_abort:
+            with contextlib.suppress(OSError):
+                os.kill(self.popen.pid, signal.SIGABRT)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.popen.wait(EXIT_GRACE)
 
     def _read(self) -> None:
         chunk = os.read(self._fd, 1 << 20)
@@ -313,6 +324,10 @@ class CommandTarget:
     declares others is recorded in ``problems``.
     """
 
+    #: Whether a testee that misses a deadline gets SIGABRT first (tokasm's worker, whose
+    #: faulthandler then writes its stacks); a foreign testee is killed at once.
+    stacks_on_abort = False
+
     def __init__(
         self,
         argv: Sequence[str],
@@ -357,7 +372,7 @@ class CommandTarget:
 
     def _start(self) -> _Process:
         """A fresh testee that has answered hello; TargetFault (its stderr tail) if not."""
-        process = _Process(self._argv)
+        process = _Process(self._argv, stacks_on_abort=self.stacks_on_abort)
         try:
             name, features = self._greet(process)
         except (ProtocolError, TargetFault) as error:

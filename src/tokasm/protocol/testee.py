@@ -3,9 +3,10 @@
 ``python -m tokasm.protocol.testee TARGET`` answers the protocol's ops (spec/PROTOCOL.md).
 As the worker it also answers ``case`` (a whole corpus case run here, with a caller's
 habits, its result as data), ``probe`` (a cost probe) and ``fuzz`` (check's fuzz phase),
-writes heartbeats between the steps of a long case and arms faulthandler, so a hung call
-leaves its stack. It defends nothing: the supervisor kills it on any fault. Its channel
-is private: before the target loads, fd 0 and 1 point at /dev/null and stderr.
+writes heartbeats between the steps of a long case and enables faulthandler, so the
+SIGABRT the supervisor sends a hung call leaves its stacks. It defends nothing: the
+supervisor kills it on any fault. Its channel is private: before the target loads, fd 0
+and 1 point at /dev/null and stderr.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from tokasm.corpus import parse_case
 from tokasm.corpus.steps import OPS, string_field
 from tokasm.errors import ImplementationError, ProtocolError, TargetError
 from tokasm.implementations import strict
-from tokasm.protocol._client import HEARTBEAT, LOAD_TIMEOUT
+from tokasm.protocol._client import HEARTBEAT
 from tokasm.protocol._codec import (
     OK,
     decode,
@@ -61,18 +62,17 @@ class _Worker(PythonTarget):
     ) -> None:
         super().__init__(factory, name)
         self._responses = responses
-        self._interval, self._stack_after = timeout / 4, timeout * 0.8
+        self._interval = timeout / 4
         self._last = _clocks.monotonic()
 
     def beat(self, *, force: bool = False) -> None:
-        """A heartbeat if due (``force``: a request came, none is due), faulthandler re-armed."""
+        """A heartbeat if due (``force``: a request came, none is due)."""
         now = _clocks.monotonic()
         if force or now - self._last >= self._interval:
             self._last = now
             if not force:
                 self._responses.write(HEARTBEAT + b"\n")
                 self._responses.flush()
-            faulthandler.dump_traceback_later(self._stack_after, file=sys.stderr)
 
     def new(self, instance: str) -> None:
         self.beat()
@@ -155,7 +155,6 @@ def serve(subject: PythonTarget, requests: IO[bytes], responses: IO[bytes]) -> N
                 os._exit(0)
             responses.write(response)
             responses.flush()
-            faulthandler.cancel_dump_traceback_later()
 
 
 def _private_channel() -> tuple[IO[bytes], IO[bytes]]:
@@ -188,17 +187,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         "(tokasm.implementations.StrictAssembler), for --profile strict")  # fmt: skip
     add("--worker", type=float, metavar="TIMEOUT", help="serve as tokasm's worker: "
         "heartbeats every TIMEOUT/4 seconds during a case")  # fmt: skip
-    add("--load-timeout", type=float, default=LOAD_TIMEOUT, metavar="SECONDS",
-        help="as a worker: the supervisor's limit for loading the target")  # fmt: skip
     args = parser.parse_args(argv)
     target: str = args.target
     requests, responses = _private_channel()  # before the target's module runs any code
     if args.worker is not None:
-        # Memory exhaustion is a MemoryError, not the OOM killer; a crash or a hung load
-        # leaves its stack for the report.
+        # Memory exhaustion is a MemoryError, not the OOM killer; a crash, or the SIGABRT
+        # the supervisor sends a hung call or load, leaves every thread's stack.
         resource.setrlimit(resource.RLIMIT_AS, (WORKER_MEMORY, WORKER_MEMORY))
         faulthandler.enable(file=sys.stderr)
-        faulthandler.dump_traceback_later(args.load_timeout * 0.9, file=sys.stderr)
     try:
         factory = resolve_target(target)
         if args.strict:
@@ -215,7 +211,6 @@ def main(argv: Sequence[str] | None = None) -> int:
                 responses.write(encode(error_response("TargetError", str(error))))
                 responses.flush()
         return 2
-    faulthandler.cancel_dump_traceback_later()
     serve(subject, requests, responses)
     return 0
 

@@ -36,6 +36,8 @@ def python_testee_command(target: str, *options: str) -> list[str]:
 class WorkerTarget(_client.CommandTarget):
     """A Python target (``MODULE:ATTR`` or a bundled backend) served by tokasm's worker."""
 
+    stacks_on_abort = True
+
     def __init__(
         self,
         target: str,
@@ -46,10 +48,9 @@ class WorkerTarget(_client.CommandTarget):
         breaker: int | None = _client.BREAKER_FAULTS,
     ) -> None:
         self.target = target
-        load = _client.LOAD_TIMEOUT
-        options = ["--worker", repr(timeout), "--load-timeout", repr(load)]
-        argv = python_testee_command(target, *options, *(["--strict"] if strict else []))
-        super().__init__(argv, timeout, load, window=window, breaker=breaker)
+        options = ["--worker", repr(timeout), *(["--strict"] if strict else [])]
+        argv = python_testee_command(target, *options)
+        super().__init__(argv, timeout, _client.LOAD_TIMEOUT, window=window, breaker=breaker)
 
     def _start_failed(self, fault: TargetFault) -> TargetError:
         return TargetError(f"target {self.target!r}: loading it failed: {fault}")
