@@ -33,56 +33,30 @@ _NO_TARGET = (
 )
 
 _OPTIONS: dict[str, dict[str, Any]] = {
-    "--tokasm-assembler": {
-        "action": "append",
-        "default": [],
-        "metavar": "MODULE:ATTR",
-        "help": "run the tokasm conformance corpus (--pyargs tokasm.conformance) against this "
-        "class or zero-argument factory (repeatable: one item per case per target)",
-    },
-    "--tokasm-profile": {
-        "action": "append",
-        "default": [],
-        "metavar": "PROFILE",
-        "help": "also run this optional profile of the corpus (repeatable), e.g. strict",
-    },
-    "--tokasm-fuzz-examples": {
-        "type": int,
-        "metavar": "N",
-        "help": "examples of the fuzz item, one per target (default: as many as tokasm check "
-        "uses; 0 skips it)",
-    },
-    "--tokasm-isolate": {
-        "action": "store_true",
-        "help": "run each --tokasm-assembler in a testee process of its own (python -m "
-        "tokasm.protocol.testee), so one that hangs, exits or crashes costs one case; "
-        "without it the target runs in pytest's process, trusted like any code under test",
-    },
-    "--tokasm-timeout": {
-        "type": float,
-        "metavar": "SECONDS",
-        "help": "with --tokasm-isolate, the per-request timeout (default: tokasm check's "
-        "--timeout default)",
-    },
-    "--tokasm-cases": {
-        "action": "append",
-        "type": Path,
-        "default": [],
-        "metavar": "DIR",
-        "help": "also run the case files in this folder (*.yaml, or one file; repeatable), "
-        "as for tokasm check --cases",
-    },
-    "--tokasm-no-bundled": {
-        "action": "store_true",
-        "help": "leave out the bundled corpus: only the --tokasm-cases files",
-    },
-    "--tokasm-xfail": {
-        "type": Path,
-        "metavar": "FILE",
-        "help": "expected failures, as for tokasm check --xfail: listed cases are strict "
-        "xfails (a pass fails the run) and a line matching no case is a usage error",
-    },
-}
+    "--tokasm-assembler": {"action": "append", "default": [], "metavar": "MODULE:ATTR", "help":
+        "run the tokasm conformance corpus (--pyargs tokasm.conformance) against this class or "
+        "zero-argument factory (repeatable: one item per case per target)"},
+    "--tokasm-profile": {"action": "append", "default": [], "metavar": "PROFILE", "help":
+        "also run this optional profile of the corpus (repeatable), e.g. strict"},
+    "--tokasm-fuzz-examples": {"type": int, "metavar": "N", "help":
+        "examples of the fuzz item, one per target (default: as many as tokasm check uses; 0 "
+        "skips it)"},
+    "--tokasm-isolate": {"action": "store_true", "help":
+        "run each --tokasm-assembler in a testee process of its own (python -m "
+        "tokasm.protocol.testee), so one that hangs, exits or crashes costs one case; without "
+        "it the target runs in pytest's process, trusted like any code under test"},
+    "--tokasm-timeout": {"type": float, "metavar": "SECONDS", "help":
+        "with --tokasm-isolate, the per-request timeout (default: tokasm check's --timeout "
+        "default)"},
+    "--tokasm-cases": {"action": "append", "type": Path, "default": [], "metavar": "DIR", "help":
+        "also run the case files in this folder (*.yaml, or one file; repeatable), as for "
+        "tokasm check --cases"},
+    "--tokasm-no-bundled": {"action": "store_true", "help":
+        "leave out the bundled corpus: only the --tokasm-cases files"},
+    "--tokasm-xfail": {"type": Path, "metavar": "FILE", "help":
+        "expected failures, as for tokasm check --xfail: listed cases are strict xfails (a "
+        "pass fails the run) and a line matching no case is a usage error"},
+}  # fmt: skip
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

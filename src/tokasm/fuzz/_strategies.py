@@ -21,8 +21,8 @@ if TYPE_CHECKING:
 
     from tokasm.corpus.steps import Step
 
-__all__ = ["SENTINEL_DELTAS", "SHAPED_IDS", "Program", "any_texts", "apply_step", "deltas",
-           "message_ids", "programs"]  # fmt: skip
+__all__ = ["FINAL_CHOICES", "SENTINEL_DELTAS", "SHAPED_IDS", "Program", "any_texts",
+           "apply_step", "deltas", "message_ids", "programs"]  # fmt: skip
 
 _T = TypeVar("_T")
 
@@ -61,7 +61,7 @@ _EXTRA_KEYS: tuple[dict[str, object], ...] = (
     {"object": "chat.completion.chunk", "role": "assistant"},
 )  # fmt: skip
 #: Where an event's ``final`` key stands: absent (EVT-SHAPE), false or true.
-_FINAL_CHOICES = (None, None, False, True)
+FINAL_CHOICES = (None, None, False, True)
 #: After every how many deltas a stream reads its message (0: never in between).
 _READ_EVERY = (0, 1, 2, 3, 7, 16, 63, 64)
 #: Last deltas before a bare final, which an implementation may hold back (APPEND-EXACT).
@@ -216,7 +216,7 @@ def programs(
         apply_step,
         instance,
         _mostly(_DELTAS, st.none(), one_in=4),
-        st.sampled_from(_FINAL_CHOICES),
+        st.sampled_from(FINAL_CHOICES),
         _EXTRA,
     )
     reads = st.tuples(reader, _POOLED | message_ids())
