@@ -167,7 +167,8 @@ def fuzz(
             steps = program.steps[:index] + program.steps[index + 1 :]
             if not steps or _clocks.monotonic() >= deadline:
                 break
-            if (outcome := run(fewer := Program.of(program.instances, steps))).outcome != "passed":
+            fewer = Program.of(program.instances, steps)
+            if (outcome := run(fewer)).outcome != "passed":
                 program, result = fewer, outcome
         document = case_document(program, description)
         found = Counterexample(document, result, _reproduces(subject, dump_case_file(document)))
