@@ -154,15 +154,14 @@ def case_document(program: Program, description: str) -> dict[str, Any]:
     normal = {unicodedata.normalize("NFC", i).strip().casefold() for i in ids}
     if ids & SHAPED_IDS or "" in ids or len(normal) < len(ids):
         trace.rules.add("EVT-ID-ANY")
+    incremental = any(isinstance(step, ReadSince) for step in program.steps)
     digest = hashlib.sha1(json.dumps(steps, sort_keys=True).encode()).hexdigest()[:10]
     case: dict[str, Any] = {
         "id": f"fuzz.{digest}",
         "description": "A shrunk counterexample found by tokasm fuzz",
         "requirements": sorted(trace.rules, key=list(requirement_ids()).index),  # SPEC order
+        **({"profile": "incremental"} if incremental else {}),
+        **({"instances": list(program.instances)} if len(program.instances) > 1 else {}),
+        "steps": steps,
     }
-    if any(isinstance(step, ReadSince) for step in program.steps):
-        case["profile"] = "incremental"
-    if len(program.instances) > 1:
-        case["instances"] = list(program.instances)
-    case["steps"] = steps
     return {"description": " ".join(description.split()), "cases": [case]}
