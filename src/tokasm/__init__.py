@@ -1,11 +1,6 @@
 """tokasm: conformance kit and reference implementations of the streaming token assembler.
 
-``TokenAssembler`` is the recommended backend; ``tokasm.implementations``
-holds the others, ``tokasm.conformance`` the corpus loader, oracle and runners.
-
-Names are imported lazily (PEP 562): the pytest plugin lives in this package
-and is loaded by every pytest session where tokasm is installed, so importing
-the package must cost next to nothing.
+Names load lazily (PEP 562): the pytest plugin loads this package in every pytest session.
 """
 
 from __future__ import annotations
@@ -22,12 +17,9 @@ __all__ = ["Assembler", "Event", "TokenAssembler", "__version__"]
 
 
 def __getattr__(name: str) -> object:
-    if name == "TokenAssembler":
-        from tokasm.implementations.chunked import ChunkedAssembler
+    if name not in __all__:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from tokasm import implementations
+    from tokasm.implementations.chunked import ChunkedAssembler
 
-        return ChunkedAssembler
-    if name in ("Assembler", "Event"):
-        from tokasm import implementations
-
-        return getattr(implementations, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return ChunkedAssembler if name == "TokenAssembler" else getattr(implementations, name)

@@ -1,40 +1,20 @@
-"""Every error tokasm raises on purpose, in one hierarchy, and the exit code each one means.
+"""Every error tokasm raises on purpose, and the exit code each one means.
 
-``UsageError`` and its kinds: the run cannot start as asked (exit 2). ``TargetFault``
-and ``ImplementationError``: the thing under test misbehaved, which errors or fails the
-case that was running, never the run. ``ProtocolError``: a line that is no valid message.
+``UsageError`` and its kinds: the run cannot start as asked (exit 2). ``TargetFault`` and
+``ImplementationError``: the thing under test misbehaved, which costs a case, never the run.
 """
 
 from __future__ import annotations
 
 __all__ = [
-    "EXIT_FAILED",
-    "EXIT_INTERRUPTED",
-    "EXIT_OK",
-    "EXIT_TERMINATED",
-    "EXIT_USAGE",
-    "CorpusError",
-    "EventNotOwned",
-    "ImplementationError",
-    "ProtocolError",
-    "ReportError",
-    "TargetError",
-    "TargetFault",
-    "TokasmError",
-    "TokasmExit",
-    "TokasmInterrupt",
-    "UsageError",
-    "XfailError",
-]
+    "EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_TERMINATED", "EXIT_USAGE", "CorpusError",
+    "EventNotOwned", "ImplementationError", "ProtocolError", "ReportError", "TargetError",
+    "TargetFault", "TokasmError", "TokasmExit", "TokasmInterrupt", "UsageError", "XfailError",
+]  # fmt: skip
 
-#: Exit codes shared by every subcommand; each subcommand's help says what 1 means for it.
-EXIT_OK = 0
-EXIT_FAILED = 1
-EXIT_USAGE = 2
-#: Stopped by SIGINT (Ctrl-C) or SIGTERM (a CI cancel): 128 + the signal's number, as a shell
-#: reports it. Every testee process group is killed first.
-EXIT_INTERRUPTED = 130
-EXIT_TERMINATED = 143
+#: Exit codes of every subcommand (each one's help says what 1 means for it); a SIGINT or
+#: SIGTERM ends a run, its testees killed first, with 128 + the signal's number.
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED, EXIT_TERMINATED = 0, 1, 2, 130, 143
 
 
 class TokasmError(Exception):
@@ -46,8 +26,7 @@ class TokasmExit(SystemExit):
 
 
 class TokasmInterrupt(KeyboardInterrupt):
-    """The user's Ctrl-C, as tokasm raises it (a target's own KeyboardInterrupt is its
-    case's error, in process too)."""
+    """The user's Ctrl-C as tokasm raises it (a target's own KeyboardInterrupt errors its case)."""
 
 
 class UsageError(TokasmError):
@@ -55,7 +34,7 @@ class UsageError(TokasmError):
 
 
 class TargetError(UsageError):
-    """A target cannot be loaded or started; the message names it."""
+    """A target cannot be loaded or started."""
 
 
 class CorpusError(UsageError):
@@ -67,7 +46,7 @@ class XfailError(UsageError):
 
 
 class ReportError(UsageError):
-    """A report cannot be written where it was asked for; the message names the path."""
+    """A report cannot be written where it was asked for."""
 
 
 class TargetFault(TokasmError):
@@ -75,17 +54,14 @@ class TargetFault(TokasmError):
 
 
 class ImplementationError(TokasmError):
-    """The implementation raised (or answered ``ok: false``) for one request; ``frames``
-    (innermost last) and ``traceback`` say where in the user's code."""
+    """The implementation raised (or answered ``ok: false``); ``frames`` (innermost last)
+    and ``traceback`` say where in the user's code."""
 
     def __init__(
         self, kind: str | None, message: str, *, frames: tuple[str, ...] = (), traceback: str = ""
     ) -> None:
         super().__init__(f"{kind}: {message}" if kind else message)
-        self.kind = kind
-        self.message = message
-        self.frames = frames
-        self.traceback = traceback
+        self.kind, self.message, self.frames, self.traceback = kind, message, frames, traceback
 
 
 class EventNotOwned(ImplementationError):

@@ -1,6 +1,5 @@
-"""The pytest route (``plugin``, ``pytest_suite.suite``, ``test_conformance``), and the
-harness's names at their old paths, loaded lazily: the plugin loads in every pytest session.
-"""
+"""The pytest route (``plugin``, ``suite``, ``test_conformance``), and the harness's names at
+their old paths, loaded lazily: the plugin loads in every pytest session."""
 
 from __future__ import annotations
 
@@ -24,23 +23,19 @@ __all__ = [
 ]  # fmt: skip
 
 _HOMES = {
-    "tokasm.corpus._load": ("Case", "Corpus", "load_corpus"),
-    "tokasm.corpus.model": ("ModelAssembler",),
-    "tokasm.corpus.steps": ("OPS", "Step"),
-    "tokasm.errors": ("CorpusError", "TargetError"),
-    "tokasm.run.results": ("CaseResult", "TargetRun"),
-    "tokasm.run.runner": ("run_case", "run_cases"),
-    "tokasm.run.targets": ("PythonTarget", "Target", "resolve_target"),
-    "tokasm.conformance.pytest_suite": ("suite",),
-}
-_HOME_OF = {name: home for home, names in _HOMES.items() for name in names}
-#: Names this package gave before the thing under test had one noun, kept (deprecated).
+    "tokasm.corpus._load": "Case Corpus load_corpus", "tokasm.corpus.model": "ModelAssembler",
+    "tokasm.corpus.steps": "OPS Step", "tokasm.errors": "CorpusError TargetError",
+    "tokasm.run.results": "CaseResult TargetRun", "tokasm.run.runner": "run_case run_cases",
+    "tokasm.run.targets": "PythonTarget Target resolve_target",
+    "tokasm.conformance.pytest_suite": "suite",
+}  # fmt: skip
+_HOME_OF = {name: home for home, names in _HOMES.items() for name in names.split()}
+#: Names from before the thing under test had one noun (deprecated).
 _RENAMED = {"PythonSubject": "PythonTarget", "Subject": "Target"}
 
 
 def __getattr__(name: str) -> object:
     name = _RENAMED.get(name, name)
-    home = _HOME_OF.get(name)
-    if home is None:
+    if name not in _HOME_OF:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(home), name)
+    return getattr(importlib.import_module(_HOME_OF[name]), name)

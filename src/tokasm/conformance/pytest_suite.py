@@ -1,9 +1,6 @@
-"""The pytest face of the corpus: one test per case, for your own test file or ``--pyargs``.
-
-``test_tokasm = suite(MyAssembler)`` runs ``test_tokasm[<case id>]`` per case, then
-``[cost.cache-final]`` and ``[fuzz]``, in pytest's process (the target is trusted). As in
-``tokasm check``, fuzz is skipped once a case of its target failed in this process.
-"""
+"""The pytest face of the corpus: ``test_tokasm = suite(MyAssembler)`` in your own test file
+(or ``--pyargs``) runs ``test_tokasm[<case id>]`` per case, then ``[cost.cache-final]`` and
+``[fuzz]``, in pytest's process (the target is trusted)."""
 
 from __future__ import annotations
 
@@ -41,11 +38,11 @@ FUZZ_ID = "fuzz"
 CHECKS: tuple[str, ...] = (PROBE_ID, FUZZ_ID)
 #: What one item checks: a corpus case, or one of ``CHECKS`` by its id.
 Check: TypeAlias = "Case | str"
-#: The targets of this process that failed a case: their fuzz item is skipped.
+#: The targets of this process that failed a case: as in ``tokasm check``, no fuzz item.
 _FAILED_A_CASE: weakref.WeakSet[Target] = weakref.WeakSet()
 
 
-def _result(subject: Target, check: Case | str) -> CaseResult:
+def _result(subject: Target, check: Check) -> CaseResult:
     if isinstance(subject, WorkerTarget):
         return subject.run_case(check) if isinstance(check, Case) else subject.probe(PROBE_ID)
     return run_case(subject, check) if isinstance(check, Case) else probe_cache_final(subject)
@@ -87,8 +84,7 @@ class Selection:
     def refuse_gap(self, requested: Iterable[str], target: str, subject: Target) -> None:
         """TargetError if a profile asked for by name cannot run on the target."""
         cases = [check for check in self.checks if isinstance(check, Case)]
-        gap = profile_gap(requested, cases, target, subject.features)
-        if gap is not None:
+        if (gap := profile_gap(requested, cases, target, subject.features)) is not None:
             raise TargetError(gap)
 
     def params(self, subjects: Mapping[str, Target]) -> list[ParameterSet]:
@@ -118,10 +114,10 @@ class Selection:
             for problem in fuzz_phase(subject, (), self.fuzz_examples):
                 pytest.fail(problem, pytrace=False)
             return
-        if isinstance(check, Case):
-            reason = skip_reason(check, self.profiles, subject.features)
-            if reason:
-                pytest.skip(reason)
+        if isinstance(check, Case) and (
+            reason := skip_reason(check, self.profiles, subject.features)
+        ):
+            pytest.skip(reason)
         result = _result(subject, check)
         if result.outcome in FAILING:
             _FAILED_A_CASE.add(subject)
@@ -145,14 +141,12 @@ def suite(
     cases: Iterable[str | Path] = (),
     bundled: bool = True,
 ) -> Callable[[Target, Check], None]:
-    """A parametrized pytest test running every corpus case against ``factory`` (a class or
-    zero-argument callable); assign it to a ``test_*`` name. ``profiles``, ``xfail``,
-    ``cases`` and ``bundled`` as ``tokasm check``'s ``--profile``, ``--xfail``, ``--cases``
-    and ``--no-bundled``; a profile the assembler cannot run raises TargetError.
-    """
+    """A parametrized pytest test of every corpus case against ``factory`` (a class or a
+    zero-argument callable), for a ``test_*`` name. The keywords are ``tokasm check``'s
+    ``--profile``, ``--xfail``, ``--cases``, ``--no-bundled``; a profile the assembler cannot
+    run raises TargetError."""
     label = name or f"{factory.__module__}:{getattr(factory, '__qualname__', repr(factory))}"
-    subject = PythonTarget(factory, label)
-    requested = tuple(profiles)
+    subject, requested = PythonTarget(factory, label), tuple(profiles)
     folders = [Path(folder) for folder in cases]
     selection = Selection.load(requested, folders, bundled, None if xfail is None else Path(xfail))
     selection.refuse_gap(requested, label, subject)

@@ -1,7 +1,5 @@
 """Deprecated path of ``tokasm.fuzz.stateful``, kept so older imports work."""
 
-from __future__ import annotations
-
 from tokasm.fuzz.stateful import assembler_machine, run_conformance_test
 
 __all__ = ["assembler_machine", "run_conformance_test"]

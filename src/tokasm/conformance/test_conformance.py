@@ -1,8 +1,5 @@
-"""The corpus as pytest items, for ``python -m pytest --pyargs tokasm.conformance``.
-
-Parametrized by the plugin (``tokasm.conformance.plugin``) from ``--tokasm-assembler``;
-without one, collecting it is a usage error saying what to pass.
-"""
+"""The corpus as pytest items for ``pytest --pyargs tokasm.conformance``, one per check and
+``--tokasm-assembler`` (parametrized by ``tokasm.conformance.plugin``)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
 """Deprecated path of ``python -m tokasm.protocol.testee``, kept so older commands work."""
 
-from __future__ import annotations
-
 from tokasm.protocol.testee import main
 
 if __name__ == "__main__":

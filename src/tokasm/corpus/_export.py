@@ -1,10 +1,5 @@
-"""The corpus as plain JSON, so a test runner in any language needs only a JSON parser.
-
-Every compact form of the YAML (repeats, ``concat``, ``${i}``, ``code_point``)
-is already expanded: each step is a protocol request (spec/PROTOCOL.md) plus
-what it must return or raise. One JSON object per case, pinned by
-``spec/export.schema.json`` and described in docs/export.md.
-"""
+"""The corpus as plain JSON (``spec/export.schema.json``, docs/export.md), compact forms
+expanded: each step a protocol request plus what it must return or raise."""
 
 from __future__ import annotations
 
@@ -21,31 +16,22 @@ if TYPE_CHECKING:
     from tokasm.corpus._load import Case, Corpus
     from tokasm.corpus.steps import Step
 
-__all__ = [
-    "EXPORT_FORMAT",
-    "MARKER",
-    "case_document",
-    "case_line",
-    "json_can_carry",
-    "write_folder",
-    "write_lines",
-]
+__all__ = ["EXPORT_FORMAT", "MARKER", "case_document", "case_line", "json_can_carry",
+           "write_folder", "write_lines"]  # fmt: skip
 
 #: The version of the export's own shape; bumped only if a key changes meaning.
 EXPORT_FORMAT = 1
-
 #: The file that marks a folder as a tokasm export, so a new export may replace its files.
 MARKER = ".tokasm-export"
-
-
+#: How every exported case's file begins (``case_line``).
+_CASE_START = b'{"export_format":'
 #: A high then a low surrogate as two code points: JSON writes them as one astral character.
 _SPLIT_PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")
 
 
 def json_can_carry(case: Case) -> bool:
-    """False when a text holds a split surrogate pair (SURR-SPLIT-PAIR): JSON reads
-    ``"\\ud83d\\ude00"`` back as one character, so the case cannot be exported exactly.
-    (Unescaped JSON keeps each string's code points, and no two strings touch.)"""
+    """False when a text holds a split surrogate pair (SURR-SPLIT-PAIR), which JSON reads
+    back as one character. (Unescaped JSON keeps code points, and no two strings touch.)"""
     steps = [_step_document(step) for step in case.steps]
     return not _SPLIT_PAIR.search(json.dumps(steps, ensure_ascii=False))
 
@@ -56,13 +42,10 @@ def _step_document(step: Step) -> dict[str, object]:
     return {**step.request(), **expect.document(), "where": step.where}
 
 
-def _source(case: Case, corpus: Corpus) -> str:
-    """The case file: relative to the spec folder when bundled, else as the user named it."""
-    return (case.source.relative_to(corpus.root) if case.bundled else case.source).as_posix()
-
-
 def case_document(case: Case, corpus: Corpus) -> dict[str, Any]:
-    """One self-contained case: the versions it belongs to, its metadata and plain steps."""
+    """One self-contained case: its versions, metadata (a bundled source relative to the spec
+    folder) and plain steps."""
+    source = case.source.relative_to(corpus.root) if case.bundled else case.source
     return {
         "export_format": EXPORT_FORMAT,
         "tokasm_version": __version__,
@@ -73,7 +56,7 @@ def case_document(case: Case, corpus: Corpus) -> dict[str, Any]:
         "requirements": list(case.requirements),
         "profile": case.profile,
         "instances": list(case.instances),
-        "source": _source(case, corpus),
+        "source": source.as_posix(),
         "bundled": case.bundled,
         "steps": [_step_document(step) for step in case.steps],
     }
@@ -84,18 +67,11 @@ def case_line(case: Case, corpus: Corpus) -> str:
     return json.dumps(case_document(case, corpus), separators=(",", ":"), ensure_ascii=True) + "\n"
 
 
-#: How every exported case's file begins (``case_line``).
-_CASE_START = b'{"export_format":'
-
-
 def write_folder(folder: Path, cases: Iterable[Case], corpus: Corpus) -> int:
-    """Write ``CASE-ID.json`` per case into ``folder``, replacing an earlier export there.
-
-    Returns the bytes written. The marker file names every file an export wrote, and only
-    those are removed again; every file is created anew, never through a symlink or over
-    a file that is there. A folder that is neither empty nor an earlier export is refused
-    (ValueError), so no file of the user's is ever overwritten or removed.
-    """
+    """Write ``CASE-ID.json`` per case into ``folder``, replacing an earlier export there;
+    returns the bytes written. Only files the marker names and that read as exported cases
+    are removed, and every file is created anew: a folder that is neither empty nor an
+    earlier export is refused (ValueError), so no file of the user's is ever touched."""
     folder.mkdir(parents=True, exist_ok=True)
     marker = folder / MARKER
     if marker.is_symlink() or (any(folder.iterdir()) and not marker.is_file()):
@@ -103,7 +79,11 @@ def write_folder(folder: Path, cases: Iterable[Case], corpus: Corpus) -> int:
     if marker.is_file():
         for name in marker.read_text(encoding="ascii").splitlines()[1:]:
             old = folder / name
-            if "/" not in name and _written_by_export(old):
+            if "/" in name or old.is_symlink() or not old.is_file() or old.suffix != ".json":
+                continue
+            with old.open("rb") as stream:
+                start = stream.read(len(_CASE_START))
+            if start == _CASE_START:
                 old.unlink()
         marker.unlink()
     written, names = 0, []
@@ -121,15 +101,6 @@ def write_folder(folder: Path, cases: Iterable[Case], corpus: Corpus) -> int:
     with marker.open("x", encoding="ascii") as stream:  # never through a link made meanwhile
         stream.write("\n".join([header, *names]) + "\n")
     return written
-
-
-def _written_by_export(path: Path) -> bool:
-    """A regular file (not a link) that starts as an exported case does: only such a file
-    is removed again, whatever the marker names."""
-    if path.is_symlink() or not path.is_file() or path.suffix != ".json":
-        return False
-    with path.open("rb") as stream:
-        return stream.read(len(_CASE_START)) == _CASE_START
 
 
 def write_lines(out: TextIO, cases: Iterable[Case], corpus: Corpus) -> int:

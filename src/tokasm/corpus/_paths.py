@@ -1,9 +1,5 @@
-"""Where the language-neutral ``spec/`` folder is, installed or in a checkout, and where
-tokasm keeps what it reuses between runs.
-
-Like jsonschema's suite loader: an environment variable wins, then the copy
-the wheel carries (``tokasm/_spec``), then the checkout's top-level ``spec/``.
-"""
+"""Where the ``spec/`` folder is: ``$TOKASM_SPEC_DIR``, else the copy the wheel carries
+(``tokasm/_spec``), else the checkout's; and where tokasm keeps what it reuses between runs."""
 
 from __future__ import annotations
 
@@ -16,10 +12,7 @@ __all__ = ["CACHE_DIR_ENV", "SPEC_DIR_ENV", "cache_dir", "shipped", "spec_dir"]
 
 SPEC_DIR_ENV = "TOKASM_SPEC_DIR"
 CACHE_DIR_ENV = "TOKASM_CACHE_DIR"
-
 _PACKAGE = Path(__file__).resolve().parent.parent
-
-
 #: The spec folders tokasm ships: the wheel's copy, then the checkout's.
 _SHIPPED = (_PACKAGE / "_spec", _PACKAGE.parent.parent / "spec")
 
@@ -37,25 +30,22 @@ def spec_dir() -> Path:
 
 
 def shipped(root: Path) -> bool:
-    """Whether ``root`` is the spec folder tokasm ships, whose every case file tokasm's own
-    tests check against the schema, rather than one ``TOKASM_SPEC_DIR`` names."""
+    """Whether ``root`` is the spec folder tokasm ships (whose case files its tests check)."""
     shipped_root = next((folder for folder in _SHIPPED if (folder / "VERSION").is_file()), None)
     return shipped_root is not None and root.resolve() == shipped_root.resolve()
 
 
 def cache_dir() -> Path | None:
-    """tokasm's cache folder: ``$TOKASM_CACHE_DIR`` (set empty: no cache, None), else
-    ``$XDG_CACHE_HOME/tokasm``, else ``~/.cache/tokasm`` (None where there is no home)."""
+    """``$TOKASM_CACHE_DIR`` (set empty: no cache, None), else ``$XDG_CACHE_HOME/tokasm``, else
+    ``~/.cache/tokasm`` (None where there is no home)."""
     chosen = os.environ.get(CACHE_DIR_ENV)
     if chosen is not None:
         return Path(chosen) if chosen else None
-    base = os.environ.get("XDG_CACHE_HOME")
-    if not base:
-        try:
-            home = Path.home()
-        except (RuntimeError, KeyError, OSError):  # no HOME and no password entry
-            return None
-        if str(home) == "~":  # Python before 3.12 says so by not expanding it
-            return None
-        base = str(home / ".cache")
-    return Path(base) / "tokasm"
+    if base := os.environ.get("XDG_CACHE_HOME"):
+        return Path(base) / "tokasm"
+    try:
+        home = Path.home()
+    except (RuntimeError, KeyError, OSError):  # no HOME and no password entry
+        return None
+    # Python before 3.12 says there is no home by not expanding "~"
+    return None if str(home) == "~" else home / ".cache" / "tokasm"

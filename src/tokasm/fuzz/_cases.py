@@ -1,8 +1,6 @@
 """Turn a fuzzer program into a corpus case file: the model's answers become ``returns``.
 
 The fuzzer runs exactly the case built here, so the YAML it prints is the test that failed.
-Text reads back exactly (double quotes and escapes for anything but plain printable text);
-long repeated texts and runs of one step take the schema's compact ``repeat`` forms.
 """
 
 from __future__ import annotations
@@ -32,8 +30,7 @@ _LONG = 64  # texts at least this long are offered the compact form (and show AP
 
 
 def _compact(text: str | None) -> str | dict[str, Any] | None:
-    """``text`` itself or, if it is long and one unit of up to 8 characters said again and
-    again, the equivalent ``repeat`` expression."""
+    """A long text that repeats a unit of up to 8 characters as a ``repeat`` expression."""
     if text is None or len(text) < _LONG or not (run := re.fullmatch(r"(.{1,8}?)\1+", text, re.S)):
         return text
     return {"repeat": len(text) // len(run[1]), "text": run[1]}
@@ -44,23 +41,22 @@ class _Flow(dict[str, Any]):
 
 
 class _CaseDumper(yaml.SafeDumper):
-    """Safe dumper that keeps every string exact: plain or single-quoted YAML folds line
-    breaks and loses CR, NUL and edge whitespace; double quotes with escapes keep them."""
+    """Keeps every string exact: plain or single-quoted YAML folds line breaks and loses CR,
+    NUL and edge whitespace; double quotes with escapes keep them."""
+
+    def represent_str(self, data: str) -> yaml.ScalarNode:
+        exotic = data == "" or not data.isprintable() or data != data.strip()
+        return self.represent_scalar("tag:yaml.org,2002:str", data, style='"' if exotic else None)
 
 
-def _represent_str(dumper: yaml.SafeDumper, text: str) -> yaml.ScalarNode:
-    exotic = text == "" or not text.isprintable() or text != text.strip()
-    return dumper.represent_scalar("tag:yaml.org,2002:str", text, style='"' if exotic else None)
-
-
-_CaseDumper.add_representer(str, _represent_str)
+_CaseDumper.add_representer(str, _CaseDumper.represent_str)
 _CaseDumper.add_representer(
     _Flow, lambda dumper, flow: dumper.represent_mapping("tag:yaml.org,2002:map", flow, True)
 )
 
 
 def _compact_step(step: dict[str, Any]) -> dict[str, Any]:
-    """The step with its delta and its ``returns`` in compact form, its event on one line."""
+    """Its delta and ``returns`` in compact form, its event on one line."""
     step = {**step, "returns": _compact(step["returns"])}
     for op in ("apply", "read_since"):
         if op in step:
@@ -69,8 +65,8 @@ def _compact_step(step: dict[str, Any]) -> dict[str, Any]:
 
 
 def dump_case_file(document: dict[str, Any]) -> str:
-    """The YAML text of a case file from ``case_document``, ready to save under ``spec/cases``.
-    A step said three times or more in a row is written once, as a ``repeat`` step."""
+    """The YAML of a ``case_document``; a step said three times or more in a row is written
+    once, as a ``repeat`` step."""
     cases = []
     for case in document["cases"]:
         steps: list[dict[str, Any]] = []
@@ -89,8 +85,8 @@ def dump_case_file(document: dict[str, Any]) -> str:
 
 
 class _Trace:
-    """Runs a program on one model per instance: each step in corpus form with the model's
-    answer as its ``returns``, and the requirement ids the steps show."""
+    """A program run on one model per instance: each step in corpus form, the model's answer
+    as its ``returns``, and the requirement ids the steps show."""
 
     def __init__(self, instances: tuple[str, ...]) -> None:
         self.models = {name: ModelAssembler() for name in instances}
@@ -142,13 +138,9 @@ class _Trace:
 
 
 def case_document(program: Program, description: str) -> dict[str, Any]:
-    """A one-case corpus file whose ``returns`` are the model's answers to ``program``.
-
-    After the program, every message it applied events to is read with ``get``, so a
-    wrong text shows even if the program never read it. ``description`` (one line)
-    describes the file; the case id is a digest of the steps, so the same
-    counterexample always gets the same id.
-    """
+    """A one-case corpus file whose ``returns`` are the model's answers to ``program``, then
+    a ``get`` of every message it applied events to (so a wrong text shows); the case id is
+    a digest of the steps, so a counterexample always gets the same id."""
     trace = _Trace(program.instances)
     applied = dict.fromkeys(
         (step.instance, str(step.message_id)) for step in program.steps if isinstance(step, Apply)
@@ -162,15 +154,14 @@ def case_document(program: Program, description: str) -> dict[str, Any]:
     normal = {unicodedata.normalize("NFC", i).strip().casefold() for i in ids}
     if ids & SHAPED_IDS or "" in ids or len(normal) < len(ids):
         trace.rules.add("EVT-ID-ANY")
+    incremental = any(isinstance(step, ReadSince) for step in program.steps)
     digest = hashlib.sha1(json.dumps(steps, sort_keys=True).encode()).hexdigest()[:10]
     case: dict[str, Any] = {
         "id": f"fuzz.{digest}",
         "description": "A shrunk counterexample found by tokasm fuzz",
         "requirements": sorted(trace.rules, key=list(requirement_ids()).index),  # SPEC order
+        **({"profile": "incremental"} if incremental else {}),
+        **({"instances": list(program.instances)} if len(program.instances) > 1 else {}),
+        "steps": steps,
     }
-    if any(isinstance(step, ReadSince) for step in program.steps):
-        case["profile"] = "incremental"
-    if len(program.instances) > 1:
-        case["instances"] = list(program.instances)
-    case["steps"] = steps
     return {"description": " ".join(description.split()), "cases": [case]}

@@ -1,11 +1,8 @@
 """Differential fuzzing: Hypothesis programs run on any ``Target`` and checked against the model.
 
-Each program becomes a one-case corpus document whose ``returns`` are the model's answers
-(``case_document``), run as ``tokasm check`` runs a case: a disagreement is a case that does
-not pass (a testee fault included). Hypothesis shrinks it; the shrunk case is written as
-YAML, loaded back through the corpus loader and run again, to prove it reproduces. Budgets
-are seconds of ``time.monotonic``; a shrink budget of None lets Hypothesis shrink to its own
-end, so the counterexample depends on the seed alone.
+Each program becomes a one-case corpus document whose ``returns`` are the model's answers, run
+as ``tokasm check`` runs a case: a case that does not pass is a disagreement. Hypothesis shrinks
+it; the shrunk case is saved as YAML, loaded back and run again, to prove it reproduces.
 """
 
 from __future__ import annotations
@@ -29,8 +26,6 @@ from tokasm.fuzz._strategies import Program, programs
 from tokasm.run.runner import run_case
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from tokasm.corpus._load import Case
     from tokasm.run.results import CaseResult
     from tokasm.run.targets import Target
@@ -43,8 +38,7 @@ class _Disagreement(Exception):
 
 
 class _OutOfTime(BaseException):
-    """Ends the Hypothesis run when the time budget is spent (a BaseException: Hypothesis
-    stops at once instead of shrinking it)."""
+    """The time budget is spent (a BaseException: Hypothesis stops at once, not shrinking it)."""
 
 
 @dataclass(frozen=True)
@@ -81,13 +75,11 @@ class FuzzReport:
         return f"no disagreement with the model ({spent}{budget})"
 
     def summary(self) -> str:
-        """One line: the target and its verdict."""
         return f"{self.target}: {self.verdict()}"
 
     def problem(self) -> str | None:
         """The disagreement as a run-level problem for ``tokasm check``, or None."""
-        found = self.counterexample
-        if found is None:
+        if (found := self.counterexample) is None:
             return None
         return (
             f"fuzz {self.verdict()}\n{found.result.message}\n"
@@ -96,8 +88,7 @@ class FuzzReport:
 
 
 def _run(subject: Target, case: Case) -> CaseResult:
-    """``case`` run on ``subject``: whole, by a subject that runs cases itself (a worker
-    process, which lends events with a caller's habits as ``run_case`` does here)."""
+    """``case`` run whole by a target that runs cases itself (a worker), else here."""
     whole = getattr(subject, "run_case", None)
     return whole(case) if callable(whole) else run_case(subject, case)
 
@@ -115,23 +106,6 @@ def _deadline(seconds: float | None) -> float:
     return float("inf") if seconds is None else _clocks.monotonic() + seconds
 
 
-def _fewer_steps(
-    found: tuple[Program, CaseResult], run: Callable[[Program], CaseResult], deadline: float
-) -> tuple[Program, CaseResult]:
-    """The failure without each step it does not need, from the last, while time is left:
-    Hypothesis keeps a program's first four draws and every step of a macro it keeps."""
-    program, result = found
-    for index in reversed(range(len(program.steps))):
-        steps = program.steps[:index] + program.steps[index + 1 :]
-        if not steps or _clocks.monotonic() >= deadline:
-            break
-        used = {step.instance for step in steps}
-        fewer = Program(tuple(name for name in program.instances if name in used), steps)
-        if (outcome := run(fewer)).outcome != "passed":
-            program, result = fewer, outcome
-    return program, result
-
-
 def fuzz(
     subject: Target,
     *,
@@ -143,16 +117,14 @@ def fuzz(
 ) -> FuzzReport:
     """Run up to ``examples`` programs on ``subject`` and shrink the first disagreement.
 
-    ``seed`` repeats a run (a random one is chosen and reported otherwise). Budgets are
-    seconds (None: no limit): no new example starts after ``budget``; Hypothesis shrinks
-    a disagreement for at most ``shrink_budget``, and drops the steps it could not
-    for as long again.
+    ``seed`` repeats a run (else a random one, reported). Budgets are seconds, None for no
+    limit (the counterexample then depends on the seed alone): no example starts after
+    ``budget``; shrinking takes at most ``shrink_budget``, then dropping steps as long again.
     """
     seed = random.randrange(2**32) if seed is None else seed
     strategy = programs(instances=instances, read_since=READ_SINCE in subject.features)
     description = f"Counterexample from tokasm fuzz against {subject.name} (seed {seed})"
-    started = _clocks.monotonic()
-    deadline = _deadline(budget)
+    started, deadline = _clocks.monotonic(), _deadline(budget)
     failures: list[tuple[Program, CaseResult]] = []
     searched = 0
 
@@ -175,16 +147,10 @@ def fuzz(
         raise _Disagreement(result.message)
 
     hypothesis_test = settings(
-        max_examples=examples,
-        derandomize=False,
-        database=None,
-        deadline=None,
-        phases=(Phase.generate, Phase.shrink),
-        report_multiple_bugs=False,
-        suppress_health_check=list(HealthCheck),
-        verbosity=Verbosity.quiet,
-        print_blob=False,
-    )(given(strategy)(test))
+        max_examples=examples, derandomize=False, database=None, deadline=None,
+        phases=(Phase.generate, Phase.shrink), report_multiple_bugs=False,
+        suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet, print_blob=False,
+    )(given(strategy)(test))  # fmt: skip
     out_of_time = False
     try:
         hypothesis_seed(seed)(hypothesis_test)()
@@ -194,8 +160,18 @@ def fuzz(
         pass  # the last failure recorded is the shrunk one (or, if flaky, the smallest seen)
     found = None
     if failures:
-        program, result = _fewer_steps(failures[-1], run, _deadline(shrink_budget))
+        (program, result), deadline = failures[-1], _deadline(shrink_budget)
+        # Drop each step the failure does not need, from the last, while time is left:
+        # Hypothesis keeps a program's first four draws and every step of a macro it keeps.
+        for index in reversed(range(len(program.steps))):
+            steps = program.steps[:index] + program.steps[index + 1 :]
+            if not steps or _clocks.monotonic() >= deadline:
+                break
+            fewer = Program.of(program.instances, steps)
+            if (outcome := run(fewer)).outcome != "passed":
+                program, result = fewer, outcome
         document = case_document(program, description)
         found = Counterexample(document, result, _reproduces(subject, dump_case_file(document)))
-    seconds = _clocks.monotonic() - started
-    return FuzzReport(subject.name, seed, searched, seconds, out_of_time, found)
+    return FuzzReport(
+        subject.name, seed, searched, _clocks.monotonic() - started, out_of_time, found
+    )

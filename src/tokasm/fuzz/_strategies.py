@@ -1,9 +1,7 @@
 """Hypothesis strategies for event programs: what the fuzzer and the stateful test send.
 
-A program's steps carry no expected values (the model supplies them), so Hypothesis may
-delete and simplify any of them. The pools lean on what implementations get wrong (SPEC
-APPEND-EXACT, APPEND-EMPTY, EVT-ID-ANY, EVT-EXTRA-KEYS). Macros (k deltas to one message,
-r reads, k messages) expand to plain steps, and shrink by their k.
+Steps carry no expected values (the model supplies them), so Hypothesis may delete and
+simplify any. Macros (k deltas to one message, r reads, k messages) shrink by their k.
 """
 
 from __future__ import annotations
@@ -23,10 +21,10 @@ if TYPE_CHECKING:
 
     from tokasm.corpus.steps import Step
 
-_T = TypeVar("_T")
+__all__ = ["FINAL_CHOICES", "SENTINEL_DELTAS", "SHAPED_IDS", "Program", "any_texts",
+           "apply_step", "deltas", "message_ids", "programs"]  # fmt: skip
 
-__all__ = ["SENTINEL_DELTAS", "SHAPED_IDS", "Program", "any_texts", "apply_step", "deltas",
-           "message_ids", "programs"]  # fmt: skip
+_T = TypeVar("_T")
 
 #: Ids that are distinct messages although they look alike (EVT-ID-ANY).
 _TRICKY_IDS = ("m", "M", " m", "m ", "", "caf\u00e9", "cafe\u0301", "\U0001f600", "msg-1", "a/b",
@@ -63,7 +61,7 @@ _EXTRA_KEYS: tuple[dict[str, object], ...] = (
     {"object": "chat.completion.chunk", "role": "assistant"},
 )  # fmt: skip
 #: Where an event's ``final`` key stands: absent (EVT-SHAPE), false or true.
-_FINAL_CHOICES = (None, None, False, True)
+FINAL_CHOICES = (None, None, False, True)
 #: After every how many deltas a stream reads its message (0: never in between).
 _READ_EVERY = (0, 1, 2, 3, 7, 16, 63, 64)
 #: Last deltas before a bare final, which an implementation may hold back (APPEND-EXACT).
@@ -72,15 +70,14 @@ _TAILS = ("\r", "text\r", "<|", "<|endo", "[DON", "data:", "\u00e9\u0301", "")
 _BOUNDARIES = (15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129)
 _POOL_SIZE, _MAX_POOLS = 4, 3  # distinct arbitrary ids in a program's pool; pools joined
 
-#: Every character but the surrogates, drawn as ``st.text()`` draws them, but told apart by
-#: code point: Hypothesis's table of Unicode categories costs 1.5 s to build.
+#: Every character but the surrogates, told apart by code point, not by category (whose
+#: table costs Hypothesis 1.5 s to build).
 _CHARACTERS = st.characters(
     exclude_categories=(), exclude_characters="".join(map(chr, range(0xD800, 0xE000)))
 )
 
 
 def any_texts(*, min_size: int = 0, max_size: int) -> st.SearchStrategy[str]:
-    """Texts of any characters but the surrogates (``_CHARACTERS``)."""
     return st.text(_CHARACTERS, min_size=min_size, max_size=max_size)
 
 
@@ -115,16 +112,20 @@ _EXTRA = _mostly(st.just({}), st.sampled_from(_EXTRA_KEYS), one_in=4)
 
 @dataclass(frozen=True)
 class Program:
-    """Steps with no expectations yet, on fresh instances, in order; ``instances`` lists
-    every name used."""
+    """Steps with no expectations yet, on fresh instances named ``instances``, in order."""
 
     instances: tuple[str, ...]
     steps: tuple[Step, ...]
 
+    @classmethod
+    def of(cls, names: tuple[str, ...], steps: tuple[Step, ...]) -> Program:
+        """The steps, on those of ``names`` they use."""
+        used = {step.instance for step in steps}
+        return cls(tuple(name for name in names if name in used), steps)
 
-#: An operation waiting for its message id, and the id: an index into the program's
-#: pool (so ids collide and messages interleave) or an id of its own. A block is the
-#: operations drawn together: one, or a macro's, expanded.
+
+#: An operation waiting for its message id, and the id: an index into the program's pool
+#: (so ids collide and messages interleave) or its own. A block: one draw's operations.
 _Pending: TypeAlias = "tuple[Callable[[str], Step], int | str]"
 _Block: TypeAlias = "list[_Pending]"
 
@@ -132,9 +133,8 @@ _Block: TypeAlias = "list[_Pending]"
 def apply_step(
     instance: str, delta: str | None, final: bool | None, extra: dict[str, object]
 ) -> Callable[[str], Step]:
-    """A well-formed event (EVT-WELLFORMED) with ``delta`` and ``final`` present or absent."""
-    event = {"delta": delta, "final": final}
-    shown = {key: value for key, value in event.items() if value is not None}
+    """A well-formed event (EVT-WELLFORMED), ``delta`` and ``final`` absent when None."""
+    shown = {k: v for k, v in {"delta": delta, "final": final}.items() if v is not None}
     return lambda message_id: Apply(instance, None, {"id": message_id, **shown, **extra})
 
 
@@ -143,7 +143,6 @@ def _read_since(instance: str, offset: int, from_end: bool) -> Callable[[str], S
 
 
 def _reader(instance: str, read_since: bool) -> st.SearchStrategy[Callable[[str], Step]]:
-    """A read of some message on ``instance``: ``get``, or ``read_since`` if offered."""
     gets = st.just(functools.partial(Get, instance, None))
     if not read_since:
         return gets
@@ -162,8 +161,8 @@ def _stream(
     instance: st.SearchStrategy[str],
     readers: dict[str, st.SearchStrategy[Callable[[str], Step]]],
 ) -> _Block:
-    """k deltas to one message, read as drawn, an extra key on the middle event, then
-    left open or finalized (APPEND, ORDER)."""
+    """k deltas to one message, read as drawn, an extra key on the middle one, then left
+    open or finalized (APPEND, ORDER)."""
     name, pick = draw(instance), draw(_POOLED)
     pieces = draw(st.lists(_DELTAS, min_size=1, max_size=3))
     count = draw(_sizes(12, _BOUNDARIES))
@@ -205,8 +204,7 @@ def _messages(draw: st.DrawFn, instance: st.SearchStrategy[str]) -> _Block:
 def programs(
     *, instances: int = 2, read_since: bool = False, max_ops: int = 16
 ) -> st.SearchStrategy[Program]:
-    """Programs over ``instances`` assemblers of 4 to ``max_ops`` draws (one in five a
-    macro); ``read_since`` only if the target has it."""
+    """Programs on ``instances`` assemblers, of 4 to ``max_ops`` draws (one in five a macro)."""
     if not 1 <= instances <= len(INSTANCE_NAMES):
         raise ValueError(f"instances must be 1..{len(INSTANCE_NAMES)}, got {instances}")
     names = INSTANCE_NAMES[:instances]
@@ -218,7 +216,7 @@ def programs(
         apply_step,
         instance,
         _mostly(_DELTAS, st.none(), one_in=4),
-        st.sampled_from(_FINAL_CHOICES),
+        st.sampled_from(FINAL_CHOICES),
         _EXTRA,
     )
     reads = st.tuples(reader, _POOLED | message_ids())
@@ -248,7 +246,6 @@ def programs(
             for block in draw(blocks)
             for make, pick in block
         )
-        used = {step.instance for step in steps}
-        return Program(tuple(n for n in names if n in used), steps)
+        return Program.of(names, steps)
 
     return build()

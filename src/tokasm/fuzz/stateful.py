@@ -1,8 +1,5 @@
-"""A Hypothesis state machine that drives any assembler beside the model, step by step.
-
-Where ``tokasm fuzz`` writes whole programs as corpus cases, this checks
-every return value as it happens and, after every step, that each message
-reads the same as in the model. Use it from your own tests::
+"""A Hypothesis state machine that drives any assembler beside the model, step by step,
+checking every return value and, after every step, every message. In your own tests::
 
     from tokasm.fuzz.stateful import run_conformance_test
 
@@ -14,19 +11,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from hypothesis import stateful as hs
 from hypothesis import strategies as st
-from hypothesis.stateful import (
-    RuleBasedStateMachine,
-    invariant,
-    precondition,
-    rule,
-    run_state_machine_as_test,
-)
 
 from tokasm.corpus.model import ModelAssembler
 from tokasm.corpus.steps import READ_SINCE, Get, ReadSince, features_of
 from tokasm.fuzz import INSTANCE_NAMES
-from tokasm.fuzz._strategies import apply_step, deltas, message_ids
+from tokasm.fuzz._strategies import FINAL_CHOICES, apply_step, deltas, message_ids
 
 if TYPE_CHECKING:
     from hypothesis import settings as Settings
@@ -38,14 +29,14 @@ __all__ = ["assembler_machine", "run_conformance_test"]
 
 _INSTANCES = INSTANCE_NAMES[:2]  # two instances, so shared state shows (ASM-STATE)
 _instances = st.sampled_from(_INSTANCES)
-_finals = st.sampled_from((None, None, False, True))  # absent, false, true (EVT-SHAPE)
+_finals = st.sampled_from(FINAL_CHOICES)
 
 
-def assembler_machine(factory: AssemblerFactory) -> type[RuleBasedStateMachine]:
+def assembler_machine(factory: AssemblerFactory) -> type[hs.RuleBasedStateMachine]:
     """A state machine class comparing ``factory``'s assemblers with the model."""
     incremental = READ_SINCE in features_of(factory())
 
-    class AssemblerMachine(RuleBasedStateMachine):
+    class AssemblerMachine(hs.RuleBasedStateMachine):
         """Two fresh instances of the target and of the model, driven alike."""
 
         def __init__(self) -> None:
@@ -54,7 +45,7 @@ def assembler_machine(factory: AssemblerFactory) -> type[RuleBasedStateMachine]:
             self.model = {name: ModelAssembler() for name in _INSTANCES}
             self.named: dict[str, set[str]] = {name: set() for name in _INSTANCES}
 
-        @rule(
+        @hs.rule(
             instance=_instances, message_id=message_ids(), delta=st.none() | deltas(), final=_finals
         )
         def apply(
@@ -63,33 +54,28 @@ def assembler_machine(factory: AssemblerFactory) -> type[RuleBasedStateMachine]:
             self.named[instance].add(message_id)  # APPEND-EMPTY: "" is sent, never dropped
             self.compare(apply_step(instance, delta, final, {})(message_id))
 
-        @rule(instance=_instances, message_id=message_ids())
+        @hs.rule(instance=_instances, message_id=message_ids())
         def get(self, instance: str, message_id: str) -> None:
             # GET-TEXT, GET-UNKNOWN: unknown ids read as None and stay unknown
             self.compare(Get(instance, None, message_id))
 
-        @precondition(lambda _: incremental)
-        @rule(
-            instance=_instances,
-            message_id=message_ids(),
-            offset=st.integers(min_value=0, max_value=12),
-        )
+        @hs.precondition(lambda _: incremental)
+        @hs.rule(instance=_instances, message_id=message_ids(), offset=st.integers(0, 12))
         def read_since(self, instance: str, message_id: str, offset: int) -> None:
             self.compare(ReadSince(instance, None, message_id, offset))
 
         def compare(self, step: Step) -> None:
-            """Perform ``step`` on the model first, then on the target: equal and of the
-            same type ('' is not None, and None is not '')."""
+            """The model first, then the target: equal and of one type ('' is not None)."""
             expected = step.perform(self.model[step.instance])
             actual = step.perform(self.real[step.instance])
             if actual != expected or type(actual) is not type(expected):
                 call = f"{step.instance}.{step.describe()}"
                 raise AssertionError(f"{call} returned {actual!r}; the model says {expected!r}")
 
-        @invariant()
+        @hs.invariant()
         def every_message_reads_as_in_the_model(self) -> None:
-            for instance, message_ids_ in self.named.items():
-                for message_id in message_ids_:
+            for instance, named in self.named.items():
+                for message_id in named:
                     self.compare(Get(instance, None, message_id))
 
     AssemblerMachine.__name__ = f"AssemblerMachine[{getattr(factory, '__name__', factory)}]"
@@ -98,4 +84,4 @@ def assembler_machine(factory: AssemblerFactory) -> type[RuleBasedStateMachine]:
 
 def run_conformance_test(factory: AssemblerFactory, settings: Settings | None = None) -> None:
     """Run the state machine against ``factory``; raises with the failing steps on a mismatch."""
-    run_state_machine_as_test(assembler_machine(factory), settings=settings)
+    hs.run_state_machine_as_test(assembler_machine(factory), settings=settings)
