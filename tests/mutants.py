@@ -2472,7 +2472,8 @@ class DropsDeltasOfAnotherResponse(_ReadsExtraKeys):
         key = self._key(event["id"])
         seen = (self._extra_key(event, "response_id"), self._extra_key(event, "model"))
         first = self._owners.setdefault(key, seen)
-        if any(a is not None and b is not None and a != b for a, b in zip(first, seen)):
+        clash = [a != b for a, b in zip(first, seen, strict=True) if None not in (a, b)]
+        if any(clash):
             event = _without(event, "delta")
         return super().apply(event)
 
