@@ -88,45 +88,39 @@ HOSTILE = {
 }
 
 
-@pytest.mark.parametrize("kind", sorted(HOSTILE))
-def test_a_hostile_target_costs_one_case(tmp_path: Path, kind: str) -> None:
-    body, said = HOSTILE[kind]
-    (tmp_path / "hostile.py").write_text(_TARGET.format(body=textwrap.indent(body, "    ")))
+def test_each_hostile_target_costs_one_case_of_one_run(tmp_path: Path) -> None:
+    """One run of every hostile target (``hostile_KIND:Hostile``), one after another in the
+    same tokasm process: each costs its hostile case and no other, and the targets after
+    it are checked as usual. A hung call is reported with its stack (from the worker's
+    faulthandler)."""
+    for kind, (body, _) in HOSTILE.items():
+        target = _TARGET.format(body=textwrap.indent(body, "    "))
+        (tmp_path / f"hostile_{kind.replace('-', '_')}.py").write_text(target)
     _three_cases(tmp_path)
     report = tmp_path / "report.json"
+    targets = [f"hostile_{kind.replace('-', '_')}:Hostile" for kind in HOSTILE]
     ran = tokasm_cmd(
         tmp_path,
         "check",
-        "hostile:Hostile",
+        *targets,
         *("--cases", "cases", "--no-bundled", "--timeout", "2", "--json", str(report)),
         *QUICK,
     )
-    outcomes = {
-        result["id"]: result for result in json.loads(report.read_text())["runs"][0]["cases"]
-    }
-    assert outcomes["user.before"]["outcome"] == "passed", ran
-    assert outcomes["user.after"]["outcome"] == "passed", ran
-    if said is None:
-        assert outcomes["user.hostile"]["outcome"] == "passed", ran
-        assert ran.code == 0, ran
-    else:
-        assert outcomes["user.hostile"]["outcome"] == "errored", ran
-        assert said in outcomes["user.hostile"]["message"], ran
-        assert ran.code == 1, ran
-
-
-def test_a_hung_call_is_reported_with_its_stack(tmp_path: Path) -> None:
-    (tmp_path / "stuck.py").write_text(_TARGET.format(body="    while True: pass"))
-    _three_cases(tmp_path)
-    ran = tokasm_cmd(
-        tmp_path,
-        "check",
-        "stuck:Hostile",
-        *("--cases", "cases", "--no-bundled", "--timeout", "2"),
-        *QUICK,
-    )
     assert ran.code == 1, ran
-    assert "stuck.py" in ran.out, ran  # the hung frame, from the worker's faulthandler
+    runs = json.loads(report.read_text())["runs"]
+    assert [run["target"] for run in runs] == targets, ran
+    for (kind, (_, said)), run in zip(HOSTILE.items(), runs, strict=True):
+        outcomes = {result["id"]: result for result in run["cases"]}
+        assert outcomes["user.before"]["outcome"] == "passed", (kind, ran)
+        assert outcomes["user.after"]["outcome"] == "passed", (kind, ran)
+        if said is None:
+            assert outcomes["user.hostile"]["outcome"] == "passed", (kind, ran)
+            assert run["conforms"], (kind, ran)
+        else:
+            assert outcomes["user.hostile"]["outcome"] == "errored", (kind, ran)
+            assert said in outcomes["user.hostile"]["message"], (kind, ran)
+            assert not run["conforms"], (kind, ran)
+    assert "hostile_hang.py" in ran.out, ran  # the hung frame
     assert "in misbehave" in ran.out, ran
 
 
