@@ -32,7 +32,8 @@ def test_every_unusual_assembler_conforms_with_defaults(tmp_path: Path) -> None:
     report = tmp_path / "report.json"
     ran = tokasm_here(
         _TESTS,
-        *("check", *targets, "--profile", "surrogates", "--json", str(report), "-q"),
+        *("check", *targets, "--in-process", "--profile", "surrogates"),
+        *("--json", str(report), "-q"),
     )
     runs = json.loads(report.read_text(encoding="utf-8"))["runs"]
     failing = {
