@@ -7,14 +7,11 @@ import os
 import shutil
 import tempfile
 from functools import partial
-from typing import TYPE_CHECKING
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 from tokasm.fuzz import HYPOTHESIS_STORAGE_ENV
-
-if TYPE_CHECKING:
-    import pytest
 
 settings.register_profile(
     "ci",
@@ -32,6 +29,14 @@ def pytest_configure(config: pytest.Config) -> None:
     _one_hypothesis_folder(config)
     _one_bytecode_cache(config)
     _work_stealing(config)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The ``slow`` tests (whole-corpus and whole-docs runs) first, each group in its own
+    order: with ``-n 2`` the worker that runs them is the one the other steals from, so the
+    session ends on short tests rather than one worker finishing a long one alone."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
 
 
 def _work_stealing(config: pytest.Config) -> None:

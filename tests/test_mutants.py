@@ -81,7 +81,7 @@ def test_design_mutants_fail_a_default_check(
     ]
     report = tmp_path / "report.json"
     with user_folder(Path(__file__).parent):
-        ran = tokasm_main(capsys, "check", *targets, "--json", str(report), "-q")
+        ran = tokasm_main(capsys, "check", *targets, "--in-process", "--json", str(report), "-q")
     assert ran.code == 1, ran.out + ran.err
     runs = json.loads(report.read_text(encoding="utf-8"))["runs"]
     assert {r["target"]: r["conforms"] for r in runs} == dict.fromkeys(targets, False)

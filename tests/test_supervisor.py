@@ -3,7 +3,8 @@
 Each hostile target below is a correct assembler that misbehaves once, in the one case
 that sends a message with the id ``boom``. ``tokasm check`` runs it in a worker process:
 that case errors, saying what happened, and the cases before and after it pass, in the
-same run, with every report written.
+same run, with every report written. Where what the target does cannot reach tokasm's own
+process, tokasm runs in the test's (``tokasm_here``): the worker is the boundary either way.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from helpers import QUICK, tokasm_cmd, tokasm_started
+from helpers import QUICK, tokasm_cmd, tokasm_here, tokasm_started
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -88,51 +89,45 @@ HOSTILE = {
 }
 
 
-@pytest.mark.parametrize("kind", sorted(HOSTILE))
-def test_a_hostile_target_costs_one_case(tmp_path: Path, kind: str) -> None:
-    body, said = HOSTILE[kind]
-    (tmp_path / "hostile.py").write_text(_TARGET.format(body=textwrap.indent(body, "    ")))
+def test_each_hostile_target_costs_one_case_of_one_run(tmp_path: Path) -> None:
+    """One run of every hostile target (``hostile_KIND:Hostile``), one after another in the
+    same tokasm process: each costs its hostile case and no other, and the targets after
+    it are checked as usual. A hung call is reported with its stack (from the worker's
+    faulthandler)."""
+    for kind, (body, _) in HOSTILE.items():
+        target = _TARGET.format(body=textwrap.indent(body, "    "))
+        (tmp_path / f"hostile_{kind.replace('-', '_')}.py").write_text(target)
     _three_cases(tmp_path)
     report = tmp_path / "report.json"
+    targets = [f"hostile_{kind.replace('-', '_')}:Hostile" for kind in HOSTILE]
     ran = tokasm_cmd(
         tmp_path,
         "check",
-        "hostile:Hostile",
+        *targets,
         *("--cases", "cases", "--no-bundled", "--timeout", "2", "--json", str(report)),
         *QUICK,
     )
-    outcomes = {
-        result["id"]: result for result in json.loads(report.read_text())["runs"][0]["cases"]
-    }
-    assert outcomes["user.before"]["outcome"] == "passed", ran
-    assert outcomes["user.after"]["outcome"] == "passed", ran
-    if said is None:
-        assert outcomes["user.hostile"]["outcome"] == "passed", ran
-        assert ran.code == 0, ran
-    else:
-        assert outcomes["user.hostile"]["outcome"] == "errored", ran
-        assert said in outcomes["user.hostile"]["message"], ran
-        assert ran.code == 1, ran
-
-
-def test_a_hung_call_is_reported_with_its_stack(tmp_path: Path) -> None:
-    (tmp_path / "stuck.py").write_text(_TARGET.format(body="    while True: pass"))
-    _three_cases(tmp_path)
-    ran = tokasm_cmd(
-        tmp_path,
-        "check",
-        "stuck:Hostile",
-        *("--cases", "cases", "--no-bundled", "--timeout", "2"),
-        *QUICK,
-    )
     assert ran.code == 1, ran
-    assert "stuck.py" in ran.out, ran  # the hung frame, from the worker's faulthandler
+    runs = json.loads(report.read_text())["runs"]
+    assert [run["target"] for run in runs] == targets, ran
+    for (kind, (_, said)), run in zip(HOSTILE.items(), runs, strict=True):
+        outcomes = {result["id"]: result for result in run["cases"]}
+        assert outcomes["user.before"]["outcome"] == "passed", (kind, ran)
+        assert outcomes["user.after"]["outcome"] == "passed", (kind, ran)
+        if said is None:
+            assert outcomes["user.hostile"]["outcome"] == "passed", (kind, ran)
+            assert run["conforms"], (kind, ran)
+        else:
+            assert outcomes["user.hostile"]["outcome"] == "errored", (kind, ran)
+            assert said in outcomes["user.hostile"]["message"], (kind, ran)
+            assert not run["conforms"], (kind, ran)
+    assert "hostile_hang.py" in ran.out, ran  # the hung frame
     assert "in misbehave" in ran.out, ran
 
 
 def test_a_target_that_cannot_load_is_a_usage_error(tmp_path: Path) -> None:
     (tmp_path / "broken.py").write_text("raise RuntimeError('no import for you')\n")
-    ran = tokasm_cmd(tmp_path, "check", "broken:Nothing", *QUICK)
+    ran = tokasm_here(tmp_path, "check", "broken:Nothing", *QUICK)
     assert ran.code == 2, ran
     assert "broken" in ran.err, ran
     assert "RuntimeError: no import for you" in ran.err, ran
@@ -140,7 +135,7 @@ def test_a_target_that_cannot_load_is_a_usage_error(tmp_path: Path) -> None:
 
 def test_a_target_that_exits_while_loading_is_a_usage_error(tmp_path: Path) -> None:
     (tmp_path / "gone.py").write_text("import os\nos._exit(0)\n")
-    ran = tokasm_cmd(tmp_path, "check", "gone:Nothing", *QUICK)
+    ran = tokasm_here(tmp_path, "check", "gone:Nothing", *QUICK)
     assert ran.code == 2, ran
     assert "'gone:Nothing'" in ran.err, ran
     assert "exited with code 0" in ran.err, ran
@@ -151,7 +146,7 @@ def test_a_target_faulting_every_case_trips_the_breaker(tmp_path: Path) -> None:
         "import os\nfrom tokasm import TokenAssembler\n"
         "class Dying(TokenAssembler):\n    def apply(self, event):\n        os._exit(9)\n"
     )
-    ran = tokasm_cmd(tmp_path, "check", "dying:Dying", "chunked", *QUICK)
+    ran = tokasm_here(tmp_path, "check", "dying:Dying", "chunked", *QUICK)
     assert ran.code == 1, ran
     assert "circuit breaker" in ran.out, ran
     assert "chunked" in ran.out.splitlines()[-3] or "chunked" in ran.out, ran
@@ -216,7 +211,7 @@ def test_a_target_may_be_given_by_its_files_path(tmp_path: Path) -> None:
         "from tokasm.implementations import ListJoinAssembler as Mine\n"
     )
     for target in ("./src/stream.py:Mine", str(tmp_path / "src" / "stream.py") + ":Mine"):
-        ran = tokasm_cmd(tmp_path, "check", target, "-k", "seed.example", *QUICK)
+        ran = tokasm_here(tmp_path, "check", target, "-k", "seed.example", *QUICK)
         assert ran.code == 0, ran
 
 
@@ -248,7 +243,7 @@ def test_timeout_bounds_each_call_not_the_whole_case(tmp_path: Path) -> None:
     )
     (tmp_path / "cases").mkdir()
     (tmp_path / "cases" / "long.yaml").write_text(_LONG_CASE % ("x" * 100))
-    ran = tokasm_cmd(
+    ran = tokasm_here(
         tmp_path,
         "check",
         "slow:Slow",
@@ -273,7 +268,7 @@ def test_a_forked_target_answers_once_per_request(tmp_path: Path) -> None:
     )
     _three_cases(tmp_path)
     report = tmp_path / "report.json"
-    ran = tokasm_cmd(
+    ran = tokasm_here(
         tmp_path,
         "check",
         "forks:Forks",
@@ -299,7 +294,7 @@ def test_the_fuzz_phase_runs_in_the_worker_and_reports_what_it_found(tmp_path: P
         "        return None if event.get('final') and 'delta' not in event else text\n"
     )
     _three_cases(tmp_path, _CASES.replace("boom", "m2"))
-    ran = tokasm_cmd(
+    ran = tokasm_here(
         tmp_path,
         "check",
         "bare:ForgetsBareFinals",
@@ -316,7 +311,7 @@ def test_a_target_that_stops_the_clocks_cannot_fail_the_cost_probes(tmp_path: Pa
         "time.process_time = time.perf_counter = time.monotonic = lambda: 0.0\n"
         "class Frozen(TokenAssembler):\n    pass\n"
     )
-    ran = tokasm_cmd(tmp_path, "check", "frozen:Frozen", "-k", "cost.*", "--fuzz-examples", "0")
+    ran = tokasm_here(tmp_path, "check", "frozen:Frozen", "-k", "cost.*", "--fuzz-examples", "0")
     assert ran.code == 0, ran
 
 

@@ -11,13 +11,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING
+
+import pytest
 
 from helpers import tokasm_here
 from unusual import UNUSUAL
-
-if TYPE_CHECKING:
-    import pytest
 
 _TESTS = Path(__file__).parent
 
@@ -26,6 +24,7 @@ def test_unusual_set_covers_each_construction() -> None:
     assert len(UNUSUAL) == 8
 
 
+@pytest.mark.slow  # the whole corpus, fuzz phase and cost probes, eight times
 def test_every_unusual_assembler_conforms_with_defaults(tmp_path: Path) -> None:
     """One run of the CLI, corpus and fuzz phase, every unusual target, plus lone surrogates
     (in process: the targets are plain, if unusual, Python)."""
@@ -33,7 +32,8 @@ def test_every_unusual_assembler_conforms_with_defaults(tmp_path: Path) -> None:
     report = tmp_path / "report.json"
     ran = tokasm_here(
         _TESTS,
-        *("check", *targets, "--profile", "surrogates", "--json", str(report), "-q"),
+        *("check", *targets, "--in-process", "--profile", "surrogates"),
+        *("--json", str(report), "-q"),
     )
     runs = json.loads(report.read_text(encoding="utf-8"))["runs"]
     failing = {
