@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import select
 import signal
@@ -22,7 +23,7 @@ from typing import IO, TYPE_CHECKING, Any, Protocol
 
 from tokasm._display import error_text
 from tokasm.bench._measure import Fit, MemoryPeak, fit, format_seconds, format_size
-from tokasm.bench._worker import base_size, measure
+from tokasm.bench._worker import measure
 from tokasm.corpus.steps import READ_SINCE, Apply, Get, ReadSince, features_of
 from tokasm.errors import TargetError
 from tokasm.implementations import BACKENDS
@@ -58,7 +59,7 @@ class Contender:
 
 @dataclass
 class Point:
-    """One scenario at one size: every batch timed (seconds per run), set-up, memory."""
+    """One scenario at one size: seconds per run of each batch (one a round), set-up, memory."""
 
     size: int
     operations: int
@@ -73,12 +74,6 @@ class Point:
     @property
     def runs(self) -> int:
         return len(self.batches)
-
-    @property
-    def noise(self) -> float:
-        """The relative spread of the two best batches (0.05 from a single one)."""
-        best = sorted(self.batches)[:2]
-        return 0.05 if len(best) < 2 or best[0] <= 0 else (best[1] - best[0]) / best[0]
 
     @property
     def per_operation(self) -> float:
@@ -112,19 +107,19 @@ class Series:
 
     @property
     def fit(self) -> Fit:
-        points, growth = self.points, self.scenario.per_operation
-        seconds = [p.per_operation if growth else p.seconds for p in points]
-        return fit([p.size for p in points], seconds, [p.noise for p in points], growth)
+        rounds = list(zip(*(point.batches for point in self.points), strict=False))
+        return fit([p.size for p in self.points], rounds, self.scenario.per_operation)
 
 
 @dataclass(frozen=True)
 class SweepSettings:
-    """How much to measure: sizes, batches per size, time bounds, memory or not."""
+    """How much to measure: sizes, rounds, time bounds, memory or not."""
 
     sizes: tuple[int, ...]
-    #: Timed batches per size; the minimum is the point.
+    #: Rounds of one batch per size: at most this many, at least 3 where time allows.
     repeats: int = 3
-    #: Skip a size predicted to take longer than this per run, set-up included (seconds).
+    #: Skip a size predicted to take longer than this per run, set-up included, and start no
+    #: round past the third once a scenario has taken this long (seconds of CPU time).
     budget: float = 2.0
     #: Repeat a short run for at least this long (seconds): short, to fit between preemptions.
     batch: float = 0.002
@@ -133,12 +128,15 @@ class SweepSettings:
     max_time: float | None = None
 
 
-#: 1k to 256k deltas, min of 7, at most 10 s per run, 10 minutes in all.
+#: 1k to 256k deltas, up to 7 rounds, at most 10 s per run, 10 minutes in all.
 FULL = SweepSettings(
     sizes=(1_000, 4_000, 16_000, 64_000, 256_000), repeats=7, budget=10.0, max_time=600.0
 )
-#: ``tokasm bench --quick``: within a minute whatever the contenders.
-QUICK = SweepSettings(sizes=(1_000, 4_000, 16_000), repeats=7, budget=1.0, max_time=45.0)
+#: ``tokasm bench --quick``: within a minute, loaded machine or not; sizes 2x apart, so that
+#: a quadratic backend has 3 of them within the budget.
+QUICK = SweepSettings(
+    sizes=(1_000, 2_000, 4_000, 8_000, 16_000), repeats=5, budget=0.5, max_time=45.0
+)
 #: The CI smoke run of ``benchmarks/``: tiny sizes, once, so the suite cannot rot.
 SMOKE = SweepSettings(sizes=(50, 200), repeats=1, budget=1.0, batch=0.0)
 
@@ -215,8 +213,10 @@ class _WorkerFailed(Exception):
 
 
 def _spec(
-    target: str | None, scenarios: Sequence[str], settings: SweepSettings, seconds: float | None
+    target: str | None, scenarios: Sequence[str], settings: SweepSettings, last: float
 ) -> dict[str, Any]:
+    """What a worker measures; ``seconds``: left until monotonic ``last`` less a budget."""
+    seconds = None if last == math.inf else last - settings.budget - time.monotonic()
     return {**asdict(settings), "target": target, "scenarios": list(scenarios), "seconds": seconds}
 
 
@@ -288,7 +288,7 @@ class _Worker:
 
 def load_contender(target: str, timeout: float) -> Contender:
     """A target loaded in a worker, to learn ``read_since``; TargetError if it fails or hangs."""
-    worker = _Worker(_spec(target, [], SMOKE, None))
+    worker = _Worker(_spec(target, [], SMOKE, math.inf))
     seconds = 2 * timeout + START_SECONDS
     try:
         line = next(worker.lines(seconds, seconds, time.monotonic() + seconds), None)
@@ -323,22 +323,26 @@ class _Recorder:
             at = "" if size is None else f" {format_size(size)}"
             self.progress.finished(f"{series.scenario.name} {series.contender.name}{at}: {outcome}")
 
+    def _log_points(self, series: Series) -> None:
+        for point in series.points:
+            outcome = f"{format_seconds(point.per_operation)} per {series.scenario.unit}"
+            memory = point.memory and f", peak mem {point.memory.ratio:.1f}x"
+            self.log(series, point.size, outcome + (memory or ""))
+
     def take(self, line: dict[str, Any]) -> None:
         if "hello" in line:
             return
-        name = line.get("scenario")
+        name, size = line.get("scenario"), line.get("size")
         if name not in self.series or name in self.done:
             raise _WorkerFailed(f"sent a line of no scenario under way: {str(line)[:200]}")
-        series = self.series[name]
-        self.current = name
-        size = line.get("size")
-        sizes = series.scenario.sizes(self.settings.sizes)
+        self.current, series = name, self.series[name]
         if line.get("done") is True:
             self.done.add(name)
+            self._log_points(series)
         elif isinstance(line.get("error"), str):
             series.error = line["error"][:2000]
             self.log(series, None, f"raised {series.error}")
-        elif size not in (*sizes, base_size(sizes)):
+        elif size not in series.scenario.sizes(self.settings.sizes):
             raise _WorkerFailed(f"sent a line of no size measured: {str(line)[:200]}")
         elif line.get("starting") in (TIME, MEMORY):
             self.size = size
@@ -348,25 +352,17 @@ class _Recorder:
         elif line.get("skip") in (BUDGET, MAX_TIME) and isinstance(line.get("reason"), str):
             series.skips.append(Skip(size, line["skip"], line["reason"][:500]))
             self.log(series, size, f"skipped, {line['reason'][:500]}")
-        elif _numbers(line.get("memory"), 3) and series.points:
+        elif _numbers(line.get("memory"), 3) and size in [p.size for p in series.points]:
             peak, text, seconds = line["memory"]
-            series.points[-1].memory = MemoryPeak(int(peak), int(text), seconds)
+            point = next(p for p in series.points if p.size == size)
+            point.memory = MemoryPeak(int(peak), int(text), seconds)
         elif _numbers([line.get("seconds"), line.get("setup")], 2):
-            self._timed(series, size, line["seconds"], line["setup"], size == base_size(sizes))
+            if size not in [point.size for point in series.points]:
+                operations = series.scenario.operations(size)
+                series.points.append(Point(size, operations, setup_seconds=line["setup"]))
+            next(p for p in series.points if p.size == size).batches.append(line["seconds"])
         else:
             raise _WorkerFailed(f"sent a line that is not a result: {str(line)[:200]}")
-
-    def _timed(self, series: Series, size: int, seconds: float, setup: float, base: bool) -> None:
-        point = next((p for p in series.points if p.size == size), None)
-        if point is None:
-            point = Point(size, series.scenario.operations(size), setup_seconds=setup)
-            series.points.append(point)
-        point.batches.append(seconds)
-        if point.runs == self.settings.repeats and not base:
-            outcome = f"{format_seconds(point.per_operation)} per {series.scenario.unit}"
-            if point.memory is not None:
-                outcome += f", peak mem {point.memory.ratio:.1f}x"
-            self.log(series, size, outcome)
 
 
 def _numbers(values: object, count: int) -> bool:
@@ -379,17 +375,18 @@ def _numbers(values: object, count: int) -> bool:
     )
 
 
-def _supervise(
-    contender: Contender, recorder: _Recorder, seconds: float | None, last: float, load: float
-) -> None:
-    """Workers for ``contender`` until every scenario is done or errored, within ``seconds``
-    (its share), by monotonic ``last``, each allowed ``load`` s for its first line."""
+def _supervise(contender: Contender, recorder: _Recorder, last: float, load: float) -> None:
+    """Workers for ``contender`` until every scenario is done or errored, by monotonic
+    ``last``, each allowed ``load`` s for its first line."""
     settings = recorder.settings
     each = max(OVERRUN_FACTOR * settings.budget, OVERRUN_FLOOR)
-    started = time.perf_counter()
     while left := [name for name in recorder.series if name not in recorder.done]:
-        share = None if seconds is None else seconds - (time.perf_counter() - started)
-        worker = _Worker(_spec(contender.target, left, settings, share))
+        if time.monotonic() >= last - settings.budget:
+            for name in left:
+                size = min(recorder.series[name].scenario.sizes(settings.sizes))
+                recorder.series[name].skips.append(Skip(size, MAX_TIME, "--max-time reached"))
+            return
+        worker = _Worker(_spec(contender.target, left, settings, last))
         recorder.current = recorder.size = None
         hung = False
         try:
@@ -420,27 +417,22 @@ def run_sweep(
     progress: SweepProgress | None = None,
     load_timeout: float = 5.0,
 ) -> list[Series]:
-    """Every scenario on every contender that supports it; each an equal share of the time."""
-    started = time.perf_counter()
-    bound = float("inf") if settings.max_time is None else settings.max_time + settings.budget
+    """Every scenario on every contender that supports it, in turn, until ``max_time``."""
+    bound = math.inf if settings.max_time is None else settings.max_time + settings.budget
     last = time.monotonic() + bound
     results: list[Series] = []
-    for index, contender in enumerate(contenders):
+    for contender in contenders:
         rows = {
             s.name: Series(s, contender)
             for s in scenarios
             if contender.has_read_since or not s.needs_read_since
         }
-        seconds = None
-        if settings.max_time is not None:
-            left = settings.max_time - (time.perf_counter() - started)
-            seconds = max(left, 0.0) / (len(contenders) - index)
         recorder = _Recorder(rows, settings, progress)
         if contender.factory is None:
-            _supervise(contender, recorder, seconds, last, 2 * load_timeout + START_SECONDS)
+            _supervise(contender, recorder, last, 2 * load_timeout + START_SECONDS)
         else:
             clock = time.perf_counter if contender.per_request else time.thread_time
-            spec = _spec(None, list(rows), settings, seconds)
+            spec = _spec(None, list(rows), settings, last)
             spec["memory"] = settings.memory and not contender.per_request  # a testee: elsewhere
             for line in measure(contender.factory, spec, clock):
                 recorder.take(line)

@@ -31,13 +31,8 @@ Line = dict[str, Any]
 
 #: A traced run is predicted at this many untraced ones (tracemalloc costs per allocation).
 TRACE_FACTOR = 5.0
-#: A size is started only if this many batches of it fit the time left.
-MIN_BATCHES = 3
-
-
-def base_size(sizes: list[int]) -> int:
-    """Where a per-operation scenario is measured first: the fixed cost its growth is from."""
-    return max(1, min(sizes) // 4)
+#: Rounds a size must have time for, and rounds run whatever they cost (a median needs 3).
+MIN_ROUNDS = 3
 
 
 def measure(
@@ -50,18 +45,13 @@ def measure(
         yield {"error": f"calling it raised {error_text(error)}"}
         return
     yield {"hello": {"read_since": read_since}}
-    started = time.perf_counter()
-    names: list[str] = spec["scenarios"]
-    for index, name in enumerate(names):
+    deadline = math.inf if spec["seconds"] is None else time.perf_counter() + spec["seconds"]
+    for name in spec["scenarios"]:
         scenario = SCENARIOS[name]
         if scenario.needs_read_since and not read_since:
             continue
-        share = None
-        if spec["seconds"] is not None:
-            left = spec["seconds"] - (time.perf_counter() - started)
-            share = 2 * left / (len(names) - index + 1)  # up to twice an equal share
         try:
-            yield from _climb(scenario, factory, spec, share, clock)
+            yield from _climb(scenario, factory, spec, deadline, clock)
         except (Exception, SystemExit) as error:  # a target's sys.exit is its error
             yield {"scenario": name, "error": error_text(error)}
         yield {"scenario": name, "done": True}
@@ -71,58 +61,56 @@ def _climb(
     scenario: Scenario,
     factory: AssemblerFactory,
     spec: dict[str, Any],
-    share: float | None,
+    deadline: float,
     clock: Callable[[], float],
 ) -> Iterator[Line]:
-    """One batch per size ascending, each predicted first; then rounds over every size (a
-    slow spell of a shared machine lands on one round of each, which the minimum discards)."""
-    budget, repeats, name = spec["budget"], spec["repeats"], scenario.name
-    started = time.perf_counter()
-    asked = scenario.sizes(spec["sizes"])
-    actions: list[tuple[int, Action, float]] = []
+    """One batch per size ascending, each predicted first; then rounds over every size, at
+    least ``MIN_ROUNDS`` and up to ``repeats``, while the cell has used under ``budget``."""
+    budget, name = spec["budget"], scenario.name
+    timed: list[tuple[int, Action, float]] = []
     costs: list[float] = []
-    for size in [base_size(asked), *asked] if scenario.per_operation else asked:
+    for size in scenario.sizes(spec["sizes"]):
         steepest = 1.5 if scenario.per_operation else math.inf  # a fixed count of operations
-        predicted = predict_seconds([n for n, _, _ in actions], costs, size, steepest)
-        left = math.inf if share is None else share - (time.perf_counter() - started)
-        if predicted > budget or predicted * min(repeats, MIN_BATCHES) > left:
-            yield _skip(scenario, size, predicted, left, spec)
+        predicted = predict_seconds([n for n, _, _ in timed], costs, size, steepest)
+        if predicted > budget or time.perf_counter() + MIN_ROUNDS * predicted > deadline:
+            yield _skip(scenario, size, predicted, deadline, budget)
             break
         yield {"scenario": name, "size": size, "starting": "time"}
-        workload = scenario.workload(size)
         start = time.perf_counter()
-        action = scenario.prepare(factory, workload)
+        action = scenario.prepare(factory, scenario.workload(size))
         setup = time.perf_counter() - start
         seconds = time_action(action, spec["batch"], clock)
         yield {"scenario": name, "size": size, "seconds": seconds, "setup": setup}
-        actions.append((size, action, setup))
+        timed.append((size, action, setup))
         costs.append(setup + seconds)
-        if spec["memory"] and scenario.traced and TRACE_FACTOR * costs[-1] <= budget:
-            yield {"scenario": name, "size": size, "starting": "memory"}
-            peak = peak_memory(scenario, factory, workload)
-            memory = [peak.peak_bytes, peak.text_bytes, peak.seconds]
-            yield {"scenario": name, "size": size, "memory": memory}
-    for _ in range(repeats - 1):
-        for size, action, setup in actions:
-            if share is not None and time.perf_counter() - started > share:
-                return  # fewer batches for the sizes left: "min of 2 to 5"
+    traced = [
+        n for (n, _, _), cost in zip(timed, costs, strict=True) if TRACE_FACTOR * cost <= budget
+    ]
+    if spec["memory"] and scenario.traced and traced:
+        yield {"scenario": name, "size": traced[-1], "starting": "memory"}
+        peak = peak_memory(scenario, factory, scenario.workload(traced[-1]))
+        memory = [peak.peak_bytes, peak.text_bytes, peak.seconds]
+        yield {"scenario": name, "size": traced[-1], "memory": memory}
+    spent = sum(costs)
+    for round_ in range(1, spec["repeats"]):
+        if (round_ >= MIN_ROUNDS and spent > budget) or time.perf_counter() > deadline:
+            return
+        for size, action, setup in timed:
             yield {"scenario": name, "size": size, "starting": "time"}
             seconds = time_action(action, spec["batch"], clock)
+            spent += max(seconds, spec["batch"])
             yield {"scenario": name, "size": size, "seconds": seconds, "setup": setup}
 
 
-def _skip(
-    scenario: Scenario, size: int, predicted: float, left: float, spec: dict[str, Any]
-) -> Line:
-    budget, batches = spec["budget"], min(spec["repeats"], MIN_BATCHES)
+def _skip(scenario: Scenario, size: int, predicted: float, deadline: float, budget: float) -> Line:
     if predicted > budget:
         limit = "budget"
         why = f"predicted {format_seconds(predicted)} per run with its set-up, budget {budget:g} s"
     else:
-        limit = "max-time"
+        limit, left = "max-time", max(deadline - time.perf_counter(), 0.0)
         why = (
-            f"predicted {format_seconds(predicted * batches)} for {batches} batches, "
-            f"{max(left, 0.0):.3g} s left of this scenario's share of --max-time"
+            f"predicted {format_seconds(predicted * MIN_ROUNDS)} for {MIN_ROUNDS} batches, "
+            f"{left:.3g} s left of --max-time"
         )
     reason = f"over --{limit}: {why}"
     return {"scenario": scenario.name, "size": size, "skip": limit, "reason": reason}
