@@ -171,6 +171,7 @@ def _series_json(series: Series) -> dict[str, Any]:
                 "operations": point.operations,
                 "seconds_per_operation": point.per_operation,
                 "runs": point.runs,
+                "batches": point.batches,
                 "setup_seconds": point.setup_seconds,
                 "memory": _memory_json(point.memory),
             }
