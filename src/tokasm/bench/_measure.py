@@ -114,10 +114,8 @@ def peak_memory(scenario: Scenario, factory: AssemblerFactory, workload: Workloa
 # The fit. Every round times each size once, back to back, so a machine slowed down by other
 # work slows a round's sizes alike and the round's log-log slope keeps its value: the
 # exponent is the median of the rounds' slopes, its error that of a median from their spread,
-# at least what points noisy by NOISE_FLOOR give. The verdict holds from the exponent - two
-# errors to the exponent + two errors + its bend (the rounds' median rise from the slope of
-# the smaller half of the sizes to that of the larger: a cost quadratic with a small factor
-# bends up, its exponent still rising), or there is none. Events: over the sizes
+# at least what points noisy by NOISE_FLOOR give. The verdict holds for the exponent +- two
+# errors, or there is none. Events: over the sizes
 # within FIT_SPAN of the largest, at least FIT_POINTS (a fixed cost flattens the small ones).
 # A fixed count of operations: over every size; it ``grows`` if one operation's cost grows by
 # GROWTH from the smallest size to the largest.
@@ -164,7 +162,7 @@ def fit(sizes: Sequence[int], rounds: Sequence[Sequence[float]], per_operation: 
         sizes, rounds = sizes[-keep:], [row[-keep:] for row in rounds]
     if len(sizes) < FIT_POINTS or not rounds:
         return Fit(None, 0.0, "-")
-    xs, half = [math.log(n) for n in sizes], (len(sizes) + 1) // 2
+    xs = [math.log(n) for n in sizes]
     logs = [[math.log(max(t, 1e-12)) for t in row] for row in rounds]
     exponent = statistics.median(_slope(xs, ys) for ys in logs)
     spread = 1.4826 * statistics.median(abs(_slope(xs, ys) - exponent) for ys in logs)
@@ -175,10 +173,6 @@ def fit(sizes: Sequence[int], rounds: Sequence[Sequence[float]], per_operation: 
         span, bound = xs[-1] - xs[0], math.log(GROWTH)
         named = GROWS if low * span >= bound else "constant" if high * span < bound else None
         return Fit(exponent, error, named or INCONCLUSIVE)
-    bend = statistics.median(
-        _slope(xs[-half:], ys[-half:]) - _slope(xs[:half], ys[:half]) for ys in logs
-    )
-    high += max(bend, 0.0)  # bending up, the exponent may rise as much again
     if verdict(low) == verdict(high):
         return Fit(exponent, error, verdict(low))
     worse = verdict(low) not in ("constant", "linear")

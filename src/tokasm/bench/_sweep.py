@@ -130,12 +130,12 @@ class SweepSettings:
 
 #: 1k to 256k deltas, up to 7 rounds, at most 10 s per run, 10 minutes in all.
 FULL = SweepSettings(
-    sizes=(1_000, 4_000, 16_000, 64_000, 256_000), repeats=7, budget=10.0, max_time=600.0
+    sizes=(1_000, 4_000, 16_000, 64_000, 256_000), repeats=9, budget=10.0, max_time=600.0
 )
 #: ``tokasm bench --quick``: within a minute, loaded machine or not; sizes 2x apart, so that
 #: a quadratic backend has 3 of them within the budget.
 QUICK = SweepSettings(
-    sizes=(1_000, 2_000, 4_000, 8_000, 16_000), repeats=5, budget=0.5, max_time=45.0
+    sizes=(1_000, 2_000, 4_000, 8_000, 16_000), repeats=9, budget=0.5, max_time=50.0
 )
 #: The CI smoke run of ``benchmarks/``: tiny sizes, once, so the suite cannot rot.
 SMOKE = SweepSettings(sizes=(50, 200), repeats=1, budget=1.0, batch=0.0)
@@ -323,11 +323,13 @@ class _Recorder:
             at = "" if size is None else f" {format_size(size)}"
             self.progress.finished(f"{series.scenario.name} {series.contender.name}{at}: {outcome}")
 
-    def _log_points(self, series: Series) -> None:
+    def _log_cells(self, series: Series) -> None:
         for point in series.points:
             outcome = f"{format_seconds(point.per_operation)} per {series.scenario.unit}"
             memory = point.memory and f", peak mem {point.memory.ratio:.1f}x"
             self.log(series, point.size, outcome + (memory or ""))
+        for skip in series.skips:
+            self.log(series, skip.size, f"skipped, {skip.reason}")
 
     def take(self, line: dict[str, Any]) -> None:
         if "hello" in line:
@@ -338,7 +340,7 @@ class _Recorder:
         self.current, series = name, self.series[name]
         if line.get("done") is True:
             self.done.add(name)
-            self._log_points(series)
+            self._log_cells(series)
         elif isinstance(line.get("error"), str):
             series.error = line["error"][:2000]
             self.log(series, None, f"raised {series.error}")
@@ -351,7 +353,6 @@ class _Recorder:
                 self.progress.starting(f"{name}: {what}{series.contender.name} at {size}")
         elif line.get("skip") in (BUDGET, MAX_TIME) and isinstance(line.get("reason"), str):
             series.skips.append(Skip(size, line["skip"], line["reason"][:500]))
-            self.log(series, size, f"skipped, {line['reason'][:500]}")
         elif _numbers(line.get("memory"), 3) and size in [p.size for p in series.points]:
             peak, text, seconds = line["memory"]
             point = next(p for p in series.points if p.size == size)

@@ -31,8 +31,8 @@ Line = dict[str, Any]
 
 #: A traced run is predicted at this many untraced ones (tracemalloc costs per allocation).
 TRACE_FACTOR = 5.0
-#: Rounds a size must have time for, and rounds run whatever they cost (a median needs 3).
-MIN_ROUNDS = 3
+#: Rounds a size must have time for, and rounds run whatever they cost.
+MIN_ROUNDS = 2
 
 
 def measure(
@@ -84,7 +84,7 @@ def _climb(
         timed.append((size, action, setup))
         costs.append(setup + seconds)
     traced = [
-        n for (n, _, _), cost in zip(timed, costs, strict=True) if TRACE_FACTOR * cost <= budget
+        n for (n, _, _), cost in zip(timed, costs, strict=True) if TRACE_FACTOR * cost <= budget / 5
     ]
     if spec["memory"] and scenario.traced and traced:
         yield {"scenario": name, "size": traced[-1], "starting": "memory"}
@@ -93,7 +93,7 @@ def _climb(
         yield {"scenario": name, "size": traced[-1], "memory": memory}
     spent = sum(costs)
     for round_ in range(1, spec["repeats"]):
-        if (round_ >= MIN_ROUNDS and spent > budget) or time.perf_counter() > deadline:
+        if (round_ >= MIN_ROUNDS and spent > budget / 4) or time.perf_counter() > deadline:
             return
         for size, action, setup in timed:
             yield {"scenario": name, "size": size, "starting": "time"}
