@@ -119,7 +119,7 @@ def peak_memory(scenario: Scenario, factory: AssemblerFactory, workload: Workloa
 # within FIT_SPAN of the largest, at least FIT_POINTS (a fixed cost flattens the small ones).
 # A fixed count of operations: over every size; it ``grows`` if one operation's cost grows by
 # GROWTH from the smallest size to the largest.
-FIT_POINTS, FIT_SPAN = 3, 16
+FIT_POINTS, FIT_SPAN = 3, 8
 #: (upper bound of the exponent, verdict), in order; above the last: worse than quadratic.
 VERDICT_BANDS = ((0.5, "constant"), (1.2, "linear"), (1.6, "superlinear"), (2.5, "quadratic"))
 INCONCLUSIVE, GROWS = "inconclusive", "grows"

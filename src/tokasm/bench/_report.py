@@ -60,7 +60,7 @@ def _verdict_text(series: Series) -> str:
 def _legend(results: Sequence[Series], settings: SweepSettings) -> str:
     bound = "none" if settings.max_time is None else f"{settings.max_time:g} s"
     lines = [
-        "exponent: log-log slope of time against size over the sizes run within 16x of the "
+        "exponent: log-log slope of time against size over the sizes run within 8x of the "
         "largest (CPU time of the measuring thread, every size timed once a round: the median "
         "of the rounds' slopes), ± the error of that median; per read or append: of the cost "
         "of one over every size;",

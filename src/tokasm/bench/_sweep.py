@@ -19,7 +19,7 @@ import sys
 import tempfile
 import time
 from dataclasses import asdict, dataclass, field
-from typing import IO, TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from tokasm._display import error_text
 from tokasm.bench._measure import Fit, MemoryPeak, fit, format_seconds, format_size
@@ -36,7 +36,6 @@ if TYPE_CHECKING:
     from tokasm.implementations import Assembler, AssemblerFactory, Event
     from tokasm.run.targets import Target
 
-TIME, MEMORY = "time", "memory"
 BUDGET, MAX_TIME = "budget", "max-time"
 #: A worker silent for this many times the budget (at least ``OVERRUN_FLOOR`` s) is killed.
 OVERRUN_FACTOR, OVERRUN_FLOOR = 3.0, 2.0
@@ -47,13 +46,13 @@ MAX_LINE = 1 << 20
 
 @dataclass(frozen=True)
 class Contender:
-    """What to measure: a ``target`` run in a worker, or a ``factory`` run here."""
+    """What to measure: a ``target`` run in a worker, or a ``factory`` run here (over the
+    line protocol, ``per_request``: each call a request, in wall time, memory not traced)."""
 
     name: str
     has_read_since: bool
     target: str | None = None
     factory: AssemblerFactory | None = None
-    #: Over the line protocol: each call is a request, timed in wall time, memory not traced.
     per_request: bool = False
 
 
@@ -102,8 +101,8 @@ class Series:
 
     @property
     def traced(self) -> Point | None:
-        """The largest point with a memory peak."""
-        return next((p for p in reversed(self.points) if p.memory is not None), None)
+        """The point with a memory peak."""
+        return next((p for p in self.points if p.memory is not None), None)
 
     @property
     def fit(self) -> Fit:
@@ -113,32 +112,26 @@ class Series:
 
 @dataclass(frozen=True)
 class SweepSettings:
-    """How much to measure: sizes, rounds, time bounds, memory or not."""
+    """Sizes; rounds of one batch per size (at most ``repeats``); ``budget``: the most a run
+    may take (skipped if predicted over), and a scenario's time for rounds past the third
+    (a quarter of it); ``batch``: the least a batch takes (seconds); memory traced or not;
+    ``max_time``: start nothing predicted to end later into the sweep (None: no bound)."""
 
     sizes: tuple[int, ...]
-    #: Rounds of one batch per size: at most this many, at least 3 where time allows.
     repeats: int = 3
-    #: Skip a size predicted to take longer than this per run, set-up included, and start no
-    #: round past the third once a scenario has taken this long (seconds of CPU time).
     budget: float = 2.0
-    #: Repeat a short run for at least this long (seconds): short, to fit between preemptions.
     batch: float = 0.002
     memory: bool = True
-    #: Start nothing predicted to end later than this into the sweep; None: no bound.
     max_time: float | None = None
 
 
-#: 1k to 256k deltas, up to 7 rounds, at most 10 s per run, 10 minutes in all.
-FULL = SweepSettings(
-    sizes=(1_000, 4_000, 16_000, 64_000, 256_000), repeats=9, budget=10.0, max_time=600.0
-)
+#: 1k to 256k deltas, at most 10 s per run, 10 minutes in all.
+FULL = SweepSettings((1_000, 4_000, 16_000, 64_000, 256_000), 9, budget=10.0, max_time=600.0)
 #: ``tokasm bench --quick``: within a minute, loaded machine or not; sizes 2x apart, so that
 #: a quadratic backend has 3 of them within the budget.
-QUICK = SweepSettings(
-    sizes=(1_000, 2_000, 4_000, 8_000, 16_000), repeats=9, budget=0.5, max_time=50.0
-)
+QUICK = SweepSettings((1_000, 2_000, 4_000, 8_000, 16_000), 9, budget=0.5, max_time=50.0)
 #: The CI smoke run of ``benchmarks/``: tiny sizes, once, so the suite cannot rot.
-SMOKE = SweepSettings(sizes=(50, 200), repeats=1, budget=1.0, batch=0.0)
+SMOKE = SweepSettings((50, 200), 1, budget=1.0, batch=0.0)
 
 
 class SweepProgress(Protocol):
@@ -166,10 +159,7 @@ def bundled_contenders(in_process: bool = False) -> list[Contender]:
     """Every bundled backend, in registry order, each in a worker unless ``in_process``."""
     if in_process:
         return [python_contender(name, factory) for name, factory in BACKENDS.items()]
-    return [
-        Contender(name, READ_SINCE in features_of(factory()), target=name)
-        for name, factory in BACKENDS.items()
-    ]
+    return [Contender(n, READ_SINCE in features_of(f()), target=n) for n, f in BACKENDS.items()]
 
 
 class _SubjectAssembler:
@@ -212,12 +202,10 @@ class _WorkerFailed(Exception):
         self.hung = hung
 
 
-def _spec(
-    target: str | None, scenarios: Sequence[str], settings: SweepSettings, last: float
-) -> dict[str, Any]:
+def _spec(target: str | None, names: Sequence[str], settings: SweepSettings, last: float) -> Any:
     """What a worker measures; ``seconds``: left until monotonic ``last`` less a budget."""
     seconds = None if last == math.inf else last - settings.budget - time.monotonic()
-    return {**asdict(settings), "target": target, "scenarios": list(scenarios), "seconds": seconds}
+    return {**asdict(settings), "target": target, "scenarios": list(names), "seconds": seconds}
 
 
 class _Worker:
@@ -232,57 +220,47 @@ class _Worker:
             stderr=self._stderr,
             start_new_session=True,
         )
-        assert self._process.stdout is not None
-        self._stdout: IO[bytes] = self._process.stdout
-        self._buffer = b""
-
-    def line(self, seconds: float, last: float) -> dict[str, Any] | None:
-        """The next line within ``seconds`` and before monotonic ``last``; None at the end."""
-        deadline = min(time.monotonic() + seconds, last)
-        while b"\n" not in self._buffer:
-            wait = deadline - time.monotonic()
-            if wait <= 0 or not select.select([self._stdout], [], [], wait)[0]:
-                waited = seconds - (deadline - time.monotonic())
-                raise _WorkerFailed(f"hung: no answer after {waited:.3g} s; killed", hung=True)
-            chunk = os.read(self._stdout.fileno(), 65536)
-            if not chunk:
-                return None
-            self._buffer += chunk
-            if len(self._buffer) > MAX_LINE:
-                raise _WorkerFailed("sent a line of over 1 MB")
-        raw, _, self._buffer = self._buffer.partition(b"\n")
-        with contextlib.suppress(ValueError):
-            if isinstance(line := json.loads(raw), dict):
-                return line
-        raise _WorkerFailed(f"sent a line that is not a result: {raw[:200]!r}")
 
     def lines(self, first: float, each: float, last: float) -> Iterator[dict[str, Any]]:
-        """The lines: the first within ``first`` s, each next within ``each`` s."""
-        line = self.line(first, last)
-        while line is not None:
-            yield line
-            line = self.line(each, last)
+        """Its lines until its end: the first within ``first`` s, each next within ``each``
+        s, none after monotonic ``last``."""
+        buffer, seconds, fd = b"", first, self._process.stdout.fileno()  # type: ignore[union-attr]
+        while True:
+            deadline = min(time.monotonic() + seconds, last)
+            while b"\n" not in buffer:
+                wait = deadline - time.monotonic()
+                if wait <= 0 or not select.select([fd], [], [], wait)[0]:
+                    waited = seconds - (deadline - time.monotonic())
+                    raise _WorkerFailed(f"hung: no answer after {waited:.3g} s; killed", True)
+                if not (chunk := os.read(fd, 65536)):
+                    return
+                if len(buffer := buffer + chunk) > MAX_LINE:
+                    raise _WorkerFailed("sent a line of over 1 MB")
+            raw, _, buffer = buffer.partition(b"\n")
+            with contextlib.suppress(ValueError):
+                if isinstance(line := json.loads(raw), dict):
+                    yield line
+                    seconds = each
+                    continue
+            raise _WorkerFailed(f"sent a line that is not a result: {raw[:200]!r}")
 
     def ended(self) -> str:
         """How the worker ended (waited for briefly), with the tail of its stderr."""
         try:
             code = self._process.wait(timeout=5)
         except subprocess.TimeoutExpired:
-            self.kill()
-            code = self._process.wait()
+            self.close()
+            code = self._process.returncode
         how = f"killed by {signal.Signals(-code).name}" if code < 0 else f"exit status {code}"
         self._stderr.seek(0)
         tail = self._stderr.read()[-600:].decode("utf-8", "replace").strip()
         return f"the worker ended ({how})" + (f"; its stderr ends: {tail}" if tail else "")
 
-    def kill(self) -> None:
+    def close(self) -> None:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self._process.pid, signal.SIGKILL)
-
-    def close(self) -> None:
-        self.kill()
         self._process.wait()
-        self._stdout.close()
+        self._process.stdout.close()  # type: ignore[union-attr]
         self._stderr.close()
 
 
@@ -291,12 +269,12 @@ def load_contender(target: str, timeout: float) -> Contender:
     worker = _Worker(_spec(target, [], SMOKE, math.inf))
     seconds = 2 * timeout + START_SECONDS
     try:
-        line = next(worker.lines(seconds, seconds, time.monotonic() + seconds), None)
-        if line is None or "error" in line or not isinstance(line.get("hello"), dict):
-            said = (line or {}).get("error")
-            if not isinstance(said, str):
-                raise TargetError(f"target {target!r}: {worker.ended()}")
-            raise TargetError(said if (line or {}).get("loading") else f"target {target!r}: {said}")
+        line = next(worker.lines(seconds, seconds, time.monotonic() + seconds), None) or {}
+        said = line.get("error")
+        if isinstance(said, str):
+            raise TargetError(said if line.get("loading") else f"target {target!r}: {said}")
+        if not isinstance(line.get("hello"), dict):
+            raise TargetError(f"target {target!r}: {worker.ended()}")
         return Contender(target, bool(line["hello"].get("read_since")), target=target)
     except _WorkerFailed:
         raise TargetError(
@@ -323,45 +301,46 @@ class _Recorder:
             at = "" if size is None else f" {format_size(size)}"
             self.progress.finished(f"{series.scenario.name} {series.contender.name}{at}: {outcome}")
 
-    def _log_cells(self, series: Series) -> None:
+    def _finished(self, series: Series) -> None:
         for point in series.points:
-            outcome = f"{format_seconds(point.per_operation)} per {series.scenario.unit}"
             memory = point.memory and f", peak mem {point.memory.ratio:.1f}x"
+            outcome = f"{format_seconds(point.per_operation)} per {series.scenario.unit}"
             self.log(series, point.size, outcome + (memory or ""))
         for skip in series.skips:
             self.log(series, skip.size, f"skipped, {skip.reason}")
 
     def take(self, line: dict[str, Any]) -> None:
+        name, size = line.get("scenario"), line.get("size")
         if "hello" in line:
             return
-        name, size = line.get("scenario"), line.get("size")
         if name not in self.series or name in self.done:
             raise _WorkerFailed(f"sent a line of no scenario under way: {str(line)[:200]}")
         self.current, series = name, self.series[name]
+        points = {point.size: point for point in series.points}
         if line.get("done") is True:
             self.done.add(name)
-            self._log_cells(series)
+            self._finished(series)
         elif isinstance(line.get("error"), str):
             series.error = line["error"][:2000]
             self.log(series, None, f"raised {series.error}")
         elif size not in series.scenario.sizes(self.settings.sizes):
             raise _WorkerFailed(f"sent a line of no size measured: {str(line)[:200]}")
-        elif line.get("starting") in (TIME, MEMORY):
+        elif line.get("starting") in ("time", "memory"):
             self.size = size
             if self.progress:
-                what = "memory of " if line["starting"] == MEMORY else ""
+                what = "memory of " if line["starting"] == "memory" else ""
                 self.progress.starting(f"{name}: {what}{series.contender.name} at {size}")
         elif line.get("skip") in (BUDGET, MAX_TIME) and isinstance(line.get("reason"), str):
             series.skips.append(Skip(size, line["skip"], line["reason"][:500]))
-        elif _numbers(line.get("memory"), 3) and size in [p.size for p in series.points]:
+        elif _numbers(line.get("memory"), 3) and size in points:
             peak, text, seconds = line["memory"]
-            point = next(p for p in series.points if p.size == size)
-            point.memory = MemoryPeak(int(peak), int(text), seconds)
+            points[size].memory = MemoryPeak(int(peak), int(text), seconds)
         elif _numbers([line.get("seconds"), line.get("setup")], 2):
-            if size not in [point.size for point in series.points]:
+            if size not in points:
                 operations = series.scenario.operations(size)
-                series.points.append(Point(size, operations, setup_seconds=line["setup"]))
-            next(p for p in series.points if p.size == size).batches.append(line["seconds"])
+                series.points.append(point := Point(size, operations, setup_seconds=line["setup"]))
+                points[size] = point
+            points[size].batches.append(line["seconds"])
         else:
             raise _WorkerFailed(f"sent a line that is not a result: {str(line)[:200]}")
 
@@ -423,19 +402,15 @@ def run_sweep(
     last = time.monotonic() + bound
     results: list[Series] = []
     for contender in contenders:
-        rows = {
-            s.name: Series(s, contender)
-            for s in scenarios
-            if contender.has_read_since or not s.needs_read_since
-        }
-        recorder = _Recorder(rows, settings, progress)
+        run = [s for s in scenarios if contender.has_read_since or not s.needs_read_since]
+        recorder = _Recorder({s.name: Series(s, contender) for s in run}, settings, progress)
         if contender.factory is None:
             _supervise(contender, recorder, last, 2 * load_timeout + START_SECONDS)
         else:
             clock = time.perf_counter if contender.per_request else time.thread_time
-            spec = _spec(None, list(rows), settings, last)
+            spec = _spec(None, [s.name for s in run], settings, last)
             spec["memory"] = settings.memory and not contender.per_request  # a testee: elsewhere
             for line in measure(contender.factory, spec, clock):
                 recorder.take(line)
-        results.extend(rows.values())
+        results.extend(recorder.series.values())
     return results

@@ -31,8 +31,8 @@ Line = dict[str, Any]
 
 #: A traced run is predicted at this many untraced ones (tracemalloc costs per allocation).
 TRACE_FACTOR = 5.0
-#: Rounds a size must have time for, and rounds run whatever they cost.
-MIN_ROUNDS = 2
+#: Rounds a size must have time for, and rounds run whatever they cost (a median of 3).
+MIN_ROUNDS = 3
 
 
 def measure(
