@@ -123,7 +123,7 @@ FIT_POINTS, FIT_SPAN = 3, 8
 #: (upper bound of the exponent, verdict), in order; above the last: worse than quadratic.
 VERDICT_BANDS = ((0.5, "constant"), (1.2, "linear"), (1.6, "superlinear"), (2.5, "quadratic"))
 INCONCLUSIVE, GROWS = "inconclusive", "grows"
-NOISE_FLOOR, GROWTH = 0.1, 1.5
+NOISE_FLOOR, GROWTH = 0.1, 2.0
 #: A prediction takes the last exponent plus this, at least MIN_EXPONENT (errs high).
 EXPONENT_MARGIN, MIN_EXPONENT = 0.5, 1.5
 

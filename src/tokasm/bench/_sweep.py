@@ -129,7 +129,7 @@ class SweepSettings:
 FULL = SweepSettings((1_000, 4_000, 16_000, 64_000, 256_000), 9, budget=10.0, max_time=600.0)
 #: ``tokasm bench --quick``: within a minute, loaded machine or not; sizes 2x apart, so that
 #: a quadratic backend has 3 of them within the budget.
-QUICK = SweepSettings((1_000, 2_000, 4_000, 8_000, 16_000), 9, budget=0.5, max_time=50.0)
+QUICK = SweepSettings((1_000, 2_000, 4_000, 8_000, 16_000), 9, budget=0.4, max_time=50.0)
 #: The CI smoke run of ``benchmarks/``: tiny sizes, once, so the suite cannot rot.
 SMOKE = SweepSettings((50, 200), 1, budget=1.0, batch=0.0)
 

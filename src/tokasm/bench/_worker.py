@@ -93,7 +93,9 @@ def _climb(
         yield {"scenario": name, "size": traced[-1], "memory": memory}
     spent = sum(costs)
     for round_ in range(1, spec["repeats"]):
-        if (round_ >= MIN_ROUNDS and spent > budget / 4) or time.perf_counter() > deadline:
+        if (
+            round_ >= MIN_ROUNDS and spent > budget * spec["repeats"] / 12
+        ) or time.perf_counter() > deadline:
             return
         for size, action, setup in timed:
             yield {"scenario": name, "size": size, "starting": "time"}
@@ -103,17 +105,19 @@ def _climb(
 
 
 def _skip(scenario: Scenario, size: int, predicted: float, deadline: float, budget: float) -> Line:
-    if predicted > budget:
-        limit = "budget"
-        why = f"predicted {format_seconds(predicted)} per run with its set-up, budget {budget:g} s"
-    else:
-        limit, left = "max-time", max(deadline - time.perf_counter(), 0.0)
-        why = (
-            f"predicted {format_seconds(predicted * MIN_ROUNDS)} for {MIN_ROUNDS} batches, "
-            f"{left:.3g} s left of --max-time"
-        )
-    reason = f"over --{limit}: {why}"
-    return {"scenario": scenario.name, "size": size, "skip": limit, "reason": reason}
+    limit = "budget" if predicted > budget else "max-time"
+    why = (
+        f"predicted {format_seconds(predicted)} per run with its set-up, budget {budget:g} s"
+        if limit == "budget"
+        else f"predicted {format_seconds(predicted * MIN_ROUNDS)} for {MIN_ROUNDS} batches, "
+        f"{max(deadline - time.perf_counter(), 0.0):.3g} s left of --max-time"
+    )
+    return {
+        "scenario": scenario.name,
+        "size": size,
+        "skip": limit,
+        "reason": f"over --{limit}: {why}",
+    }
 
 
 def main() -> int:
