@@ -115,10 +115,9 @@ def peak_memory(scenario: Scenario, factory: AssemblerFactory, workload: Workloa
 # work slows a round's sizes alike and the round's log-log slope keeps its value: the
 # exponent is the median of the rounds' slopes, its error that of a median from their spread,
 # at least what points noisy by NOISE_FLOOR give. The verdict holds for the exponent +- two
-# errors, or there is none. Events: over the sizes
-# within FIT_SPAN of the largest, at least FIT_POINTS (a fixed cost flattens the small ones).
-# A fixed count of operations: over every size; it ``grows`` if one operation's cost grows by
-# GROWTH from the smallest size to the largest.
+# errors, or there is none. Events: over the sizes within FIT_SPAN of the largest, at least
+# FIT_POINTS (a fixed cost flattens the small ones). A fixed count of operations: over every
+# size; it ``grows`` if one operation's cost grows GROWTH times from the smallest size.
 FIT_POINTS, FIT_SPAN = 3, 8
 #: (upper bound of the exponent, verdict), in order; above the last: worse than quadratic.
 VERDICT_BANDS = ((0.5, "constant"), (1.2, "linear"), (1.6, "superlinear"), (2.5, "quadratic"))
@@ -155,8 +154,11 @@ def scaling_exponent(sizes: Sequence[int], seconds: Sequence[float]) -> float:
     return _slope([math.log(n) for n, _ in points], [math.log(t) for _, t in points])
 
 
-def fit(sizes: Sequence[int], rounds: Sequence[Sequence[float]], per_operation: bool) -> Fit:
-    """The fit of ``rounds`` (each: seconds at every one of the ascending ``sizes``)."""
+def fit(
+    sizes: Sequence[int], rounds: Sequence[Sequence[float]], per_operation: bool, z: float = 2.0
+) -> Fit:
+    """The fit of ``rounds`` (each: seconds at every one of the ascending ``sizes``), the
+    verdict for the exponent +- ``z`` errors."""
     if not per_operation:
         keep = max(FIT_POINTS, sum(n * FIT_SPAN >= sizes[-1] for n in sizes))
         sizes, rounds = sizes[-keep:], [row[-keep:] for row in rounds]
@@ -168,7 +170,7 @@ def fit(sizes: Sequence[int], rounds: Sequence[Sequence[float]], per_operation: 
     spread = 1.4826 * statistics.median(abs(_slope(xs, ys) - exponent) for ys in logs)
     floor = NOISE_FLOOR / math.sqrt(sum((x - sum(xs) / len(xs)) ** 2 for x in xs))
     error = max(1.2533 * spread / math.sqrt(len(logs)), floor)  # a median's, from a robust sigma
-    low, high = exponent - 2 * error, exponent + 2 * error
+    low, high = exponent - z * error, exponent + z * error
     if per_operation:  # the growth from the smallest size to the largest
         span, bound = xs[-1] - xs[0], math.log(GROWTH)
         named = GROWS if low * span >= bound else "constant" if high * span < bound else None

@@ -66,12 +66,12 @@ def _legend(results: Sequence[Series], settings: SweepSettings) -> str:
         "of one over every size;",
         f"verdict: '-' with fewer than {FIT_POINTS} sizes; 'inconclusive' when the exponent "
         "± two errors spans two verdicts ('at least V' if all are worse than linear); "
-        "'worse than quadratic' above 2.5; per read or append: 'constant' or 'grows' (by "
-        "half or more; in append_to_long, with the text: a stream at least quadratic);",
+        "'worse than quadratic' above 2.5; per read or append: 'constant' or 'grows' (if "
+        "it doubles; in append_to_long, with the text: a stream at least quadratic);",
         f"{_SKIP}: predicted over the budget per run ({settings.budget:g} s, set-up included); "
         f"{_MAX_TIME}: not run, it would have ended past --max-time ({bound});",
-        "peak mem: tracemalloc peak over one run at the largest size timed, as a multiple of "
-        "the final text size (@size: the largest size whose traced run fitted)",
+        "peak mem: tracemalloc peak over one run, as a multiple of the final text size, at the "
+        "largest size whose traced run fits a fifth of the budget (@size: not the largest run)",
     ]
     if any(skip.interrupted for series in results for skip in series.skips):
         lines.append(

@@ -113,9 +113,9 @@ class Series:
 @dataclass(frozen=True)
 class SweepSettings:
     """Sizes; rounds of one batch per size (at most ``repeats``); ``budget``: the most a run
-    may take (skipped if predicted over), and a scenario's time for rounds past the third
-    (a quarter of it); ``batch``: the least a batch takes (seconds); memory traced or not;
-    ``max_time``: start nothing predicted to end later into the sweep (None: no bound)."""
+    may take (skipped if predicted over), and, times ``repeats`` / 12, what a scenario may
+    take before rounds past the third; ``batch``: the least a batch takes (seconds); memory
+    traced or not; ``max_time``: start nothing predicted to end later (None: no bound)."""
 
     sizes: tuple[int, ...]
     repeats: int = 3
@@ -126,10 +126,10 @@ class SweepSettings:
 
 
 #: 1k to 256k deltas, at most 10 s per run, 10 minutes in all.
-FULL = SweepSettings((1_000, 4_000, 16_000, 64_000, 256_000), 9, budget=10.0, max_time=600.0)
+FULL = SweepSettings((1_000, 4_000, 16_000, 64_000, 256_000), 15, budget=10.0, max_time=600.0)
 #: ``tokasm bench --quick``: within a minute, loaded machine or not; sizes 2x apart, so that
 #: a quadratic backend has 3 of them within the budget.
-QUICK = SweepSettings((1_000, 2_000, 4_000, 8_000, 16_000), 9, budget=0.4, max_time=50.0)
+QUICK = SweepSettings((1_000, 2_000, 4_000, 8_000, 16_000), 15, budget=0.4, max_time=50.0)
 #: The CI smoke run of ``benchmarks/``: tiny sizes, once, so the suite cannot rot.
 SMOKE = SweepSettings((50, 200), 1, budget=1.0, batch=0.0)
 

@@ -15,7 +15,13 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from tokasm._display import error_text
-from tokasm.bench._measure import format_seconds, peak_memory, predict_seconds, time_action
+from tokasm.bench._measure import (
+    fit,
+    format_seconds,
+    peak_memory,
+    predict_seconds,
+    time_action,
+)
 from tokasm.bench.scenarios import SCENARIOS
 from tokasm.corpus.steps import READ_SINCE, features_of
 from tokasm.errors import TargetError
@@ -65,10 +71,12 @@ def _climb(
     clock: Callable[[], float],
 ) -> Iterator[Line]:
     """One batch per size ascending, each predicted first; then rounds over every size, at
-    least ``MIN_ROUNDS`` and up to ``repeats``, while the cell has used under ``budget``."""
+    least ``MIN_ROUNDS`` and up to ``repeats``, until the verdict is the same at one error
+    and at three (then two are well inside it), or the scenario has used its time."""
     budget, name = spec["budget"], scenario.name
     timed: list[tuple[int, Action, float]] = []
     costs: list[float] = []
+    rounds: list[list[float]] = [[]]
     for size in scenario.sizes(spec["sizes"]):
         steepest = 1.5 if scenario.per_operation else math.inf  # a fixed count of operations
         predicted = predict_seconds([n for n, _, _ in timed], costs, size, steepest)
@@ -83,6 +91,7 @@ def _climb(
         yield {"scenario": name, "size": size, "seconds": seconds, "setup": setup}
         timed.append((size, action, setup))
         costs.append(setup + seconds)
+        rounds[0].append(seconds)
     traced = [
         n for (n, _, _), cost in zip(timed, costs, strict=True) if TRACE_FACTOR * cost <= budget / 5
     ]
@@ -92,14 +101,17 @@ def _climb(
         memory = [peak.peak_bytes, peak.text_bytes, peak.seconds]
         yield {"scenario": name, "size": traced[-1], "memory": memory}
     spent = sum(costs)
-    for round_ in range(1, spec["repeats"]):
-        if (
-            round_ >= MIN_ROUNDS and spent > budget * spec["repeats"] / 12
-        ) or time.perf_counter() > deadline:
+    sizes = [n for n, _, _ in timed]
+    while len(rounds) < spec["repeats"] and time.perf_counter() < deadline:
+        if len(rounds) >= MIN_ROUNDS and (
+            spent > budget * spec["repeats"] / 12
+            or len({fit(sizes, rounds, scenario.per_operation, z).verdict for z in (1, 3)}) == 1
+        ):
             return
+        rounds.append([])
         for size, action, setup in timed:
             yield {"scenario": name, "size": size, "starting": "time"}
-            seconds = time_action(action, spec["batch"], clock)
+            rounds[-1].append(seconds := time_action(action, spec["batch"], clock))
             spent += max(seconds, spec["batch"])
             yield {"scenario": name, "size": size, "seconds": seconds, "setup": setup}
 
