@@ -8,6 +8,7 @@ processes, so one that hangs, exits or crashes costs a worker, not the test.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -28,9 +29,11 @@ from tokasm.bench import (
     verdict,
 )
 from tokasm.bench._measure import fit
+from tokasm.bench._sweep import QUICK
+from tokasm.bench._worker import measure
 from tokasm.bench.scenarios import LONG_TEXTS, SCENARIOS
 from tokasm.cli import main
-from tokasm.implementations import BACKENDS, DEFAULT_BACKEND
+from tokasm.implementations import BACKENDS, DEFAULT_BACKEND, Event
 
 __all__: list[str] = []
 
@@ -680,3 +683,32 @@ def test_in_process_measures_the_same_scenarios(
     assert ran.code == 0, ran.out + ran.err
     [result] = _report(project)["results"]
     assert [point["size"] for point in result["points"]] == [40, 80, 160]
+
+
+class _Priced:
+    """An assembler whose every event costs ``linear`` plus ``growth`` per event before it, on
+    a clock of its own: the timings of a sweep are known exactly."""
+
+    now = 0.0
+
+    def __init__(self, linear: float, growth: float) -> None:
+        self.linear, self.growth, self.events = linear, growth, 0
+
+    def apply(self, event: Event) -> str | None:
+        _Priced.now += self.linear + self.growth * self.events
+        self.events += 1
+        return "" if event.get("final") else None
+
+    def get(self, message_id: str) -> str | None:
+        return ""
+
+
+@pytest.mark.parametrize(("growth", "rounds"), [(0.0, 3), (8e-12, 15)], ids=["clear", "in doubt"])
+def test_rounds_go_on_only_while_the_verdict_is_in_doubt(growth: float, rounds: int) -> None:
+    """Linear: 3 rounds give the verdict. A small quadratic term puts the exponent near the
+    edge of linear: the rounds go on to --repeats, where more rounds can settle it."""
+    spec = {**dataclasses.asdict(QUICK), "scenarios": ["stream_then_finalize"], "seconds": None}
+    spec.update(memory=False, budget=600.0)
+    lines = list(measure(lambda: _Priced(6e-7, growth), spec, lambda: _Priced.now))
+    batches = [line["size"] for line in lines if "seconds" in line]
+    assert {batches.count(size) for size in QUICK.sizes} == {rounds}
