@@ -113,7 +113,7 @@ class Series:
 @dataclass(frozen=True)
 class SweepSettings:
     """Sizes; rounds of one batch per size (at most ``repeats``); ``budget``: the most a run
-    may take (skipped if predicted over), and, times ``repeats`` / 12, what a scenario may
+    may take (skipped if predicted over), and, times ``repeats`` / 6, what a scenario may
     take before rounds past the third; ``batch``: the least a batch takes (seconds); memory
     traced or not; ``max_time``: start nothing predicted to end later (None: no bound)."""
 

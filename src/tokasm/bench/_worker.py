@@ -104,7 +104,7 @@ def _climb(
     sizes = [n for n, _, _ in timed]
     while len(rounds) < spec["repeats"] and time.perf_counter() < deadline:
         if len(rounds) >= MIN_ROUNDS and (
-            spent > budget * spec["repeats"] / 12
+            spent > budget * spec["repeats"] / 6
             or len({fit(sizes, rounds, scenario.per_operation, z).verdict for z in (1, 3)}) == 1
         ):
             return
