@@ -8,6 +8,7 @@ processes, so one that hangs, exits or crashes costs a worker, not the test.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -28,9 +29,11 @@ from tokasm.bench import (
     verdict,
 )
 from tokasm.bench._measure import fit
-from tokasm.bench.scenarios import SCENARIOS
+from tokasm.bench._sweep import QUICK
+from tokasm.bench._worker import measure
+from tokasm.bench.scenarios import LONG_TEXTS, SCENARIOS
 from tokasm.cli import main
-from tokasm.implementations import BACKENDS, DEFAULT_BACKEND
+from tokasm.implementations import BACKENDS, DEFAULT_BACKEND, Event
 
 __all__: list[str] = []
 
@@ -144,39 +147,63 @@ def test_exponent_is_fitted_over_the_largest_sizes() -> None:
 
 
 def test_no_verdict_from_fewer_than_three_sizes() -> None:
-    assert fit([1_000, 4_000], [1e-3, 4e-3], [0.0, 0.0], growth=False).verdict == "-"
-    assert fit([1_000, 4_000, 16_000], [1e-3, 4e-3, 16e-3], [0.0] * 3, growth=False).verdict == (
+    assert fit([1_000, 4_000], [[1e-3, 4e-3]], per_operation=False).verdict == "-"
+    assert fit([1_000, 4_000, 16_000], [[1e-3, 4e-3, 16e-3]], per_operation=False).verdict == (
         "linear"
     )
 
 
+QUICK_SIZES = [1_000, 2_000, 4_000, 8_000, 16_000]
+
+
+def _rounds(cost: Any, slowdowns: tuple[float, ...]) -> list[list[float]]:
+    """One round per slowdown: a busy machine slows every size of a round alike."""
+    return [[slowdown * cost(n) for n in QUICK_SIZES] for slowdown in slowdowns]
+
+
+def test_rounds_slowed_down_unequally_keep_the_exponent() -> None:
+    fitted = fit(QUICK_SIZES, _rounds(lambda n: 1e-7 * n, (1.0, 1.9, 1.3, 2.4, 1.1)), False)
+    assert fitted.exponent == pytest.approx(1.0)
+    assert fitted.verdict == "linear"
+
+
+def test_one_slow_batch_does_not_move_the_verdict() -> None:
+    rounds = _rounds(lambda n: 1e-7 * n, (1.0,) * 5)
+    rounds[2][-1] *= 2  # the largest size, once: that round's slope is 1.3
+    assert fit(QUICK_SIZES, rounds, False).verdict == "linear"
+
+
 def test_a_verdict_the_noise_allows_to_differ_is_inconclusive() -> None:
-    sizes = [1_000, 4_000, 16_000]
-    exact = [1e-6 * n**1.2 for n in sizes]  # on the edge of linear and superlinear
-    assert fit(sizes, exact, [0.0] * 3, growth=False).verdict == "inconclusive"
-    steady = [1e-6 * n**1.05 for n in sizes]
-    shaky = fit(sizes, steady, [0.01, 0.01, 0.25], growth=False)
-    assert shaky.error > 0.08
+    rounds = _rounds(lambda n: 1e-7 * n**1.05, (1.0,) * 5)
+    for row, factor in zip(rounds, (1.0, 1.5, 0.8, 1.6, 0.7), strict=True):
+        row[-1] *= factor  # slopes from 0.9 to 1.2
+    shaky = fit(QUICK_SIZES, rounds, False)
+    assert shaky.error > 0.06
     assert shaky.verdict == "inconclusive"
-    assert fit(sizes, steady, [0.01] * 3, growth=False).verdict == "linear"
+
+
+def test_a_cost_that_bends_up_is_inconclusive_run_after_run() -> None:
+    """Quadratic with a small factor: about 1.2 at these sizes and rising. The bend is part of
+    the error, so a little noise either way does not turn it linear or superlinear."""
+    for scale in (0.7, 1.0, 1.4):
+        cost = lambda n, scale=scale: 6e-7 * n + scale * 3e-11 * n * n  # noqa: E731
+        assert fit(QUICK_SIZES, _rounds(cost, (1.0,) * 5), False).verdict == "inconclusive"
 
 
 def test_per_operation_growth_is_fitted_over_the_fixed_cost() -> None:
-    """300us per append plus a copy of the text: growth a raw fit would call constant."""
-    sizes = [64_000, 256_000, 1_000_000, 4_000_000, 16_000_000]
+    """300us per append plus a copy of the text: a growth a raw fit would call constant."""
+    sizes = [256_000, 1_000_000, 4_000_000, 16_000_000]
     copy = [300e-6 + 6e-11 * n for n in sizes]
     assert scaling_exponent(sizes, copy) < 0.5
-    grows = fit(sizes, copy, [0.003] * 5, growth=True)
-    assert grows.verdict == "grows"
-    assert grows.exponent == pytest.approx(1.0, abs=0.1)
-    flat = fit(sizes, [300e-6 * (1 + 0.002 * (i % 2)) for i in range(5)], [0.003] * 5, True)
-    assert (flat.exponent, flat.verdict) == (0.0, "constant")
+    assert fit(sizes, [copy] * 5, per_operation=True).verdict == "grows"
+    flat = [[300e-6 * (1 + 0.002 * ((i + r) % 2)) for i in range(4)] for r in range(5)]
+    assert fit(sizes, flat, per_operation=True).verdict == "constant"
 
 
 def test_a_verdict_worse_than_expected_whatever_the_noise_says_at_least_so() -> None:
     sizes = [1_000, 4_000, 16_000]
     steep = [1e-9 * n**1.6 for n in sizes]  # on the edge of superlinear and quadratic
-    assert fit(sizes, steep, [0.01] * 3, growth=False).verdict == "at least superlinear"
+    assert fit(sizes, [steep] * 3, per_operation=False).verdict == "at least superlinear"
 
 
 def test_fit_refuses_a_single_size() -> None:
@@ -388,7 +415,7 @@ def test_a_copy_per_delta_class_is_found_by_the_length_of_its_text(
     )
     assert ran.code == 0, ran.out + ran.err
     mine, chunked = _report(project)["results"]
-    assert mine["points"][0]["size"] == 64_000  # the fixed cost, not shown
+    assert mine["points"][0]["size"] == LONG_TEXTS[0]  # the text length, not the deltas
     assert mine["verdict"] == "grows", ran.out
     assert chunked["verdict"] in {"constant", "inconclusive"}
 
@@ -656,3 +683,32 @@ def test_in_process_measures_the_same_scenarios(
     assert ran.code == 0, ran.out + ran.err
     [result] = _report(project)["results"]
     assert [point["size"] for point in result["points"]] == [40, 80, 160]
+
+
+class _Priced:
+    """An assembler whose every event costs ``linear`` plus ``growth`` per event before it, on
+    a clock of its own: the timings of a sweep are known exactly."""
+
+    now = 0.0
+
+    def __init__(self, linear: float, growth: float) -> None:
+        self.linear, self.growth, self.events = linear, growth, 0
+
+    def apply(self, event: Event) -> str | None:
+        _Priced.now += self.linear + self.growth * self.events
+        self.events += 1
+        return "" if event.get("final") else None
+
+    def get(self, message_id: str) -> str | None:
+        return ""
+
+
+@pytest.mark.parametrize(("growth", "rounds"), [(0.0, 3), (8e-12, 15)], ids=["clear", "in doubt"])
+def test_rounds_go_on_only_while_the_verdict_is_in_doubt(growth: float, rounds: int) -> None:
+    """Linear: 3 rounds give the verdict. A small quadratic term puts the exponent near the
+    edge of linear: the rounds go on to --repeats, where more rounds can settle it."""
+    spec = {**dataclasses.asdict(QUICK), "scenarios": ["stream_then_finalize"], "seconds": None}
+    spec.update(memory=False, budget=600.0)
+    lines = list(measure(lambda: _Priced(6e-7, growth), spec, lambda: _Priced.now))
+    batches = [line["size"] for line in lines if "seconds" in line]
+    assert {batches.count(size) for size in QUICK.sizes} == {rounds}

@@ -71,7 +71,7 @@ def test_correct_target_passes_with_case_ids_in_item_names(project: pytest.Pytes
     # ListJoinAssembler has read_since, so the incremental profile runs too.
     result.assert_outcomes(
         passed=_count({"required", "incremental"}) + CHECKS,
-        skipped=_count({"strict", "surrogates", "mappings"}),
+        skipped=_count({"strict", "surrogates", "mappings", "scale"}),
     )
     result.stdout.fnmatch_lines(["*test_conformance.py::test_case[[]seed.example[]] PASSED*"])
 
@@ -174,7 +174,7 @@ def test_strict_profile_on_request(project: pytest.Pytester) -> None:
     # StrictAssembler has no read_since: the incremental profile is skipped.
     result.assert_outcomes(
         passed=_count({"required", "strict"}) + CHECKS - 1,
-        skipped=_count({"incremental", "surrogates", "mappings"}) + 1,
+        skipped=_count({"incremental", "surrogates", "mappings", "scale"}) + 1,
     )
 
 

@@ -36,7 +36,7 @@ def test_one_test_per_case_named_by_id(pytester: pytest.Pytester) -> None:
     corpus = load_corpus()
     result = _project(pytester, GOOD).runpytest_inprocess("-v", "-p", "no:cacheprovider")
     assert result.ret == pytest.ExitCode.OK
-    optional = sum(case.profile in {"strict", "surrogates", "mappings"} for case in corpus)
+    optional = sum(case.profile in {"strict", "surrogates", "mappings", "scale"} for case in corpus)
     # Every case, then the cost probe and the fuzz phase, as tokasm check runs them.
     result.assert_outcomes(passed=len(corpus) - optional + 2, skipped=optional)
     result.stdout.fnmatch_lines_random(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import math
+import statistics
 import sys
 import time
 import tracemalloc
@@ -110,47 +111,35 @@ def peak_memory(scenario: Scenario, factory: AssemblerFactory, workload: Workloa
     return MemoryPeak(peak, sum(sys.getsizeof(text) for text in texts), seconds)
 
 
-# The fit: the least-squares slope of log time against log size over the FIT_POINTS largest
-# sizes (two points make any noise a slope), with a standard error from the points' noise.
-# A verdict only if the exponent +- two errors stays in one band. A fixed count of operations
-# (reads, appends) is fitted on its growth over the smallest size: a large fixed cost would
-# hide a small growing one.
-FIT_POINTS = 3
+# The fit. Every round times each size once, back to back, so a machine slowed down by other
+# work slows a round's sizes alike and the round's log-log slope keeps its value: the
+# exponent is the median of the rounds' slopes, its error that of a median from their spread,
+# at least what points noisy by NOISE_FLOOR give. The verdict holds for the exponent +- two
+# errors, or there is none. Events: over the sizes within FIT_SPAN of the largest, at least
+# FIT_POINTS (a fixed cost flattens the small ones). A fixed count of operations: over every
+# size; it ``grows`` if one operation's cost grows GROWTH times from the smallest size.
+FIT_POINTS, FIT_SPAN = 3, 8
 #: (upper bound of the exponent, verdict), in order; above the last: worse than quadratic.
 VERDICT_BANDS = ((0.5, "constant"), (1.2, "linear"), (1.6, "superlinear"), (2.5, "quadratic"))
-INCONCLUSIVE = "inconclusive"
-GROWS = "grows"
-#: Bounds on a point's relative noise; growth under SIGNIFICANT noises is none.
-NOISE_FLOOR, NOISE_CEILING, SIGNIFICANT = 0.003, 0.25, 2.0
-#: The least error of an exponent: two CPU burners add about 0.05 to a linear one.
-EXPONENT_FLOOR = 0.05
-#: A fixed-cost operation measures up to ~100ns apart from one heap layout to another.
-GROWTH_FLOOR = 200e-9
+INCONCLUSIVE, GROWS = "inconclusive", "grows"
+NOISE_FLOOR, GROWTH = 0.1, 2.0
 #: A prediction takes the last exponent plus this, at least MIN_EXPONENT (errs high).
 EXPONENT_MARGIN, MIN_EXPONENT = 0.5, 1.5
 
 
 @dataclass(frozen=True)
 class Fit:
-    """An exponent (None below ``FIT_POINTS`` points), its standard error, and the verdict."""
+    """An exponent (None below ``FIT_POINTS`` points), its error, and the verdict."""
 
     exponent: float | None
     error: float
     verdict: str
 
 
-def _slope(xs: Sequence[float], ys: Sequence[float], noise: Sequence[float]) -> Fit:
-    """The slope, its error, the verdict (``at least V`` if all it spans are worse than linear)."""
+def _slope(xs: Sequence[float], ys: Sequence[float]) -> float:
     mean_x, mean_y = sum(xs) / len(xs), sum(ys) / len(ys)
     sxx = sum((x - mean_x) ** 2 for x in xs)
-    slope = sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys, strict=True)) / sxx
-    noise_error = math.sqrt(sum(((x - mean_x) * d) ** 2 for x, d in zip(xs, noise, strict=True)))
-    error = max(noise_error / sxx, EXPONENT_FLOOR)
-    low, high = verdict(slope - 2 * error), verdict(slope + 2 * error)
-    if low == high:
-        return Fit(slope, error, low)
-    worse = low not in ("constant", "linear")
-    return Fit(slope, error, f"at least {low}" if worse else INCONCLUSIVE)
+    return sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys, strict=True)) / sxx
 
 
 def scaling_exponent(sizes: Sequence[int], seconds: Sequence[float]) -> float:
@@ -162,39 +151,34 @@ def scaling_exponent(sizes: Sequence[int], seconds: Sequence[float]) -> float:
         raise ValueError("a scaling exponent needs timings at two or more sizes")
     if any(size <= 0 or time <= 0 for size, time in points):
         raise ValueError("sizes and timings must be positive")
-    xs = [math.log(size) for size, _ in points]
-    ys = [math.log(time) for _, time in points]
-    return _slope(xs, ys, [0.0] * len(xs)).exponent or 0.0
+    return _slope([math.log(n) for n, _ in points], [math.log(t) for _, t in points])
 
 
 def fit(
-    sizes: Sequence[int], seconds: Sequence[float], noise: Sequence[float], growth: bool
+    sizes: Sequence[int], rounds: Sequence[Sequence[float]], per_operation: bool, z: float = 2.0
 ) -> Fit:
-    """The fit of ``seconds`` (relative ``noise`` each) against ascending ``sizes``; with
-    ``growth``, of their growth over the smallest: ``constant``, ``grows`` or inconclusive."""
-    noise = [min(max(NOISE_FLOOR, d), NOISE_CEILING) for d in noise]
-    points = list(zip(sizes, seconds, noise, strict=True))
-    if growth and len(points) >= FIT_POINTS:
-        (_, base, base_noise), rest = points[0], points[1:]
-        spread = [SIGNIFICANT * (t * d + base * base_noise) for _, t, d in rest]
-        grown = [
-            (n, t - base, noise / SIGNIFICANT / (t - base))
-            for (n, t, _), noise in zip(rest, spread, strict=True)
-            if t - base > max(noise, GROWTH_FLOOR)
-        ]
-        if not grown:  # constant, unless the noise could hide a growth by half
-            hidden = rest[-1][1] - base + spread[-1] / SIGNIFICANT > max(GROWTH_FLOOR, base / 2)
-            return Fit(0.0, 0.0, INCONCLUSIVE if hidden else "constant")
-        points = grown
-    if len(points) < FIT_POINTS:
-        return Fit(None, 0.0, INCONCLUSIVE if growth and len(sizes) >= FIT_POINTS else "-")
-    last = points if growth else points[-FIT_POINTS:]  # growth: over every size it shows
-    xs, ys = [math.log(n) for n, _, _ in last], [math.log(t) for _, t, _ in last]
-    fitted = _slope(xs, ys, [d for _, _, d in last])
-    if not growth or fitted.exponent is None:
-        return fitted
-    low = fitted.exponent - 2 * fitted.error
-    return Fit(fitted.exponent, fitted.error, GROWS if low >= VERDICT_BANDS[0][0] else INCONCLUSIVE)
+    """The fit of ``rounds`` (each: seconds at every one of the ascending ``sizes``), the
+    verdict for the exponent +- ``z`` errors."""
+    if not per_operation:
+        keep = max(FIT_POINTS, sum(n * FIT_SPAN >= sizes[-1] for n in sizes))
+        sizes, rounds = sizes[-keep:], [row[-keep:] for row in rounds]
+    if len(sizes) < FIT_POINTS or not rounds:
+        return Fit(None, 0.0, "-")
+    xs = [math.log(n) for n in sizes]
+    logs = [[math.log(max(t, 1e-12)) for t in row] for row in rounds]
+    exponent = statistics.median(_slope(xs, ys) for ys in logs)
+    spread = 1.4826 * statistics.median(abs(_slope(xs, ys) - exponent) for ys in logs)
+    floor = NOISE_FLOOR / math.sqrt(sum((x - sum(xs) / len(xs)) ** 2 for x in xs))
+    error = max(1.2533 * spread / math.sqrt(len(logs)), floor)  # a median's, from a robust sigma
+    low, high = exponent - z * error, exponent + z * error
+    if per_operation:  # the growth from the smallest size to the largest
+        span, bound = xs[-1] - xs[0], math.log(GROWTH)
+        named = GROWS if low * span >= bound else "constant" if high * span < bound else None
+        return Fit(exponent, error, named or INCONCLUSIVE)
+    if verdict(low) == verdict(high):
+        return Fit(exponent, error, verdict(low))
+    worse = verdict(low) not in ("constant", "linear")
+    return Fit(exponent, error, f"at least {verdict(low)}" if worse else INCONCLUSIVE)
 
 
 def verdict(exponent: float) -> str:

@@ -24,21 +24,17 @@ if TYPE_CHECKING:
 _SKIP, _MAX_TIME, _STOPPED = "skip", "max-time", "stopped"
 
 
-def _implementation_label(series: Series, default: str | None) -> str:
+def _label(series: Series, default: str | None) -> str:
     name = series.contender.name
-    tags = ["default"] if name == default else []
-    if series.contender.per_request:
-        tags.append("per request")
+    tags = ["default"] * (name == default) + ["per request"] * series.contender.per_request
     return f"{name} ({', '.join(tags)})" if tags else name
 
 
 def _cell(series: Series, size: int) -> str:
-    for point in series.points:
-        if point.size == size:
-            return format_seconds(point.per_operation)
+    point = next((p for p in series.points if p.size == size), None)
     skip = next((s for s in series.skips if s.size == size), None)
-    if skip is None:
-        return "-"
+    if point or not skip:
+        return format_seconds(point.per_operation) if point else "-"
     return _STOPPED if skip.interrupted else _MAX_TIME if skip.limit == MAX_TIME else _SKIP
 
 
@@ -54,9 +50,7 @@ def _memory_cell(series: Series) -> str:
 
 def _exponent_text(series: Series) -> str:
     fitted = series.fit
-    if fitted.exponent is None:
-        return "-"
-    return f"{fitted.exponent:.2f}" + (f"±{fitted.error:.2f}" if fitted.error else "")
+    return "-" if fitted.exponent is None else f"{fitted.exponent:.2f}±{fitted.error:.2f}"
 
 
 def _verdict_text(series: Series) -> str:
@@ -66,25 +60,25 @@ def _verdict_text(series: Series) -> str:
 def _legend(results: Sequence[Series], settings: SweepSettings) -> str:
     bound = "none" if settings.max_time is None else f"{settings.max_time:g} s"
     lines = [
-        f"exponent: log-log slope of time against size over the {FIT_POINTS} largest sizes run "
-        "(CPU time of the measuring thread, min of the batches), ± one standard error from the "
-        "spread of the batches; per read or append: of the growth over the smallest size;",
+        "exponent: log-log slope of time against size over the sizes run within 8x of the "
+        "largest (CPU time of the measuring thread, every size timed once a round: the median "
+        "of the rounds' slopes), ± the error of that median; per read or append: of the cost "
+        "of one over every size;",
         f"verdict: '-' with fewer than {FIT_POINTS} sizes; 'inconclusive' when the exponent "
         "± two errors spans two verdicts ('at least V' if all are worse than linear); "
-        "'worse than quadratic' above 2.5; per read or append: 'constant' or 'grows' "
-        "(with the text: in append_to_long, a stream at least quadratic);",
+        "'worse than quadratic' above 2.5; per read or append: 'constant' or 'grows' (if "
+        "it doubles; in append_to_long, with the text: a stream at least quadratic);",
         f"{_SKIP}: predicted over the budget per run ({settings.budget:g} s, set-up included); "
         f"{_MAX_TIME}: not run, it would have ended past --max-time ({bound});",
-        "peak mem: tracemalloc peak over one run at the largest size timed, as a multiple of "
-        "the final text size (@size: the largest size whose traced run fitted)",
+        "peak mem: tracemalloc peak over one run, as a multiple of the final text size, at the "
+        "largest size whose traced run fits a fifth of the budget (@size: not the largest run)",
     ]
     if any(skip.interrupted for series in results for skip in series.skips):
         lines.append(
             f"{_STOPPED}: its worker hung or died there and was killed (see the error line); "
             "the sizes above it skipped"
         )
-    cut = len(over_max_time(results))
-    if cut:
+    if cut := len(over_max_time(results)):
         lines.append(f"--max-time {bound} reached: {cut} steps not run (marked {_MAX_TIME})")
     return "\n".join(lines)
 
@@ -97,7 +91,7 @@ def render_table(results: Sequence[Series], settings: SweepSettings, default: st
     for scenario in scenarios:
         rows = [series for series in results if series.scenario is scenario]
         sizes = scenario.sizes(settings.sizes)
-        labels = [_implementation_label(series, default) for series in rows]
+        labels = [_label(series, default) for series in rows]
         width = max(len("implementation"), *(len(label) for label in labels))
         header = (
             f"{'implementation':<{width}}"
@@ -148,34 +142,26 @@ def render_matrix(results: Sequence[Series], default: str | None) -> str:
 def _memory_json(memory: MemoryPeak | None, **extra: Any) -> dict[str, Any] | None:
     if memory is None:
         return None
-    return {
-        **extra,
-        "peak_bytes": memory.peak_bytes,
-        "text_bytes": memory.text_bytes,
-        "ratio": memory.ratio,
-        "traced_seconds": memory.seconds,
-    }
+    ratio, seconds = memory.ratio, memory.seconds
+    return {**extra, "peak_bytes": memory.peak_bytes, "text_bytes": memory.text_bytes,
+            "ratio": ratio, "traced_seconds": seconds}  # fmt: skip
 
 
 def _series_json(series: Series) -> dict[str, Any]:
     fitted, traced = series.fit, series.traced
+    points = [
+        {"size": point.size, "seconds": point.seconds, "operations": point.operations,
+         "seconds_per_operation": point.per_operation, "runs": point.runs,
+         "batches": point.batches, "setup_seconds": point.setup_seconds,
+         "memory": _memory_json(point.memory)}
+        for point in series.points
+    ]  # fmt: skip
     return {
         "scenario": series.scenario.name,
         "implementation": series.contender.name,
         "per_request": series.contender.per_request,
         "unit": series.scenario.unit,
-        "points": [
-            {
-                "size": point.size,
-                "seconds": point.seconds,
-                "operations": point.operations,
-                "seconds_per_operation": point.per_operation,
-                "runs": point.runs,
-                "setup_seconds": point.setup_seconds,
-                "memory": _memory_json(point.memory),
-            }
-            for point in series.points
-        ],
+        "points": points,
         "skipped_sizes": [skip.size for skip in series.skips],
         "skips": [{"size": skip.size, "phase": "time", **asdict(skip)} for skip in series.skips],
         "exponent": fitted.exponent,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import select
 import signal
@@ -18,11 +19,11 @@ import sys
 import tempfile
 import time
 from dataclasses import asdict, dataclass, field
-from typing import IO, TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from tokasm._display import error_text
 from tokasm.bench._measure import Fit, MemoryPeak, fit, format_seconds, format_size
-from tokasm.bench._worker import base_size, measure
+from tokasm.bench._worker import measure
 from tokasm.corpus.steps import READ_SINCE, Apply, Get, ReadSince, features_of
 from tokasm.errors import TargetError
 from tokasm.implementations import BACKENDS
@@ -35,7 +36,6 @@ if TYPE_CHECKING:
     from tokasm.implementations import Assembler, AssemblerFactory, Event
     from tokasm.run.targets import Target
 
-TIME, MEMORY = "time", "memory"
 BUDGET, MAX_TIME = "budget", "max-time"
 #: A worker silent for this many times the budget (at least ``OVERRUN_FLOOR`` s) is killed.
 OVERRUN_FACTOR, OVERRUN_FLOOR = 3.0, 2.0
@@ -46,19 +46,19 @@ MAX_LINE = 1 << 20
 
 @dataclass(frozen=True)
 class Contender:
-    """What to measure: a ``target`` run in a worker, or a ``factory`` run here."""
+    """What to measure: a ``target`` run in a worker, or a ``factory`` run here (over the
+    line protocol, ``per_request``: each call a request, in wall time, memory not traced)."""
 
     name: str
     has_read_since: bool
     target: str | None = None
     factory: AssemblerFactory | None = None
-    #: Over the line protocol: each call is a request, timed in wall time, memory not traced.
     per_request: bool = False
 
 
 @dataclass
 class Point:
-    """One scenario at one size: every batch timed (seconds per run), set-up, memory."""
+    """One scenario at one size: seconds per run of each batch (one a round), set-up, memory."""
 
     size: int
     operations: int
@@ -73,12 +73,6 @@ class Point:
     @property
     def runs(self) -> int:
         return len(self.batches)
-
-    @property
-    def noise(self) -> float:
-        """The relative spread of the two best batches (0.05 from a single one)."""
-        best = sorted(self.batches)[:2]
-        return 0.05 if len(best) < 2 or best[0] <= 0 else (best[1] - best[0]) / best[0]
 
     @property
     def per_operation(self) -> float:
@@ -107,40 +101,37 @@ class Series:
 
     @property
     def traced(self) -> Point | None:
-        """The largest point with a memory peak."""
-        return next((p for p in reversed(self.points) if p.memory is not None), None)
+        """The point with a memory peak."""
+        return next((p for p in self.points if p.memory is not None), None)
 
     @property
     def fit(self) -> Fit:
-        points, growth = self.points, self.scenario.per_operation
-        seconds = [p.per_operation if growth else p.seconds for p in points]
-        return fit([p.size for p in points], seconds, [p.noise for p in points], growth)
+        rounds = list(zip(*(point.batches for point in self.points), strict=False))
+        return fit([p.size for p in self.points], rounds, self.scenario.per_operation)
 
 
 @dataclass(frozen=True)
 class SweepSettings:
-    """How much to measure: sizes, batches per size, time bounds, memory or not."""
+    """Sizes; rounds of one batch per size (at most ``repeats``); ``budget``: the most a run
+    may take (skipped if predicted over), and, times ``repeats`` / 6, what a scenario may
+    take before rounds past the third; ``batch``: the least a batch takes (seconds); memory
+    traced or not; ``max_time``: start nothing predicted to end later (None: no bound)."""
 
     sizes: tuple[int, ...]
-    #: Timed batches per size; the minimum is the point.
     repeats: int = 3
-    #: Skip a size predicted to take longer than this per run, set-up included (seconds).
     budget: float = 2.0
-    #: Repeat a short run for at least this long (seconds): short, to fit between preemptions.
     batch: float = 0.002
     memory: bool = True
-    #: Start nothing predicted to end later than this into the sweep; None: no bound.
     max_time: float | None = None
 
 
-#: 1k to 256k deltas, min of 7, at most 10 s per run, 10 minutes in all.
-FULL = SweepSettings(
-    sizes=(1_000, 4_000, 16_000, 64_000, 256_000), repeats=7, budget=10.0, max_time=600.0
-)
-#: ``tokasm bench --quick``: within a minute whatever the contenders.
-QUICK = SweepSettings(sizes=(1_000, 4_000, 16_000), repeats=7, budget=1.0, max_time=45.0)
+#: 1k to 256k deltas, at most 10 s per run, 10 minutes in all.
+FULL = SweepSettings((1_000, 4_000, 16_000, 64_000, 256_000), 15, budget=10.0, max_time=600.0)
+#: ``tokasm bench --quick``: within a minute, loaded machine or not; sizes 2x apart, so that
+#: a quadratic backend has 3 of them within the budget.
+QUICK = SweepSettings((1_000, 2_000, 4_000, 8_000, 16_000), 15, budget=0.4, max_time=50.0)
 #: The CI smoke run of ``benchmarks/``: tiny sizes, once, so the suite cannot rot.
-SMOKE = SweepSettings(sizes=(50, 200), repeats=1, budget=1.0, batch=0.0)
+SMOKE = SweepSettings((50, 200), 1, budget=1.0, batch=0.0)
 
 
 class SweepProgress(Protocol):
@@ -168,10 +159,7 @@ def bundled_contenders(in_process: bool = False) -> list[Contender]:
     """Every bundled backend, in registry order, each in a worker unless ``in_process``."""
     if in_process:
         return [python_contender(name, factory) for name, factory in BACKENDS.items()]
-    return [
-        Contender(name, READ_SINCE in features_of(factory()), target=name)
-        for name, factory in BACKENDS.items()
-    ]
+    return [Contender(n, READ_SINCE in features_of(f()), target=n) for n, f in BACKENDS.items()]
 
 
 class _SubjectAssembler:
@@ -214,10 +202,10 @@ class _WorkerFailed(Exception):
         self.hung = hung
 
 
-def _spec(
-    target: str | None, scenarios: Sequence[str], settings: SweepSettings, seconds: float | None
-) -> dict[str, Any]:
-    return {**asdict(settings), "target": target, "scenarios": list(scenarios), "seconds": seconds}
+def _spec(target: str | None, names: Sequence[str], settings: SweepSettings, last: float) -> Any:
+    """What a worker measures; ``seconds``: left until monotonic ``last`` less a budget."""
+    seconds = None if last == math.inf else last - settings.budget - time.monotonic()
+    return {**asdict(settings), "target": target, "scenarios": list(names), "seconds": seconds}
 
 
 class _Worker:
@@ -232,71 +220,61 @@ class _Worker:
             stderr=self._stderr,
             start_new_session=True,
         )
-        assert self._process.stdout is not None
-        self._stdout: IO[bytes] = self._process.stdout
-        self._buffer = b""
-
-    def line(self, seconds: float, last: float) -> dict[str, Any] | None:
-        """The next line within ``seconds`` and before monotonic ``last``; None at the end."""
-        deadline = min(time.monotonic() + seconds, last)
-        while b"\n" not in self._buffer:
-            wait = deadline - time.monotonic()
-            if wait <= 0 or not select.select([self._stdout], [], [], wait)[0]:
-                waited = seconds - (deadline - time.monotonic())
-                raise _WorkerFailed(f"hung: no answer after {waited:.3g} s; killed", hung=True)
-            chunk = os.read(self._stdout.fileno(), 65536)
-            if not chunk:
-                return None
-            self._buffer += chunk
-            if len(self._buffer) > MAX_LINE:
-                raise _WorkerFailed("sent a line of over 1 MB")
-        raw, _, self._buffer = self._buffer.partition(b"\n")
-        with contextlib.suppress(ValueError):
-            if isinstance(line := json.loads(raw), dict):
-                return line
-        raise _WorkerFailed(f"sent a line that is not a result: {raw[:200]!r}")
 
     def lines(self, first: float, each: float, last: float) -> Iterator[dict[str, Any]]:
-        """The lines: the first within ``first`` s, each next within ``each`` s."""
-        line = self.line(first, last)
-        while line is not None:
-            yield line
-            line = self.line(each, last)
+        """Its lines until its end: the first within ``first`` s, each next within ``each``
+        s, none after monotonic ``last``."""
+        buffer, seconds, fd = b"", first, self._process.stdout.fileno()  # type: ignore[union-attr]
+        while True:
+            deadline = min(time.monotonic() + seconds, last)
+            while b"\n" not in buffer:
+                wait = deadline - time.monotonic()
+                if wait <= 0 or not select.select([fd], [], [], wait)[0]:
+                    waited = seconds - (deadline - time.monotonic())
+                    raise _WorkerFailed(f"hung: no answer after {waited:.3g} s; killed", True)
+                if not (chunk := os.read(fd, 65536)):
+                    return
+                if len(buffer := buffer + chunk) > MAX_LINE:
+                    raise _WorkerFailed("sent a line of over 1 MB")
+            raw, _, buffer = buffer.partition(b"\n")
+            with contextlib.suppress(ValueError):
+                if isinstance(line := json.loads(raw), dict):
+                    yield line
+                    seconds = each
+                    continue
+            raise _WorkerFailed(f"sent a line that is not a result: {raw[:200]!r}")
 
     def ended(self) -> str:
         """How the worker ended (waited for briefly), with the tail of its stderr."""
         try:
             code = self._process.wait(timeout=5)
         except subprocess.TimeoutExpired:
-            self.kill()
-            code = self._process.wait()
+            self.close()
+            code = self._process.returncode
         how = f"killed by {signal.Signals(-code).name}" if code < 0 else f"exit status {code}"
         self._stderr.seek(0)
         tail = self._stderr.read()[-600:].decode("utf-8", "replace").strip()
         return f"the worker ended ({how})" + (f"; its stderr ends: {tail}" if tail else "")
 
-    def kill(self) -> None:
+    def close(self) -> None:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self._process.pid, signal.SIGKILL)
-
-    def close(self) -> None:
-        self.kill()
         self._process.wait()
-        self._stdout.close()
+        self._process.stdout.close()  # type: ignore[union-attr]
         self._stderr.close()
 
 
 def load_contender(target: str, timeout: float) -> Contender:
     """A target loaded in a worker, to learn ``read_since``; TargetError if it fails or hangs."""
-    worker = _Worker(_spec(target, [], SMOKE, None))
+    worker = _Worker(_spec(target, [], SMOKE, math.inf))
     seconds = 2 * timeout + START_SECONDS
     try:
-        line = next(worker.lines(seconds, seconds, time.monotonic() + seconds), None)
-        if line is None or "error" in line or not isinstance(line.get("hello"), dict):
-            said = (line or {}).get("error")
-            if not isinstance(said, str):
-                raise TargetError(f"target {target!r}: {worker.ended()}")
-            raise TargetError(said if (line or {}).get("loading") else f"target {target!r}: {said}")
+        line = next(worker.lines(seconds, seconds, time.monotonic() + seconds), None) or {}
+        said = line.get("error")
+        if isinstance(said, str):
+            raise TargetError(said if line.get("loading") else f"target {target!r}: {said}")
+        if not isinstance(line.get("hello"), dict):
+            raise TargetError(f"target {target!r}: {worker.ended()}")
         return Contender(target, bool(line["hello"].get("read_since")), target=target)
     except _WorkerFailed:
         raise TargetError(
@@ -323,50 +301,48 @@ class _Recorder:
             at = "" if size is None else f" {format_size(size)}"
             self.progress.finished(f"{series.scenario.name} {series.contender.name}{at}: {outcome}")
 
+    def _finished(self, series: Series) -> None:
+        for point in series.points:
+            memory = point.memory and f", peak mem {point.memory.ratio:.1f}x"
+            outcome = f"{format_seconds(point.per_operation)} per {series.scenario.unit}"
+            self.log(series, point.size, outcome + (memory or ""))
+        for skip in series.skips:
+            self.log(series, skip.size, f"skipped, {skip.reason}")
+
     def take(self, line: dict[str, Any]) -> None:
+        name, size = line.get("scenario"), line.get("size")
         if "hello" in line:
             return
-        name = line.get("scenario")
         if name not in self.series or name in self.done:
             raise _WorkerFailed(f"sent a line of no scenario under way: {str(line)[:200]}")
-        series = self.series[name]
-        self.current = name
-        size = line.get("size")
-        sizes = series.scenario.sizes(self.settings.sizes)
+        self.current, series = name, self.series[name]
+        points = {point.size: point for point in series.points}
         if line.get("done") is True:
             self.done.add(name)
+            self._finished(series)
         elif isinstance(line.get("error"), str):
             series.error = line["error"][:2000]
             self.log(series, None, f"raised {series.error}")
-        elif size not in (*sizes, base_size(sizes)):
+        elif size not in series.scenario.sizes(self.settings.sizes):
             raise _WorkerFailed(f"sent a line of no size measured: {str(line)[:200]}")
-        elif line.get("starting") in (TIME, MEMORY):
+        elif line.get("starting") in ("time", "memory"):
             self.size = size
             if self.progress:
-                what = "memory of " if line["starting"] == MEMORY else ""
+                what = "memory of " if line["starting"] == "memory" else ""
                 self.progress.starting(f"{name}: {what}{series.contender.name} at {size}")
         elif line.get("skip") in (BUDGET, MAX_TIME) and isinstance(line.get("reason"), str):
             series.skips.append(Skip(size, line["skip"], line["reason"][:500]))
-            self.log(series, size, f"skipped, {line['reason'][:500]}")
-        elif _numbers(line.get("memory"), 3) and series.points:
+        elif _numbers(line.get("memory"), 3) and size in points:
             peak, text, seconds = line["memory"]
-            series.points[-1].memory = MemoryPeak(int(peak), int(text), seconds)
+            points[size].memory = MemoryPeak(int(peak), int(text), seconds)
         elif _numbers([line.get("seconds"), line.get("setup")], 2):
-            self._timed(series, size, line["seconds"], line["setup"], size == base_size(sizes))
+            if size not in points:
+                operations = series.scenario.operations(size)
+                series.points.append(point := Point(size, operations, setup_seconds=line["setup"]))
+                points[size] = point
+            points[size].batches.append(line["seconds"])
         else:
             raise _WorkerFailed(f"sent a line that is not a result: {str(line)[:200]}")
-
-    def _timed(self, series: Series, size: int, seconds: float, setup: float, base: bool) -> None:
-        point = next((p for p in series.points if p.size == size), None)
-        if point is None:
-            point = Point(size, series.scenario.operations(size), setup_seconds=setup)
-            series.points.append(point)
-        point.batches.append(seconds)
-        if point.runs == self.settings.repeats and not base:
-            outcome = f"{format_seconds(point.per_operation)} per {series.scenario.unit}"
-            if point.memory is not None:
-                outcome += f", peak mem {point.memory.ratio:.1f}x"
-            self.log(series, size, outcome)
 
 
 def _numbers(values: object, count: int) -> bool:
@@ -379,17 +355,18 @@ def _numbers(values: object, count: int) -> bool:
     )
 
 
-def _supervise(
-    contender: Contender, recorder: _Recorder, seconds: float | None, last: float, load: float
-) -> None:
-    """Workers for ``contender`` until every scenario is done or errored, within ``seconds``
-    (its share), by monotonic ``last``, each allowed ``load`` s for its first line."""
+def _supervise(contender: Contender, recorder: _Recorder, last: float, load: float) -> None:
+    """Workers for ``contender`` until every scenario is done or errored, by monotonic
+    ``last``, each allowed ``load`` s for its first line."""
     settings = recorder.settings
     each = max(OVERRUN_FACTOR * settings.budget, OVERRUN_FLOOR)
-    started = time.perf_counter()
     while left := [name for name in recorder.series if name not in recorder.done]:
-        share = None if seconds is None else seconds - (time.perf_counter() - started)
-        worker = _Worker(_spec(contender.target, left, settings, share))
+        if time.monotonic() >= last - settings.budget:
+            for name in left:
+                size = min(recorder.series[name].scenario.sizes(settings.sizes))
+                recorder.series[name].skips.append(Skip(size, MAX_TIME, "--max-time reached"))
+            return
+        worker = _Worker(_spec(contender.target, left, settings, last))
         recorder.current = recorder.size = None
         hung = False
         try:
@@ -420,29 +397,20 @@ def run_sweep(
     progress: SweepProgress | None = None,
     load_timeout: float = 5.0,
 ) -> list[Series]:
-    """Every scenario on every contender that supports it; each an equal share of the time."""
-    started = time.perf_counter()
-    bound = float("inf") if settings.max_time is None else settings.max_time + settings.budget
+    """Every scenario on every contender that supports it, in turn, until ``max_time``."""
+    bound = math.inf if settings.max_time is None else settings.max_time + settings.budget
     last = time.monotonic() + bound
     results: list[Series] = []
-    for index, contender in enumerate(contenders):
-        rows = {
-            s.name: Series(s, contender)
-            for s in scenarios
-            if contender.has_read_since or not s.needs_read_since
-        }
-        seconds = None
-        if settings.max_time is not None:
-            left = settings.max_time - (time.perf_counter() - started)
-            seconds = max(left, 0.0) / (len(contenders) - index)
-        recorder = _Recorder(rows, settings, progress)
+    for contender in contenders:
+        run = [s for s in scenarios if contender.has_read_since or not s.needs_read_since]
+        recorder = _Recorder({s.name: Series(s, contender) for s in run}, settings, progress)
         if contender.factory is None:
-            _supervise(contender, recorder, seconds, last, 2 * load_timeout + START_SECONDS)
+            _supervise(contender, recorder, last, 2 * load_timeout + START_SECONDS)
         else:
             clock = time.perf_counter if contender.per_request else time.thread_time
-            spec = _spec(None, list(rows), settings, seconds)
+            spec = _spec(None, [s.name for s in run], settings, last)
             spec["memory"] = settings.memory and not contender.per_request  # a testee: elsewhere
             for line in measure(contender.factory, spec, clock):
                 recorder.take(line)
-        results.extend(rows.values())
+        results.extend(recorder.series.values())
     return results

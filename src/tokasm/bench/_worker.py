@@ -15,7 +15,13 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from tokasm._display import error_text
-from tokasm.bench._measure import format_seconds, peak_memory, predict_seconds, time_action
+from tokasm.bench._measure import (
+    fit,
+    format_seconds,
+    peak_memory,
+    predict_seconds,
+    time_action,
+)
 from tokasm.bench.scenarios import SCENARIOS
 from tokasm.corpus.steps import READ_SINCE, features_of
 from tokasm.errors import TargetError
@@ -31,13 +37,8 @@ Line = dict[str, Any]
 
 #: A traced run is predicted at this many untraced ones (tracemalloc costs per allocation).
 TRACE_FACTOR = 5.0
-#: A size is started only if this many batches of it fit the time left.
-MIN_BATCHES = 3
-
-
-def base_size(sizes: list[int]) -> int:
-    """Where a per-operation scenario is measured first: the fixed cost its growth is from."""
-    return max(1, min(sizes) // 4)
+#: Rounds a size must have time for, and rounds run whatever they cost (a median of 3).
+MIN_ROUNDS = 3
 
 
 def measure(
@@ -50,18 +51,13 @@ def measure(
         yield {"error": f"calling it raised {error_text(error)}"}
         return
     yield {"hello": {"read_since": read_since}}
-    started = time.perf_counter()
-    names: list[str] = spec["scenarios"]
-    for index, name in enumerate(names):
+    deadline = math.inf if spec["seconds"] is None else time.perf_counter() + spec["seconds"]
+    for name in spec["scenarios"]:
         scenario = SCENARIOS[name]
         if scenario.needs_read_since and not read_since:
             continue
-        share = None
-        if spec["seconds"] is not None:
-            left = spec["seconds"] - (time.perf_counter() - started)
-            share = 2 * left / (len(names) - index + 1)  # up to twice an equal share
         try:
-            yield from _climb(scenario, factory, spec, share, clock)
+            yield from _climb(scenario, factory, spec, deadline, clock)
         except (Exception, SystemExit) as error:  # a target's sys.exit is its error
             yield {"scenario": name, "error": error_text(error)}
         yield {"scenario": name, "done": True}
@@ -71,61 +67,69 @@ def _climb(
     scenario: Scenario,
     factory: AssemblerFactory,
     spec: dict[str, Any],
-    share: float | None,
+    deadline: float,
     clock: Callable[[], float],
 ) -> Iterator[Line]:
-    """One batch per size ascending, each predicted first; then rounds over every size (a
-    slow spell of a shared machine lands on one round of each, which the minimum discards)."""
-    budget, repeats, name = spec["budget"], spec["repeats"], scenario.name
-    started = time.perf_counter()
-    asked = scenario.sizes(spec["sizes"])
-    actions: list[tuple[int, Action, float]] = []
+    """One batch per size ascending, each predicted first; then rounds over every size, at
+    least ``MIN_ROUNDS`` and up to ``repeats``, until the verdict is the same at one error
+    and at three (then two are well inside it), or the scenario has used its time."""
+    budget, name = spec["budget"], scenario.name
+    timed: list[tuple[int, Action, float]] = []
     costs: list[float] = []
-    for size in [base_size(asked), *asked] if scenario.per_operation else asked:
+    rounds: list[list[float]] = [[]]
+    for size in scenario.sizes(spec["sizes"]):
         steepest = 1.5 if scenario.per_operation else math.inf  # a fixed count of operations
-        predicted = predict_seconds([n for n, _, _ in actions], costs, size, steepest)
-        left = math.inf if share is None else share - (time.perf_counter() - started)
-        if predicted > budget or predicted * min(repeats, MIN_BATCHES) > left:
-            yield _skip(scenario, size, predicted, left, spec)
+        predicted = predict_seconds([n for n, _, _ in timed], costs, size, steepest)
+        if predicted > budget or time.perf_counter() + MIN_ROUNDS * predicted > deadline:
+            yield _skip(scenario, size, predicted, deadline, budget)
             break
         yield {"scenario": name, "size": size, "starting": "time"}
-        workload = scenario.workload(size)
         start = time.perf_counter()
-        action = scenario.prepare(factory, workload)
+        action = scenario.prepare(factory, scenario.workload(size))
         setup = time.perf_counter() - start
         seconds = time_action(action, spec["batch"], clock)
         yield {"scenario": name, "size": size, "seconds": seconds, "setup": setup}
-        actions.append((size, action, setup))
+        timed.append((size, action, setup))
         costs.append(setup + seconds)
-        if spec["memory"] and scenario.traced and TRACE_FACTOR * costs[-1] <= budget:
-            yield {"scenario": name, "size": size, "starting": "memory"}
-            peak = peak_memory(scenario, factory, workload)
-            memory = [peak.peak_bytes, peak.text_bytes, peak.seconds]
-            yield {"scenario": name, "size": size, "memory": memory}
-    for _ in range(repeats - 1):
-        for size, action, setup in actions:
-            if share is not None and time.perf_counter() - started > share:
-                return  # fewer batches for the sizes left: "min of 2 to 5"
+        rounds[0].append(seconds)
+    traced = [
+        n for (n, _, _), cost in zip(timed, costs, strict=True) if TRACE_FACTOR * cost <= budget / 5
+    ]
+    if spec["memory"] and scenario.traced and traced:
+        yield {"scenario": name, "size": traced[-1], "starting": "memory"}
+        peak = peak_memory(scenario, factory, scenario.workload(traced[-1]))
+        memory = [peak.peak_bytes, peak.text_bytes, peak.seconds]
+        yield {"scenario": name, "size": traced[-1], "memory": memory}
+    spent = sum(costs)
+    sizes = [n for n, _, _ in timed]
+    while len(rounds) < spec["repeats"] and time.perf_counter() < deadline:
+        if len(rounds) >= MIN_ROUNDS and (
+            spent > budget * spec["repeats"] / 6
+            or len({fit(sizes, rounds, scenario.per_operation, z).verdict for z in (1, 3)}) == 1
+        ):
+            return
+        rounds.append([])
+        for size, action, setup in timed:
             yield {"scenario": name, "size": size, "starting": "time"}
-            seconds = time_action(action, spec["batch"], clock)
+            rounds[-1].append(seconds := time_action(action, spec["batch"], clock))
+            spent += max(seconds, spec["batch"])
             yield {"scenario": name, "size": size, "seconds": seconds, "setup": setup}
 
 
-def _skip(
-    scenario: Scenario, size: int, predicted: float, left: float, spec: dict[str, Any]
-) -> Line:
-    budget, batches = spec["budget"], min(spec["repeats"], MIN_BATCHES)
-    if predicted > budget:
-        limit = "budget"
-        why = f"predicted {format_seconds(predicted)} per run with its set-up, budget {budget:g} s"
-    else:
-        limit = "max-time"
-        why = (
-            f"predicted {format_seconds(predicted * batches)} for {batches} batches, "
-            f"{max(left, 0.0):.3g} s left of this scenario's share of --max-time"
-        )
-    reason = f"over --{limit}: {why}"
-    return {"scenario": scenario.name, "size": size, "skip": limit, "reason": reason}
+def _skip(scenario: Scenario, size: int, predicted: float, deadline: float, budget: float) -> Line:
+    limit = "budget" if predicted > budget else "max-time"
+    why = (
+        f"predicted {format_seconds(predicted)} per run with its set-up, budget {budget:g} s"
+        if limit == "budget"
+        else f"predicted {format_seconds(predicted * MIN_ROUNDS)} for {MIN_ROUNDS} batches, "
+        f"{max(deadline - time.perf_counter(), 0.0):.3g} s left of --max-time"
+    )
+    return {
+        "scenario": scenario.name,
+        "size": size,
+        "skip": limit,
+        "reason": f"over --{limit}: {why}",
+    }
 
 
 def main() -> int:

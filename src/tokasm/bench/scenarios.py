@@ -16,7 +16,7 @@ from tokasm.bench.workload import Workload, make_workload
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from tokasm.implementations import Assembler, AssemblerFactory, IncrementalAssembler
+    from tokasm.implementations import Assembler, AssemblerFactory, Event, IncrementalAssembler
 
 __all__ = ["APPENDS", "LONG_TEXTS", "MESSAGES", "READS", "SCENARIOS", "Action", "Scenario"]
 
@@ -76,20 +76,16 @@ def _finalize(assembler: Assembler, message_id: str = _ID) -> list[str]:
     return [] if text is None else [text]
 
 
-def _stream(assembler: Assembler, workload: Workload) -> None:
+def _streamed(factory: AssemblerFactory, workload: Workload) -> Assembler:
+    assembler, source = factory(), workload.source
     apply = assembler.apply
-    source = workload.source
     for start, end in pairwise(workload.bounds):
         apply({"id": _ID, "delta": source[start:end]})
+    return assembler
 
 
 def _stream_then_finalize(factory: AssemblerFactory, workload: Workload) -> Action:
-    def run() -> list[str]:
-        assembler = factory()
-        _stream(assembler, workload)
-        return _finalize(assembler)
-
-    return run
+    return lambda: _finalize(_streamed(factory, workload))
 
 
 def _read_each_delta(keep: bool) -> Callable[[AssemblerFactory, Workload], Action]:
@@ -97,9 +93,8 @@ def _read_each_delta(keep: bool) -> Callable[[AssemblerFactory, Workload], Actio
 
     def prepare(factory: AssemblerFactory, workload: Workload) -> Action:
         def run() -> list[str]:
-            assembler = factory()
+            assembler, source = factory(), workload.source
             apply, get = assembler.apply, assembler.get
-            source = workload.source
             snapshot: str | None = None
             for start, end in pairwise(workload.bounds):
                 apply({"id": _ID, "delta": source[start:end]})
@@ -116,42 +111,31 @@ def _read_each_delta(keep: bool) -> Callable[[AssemblerFactory, Workload], Actio
     return prepare
 
 
-def _reread_unchanged(factory: AssemblerFactory, workload: Workload) -> Action:
-    assembler = factory()
-    _stream(assembler, workload)
-    get = assembler.get
-    get(_ID)  # the first read may join; the timed ones are re-reads
+def _reads(final: bool) -> Callable[[AssemblerFactory, Workload], Action]:
+    """``READS`` calls of ``get()`` on a message streamed in the set-up, finalized or open
+    (then read once first: the first read may join, the timed ones are re-reads)."""
 
-    def run() -> list[str]:
-        for _ in repeat(None, READS):
-            get(_ID)
-        text = get(_ID)
-        return [] if text is None else [text]
+    def prepare(factory: AssemblerFactory, workload: Workload) -> Action:
+        assembler = _streamed(factory, workload)
+        texts = _finalize(assembler) if final else [text for text in [assembler.get(_ID)] if text]
+        get = assembler.get
 
-    return run
+        def run() -> list[str]:
+            for _ in repeat(None, READS):
+                get(_ID)
+            return texts
 
+        return run
 
-def _get_after_final(factory: AssemblerFactory, workload: Workload) -> Action:
-    assembler = factory()
-    _stream(assembler, workload)
-    texts = _finalize(assembler)
-    get = assembler.get
-
-    def run() -> list[str]:
-        for _ in repeat(None, READS):
-            get(_ID)
-        return texts
-
-    return run
+    return prepare
 
 
 def _interleaved(factory: AssemblerFactory, workload: Workload) -> Action:
     ids = [f"{_ID}{index}" for index in range(MESSAGES)]
 
     def run() -> list[str]:
-        assembler = factory()
+        assembler, source = factory(), workload.source
         apply = assembler.apply
-        source = workload.source
         for message_id, (start, end) in zip(cycle(ids), pairwise(workload.bounds)):
             apply({"id": message_id, "delta": source[start:end]})
         return [text for message_id in ids for text in _finalize(assembler, message_id)]
@@ -162,16 +146,17 @@ def _interleaved(factory: AssemblerFactory, workload: Workload) -> Action:
 def _append_to_long(factory: AssemblerFactory, workload: Workload) -> Action:
     """``APPENDS`` small deltas to a message already holding the text (fed in 4 large ones,
     fast even for a class that copies per delta, whose stream this shows is quadratic)."""
-    assembler = factory()
-    apply, source = assembler.apply, workload.source
+    assembler, source = factory(), workload.source
     quarter = len(source) // 4
     for start in range(0, 4 * quarter, quarter):
-        apply({"id": _ID, "delta": source[start : start + quarter]})
-    deltas = list(pairwise(workload.bounds[: APPENDS + 1]))
+        assembler.apply({"id": _ID, "delta": source[start : start + quarter]})
+    deltas: list[Event] = [
+        {"id": _ID, "delta": source[a:b]} for a, b in pairwise(workload.bounds[: APPENDS + 1])
+    ]
 
     def run() -> list[str]:
-        for start, end in deltas:
-            apply({"id": _ID, "delta": source[start:end]})
+        for event in deltas:
+            assembler.apply(event)
         return []
 
     return run
@@ -180,12 +165,10 @@ def _append_to_long(factory: AssemblerFactory, workload: Workload) -> Action:
 def _read_since_each_delta(factory: AssemblerFactory, workload: Workload) -> Action:
     def run() -> list[str]:
         assembler = cast("IncrementalAssembler", factory())
-        apply, read_since = assembler.apply, assembler.read_since
-        source = workload.source
-        offset = 0
+        source, offset = workload.source, 0
         for start, end in pairwise(workload.bounds):
-            apply({"id": _ID, "delta": source[start:end]})
-            new_text = read_since(_ID, offset)
+            assembler.apply({"id": _ID, "delta": source[start:end]})
+            new_text = assembler.read_since(_ID, offset)
             offset += 0 if new_text is None else len(new_text)
         return _finalize(assembler)
 
@@ -203,9 +186,9 @@ SCENARIOS: dict[str, Scenario] = {
         Scenario("read_each_delta_drop", "get() after every delta, caller drops it at once",
                  "event", _read_each_delta(keep=False)),
         Scenario("reread_unchanged", f"{READS} get() calls on an open message with no new "
-                 "delta", "read", _reread_unchanged),
+                 "delta", "read", _reads(final=False)),
         Scenario("get_after_final", f"{READS} get() calls on a finalized message (CACHE-FINAL)",
-                 "read", _get_after_final),
+                 "read", _reads(final=True)),
         Scenario("interleaved", f"deltas spread round-robin over {MESSAGES} open messages, then "
                  "all finalized", "event", _interleaved),
         Scenario("append_to_long", f"{APPENDS} appends to an open message of SIZE characters "

@@ -35,11 +35,12 @@ two; a verdict needs 3 sizes) and the peak traced memory as a multiple of the
 final text.
 
 Each TARGET is measured in a worker process of its own, with the CPU time of
-its thread, the minimum of N short batches per size; a worker that hangs or
-dies is killed, and what happened is that scenario's error. Each run is
-predicted from the smaller sizes first, and skipped if over --budget or past
-its equal share of --max-time. append_to_long varies the length of the text,
-not the number of deltas. Off a terminal, one line per finished cell goes to
+its thread, in rounds of one short batch per size (the exponent: the median
+of the rounds' slopes); a worker that hangs or dies is killed, and what
+happened is that scenario's error. Each run is predicted from the smaller
+sizes first, and skipped if over --budget or if it would end past
+--max-time. append_to_long varies the length of the text, not the number of
+deltas. Off a terminal, one line per finished cell goes to
 stderr.
 
 scenarios: {", ".join(SCENARIOS)}
@@ -73,7 +74,7 @@ def add_parser(commands: Commands) -> None:
     add(
         "--quick",
         action="store_true",
-        help=f"sizes {', '.join(map(format_size, QUICK.sizes))}, min of {QUICK.repeats}, "
+        help=f"sizes {', '.join(map(format_size, QUICK.sizes))}, up to {QUICK.repeats} rounds, "
         f"{QUICK.budget:g} s budget per run, --max-time {QUICK.max_time:g}",
     )
     add(
@@ -91,7 +92,7 @@ def add_parser(commands: Commands) -> None:
         help="stream sizes in deltas, e.g. 1k,10k,100k (default "
         f"{','.join(map(format_size, FULL.sizes))})",
     )
-    add("--repeats", type=options.at_least_one, metavar="N", help="min of N batches")
+    add("--repeats", type=options.at_least_one, metavar="N", help="up to N rounds")
     for option, what, default in (
         ("--budget", "skip a run predicted slower than this", FULL.budget),
         ("--max-time", "start nothing predicted to end later than this", FULL.max_time),

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 import operator
 import os
 import re
@@ -17,8 +16,6 @@ import string
 from dataclasses import dataclass, field
 from functools import cache, cached_property
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
-
-import yaml
 
 from tokasm.corpus._paths import shipped, spec_dir
 from tokasm.corpus.steps import OPS, Apply, Get, Raises, ReadSince, Returns
@@ -258,73 +255,6 @@ class _Expander:
         return "".join(self.text(raw["text"], {**env, name: i}) for i in range(repeat))
 
 
-try:  # libyaml's parser when PyYAML has it: several times faster
-    from yaml import CSafeLoader as _SafeLoader
-except ImportError:  # pragma: no cover - PyYAML built without libyaml
-    from yaml import SafeLoader as _SafeLoader  # type: ignore[assignment]
-
-_TAG = "tag:yaml.org,2002:"
-#: The largest integer every JSON reader keeps exact (a JavaScript number's 2^53 - 1).
-MAX_SAFE_INTEGER = 2**53 - 1
-
-
-def _refuse(problem: str, node: yaml.Node) -> yaml.constructor.ConstructorError:
-    return yaml.constructor.ConstructorError(None, None, problem, node.start_mark)
-
-
-class _JsonLoader(_SafeLoader):
-    """PyYAML's safe loader reading JSON's values only, so every route and language reads
-    the same events: a repeated or non-string key, a YAML-only type (a set, a date, bytes,
-    any other tag) and a number JSON cannot carry alike everywhere are errors."""
-
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        seen: set[str] = set()
-        for key_node, _ in node.value:
-            if key_node.tag != _TAG + "str":
-                raise _refuse("a mapping key must be a string (JSON)", key_node)
-            if key_node.value in seen:
-                raise _refuse(f"duplicate key {key_node.value!r}", key_node)
-            seen.add(key_node.value)
-        return super().construct_mapping(node, deep=deep)
-
-    def construct_json_int(self, node: yaml.ScalarNode) -> int:
-        value: int = self.construct_yaml_int(node)
-        if abs(value) > MAX_SAFE_INTEGER:
-            raise _refuse(
-                f"{value:.3e} is past the integers every JSON reader keeps exact "
-                "(MAX_SAFE_INTEGER, 2**53 - 1)",
-                node,
-            )
-        return value
-
-    def construct_json_float(self, node: yaml.ScalarNode) -> float:
-        value: float = self.construct_yaml_float(node)
-        if not math.isfinite(value):
-            raise _refuse(f"{value} is not a JSON number; case files hold JSON values only", node)
-        return value
-
-    def construct_not_json(self, node: yaml.Node) -> None:
-        kind = node.tag.removeprefix(_TAG)
-        raise _refuse(f"a YAML {kind} is not a JSON value; case files hold JSON values only", node)
-
-
-_JsonLoader.add_constructor(_TAG + "int", _JsonLoader.construct_json_int)
-_JsonLoader.add_constructor(_TAG + "float", _JsonLoader.construct_json_float)
-for _kind in ("set", "binary", "omap", "pairs", "timestamp", None):
-    _JsonLoader.add_constructor(_kind and _TAG + _kind, _JsonLoader.construct_not_json)
-# YAML 1.1 reads on/off/yes/no as booleans (the step key ``on`` would become True) and
-# 2024-05-01 as a date. As YAML 1.2's core schema: only true and false are booleans.
-_JsonLoader.yaml_implicit_resolvers = {
-    first: [
-        (tag, regexp) for tag, regexp in resolvers if tag[len(_TAG) :] not in ("bool", "timestamp")
-    ]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
-_JsonLoader.add_implicit_resolver(
-    _TAG + "bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
-)
-
-
 @cache
 def _validator(schema_path: Path) -> jsonschema.protocols.Validator:
     import jsonschema  # only for a user's file: it costs 50 ms to import
@@ -382,14 +312,9 @@ def load_file(
     """The cases of one case file. Unless ``trusted`` (the spec folder tokasm ships), the
     file is checked against the schema of ``root``'s spec and every case expanded now, so
     a bad one is refused on load."""
-    try:
-        document: Any = yaml.load(path.read_text(encoding="utf-8"), Loader=_JsonLoader)
-    except (OSError, ValueError) as error:  # UnicodeDecodeError is a ValueError
-        raise CorpusError(f"{path}: cannot read: {error}") from None
-    except yaml.YAMLError as error:
-        raise CorpusError(f"{path}: not valid YAML: {error}") from None
-    except RecursionError:
-        raise CorpusError(f"{path}: not valid YAML: nested too deeply") from None
+    from tokasm.corpus._yaml import read_json_values  # not imported by a worker
+
+    document: Any = read_json_values(path)
     if not trusted:
         _validate(document, path, (spec_dir() if root is None else root) / "case.schema.json")
     cases = [Case(raw, path, bundled) for raw in document["cases"]]
