@@ -2478,6 +2478,81 @@ class DropsDeltasOfAnotherResponse(_ReadsExtraKeys):
         return super().apply(event)
 
 
+@_breaks("EVT-EXTRA-KEYS")
+class DropsARepeatedSequenceNumber(_ReadsExtraKeys):
+    """Breaks EVT-EXTRA-KEYS: an event whose ``sequence_number`` (or ``event_id``) was seen
+    before in its message is taken for a duplicate delivery and dropped."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._seen: set[tuple[str, str, object]] = set()
+
+    def apply(self, event: Event) -> str | None:
+        key = self._key(event["id"])
+        for name in ("sequence_number", "event_id"):
+            value = self._extra_key(event, name)
+            if value is not None:
+                if (key, name, value) in self._seen:
+                    return None
+                self._seen.add((key, name, value))
+        return super().apply(event)
+
+
+@_breaks("EVT-EXTRA-KEYS")
+class RestartsWhenCreatedJumpsAhead(_ReadsExtraKeys):
+    """Breaks EVT-EXTRA-KEYS: an event whose ``created`` time is more than a minute after
+    the open message's is taken for a new response, and the text starts over."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._created: dict[str, int] = {}
+
+    def apply(self, event: Event) -> str | None:
+        created, key = self._extra_key(event, "created"), self._key(event["id"])
+        if isinstance(created, int):
+            if key in self._parts and created > self._created.get(key, created) + 60:
+                self._parts[key] = []
+            self._created[key] = created
+        return super().apply(event)
+
+
+@_breaks("APPEND-EXACT")
+class RepairsCp1252Mojibake(_Data):
+    """Breaks APPEND-EXACT: the commonest mojibake, UTF-8 punctuation read as Windows-1252
+    (``â€™``, ``â€œ``), is repaired wherever it stands, from a table."""
+
+    _TABLE: ClassVar[dict[str, str]] = {
+        "\u00e2\u20ac\u2122": "\u2019",
+        "\u00e2\u20ac\u0153": "\u201c",
+        "\u00e2\u20ac\x9d": "\u201d",
+        "\u00e2\u20ac\u201d": "\u2014",
+    }
+
+    def _finish(self, text: str) -> str:
+        for broken, fixed in self._TABLE.items():
+            text = text.replace(broken, fixed)
+        return text
+
+
+@_breaks("APPEND-EXACT")
+class UnescapesMarkupText(_Data):
+    """Breaks APPEND-EXACT: a completed text that is only markup a renderer would clean
+    (``&quot;``, ``&nbsp;``, ``<br>``) is turned into the text it stands for."""
+
+    _MARKUP: ClassVar[dict[str, str]] = {
+        "&quot;": '"',
+        "&gt;": ">",
+        "&lt;": "<",
+        "&nbsp;": "\u00a0",
+        "&apos;": "'",
+        "<br>": "\n",
+        "<br/>": "\n",
+    }
+
+    def _finish(self, text: str) -> str:
+        return self._MARKUP.get(text, text)
+
+
 @_breaks("APPEND-EXACT")
 class RepairsMojibakeText(_Data):
     """Breaks APPEND-EXACT: a completed text that reads as UTF-8 decoded as Latin-1
