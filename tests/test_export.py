@@ -82,8 +82,11 @@ def verdict(
 @functools.cache
 def exported_ids() -> frozenset[str]:
     """The ids ``tokasm export`` writes: all but those JSON cannot carry (split surrogate
-    pairs). Found when first asked, not at collection, which every xdist worker does."""
-    return frozenset(case.id for case in load_corpus() if json_can_carry(case))
+    pairs) and the ``scale`` profile's, unless asked for. Found when first asked, not at
+    collection, which every xdist worker does."""
+    return frozenset(
+        case.id for case in load_corpus() if json_can_carry(case) and case.profile != "scale"
+    )
 
 
 def tokasm_verdicts(factory: Callable[[], Any], profiles: set[str]) -> dict[str, str]:
@@ -149,9 +152,37 @@ def test_every_exported_case_matches_the_schema(exported: list[dict[str, Any]]) 
     ]
 
 
-def test_only_cases_json_cannot_carry_are_left_out(exported: list[dict[str, Any]]) -> None:
+def test_only_cases_json_cannot_carry_and_the_scale_profile_are_left_out(
+    exported: list[dict[str, Any]],
+) -> None:
     left_out = {case.id for case in load_corpus()} - {case["id"] for case in exported}
-    assert left_out == {case.id for case in load_corpus() if not json_can_carry(case)}
+    assert left_out == {
+        case.id for case in load_corpus() if not json_can_carry(case) or case.profile == "scale"
+    }
+
+
+def test_the_scale_profile_is_exported_when_asked_for(tmp_path: Path) -> None:
+    """Its bundled cases are about 60 MB of JSON: written only with ``--profile scale``."""
+    (tmp_path / "mine.yaml").write_text(
+        "description: one small case of the scale profile\n"
+        "cases:\n"
+        "  - id: mine.scale\n"
+        "    description: a small case marked scale\n"
+        "    profile: scale\n"
+        "    requirements: [APPEND]\n"
+        "    steps:\n"
+        "      - apply: {id: m, delta: x, final: true}\n"
+        "        returns: x\n",
+        encoding="utf-8",
+    )
+    path = tmp_path / "out.jsonl"
+    argv = ["export", "--format", "jsonl", str(path), "--no-bundled", "--cases", str(tmp_path)]
+    assert main([*argv, "--profile", "scale"]) == 0
+    assert [json.loads(line)["id"] for line in path.read_text(encoding="ascii").splitlines()] == [
+        "mine.scale"
+    ]
+    assert main(argv) == 0
+    assert path.read_text(encoding="ascii") == ""
 
 
 def test_steps_are_protocol_requests_with_their_expectation(

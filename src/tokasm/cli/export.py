@@ -28,9 +28,10 @@ earlier export in OUT is replaced: only the files its marker (.tokasm-export)
 names are removed, and no file is written over or through a symlink; any
 other non-empty folder is refused.
 --format jsonl: OUT is a file, or - for stdout, one case per line.
-The output is the same bytes for the same corpus and options. A case JSON
-cannot carry exactly (a surrogate pair split across deltas, SURR-SPLIT-PAIR)
-is left out and named on stderr.
+The optional `scale` profile's cases (about 60 MB) are left out unless
+--profile scale asks for them. The output is the same bytes for the same
+corpus and options. A case JSON cannot carry exactly (a surrogate pair split
+across deltas, SURR-SPLIT-PAIR) is left out and named on stderr.
 """
 
 EXIT_CODES = exit_codes("the export was written", "not used: export finds no target at fault")
@@ -51,6 +52,13 @@ def add_parser(commands: Commands) -> None:
         default="json",
         help="json: one file per case in the folder OUT (default); jsonl: one case per line",
     )
+    parser.add_argument(
+        "--profile",
+        action="append",
+        choices=["scale"],
+        default=[],
+        help="also write the cases of this profile, left out by default for their size",
+    )
     add_case_options(parser)
     parser.set_defaults(run=run)
 
@@ -59,6 +67,7 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "json" and str(args.out) == "-":
         raise UsageError("writing to stdout (-) needs --format jsonl")
     corpus, chosen = chosen_cases(args)
+    chosen = [case for case in chosen if case.profile != "scale" or args.profile]
     left_out = [case.id for case in chosen if not json_can_carry(case)]
     cases = [case for case in chosen if case.id not in left_out]
     out: Path = args.out
