@@ -34,7 +34,8 @@ MODES = (
     "identity",
     "no-stream-reading",
 )
-DEEP = b'{"ok":true,"x":' + b"[" * 1000 + b"]" * 1000 + b"}\n"  # about 2 KB, 1000 deep
+#: 200 KB, 100,000 deep: past the json module's limit on every Python (3.13's takes 1000).
+DEEP = b'{"ok":true,"x":' + b"[" * 100_000 + b"]" * 100_000 + b"}\n"
 #: 1.2 MB: a string never closed, of escaped quotes and brackets (enough to be counted).
 UNCLOSED = b'{"ok":true,"result":"' + b'\\"[' * 400_000 + b"\n"
 
