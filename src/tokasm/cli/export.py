@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tokasm.cli.options import add_case_options, chosen_cases, exit_codes, silence, subcommand
-from tokasm.corpus import json_can_carry, write_folder, write_lines
+from tokasm.corpus import LARGE_PROFILES, json_can_carry, write_folder, write_lines
 from tokasm.errors import ReportError, UsageError
 
 if TYPE_CHECKING:
@@ -55,7 +55,7 @@ def add_parser(commands: Commands) -> None:
     parser.add_argument(
         "--profile",
         action="append",
-        choices=["scale"],
+        choices=sorted(LARGE_PROFILES),
         default=[],
         help="also write the cases of this profile, left out by default for their size",
     )
@@ -67,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "json" and str(args.out) == "-":
         raise UsageError("writing to stdout (-) needs --format jsonl")
     corpus, chosen = chosen_cases(args)
-    chosen = [case for case in chosen if case.profile != "scale" or args.profile]
+    chosen = [case for case in chosen if not case.large or case.profile in args.profile]
     left_out = [case.id for case in chosen if not json_can_carry(case)]
     cases = [case for case in chosen if case.id not in left_out]
     out: Path = args.out

@@ -35,6 +35,7 @@ from tokasm.corpus.steps import (
 from tokasm.errors import CorpusError
 
 if TYPE_CHECKING:
+    from tokasm.corpus._load import LARGE_PROFILES as LARGE_PROFILES
     from tokasm.corpus._load import PROFILES as PROFILES
     from tokasm.corpus._load import Case as Case
     from tokasm.corpus._load import Corpus as Corpus
@@ -47,6 +48,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "EXPORT_FORMAT",
+    "LARGE_PROFILES",
     "MARKER",
     "OPS",
     "PROFILES",

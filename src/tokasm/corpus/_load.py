@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from tokasm.corpus.steps import Expectation, Step
 
 __all__ = [
+    "LARGE_PROFILES",
     "PROFILES",
     "Case",
     "Corpus",
@@ -51,6 +52,9 @@ PROFILES: tuple[Profile, ...] = (
     "mappings",
     "scale",
 )
+#: The optional profiles whose cases are large (SPEC.md: optional only for their cost): an
+#: export leaves them out unless asked, and blame takes a passed one's listed rules.
+LARGE_PROFILES: frozenset[Profile] = frozenset({"scale"})
 
 
 @dataclass(frozen=True)
@@ -78,6 +82,11 @@ class Case:
     def profile(self) -> Profile:
         profile: Profile = self.document.get("profile", "required")
         return profile
+
+    @property
+    def large(self) -> bool:
+        """Whether the case belongs to a profile in ``LARGE_PROFILES``."""
+        return self.profile in LARGE_PROFILES
 
     @property
     def instances(self) -> tuple[str, ...]:

@@ -410,9 +410,7 @@ def _evidence(result: CaseResult, case: Case | None) -> tuple[dict[str, float], 
     listed = dict.fromkeys(result.requirements, 1.0 / max(1, len(result.requirements)))
     failing: dict[str, float] = dict(listed) if broken else {}
     ran = dict(listed)
-    if case is None or (not broken and case.profile == "scale"):
-        # A passed scale case repeats required rules at size: its listed rules are evidence
-        # enough, and replaying its 300,000 steps would cost more than the run.
+    if case is None or (case.large and not broken):  # its replay would cost more than the run
         return failing, ran
     failure = result.failure if broken else None
     if failure is not None and failure.kind in _RULE_OF_KIND:
