@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from tokasm._versions import PROTOCOL_VERSION, __version__
 
@@ -16,15 +16,11 @@ if TYPE_CHECKING:
     from tokasm.corpus._load import Case, Corpus
     from tokasm.corpus.steps import Step
 
-__all__ = ["EXPORT_FORMAT", "MARKER", "case_document", "case_line", "json_can_carry",
-           "write_folder", "write_lines"]  # fmt: skip
-
 #: The version of the export's own shape; bumped only if a key changes meaning.
 EXPORT_FORMAT = 1
 #: The file that marks a folder as a tokasm export, so a new export may replace its files.
 MARKER = ".tokasm-export"
-#: How every exported case's file begins (``case_line``).
-_CASE_START = b'{"export_format":'
+_CASE_START = b'{"export_format":'  # how every exported case's file begins
 #: A high then a low surrogate as two code points: JSON writes them as one astral character.
 _SPLIT_PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")
 
@@ -37,16 +33,14 @@ def json_can_carry(case: Case) -> bool:
 
 
 def _step_document(step: Step) -> dict[str, object]:
-    expect = step.expect
-    assert expect is not None  # a corpus case always says what a step must do
-    return {**step.request(), **expect.document(), "where": step.where}
+    assert step.expect is not None  # a corpus case always says what a step must do
+    return {**step.request(), **step.expect.document(), "where": step.where}
 
 
-def case_document(case: Case, corpus: Corpus) -> dict[str, Any]:
-    """One self-contained case: its versions, metadata (a bundled source relative to the spec
-    folder) and plain steps."""
+def _case_line(case: Case, corpus: Corpus) -> str:
+    """The case as one line of ASCII JSON: lone surrogates survive only as ``\\uXXXX``."""
     source = case.source.relative_to(corpus.root) if case.bundled else case.source
-    return {
+    document = {
         "export_format": EXPORT_FORMAT,
         "tokasm_version": __version__,
         "corpus_version": corpus.version,
@@ -60,11 +54,7 @@ def case_document(case: Case, corpus: Corpus) -> dict[str, Any]:
         "bundled": case.bundled,
         "steps": [_step_document(step) for step in case.steps],
     }
-
-
-def case_line(case: Case, corpus: Corpus) -> str:
-    """The case as one line of ASCII JSON: lone surrogates survive only as ``\\uXXXX``."""
-    return json.dumps(case_document(case, corpus), separators=(",", ":"), ensure_ascii=True) + "\n"
+    return json.dumps(document, separators=(",", ":"), ensure_ascii=True) + "\n"
 
 
 def write_folder(folder: Path, cases: Iterable[Case], corpus: Corpus) -> int:
@@ -88,8 +78,7 @@ def write_folder(folder: Path, cases: Iterable[Case], corpus: Corpus) -> int:
         marker.unlink()
     written, names = 0, []
     for case in cases:
-        line = case_line(case, corpus)
-        name = f"{case.id}.json"
+        line, name = _case_line(case, corpus), f"{case.id}.json"
         try:
             with (folder / name).open("x", encoding="ascii") as stream:  # never a user's file
                 stream.write(line)
@@ -107,7 +96,7 @@ def write_lines(out: TextIO, cases: Iterable[Case], corpus: Corpus) -> int:
     """Write one case per line to the text stream ``out``; returns the characters written."""
     written = 0
     for case in cases:
-        line = case_line(case, corpus)
+        line = _case_line(case, corpus)
         out.write(line)
         written += len(line)
     return written

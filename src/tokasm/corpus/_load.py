@@ -25,23 +25,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator, Mapping, Set
     from pathlib import Path
 
-    import jsonschema
-
     from tokasm.corpus.steps import Expectation, Step
-
-__all__ = [
-    "LARGE_PROFILES",
-    "PROFILES",
-    "Case",
-    "Corpus",
-    "CorpusError",
-    "expand",
-    "load_corpus",
-    "load_file",
-    "parse_case",
-    "profile_gap",
-    "requirement_ids",
-]
 
 Profile: TypeAlias = Literal["required", "strict", "incremental", "surrogates", "mappings", "scale"]
 PROFILES: tuple[Profile, ...] = (
@@ -59,8 +43,8 @@ LARGE_PROFILES: frozenset[Profile] = frozenset({"scale"})
 
 @dataclass(frozen=True)
 class Case:
-    """One conformance case: its mapping as written (``document``, JSON values only) and
-    where it came from; ``bundled`` is False for a case from a user's ``--cases`` files."""
+    """One case as written (``document``, JSON values only), its file, and whether it is
+    bundled (False: from a user's ``--cases`` files); another process rebuilds it from these."""
 
     document: dict[str, Any] = field(hash=False)
     source: Path
@@ -85,7 +69,6 @@ class Case:
 
     @property
     def large(self) -> bool:
-        """Whether the case belongs to a profile in ``LARGE_PROFILES``."""
         return self.profile in LARGE_PROFILES
 
     @property
@@ -94,14 +77,12 @@ class Case:
 
     @property
     def events_in_process(self) -> str | None:
-        """How an in-process runner lends the events (CASES.md): None, as the caller's own
-        dict; ``other-mappings``: read-only mappings of ``str`` subclass strings."""
+        """How an in-process runner lends the events (CASES.md)."""
         lent: str | None = self.document.get("events_in_process")
         return lent
 
     @cached_property
     def steps(self) -> tuple[Step, ...]:
-        """The compact forms expanded into plain steps, when first asked for."""
         expander = _Expander(self)
         try:
             return tuple(expander.unroll(self.document["steps"], {}, "", []))
@@ -113,8 +94,8 @@ class Case:
 
     @cached_property
     def features(self) -> frozenset[str]:
-        """The features its steps need (``READ_SINCE``), read off the steps as written, so
-        that a process that only sends the case on need not expand it."""
+        """Read off the steps as written, so that a process that only sends the case on
+        need not expand it."""
         return frozenset(
             step.feature
             for step in OPS.values()
@@ -125,17 +106,15 @@ class Case:
         return f"Case({self.id!r}, source={self.source!r}, bundled={self.bundled})"
 
 
+#: How another process rebuilds a case from its ``document``, unchecked.
+parse_case = Case
+
+
 def _writes(steps: object, op: str) -> bool:
     """Whether the steps as written (nested ``repeat``s included) hold an ``op`` step."""
     if isinstance(steps, list):
         return any(_writes(step, op) for step in steps)
     return isinstance(steps, dict) and (op in steps or _writes(steps.get("steps"), op))
-
-
-def parse_case(document: dict[str, Any], source: Path, *, bundled: bool = True) -> Case:
-    """The case of a schema-valid case mapping, without checking it: how another process
-    rebuilds a ``Case`` from its ``document``."""
-    return Case(document, source, bundled)
 
 
 @dataclass(frozen=True)
@@ -181,7 +160,6 @@ class _Expander:
     def __init__(self, case: Case) -> None:
         self.case = case
         self.instances = case.instances
-        self.declared = frozenset(self.instances)
 
     def fail(self, message: str) -> CorpusError:
         return CorpusError(f"{self.case.source}: case {self.case.id!r}: {message}")
@@ -206,7 +184,7 @@ class _Expander:
 
     def step(self, raw: Mapping[str, Any], env: Mapping[str, int], where: str) -> Step:
         instance: str = raw.get("on", self.instances[0])
-        if instance not in self.declared:
+        if instance not in self.instances:
             shown = list(self.instances[:10]) + (["..."] if len(self.instances) > 10 else [])
             raise self.fail(f"step uses instance {instance!r}, not declared in {shown}")
         expect: Expectation
@@ -264,21 +242,13 @@ class _Expander:
         return "".join(self.text(raw["text"], {**env, name: i}) for i in range(repeat))
 
 
-@cache
-def _validator(schema_path: Path) -> jsonschema.protocols.Validator:
+def _validate(document: Any, source: Path, schema_path: Path) -> None:
+    """CorpusError naming the file, the case (its id, else its number) and what is wrong."""
     import jsonschema  # only for a user's file: it costs 50 ms to import
 
     schema = json.loads(schema_path.read_text(encoding="utf-8"))
-    validator_class = jsonschema.validators.validator_for(schema)
-    validator_class.check_schema(schema)
-    return validator_class(schema)
-
-
-def _validate(document: Any, source: Path, schema_path: Path) -> None:
-    """CorpusError naming the file, the case (its id, else its number) and what is wrong."""
-    from jsonschema.exceptions import best_match
-
-    error = best_match(_validator(schema_path).iter_errors(document))
+    validator = jsonschema.validators.validator_for(schema)(schema)
+    error = jsonschema.exceptions.best_match(validator.iter_errors(document))
     if error is None:
         return
     path = list(error.absolute_path)
@@ -288,28 +258,22 @@ def _validate(document: Any, source: Path, schema_path: Path) -> None:
         case_id = case.get("id") if isinstance(case, dict) else None
         where = f"case {case_id!r}" if isinstance(case_id, str) else f"case #{path[1] + 1}"
     location = "/".join(str(part) for part in path) or "(top)"
-    message = _unknown_step_key(document, path, schema_path) or error.message
+    message = _unknown_step_key(document, path, schema) or error.message
     raise CorpusError(f"{source}: {where}: schema violation at {location}: {message}")
 
 
-#: The schema's kinds of step, each with the keys it takes.
-_STEP_KINDS = ("apply", "apply_raw", "get", "read_since", "repeat_steps")
-
-
-def _unknown_step_key(document: Any, path: list[Any], schema_path: Path) -> str | None:
-    """ "unknown step key 'repaet'" when the error is in a step with a key no kind of step
-    takes (the schema's own message names a key the typo left out)."""
+def _unknown_step_key(document: Any, path: list[Any], schema: Any) -> str | None:
+    """The error as "unknown step key 'repaet'" when it is in a step with a key no kind of
+    step takes (the schema's own message names a key the typo left out)."""
     node, step, parent = document, None, None
     for part in path:
         node = node[part]
         if parent == "steps" and isinstance(node, dict):  # an element of a list of steps
             step = node
         parent = part
-    if step is None:
-        return None
-    kinds: dict[str, Any] = json.loads(schema_path.read_text(encoding="utf-8"))["$defs"]
-    known = {key for kind in _STEP_KINDS for key in kinds[kind].get("properties", {})}
-    unknown = sorted(set(step) - known)
+    kinds = ("apply", "apply_raw", "get", "read_since", "repeat_steps")
+    known = {key for kind in kinds for key in schema["$defs"][kind]["properties"]}
+    unknown = sorted(set(step or ()) - known)
     if not unknown:
         return None
     return f"unknown step key {unknown[0]!r} (a step takes {', '.join(sorted(known))})"
@@ -319,8 +283,7 @@ def load_file(
     path: Path, root: Path | None = None, *, trusted: bool = False, bundled: bool = True
 ) -> list[Case]:
     """The cases of one case file. Unless ``trusted`` (the spec folder tokasm ships), the
-    file is checked against the schema of ``root``'s spec and every case expanded now, so
-    a bad one is refused on load."""
+    file is checked against the schema of ``root``'s spec and every case expanded now."""
     from tokasm.corpus._yaml import read_json_values  # not imported by a worker
 
     document: Any = read_json_values(path)
@@ -334,42 +297,12 @@ def load_file(
 
 def load_corpus(root: Path | None = None, user_cases: Iterable[Path] = ()) -> Corpus:
     """Every ``cases/*.yaml`` under ``root`` (default: the spec folder in use), then the
-    case files in ``user_cases`` (folders of ``*.yaml``, or single files).
-
-    User cases follow the same schema and rules: ids unique across both, requirement ids
-    from ``root``'s SPEC.md. Loaded once per folder and process: the corpus is read-only
-    while tokasm runs.
-    """
+    case files in ``user_cases`` (folders of ``*.yaml``, or single files), under the same
+    rules: ids unique across both, requirement ids from ``root``'s SPEC.md."""
     root = spec_dir() if root is None else root
-    paths = tuple(user_cases)
-    relative = not root.is_absolute() or not all(path.is_absolute() for path in paths)
-    return _load_corpus(root, paths, os.getcwd() if relative else None)
-
-
-@cache
-def _load_corpus(root: Path, user_cases: tuple[Path, ...], folder: str | None) -> Corpus:
-    """The corpus, cached per process for the same paths and, when one is relative, the
-    current ``folder`` (a host that changes folder gets that folder's cases)."""
-    if user_cases:
-        bundled = _load_corpus(root, (), None if root.is_absolute() else folder)
-        seen = {case.id: case.source for case in bundled}
-        added = _load_files(_user_files(user_cases), root, seen, bundled=False)
-        return dataclasses.replace(bundled, cases=bundled.cases + added)
-    files = sorted((root / "cases").glob("*.yaml"))
-    if not files:
-        raise CorpusError(f"{root / 'cases'}: no *.yaml case files")
-    try:
-        version = (root / "VERSION").read_text(encoding="utf-8").strip()
-    except (OSError, ValueError) as error:
-        raise CorpusError(f"{root / 'VERSION'}: cannot read: {error}") from None
-    cases = _load_files(files, root, {}, bundled=True, trusted=shipped(root))
-    return Corpus(version=version, root=root, cases=cases)
-
-
-def _user_files(paths: Iterable[Path]) -> list[Path]:
-    """The case files named by ``--cases``: each folder's ``*.yaml`` (sorted), or a file."""
+    corpus = _bundled(root, os.getcwd())
     files: list[Path] = []
-    for path in paths:
+    for path in user_cases:
         if path.is_dir():
             found = sorted(path.glob("*.yaml"))
             if not found:
@@ -379,7 +312,24 @@ def _user_files(paths: Iterable[Path]) -> list[Path]:
             files.append(path)
         else:
             raise CorpusError(f"{path}: no such case folder or file")
-    return files
+    if not files:
+        return corpus
+    seen = {case.id: case.source for case in corpus}
+    added = _load_files(files, root, seen, bundled=False)
+    return dataclasses.replace(corpus, cases=corpus.cases + added)
+
+
+@cache  # the corpus is read-only while tokasm runs; ``folder`` keys a relative ``root``
+def _bundled(root: Path, folder: str) -> Corpus:
+    files = sorted((root / "cases").glob("*.yaml"))
+    if not files:
+        raise CorpusError(f"{root / 'cases'}: no *.yaml case files")
+    try:
+        version = (root / "VERSION").read_text(encoding="utf-8").strip()
+    except (OSError, ValueError) as error:
+        raise CorpusError(f"{root / 'VERSION'}: cannot read: {error}") from None
+    cases = _load_files(files, root, {}, bundled=True, trusted=shipped(root))
+    return Corpus(version=version, root=root, cases=cases)
 
 
 def _load_files(
@@ -399,18 +349,13 @@ def _load_files(
                 raise CorpusError(
                     f"{path}: case {case.id!r}: duplicate id, first defined in {seen[case.id]}"
                 )
-            unknown = sorted(set(case.requirements) - set(known))
-            if unknown:
+            if unknown := sorted(set(case.requirements) - set(known)):
                 raise CorpusError(
                     f"{path}: case {case.id!r}: requirement ids not in SPEC.md: {unknown}"
                 )
             seen[case.id] = path
             cases.append(case)
     return tuple(cases)
-
-
-#: A requirement in SPEC.md: ``- **ID** (kind): text``.
-_REQUIREMENT = re.compile(r"^\s*- \*\*(.+?)\*\* \(([^)]*)\)", re.MULTILINE)
 
 
 def requirement_ids(root: Path | None = None) -> dict[str, str]:
@@ -420,12 +365,11 @@ def requirement_ids(root: Path | None = None) -> dict[str, str]:
 
 @cache
 def _requirements(root: Path) -> tuple[tuple[str, str], ...]:
-    """SPEC.md's requirement ids, read once per process, as the corpus is."""
     try:
         text = (root / "SPEC.md").read_text(encoding="utf-8")
     except (OSError, ValueError) as error:
         raise CorpusError(f"{root / 'SPEC.md'}: cannot read: {error}") from None
-    return tuple(_REQUIREMENT.findall(text))
+    return tuple(re.findall(r"^\s*- \*\*(.+?)\*\* \(([^)]*)\)", text, re.MULTILINE))
 
 
 def expand(cases: Iterable[Case]) -> None:
@@ -442,8 +386,7 @@ def profile_gap(
     chosen = list(cases)
     for profile in dict.fromkeys(requested):
         needed = {f for c in chosen if c.profile == profile for f in c.features}
-        missing = sorted(needed - features)
-        if missing:
+        if missing := sorted(needed - features):
             return (
                 f"profile {profile!r} was asked for, but target {target!r} has no "
                 f"{', '.join(missing)}, so it cannot run those cases; leave the profile out "

@@ -1,10 +1,8 @@
 """The operations a case performs: ``OPS`` maps each protocol op to its step class.
 
-The corpus loader, the runner, both ends of the protocol, the fuzzer, the
-stateful test and the benchmarks all go through ``OPS``, so adding an operation
-means one class here (plus ``case.schema.json``, ``PROTOCOL.md`` and ``SPEC.md``).
-A step's ``expect`` is None in a fuzzer program, before the oracle
-(``ModelAssembler``) has said what the step must return.
+Every part of tokasm goes through ``OPS``, so a new operation is one class here (plus
+``case.schema.json``, ``PROTOCOL.md`` and ``SPEC.md``). A step's ``expect`` is None in a
+fuzzer program, before the oracle (``ModelAssembler``) has said what it must return.
 """
 
 from __future__ import annotations
@@ -33,7 +31,7 @@ __all__ = [
     "string_field",
 ]
 
-#: The feature name a subject declares when it offers ``read_since`` (INC-*).
+#: The feature name a target declares when it offers ``read_since`` (INC-*).
 READ_SINCE = "read_since"
 
 
@@ -70,11 +68,12 @@ def string_field(request: Mapping[str, object], key: str) -> str:
 @dataclass(frozen=True)
 class Step:
     """One operation on one named instance; ``where`` is its number in the case (``3``,
-    ``2[7].1``). A subclass says its ``op``, its ``arguments`` and how to read a request."""
+    ``2[7].1``). A subclass names its ``op`` (the protocol's and the method's name) and
+    its argument ``fields``, in the call's order."""
 
-    #: The protocol's name for this operation, and the assembler method it calls.
     op: ClassVar[str]
-    #: The feature a subject must declare to be sent this operation (None: always).
+    fields: ClassVar[tuple[str, ...]] = ("id",)
+    #: The feature a target must declare to be sent this operation (None: always).
     feature: ClassVar[str | None] = None
 
     instance: str
@@ -82,13 +81,12 @@ class Step:
     where: str = dataclasses.field(default="", kw_only=True)
 
     def arguments(self) -> dict[str, object]:
-        """The request's fields besides ``op`` and ``instance``, in the call's order."""
-        raise NotImplementedError
+        return {name: getattr(self, name) for name in self.fields}
 
     @classmethod
     def from_request(cls, request: Mapping[str, object]) -> Step:
         """The step a protocol request asks for; ProtocolError if a field is missing or wrong."""
-        raise NotImplementedError
+        return cls(string_field(request, "instance"), None, string_field(request, "id"))
 
     @property
     def message_id(self) -> object:
@@ -96,7 +94,6 @@ class Step:
         return self.arguments()["id"]
 
     def perform(self, assembler: Any) -> str | None:
-        """Call the operation on ``assembler`` and return its result."""
         result: str | None = getattr(assembler, self.op)(*self.arguments().values())
         return result
 
@@ -105,7 +102,6 @@ class Step:
         return f"{self.op}({', '.join(map(repr, self.arguments().values()))})"
 
     def request(self) -> dict[str, object]:
-        """The protocol request for this step (spec/PROTOCOL.md)."""
         return {"op": self.op, "instance": self.instance, **self.arguments()}
 
     def document(self) -> dict[str, object]:
@@ -120,11 +116,9 @@ class Apply(Step):
     """``apply(event)``; ``event`` is any JSON value in strict cases."""
 
     op: ClassVar[str] = "apply"
+    fields: ClassVar[tuple[str, ...]] = ("event",)
 
     event: object
-
-    def arguments(self) -> dict[str, object]:
-        return {"event": self.event}
 
     @classmethod
     def from_request(cls, request: Mapping[str, object]) -> Step:
@@ -147,37 +141,23 @@ class Apply(Step):
 
 @dataclass(frozen=True)
 class Get(Step):
-    """``get(message_id)``."""
-
     op: ClassVar[str] = "get"
 
     id: str
 
-    def arguments(self) -> dict[str, object]:
-        return {"id": self.id}
-
-    @classmethod
-    def from_request(cls, request: Mapping[str, object]) -> Step:
-        return cls(string_field(request, "instance"), None, string_field(request, "id"))
-
 
 @dataclass(frozen=True)
 class ReadSince(Step):
-    """``read_since(message_id, offset)`` of the incremental profile.
-
-    In a fuzzer program ``from_end`` counts ``offset`` back from the text's
-    current end, which only the oracle knows; the fuzzer's trace makes it absolute.
-    """
+    """In a fuzzer program ``from_end`` counts ``offset`` back from the text's current end,
+    which only the oracle knows; the fuzzer's trace makes it absolute."""
 
     op: ClassVar[str] = "read_since"
+    fields: ClassVar[tuple[str, ...]] = ("id", "offset")
     feature: ClassVar[str | None] = READ_SINCE
 
     id: str
     offset: int
     from_end: bool = False
-
-    def arguments(self) -> dict[str, object]:
-        return {"id": self.id, "offset": self.offset}
 
     @classmethod
     def from_request(cls, request: Mapping[str, object]) -> Step:
