@@ -7,30 +7,18 @@ import importlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from tokasm.conformance.pytest_suite import suite
-    from tokasm.corpus._load import Case, Corpus, load_corpus
-    from tokasm.corpus.model import ModelAssembler
-    from tokasm.corpus.steps import OPS, Step
-    from tokasm.errors import CorpusError, TargetError
-    from tokasm.run.results import CaseResult, TargetRun
-    from tokasm.run.runner import run_case, run_cases
-    from tokasm.run.targets import PythonTarget, Target, resolve_target
+    from tokasm.conformance.pytest_suite import suite as suite
 
-__all__ = [
-    "OPS", "Case", "CaseResult", "Corpus", "CorpusError", "ModelAssembler", "PythonTarget",
-    "Step", "Target", "TargetError", "TargetRun", "load_corpus", "resolve_target", "run_case",
-    "run_cases", "suite",
-]  # fmt: skip
-
-_HOMES = {
-    "tokasm.corpus._load": "Case Corpus load_corpus", "tokasm.corpus.model": "ModelAssembler",
-    "tokasm.corpus.steps": "OPS Step", "tokasm.errors": "CorpusError TargetError",
-    "tokasm.run.results": "CaseResult TargetRun", "tokasm.run.runner": "run_case run_cases",
-    "tokasm.run.targets": "PythonTarget Target resolve_target",
-    "tokasm.conformance.pytest_suite": "suite",
+#: Where each name of an older layout lives now (``Subject``: the older noun for ``Target``).
+_HOME_OF = {
+    "Case": "tokasm.corpus", "Corpus": "tokasm.corpus", "load_corpus": "tokasm.corpus",
+    "ModelAssembler": "tokasm.corpus", "OPS": "tokasm.corpus.steps", "Step": "tokasm.corpus",
+    "CorpusError": "tokasm.errors", "TargetError": "tokasm.errors",
+    "CaseResult": "tokasm.run.results", "TargetRun": "tokasm.run.results",
+    "run_case": "tokasm.run.runner", "run_cases": "tokasm.run.runner",
+    "PythonTarget": "tokasm.run.targets", "Target": "tokasm.run.targets",
+    "resolve_target": "tokasm.run.targets", "suite": "tokasm.conformance.pytest_suite",
 }  # fmt: skip
-_HOME_OF = {name: home for home, names in _HOMES.items() for name in names.split()}
-#: Names from before the thing under test had one noun (deprecated).
 _RENAMED = {"PythonSubject": "PythonTarget", "Subject": "Target"}
 
 

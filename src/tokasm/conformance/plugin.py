@@ -18,11 +18,6 @@ if TYPE_CHECKING:
     from tokasm.conformance.pytest_suite import Selection
     from tokasm.run.targets import Target
 
-__all__ = [
-    "pytest_addoption", "pytest_collection_finish", "pytest_configure", "pytest_generate_tests",
-    "pytest_runtest_setup", "pytest_unconfigure", "selection",
-]  # fmt: skip
-
 _TARGETS = pytest.StashKey[dict[str, "Target"]]()
 _SELECTION = pytest.StashKey["Selection"]()
 _UNDO_SIGNALS = pytest.StashKey["Callable[[], None]"]()
@@ -73,7 +68,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if not option("tokasm_assembler"):
         return
     from tokasm.conformance.pytest_suite import Selection
-    from tokasm.corpus._load import PROFILES
+    from tokasm.corpus import PROFILES
     from tokasm.errors import CorpusError, UsageError, XfailError
     from tokasm.fuzz import CHECK_EXAMPLES
     from tokasm.protocol._client import DEFAULT_TIMEOUT, fatal_signals_kill_testees
@@ -115,7 +110,6 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    """Stop the worker processes of ``--tokasm-isolate``."""
     for subject in config.stash.get(_TARGETS, {}).values():
         subject.close()
     config.stash.get(_UNDO_SIGNALS, lambda: None)()

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, TypeAlias
 
 import pytest
 
-from tokasm.corpus._load import Case, load_corpus, profile_gap
+from tokasm.corpus import Case, load_corpus, profile_gap
 from tokasm.errors import TargetError
 from tokasm.fuzz import CHECK_EXAMPLES, fuzz_phase
 from tokasm.protocol.worker import WorkerTarget
@@ -31,12 +31,8 @@ if TYPE_CHECKING:
     from tokasm.run.results import CaseResult
     from tokasm.run.targets import Target
 
-__all__ = ["CHECKS", "FUZZ_ID", "Check", "Selection", "suite"]
-
 FUZZ_ID = "fuzz"
-#: The checks run after the corpus cases, in ``tokasm check``'s order.
-CHECKS: tuple[str, ...] = (PROBE_ID, FUZZ_ID)
-#: What one item checks: a corpus case, or one of ``CHECKS`` by its id.
+#: What one item checks: a corpus case, or the cost probe or the fuzz phase by its id.
 Check: TypeAlias = "Case | str"
 #: The targets of this process that failed a case: as in ``tokasm check``, no fuzz item.
 _FAILED_A_CASE: weakref.WeakSet[Target] = weakref.WeakSet()
@@ -54,7 +50,8 @@ def _id(check: Check) -> str:
 
 @dataclass(frozen=True)
 class Selection:
-    """What a session checks: the cases then ``CHECKS``, the profiles, the expected failures."""
+    """What a session checks: the cases, then the cost probe and the fuzz phase in ``tokasm
+    check``'s order; the profiles; the expected failures."""
 
     checks: tuple[Check, ...]
     profiles: frozenset[str]
@@ -74,12 +71,11 @@ class Selection:
         """CorpusError for a bad case file; XfailError for a bad or stale xfail line."""
         corpus = load_corpus(user_cases=list(cases))
         listed = None if xfail is None else load_xfail(xfail, corpus)
-        stale = [] if listed is None else listed.stale(corpus)
-        if stale:
+        if stale := [] if listed is None else listed.stale(corpus):
             raise XfailError("; ".join(stale))
         chosen = [case for case in corpus if bundled or not case.bundled]
         selected = frozenset(DEFAULT_PROFILES | set(profiles))
-        return cls((*chosen, *CHECKS), selected, listed, corpus.version, fuzz_examples)
+        return cls((*chosen, PROBE_ID, FUZZ_ID), selected, listed, corpus.version, fuzz_examples)
 
     def refuse_gap(self, requested: Iterable[str], target: str, subject: Target) -> None:
         """TargetError if a profile asked for by name cannot run on the target."""

@@ -1,5 +1,3 @@
 """Deprecated path of ``tokasm.fuzz.stateful``, kept so older imports work."""
 
-from tokasm.fuzz.stateful import assembler_machine, run_conformance_test
-
-__all__ = ["assembler_machine", "run_conformance_test"]
+from tokasm.fuzz.stateful import *  # noqa: F403

@@ -15,7 +15,7 @@ import re
 import string
 from dataclasses import dataclass, field
 from functools import cache, cached_property
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, get_args
 
 from tokasm.corpus._paths import shipped, spec_dir
 from tokasm.corpus.steps import OPS, Apply, Get, Raises, ReadSince, Returns
@@ -28,14 +28,7 @@ if TYPE_CHECKING:
     from tokasm.corpus.steps import Expectation, Step
 
 Profile: TypeAlias = Literal["required", "strict", "incremental", "surrogates", "mappings", "scale"]
-PROFILES: tuple[Profile, ...] = (
-    "required",
-    "strict",
-    "incremental",
-    "surrogates",
-    "mappings",
-    "scale",
-)
+PROFILES: tuple[Profile, ...] = get_args(Profile)
 #: The optional profiles whose cases are large (SPEC.md: optional only for their cost): an
 #: export leaves them out unless asked, and blame takes a passed one's listed rules.
 LARGE_PROFILES: frozenset[Profile] = frozenset({"scale"})

@@ -8,12 +8,10 @@ from pathlib import Path
 
 from tokasm.errors import CorpusError
 
-__all__ = ["CACHE_DIR_ENV", "SPEC_DIR_ENV", "cache_dir", "shipped", "spec_dir"]
-
 SPEC_DIR_ENV = "TOKASM_SPEC_DIR"
 CACHE_DIR_ENV = "TOKASM_CACHE_DIR"
 _PACKAGE = Path(__file__).resolve().parent.parent
-#: The spec folders tokasm ships: the wheel's copy, then the checkout's.
+#: The spec folders tokasm ships (whose case files its tests check): the wheel's, the checkout's.
 _SHIPPED = (_PACKAGE / "_spec", _PACKAGE.parent.parent / "spec")
 
 
@@ -30,9 +28,7 @@ def spec_dir() -> Path:
 
 
 def shipped(root: Path) -> bool:
-    """Whether ``root`` is the spec folder tokasm ships (whose case files its tests check)."""
-    shipped_root = next((folder for folder in _SHIPPED if (folder / "VERSION").is_file()), None)
-    return shipped_root is not None and root.resolve() == shipped_root.resolve()
+    return root.resolve() in _SHIPPED
 
 
 def cache_dir() -> Path | None:

@@ -14,8 +14,6 @@ from tokasm.errors import CorpusError
 if TYPE_CHECKING:
     from pathlib import Path
 
-__all__ = ["read_json_values"]
-
 try:  # libyaml's parser when PyYAML has it: several times faster
     from yaml import CSafeLoader as _SafeLoader
 except ImportError:  # pragma: no cover - PyYAML built without libyaml
@@ -31,9 +29,8 @@ def _refuse(problem: str, node: yaml.Node) -> yaml.constructor.ConstructorError:
 
 
 class _JsonLoader(_SafeLoader):
-    """PyYAML's safe loader reading JSON's values only, so every route and language reads
-    the same events: a repeated or non-string key, a YAML-only type (a set, a date, bytes,
-    any other tag) and a number JSON cannot carry alike everywhere are errors."""
+    """Refuses a repeated or non-string key, a YAML-only type (a set, a date, bytes, any
+    other tag) and a number JSON cannot carry alike everywhere."""
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: set[str] = set()

@@ -86,7 +86,8 @@ class Step:
     @classmethod
     def from_request(cls, request: Mapping[str, object]) -> Step:
         """The step a protocol request asks for; ProtocolError if a field is missing or wrong."""
-        return cls(string_field(request, "instance"), None, string_field(request, "id"))
+        strings = (string_field(request, name) for name in cls.fields)
+        return cls(string_field(request, "instance"), None, *strings)
 
     @property
     def message_id(self) -> object:

@@ -1,7 +1,5 @@
-"""Turn a fuzzer program into a corpus case file: the model's answers become ``returns``.
-
-The fuzzer runs exactly the case built here, so the YAML it prints is the test that failed.
-"""
+"""A fuzzer program as a corpus case file, the model's answers as its ``returns``: the fuzzer
+runs exactly this case, so the YAML it prints is the test that failed."""
 
 from __future__ import annotations
 
@@ -24,8 +22,6 @@ if TYPE_CHECKING:
     from tokasm.corpus.steps import Step
     from tokasm.fuzz._strategies import Program
 
-__all__ = ["case_document", "dump_case_file"]
-
 _LONG = 64  # texts at least this long are offered the compact form (and show APPEND-LONG)
 
 
@@ -37,12 +33,12 @@ def _compact(text: str | None) -> str | dict[str, Any] | None:
 
 
 class _Flow(dict[str, Any]):
-    """A mapping written on one line, as the hand-written corpus writes events."""
+    """Written on one line, as the hand-written corpus writes events."""
 
 
 class _CaseDumper(yaml.SafeDumper):
-    """Keeps every string exact: plain or single-quoted YAML folds line breaks and loses CR,
-    NUL and edge whitespace; double quotes with escapes keep them."""
+    """Double-quotes a string that plain or single-quoted YAML would not keep exact (line
+    breaks, CR, NUL, edge whitespace)."""
 
     def represent_str(self, data: str) -> yaml.ScalarNode:
         exotic = data == "" or not data.isprintable() or data != data.strip()
@@ -56,7 +52,6 @@ _CaseDumper.add_representer(
 
 
 def _compact_step(step: dict[str, Any]) -> dict[str, Any]:
-    """Its delta and ``returns`` in compact form, its event on one line."""
     step = {**step, "returns": _compact(step["returns"])}
     for op in ("apply", "read_since"):
         if op in step:
@@ -85,8 +80,8 @@ def dump_case_file(document: dict[str, Any]) -> str:
 
 
 class _Trace:
-    """A program run on one model per instance: each step in corpus form, the model's answer
-    as its ``returns``, and the requirement ids the steps show."""
+    """Runs a program on one model per instance: each step in corpus form with the model's
+    answer as its ``returns``, and the requirement ids the steps show."""
 
     def __init__(self, instances: tuple[str, ...]) -> None:
         self.models = {name: ModelAssembler() for name in instances}

@@ -18,7 +18,7 @@ from hypothesis import seed as hypothesis_seed
 from hypothesis.errors import Flaky
 
 from tokasm import _clocks
-from tokasm.corpus._load import load_file, parse_case
+from tokasm.corpus import Case, load_file
 from tokasm.corpus.steps import READ_SINCE
 from tokasm.fuzz import SHRINK_BUDGET
 from tokasm.fuzz._cases import case_document, dump_case_file
@@ -26,11 +26,8 @@ from tokasm.fuzz._strategies import Program, programs
 from tokasm.run.runner import run_case
 
 if TYPE_CHECKING:
-    from tokasm.corpus._load import Case
     from tokasm.run.results import CaseResult
     from tokasm.run.targets import Target
-
-__all__ = ["Counterexample", "FuzzReport", "fuzz"]
 
 
 class _Disagreement(Exception):
@@ -66,7 +63,6 @@ class FuzzReport:
     counterexample: Counterexample | None
 
     def verdict(self) -> str:
-        """The verdict, how much was tried, and the seed that repeats it."""
         examples = f"{self.examples} example{'' if self.examples == 1 else 's'}"
         spent = f"{examples} in {self.seconds:.1f} s, seed {self.seed}"
         if self.counterexample is not None:
@@ -130,14 +126,13 @@ def fuzz(
 
     def run(program: Program) -> CaseResult:
         document = case_document(program, description)
-        return _run(subject, parse_case(document["cases"][0], Path("<tokasm fuzz>")))
+        return _run(subject, Case(document["cases"][0], Path("<tokasm fuzz>")))
 
     def test(program: Program) -> None:
         nonlocal deadline, searched
         if _clocks.monotonic() >= deadline:
             raise _OutOfTime
-        if not failures:
-            searched += 1
+        searched += not failures
         result = run(program)
         if result.outcome == "passed":
             return
@@ -172,6 +167,5 @@ def fuzz(
                 program, result = fewer, outcome
         document = case_document(program, description)
         found = Counterexample(document, result, _reproduces(subject, dump_case_file(document)))
-    return FuzzReport(
-        subject.name, seed, searched, _clocks.monotonic() - started, out_of_time, found
-    )
+    seconds = _clocks.monotonic() - started
+    return FuzzReport(subject.name, seed, searched, seconds, out_of_time, found)
