@@ -1,8 +1,6 @@
-"""Reference backends, one small module each, and the registry that names them.
-
-Every backend conforms to the required profile; they differ in cost, which is
-what ``tokasm bench`` measures. ``tokasm.TokenAssembler`` is the recommended one.
-"""
+"""Reference backends, one small module each, and the registry that names them: all conform
+to the required profile and differ in cost (``tokasm bench``); ``tokasm.TokenAssembler`` is
+the recommended one."""
 
 from __future__ import annotations
 
@@ -50,9 +48,7 @@ BACKENDS: dict[str, type[Assembler]] = {
     "cached-read": CachedReadAssembler,
 }
 
-#: Gaps a bundled backend has on purpose, as ``--xfail`` lines: ``tokasm check``
-#: reports them as expected failures. ``naive-join`` is the uncached baseline
-#: the benchmarks measure the others against (SPEC.md CACHE-FINAL).
+#: Gaps a bundled backend has on purpose, as ``--xfail`` lines (expected failures).
 EXPECTED_FAILURES: dict[str, str] = {
     "naive-join": "cost.cache-final  # by design: the uncached baseline re-joins its parts "
     "on every read",

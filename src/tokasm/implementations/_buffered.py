@@ -1,9 +1,5 @@
-"""Shared bookkeeping for the backends that differ only in how they buffer text.
-
-Every rule about finalization lives here once; a backend supplies three small
-buffer operations. The recommended backend (``chunked``) inlines the same
-logic instead, because it is measured against ``list-join`` per event.
-"""
+"""The finalization rules, once, for the backends that differ only in how they buffer text
+(``chunked`` inlines them: it is measured against ``list-join`` per event)."""
 
 from __future__ import annotations
 
@@ -13,11 +9,9 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from tokasm.implementations._types import Event
 
-__all__ = ["BufferedAssembler"]
-
 
 class BufferedAssembler(ABC):
-    """Finalization rules over an abstract per-message buffer."""
+    """Finalization rules over a per-message buffer that a subclass supplies."""
 
     def __init__(self) -> None:
         # ASM-STATE: per-instance state; finalized texts are cached (CACHE-FINAL).
@@ -28,15 +22,12 @@ class BufferedAssembler(ABC):
         """Create the message if needed (CREATE) and append ``delta`` when given."""
 
     @abstractmethod
-    def _text(self, message_id: str) -> str | None:
-        """The current text of an open message, or None if never seen."""
+    def _text(self, message_id: str) -> str | None: ...  # an open message's, None if unseen
 
     @abstractmethod
-    def _release(self, message_id: str) -> None:
-        """Drop the open buffer of a message that has just been finalized."""
+    def _release(self, message_id: str) -> None: ...  # drop a just-finalized message's buffer
 
-    def _completed(self, message_id: str) -> str | None:
-        """The text of a finalized message; ``naive-join`` overrides this to re-join."""
+    def _completed(self, message_id: str) -> str | None:  # naive-join re-joins instead
         return self._finalized.get(message_id)
 
     def apply(self, event: Event) -> str | None:

@@ -5,8 +5,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol, TypedDict, runtime_checkable
 
-__all__ = ["Assembler", "AssemblerFactory", "Event", "IncrementalAssembler"]
-
 
 class _EventRequired(TypedDict):
     id: str

@@ -1,14 +1,9 @@
-"""``cached-read``: parts list plus a cached join, valid until the next delta.
-
-An unchanged re-read during streaming is O(1); a read after every delta still
-joins, so a read-after-each-delta loop remains quadratic.
-"""
+"""``cached-read``: parts list plus a cached join, valid until the next delta: an unchanged
+re-read is O(1), but a read after every delta still joins (quadratic)."""
 
 from __future__ import annotations
 
 from tokasm.implementations.list_join import ListJoinAssembler
-
-__all__ = ["CachedReadAssembler"]
 
 
 class CachedReadAssembler(ListJoinAssembler):
@@ -18,8 +13,6 @@ class CachedReadAssembler(ListJoinAssembler):
         parts = self._parts.get(message_id)
         if parts is None:
             return None
-        if len(parts) != 1:
-            # Replace the parts with their join: the cache is the list's only element,
-            # invalidated naturally when the next delta is appended.
+        if len(parts) != 1:  # the join, as the only part, is the cache until the next delta
             parts[:] = ["".join(parts)]
         return parts[0]

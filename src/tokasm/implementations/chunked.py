@@ -1,15 +1,10 @@
 """``chunked``: the recommended backend (``tokasm.TokenAssembler``).
 
-Each open message keeps a short list of pending parts and one *compacted*
-string, grown with ``text += chunk`` every ``COMPACT_EVERY`` deltas and on
-every read. That is amortized linear only because CPython resizes a string
-in place when the code holds its only reference, so ``_compact`` takes the
-string out of the dict before the ``+=``. Why that works, when it does not
-(other interpreters, a snapshot a caller still holds) and what it buys
-against ``list-join``: docs/backends.md, "How chunked works".
-
-The hot path is inlined (no base class) because ``apply`` is measured per
-event against ``list-join``.
+Each open message keeps a short list of pending parts and one *compacted* string, grown with
+``text += chunk`` every ``COMPACT_EVERY`` deltas and on every read: amortized linear only
+because CPython resizes a string in place when the code holds its only reference (when it
+does not, and what it buys: docs/backends.md, "How chunked works"). The hot path is inlined
+(no base class): ``apply`` is measured per event against ``list-join``.
 """
 
 from __future__ import annotations
@@ -19,11 +14,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from tokasm.implementations._types import Event
 
-__all__ = ["COMPACT_EVERY", "ChunkedAssembler"]
-
-#: Pending parts per message before they are compacted into its string.
-#: A few hundred keeps the parts list's overhead (about 60 bytes per small
-#: str) a small fraction of the text, and the join call rare.
+#: Pending parts per message before they are compacted into its string: a few hundred keeps
+#: the list's overhead (about 60 bytes per small str) small beside the text, and joins rare.
 COMPACT_EVERY = 256
 
 
@@ -33,8 +25,7 @@ class ChunkedAssembler:
     __slots__ = ("_finalized", "_parts", "_texts")
 
     def __init__(self) -> None:
-        # ASM-STATE: per-instance state only.
-        self._parts: dict[str, list[str]] = {}  # open message -> pending deltas
+        self._parts: dict[str, list[str]] = {}  # ASM-STATE; open message -> pending deltas
         self._texts: dict[str, str] = {}  # open message -> compacted text so far
         self._finalized: dict[str, str] = {}  # CACHE-FINAL
 
@@ -82,12 +73,7 @@ class ChunkedAssembler:
         return self._compact(message_id, parts) if parts else self._texts[message_id]
 
     def read_since(self, message_id: str, offset: int) -> str | None:
-        """``get(message_id)[offset:]`` that copies only the new text (INC-READ-SINCE)."""
-        parts = self._parts.get(message_id)
-        if parts is None:
-            done = self._finalized.get(message_id)
-            return None if done is None else done[offset:]  # INC-UNKNOWN
-        text = self._compact(message_id, parts) if parts else self._texts[message_id]
-        # The slice is a new string (unless offset <= 0), so the compacted
-        # string stays unshared and keeps growing in place (INC-LINEAR).
-        return text[offset:]  # INC-OFFSET-END: "" at or past the end
+        """``get(message_id)[offset:]``, a new string (unless offset <= 0), so the compacted
+        one stays unshared and keeps growing in place (INC-READ-SINCE, INC-LINEAR)."""
+        text = self.get(message_id)
+        return None if text is None else text[offset:]  # INC-UNKNOWN, INC-OFFSET-END

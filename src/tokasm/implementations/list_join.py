@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from tokasm.implementations._buffered import BufferedAssembler
 
-__all__ = ["ListJoinAssembler"]
-
 
 class ListJoinAssembler(BufferedAssembler):
     """The textbook backend: O(1) append, but every streaming ``get`` joins all parts."""

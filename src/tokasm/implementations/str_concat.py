@@ -1,19 +1,12 @@
-"""``str-concat``: ``text += delta`` on a stored string, as the big SDKs do.
-
-Because the string is held in a dict, CPython cannot grow it in place: every
-append copies the whole text, so a long stream costs O(n^2) in characters.
-"""
+"""``str-concat``: ``text += delta`` on a string held in a dict, as the big SDKs do: CPython
+cannot grow it in place, so every append copies the text (O(n^2) in characters)."""
 
 from __future__ import annotations
 
 from tokasm.implementations._buffered import BufferedAssembler
 
-__all__ = ["StrConcatAssembler"]
-
 
 class StrConcatAssembler(BufferedAssembler):
-    """One immutable string per open message, replaced on every delta."""
-
     def __init__(self) -> None:
         super().__init__()
         self._texts: dict[str, str] = {}

@@ -1,8 +1,8 @@
 """A validating wrapper: any backend in, the same behaviour out, malformed events refused.
 
-The core spec assumes well-formed events (EVT-WELLFORMED). The ``strict``
-profile (STRICT-*) asks for a named error instead, with the state untouched;
-validating before delegating gives that to every backend at once.
+The core spec assumes well-formed events (EVT-WELLFORMED); the ``strict`` profile (STRICT-*)
+asks for a named error, the state untouched, which validating before delegating gives to
+every backend at once.
 """
 
 from __future__ import annotations
@@ -14,8 +14,6 @@ from tokasm.implementations._types import IncrementalAssembler
 
 if TYPE_CHECKING:
     from tokasm.implementations._types import Assembler, Event
-
-__all__ = ["StrictAssembler", "StrictIncrementalAssembler", "strict", "validate_event"]
 
 
 def validate_event(event: object) -> Event:
@@ -51,16 +49,13 @@ class StrictAssembler:
 class StrictIncrementalAssembler(StrictAssembler):
     """The strict wrapper for a backend with ``read_since``, which it keeps (INC-*)."""
 
-    def __init__(self, inner: IncrementalAssembler) -> None:
-        super().__init__(inner)
-        self._reader = inner
+    _inner: IncrementalAssembler
 
     def read_since(self, message_id: str, offset: int) -> str | None:
-        return self._reader.read_since(message_id, offset)
+        return self._inner.read_since(message_id, offset)
 
 
 def strict(inner: Assembler) -> Assembler:
     """Wrap ``inner`` in the strict validator, keeping ``read_since`` only if it has one."""
-    if isinstance(inner, IncrementalAssembler):
-        return StrictIncrementalAssembler(inner)
-    return StrictAssembler(inner)
+    incremental = isinstance(inner, IncrementalAssembler)
+    return (StrictIncrementalAssembler if incremental else StrictAssembler)(inner)

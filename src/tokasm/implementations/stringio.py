@@ -6,11 +6,9 @@ import io
 
 from tokasm.implementations._buffered import BufferedAssembler
 
-__all__ = ["StringIOAssembler"]
-
 
 class StringIOAssembler(BufferedAssembler):
-    """Appends into a growable text buffer; ``getvalue`` copies on each streaming read."""
+    """``getvalue`` copies on each streaming read."""
 
     def __init__(self) -> None:
         super().__init__()
