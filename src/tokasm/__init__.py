@@ -1,7 +1,6 @@
 """tokasm: conformance kit and reference implementations of the streaming token assembler.
 
-Names load lazily (PEP 562): the pytest plugin loads this package in every pytest session.
-"""
+Names load lazily: the pytest plugin loads this package in every pytest session."""
 
 from __future__ import annotations
 

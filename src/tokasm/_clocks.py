@@ -1,6 +1,5 @@
-"""The clocks tokasm measures by, taken as tokasm loads: in a worker that is before the
-target's module runs, so a target that replaces ``time``'s functions (freezegun does)
-cannot change a cost verdict or the fuzz phase's budget."""
+"""The clocks tokasm measures by, taken before a worker imports the target, so one that
+replaces ``time``'s functions (freezegun does) cannot change a cost verdict or a budget."""
 
 from __future__ import annotations
 

@@ -6,12 +6,6 @@
 
 from __future__ import annotations
 
-__all__ = [
-    "EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_TERMINATED", "EXIT_USAGE", "CorpusError",
-    "EventNotOwned", "ImplementationError", "ProtocolError", "ReportError", "TargetError",
-    "TargetFault", "TokasmError", "TokasmExit", "TokasmInterrupt", "UsageError", "XfailError",
-]  # fmt: skip
-
 #: Exit codes of every subcommand (each one's help says what 1 means for it); a SIGINT or
 #: SIGTERM ends a run, its testees killed first, with 128 + the signal's number.
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED, EXIT_TERMINATED = 0, 1, 2, 130, 143
