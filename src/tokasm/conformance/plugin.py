@@ -15,7 +15,7 @@ import pytest
 if TYPE_CHECKING:
     from collections.abc import Callable  # noqa: F401 (a stash key's type)
 
-    from tokasm.conformance.pytest_suite import Selection
+    from tokasm.conformance.pytest_suite import Check, Selection  # noqa: F401 (as above)
     from tokasm.run.targets import Target
 
 _TARGETS = pytest.StashKey[dict[str, "Target"]]()
@@ -115,8 +115,10 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     config.stash.get(_UNDO_SIGNALS, lambda: None)()
 
 
-def selection(config: pytest.Config) -> Selection:
-    return config.stash[_SELECTION]
+def test_case(tokasm_subject: Target, tokasm_case: Check, pytestconfig: pytest.Config) -> None:
+    """One corpus case, the cost probe or the fuzz phase against one target (the test that
+    ``test_conformance`` holds)."""
+    pytestconfig.stash[_SELECTION].check(tokasm_subject, tokasm_case)
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -126,7 +128,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     targets = metafunc.config.stash.get(_TARGETS, {})
     metafunc.parametrize(
         ("tokasm_subject", "tokasm_case"),
-        selection(metafunc.config).params(targets)
+        metafunc.config.stash[_SELECTION].params(targets)
         if targets
         else [pytest.param(None, None, id=_NO_TARGET_ID)],
     )

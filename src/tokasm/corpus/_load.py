@@ -39,7 +39,7 @@ class Case:
     """One case as written (``document``, JSON values only), its file, and whether it is
     bundled (False: from a user's ``--cases`` files); another process rebuilds it from these."""
 
-    document: dict[str, Any] = field(hash=False)
+    document: dict[str, Any] = field(hash=False, repr=False)
     source: Path
     bundled: bool = True
 
@@ -94,9 +94,6 @@ class Case:
             for step in OPS.values()
             if step.feature is not None and _writes(self.document["steps"], step.op)
         )
-
-    def __repr__(self) -> str:
-        return f"Case({self.id!r}, source={self.source!r}, bundled={self.bundled})"
 
 
 #: How another process rebuilds a case from its ``document``, unchecked.
@@ -293,7 +290,7 @@ def load_corpus(root: Path | None = None, user_cases: Iterable[Path] = ()) -> Co
     case files in ``user_cases`` (folders of ``*.yaml``, or single files), under the same
     rules: ids unique across both, requirement ids from ``root``'s SPEC.md."""
     root = spec_dir() if root is None else root
-    corpus = _bundled(root, os.getcwd())
+    corpus = _bundled(root, None if root.is_absolute() else os.getcwd())
     files: list[Path] = []
     for path in user_cases:
         if path.is_dir():
@@ -313,7 +310,7 @@ def load_corpus(root: Path | None = None, user_cases: Iterable[Path] = ()) -> Co
 
 
 @cache  # the corpus is read-only while tokasm runs; ``folder`` keys a relative ``root``
-def _bundled(root: Path, folder: str) -> Corpus:
+def _bundled(root: Path, folder: str | None) -> Corpus:
     files = sorted((root / "cases").glob("*.yaml"))
     if not files:
         raise CorpusError(f"{root / 'cases'}: no *.yaml case files")

@@ -11,8 +11,6 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from tokasm.implementations import Event
 
-__all__ = ["ModelAssembler"]
-
 
 class ModelAssembler:
     """Reference semantics for the required and incremental profiles."""
@@ -41,6 +39,5 @@ class ModelAssembler:
 
     def read_since(self, message_id: str, offset: int) -> str | None:
         text = self._texts.get(message_id)
-        return (
-            None if text is None else text[offset:]
-        )  # INC-READ-SINCE, INC-UNKNOWN, INC-OFFSET-END
+        # INC-READ-SINCE, INC-UNKNOWN, INC-OFFSET-END
+        return None if text is None else text[offset:]

@@ -21,9 +21,6 @@ if TYPE_CHECKING:
 
     from tokasm.corpus.steps import Step
 
-__all__ = ["FINAL_CHOICES", "SENTINEL_DELTAS", "SHAPED_IDS", "Program", "any_texts",
-           "apply_step", "deltas", "message_ids", "programs"]  # fmt: skip
-
 _T = TypeVar("_T")
 
 #: Ids that are distinct messages although they look alike (EVT-ID-ANY).
@@ -82,14 +79,13 @@ def any_texts(*, min_size: int = 0, max_size: int) -> st.SearchStrategy[str]:
 
 
 def message_ids() -> st.SearchStrategy[str]:
-    """Mostly look-alike ids, sometimes any short text."""
     return st.one_of(st.sampled_from(_TRICKY_IDS), any_texts(max_size=3))
 
 
 def _mostly(
     common: st.SearchStrategy[_T], rare: st.SearchStrategy[_T], one_in: int
 ) -> st.SearchStrategy[_T]:
-    """``rare`` once in ``one_in`` draws, else ``common``; shrinks towards ``common``."""
+    """``rare`` once in ``one_in`` draws; shrinks towards ``common``."""
     return st.integers(min_value=1, max_value=one_in).flatmap(
         lambda drawn: rare if drawn == one_in else common
     )
@@ -105,7 +101,6 @@ def deltas() -> st.SearchStrategy[str]:
 
 
 _DELTAS = deltas()
-#: An index into a program's pool of ids, which is never longer than this.
 _POOLED = st.integers(min_value=0, max_value=_MAX_POOLS * max(map(len, _SHAPED_POOLS)) - 1)
 _EXTRA = _mostly(st.just({}), st.sampled_from(_EXTRA_KEYS), one_in=4)
 
@@ -118,8 +113,7 @@ class Program:
     steps: tuple[Step, ...]
 
     @classmethod
-    def of(cls, names: tuple[str, ...], steps: tuple[Step, ...]) -> Program:
-        """The steps, on those of ``names`` they use."""
+    def of(cls, names: tuple[str, ...], steps: tuple[Step, ...]) -> Program:  # the names used
         used = {step.instance for step in steps}
         return cls(tuple(name for name in names if name in used), steps)
 

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from tokasm.corpus.steps import Step
     from tokasm.implementations import Assembler, AssemblerFactory
 
-__all__ = ["assembler_machine", "run_conformance_test"]
+__all__ = ["assembler_machine", "run_conformance_test"]  # what the old path re-exports
 
 _INSTANCES = INSTANCE_NAMES[:2]  # two instances, so shared state shows (ASM-STATE)
 _instances = st.sampled_from(_INSTANCES)
@@ -37,8 +37,6 @@ def assembler_machine(factory: AssemblerFactory) -> type[hs.RuleBasedStateMachin
     incremental = READ_SINCE in features_of(factory())
 
     class AssemblerMachine(hs.RuleBasedStateMachine):
-        """Two fresh instances of the target and of the model, driven alike."""
-
         def __init__(self) -> None:
             super().__init__()
             self.real: dict[str, Assembler] = {name: factory() for name in _INSTANCES}
