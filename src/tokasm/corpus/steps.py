@@ -17,20 +17,6 @@ from tokasm.errors import ProtocolError
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-__all__ = [
-    "OPS",
-    "READ_SINCE",
-    "Apply",
-    "Expectation",
-    "Get",
-    "Raises",
-    "ReadSince",
-    "Returns",
-    "Step",
-    "features_of",
-    "string_field",
-]
-
 #: The feature name a target declares when it offers ``read_since`` (INC-*).
 READ_SINCE = "read_since"
 

@@ -40,15 +40,13 @@ class _OutOfTime(BaseException):
 
 @dataclass(frozen=True)
 class Counterexample:
-    """The shrunk failing case, the target's failure on it, and whether it reproduces."""
+    """The shrunk failing case (also as YAML), the target's failure on it, and whether it
+    reproduces."""
 
     document: dict[str, Any]
+    yaml: str
     result: CaseResult
     reproduced: bool
-
-    @property
-    def yaml(self) -> str:
-        return dump_case_file(self.document)
 
 
 @dataclass(frozen=True)
@@ -166,6 +164,7 @@ def fuzz(
             if (outcome := run(fewer)).outcome != "passed":
                 program, result = fewer, outcome
         document = case_document(program, description)
-        found = Counterexample(document, result, _reproduces(subject, dump_case_file(document)))
+        text = dump_case_file(document)
+        found = Counterexample(document, text, result, _reproduces(subject, text))
     seconds = _clocks.monotonic() - started
     return FuzzReport(subject.name, seed, searched, seconds, out_of_time, found)
