@@ -64,7 +64,7 @@ class Case:
     def large(self) -> bool:
         return self.profile in LARGE_PROFILES
 
-    @property
+    @cached_property
     def instances(self) -> tuple[str, ...]:
         return tuple(self.document.get("instances", ["a"]))
 
@@ -76,11 +76,10 @@ class Case:
 
     @cached_property
     def steps(self) -> tuple[Step, ...]:
-        expander = _Expander(self)
         try:
-            return tuple(expander.unroll(self.document["steps"], {}, "", []))
+            return tuple(self._unroll(self.document["steps"], {}, "", []))
         except (TypeError, ValueError) as error:  # the schema counts 2.0 as an integer
-            raise expander.fail(
+            raise self._fail(
                 f"cannot be expanded: {error} (a count, offset or code point must be a whole "
                 "number written without a decimal point)"
             ) from None
@@ -94,6 +93,86 @@ class Case:
             for step in OPS.values()
             if step.feature is not None and _writes(self.document["steps"], step.op)
         )
+
+    def _fail(self, message: str) -> CorpusError:
+        return CorpusError(f"{self.source}: case {self.id!r}: {message}")
+
+    def _unroll(
+        self, raws: list[Any], env: Mapping[str, int], prefix: str, built: list[Step]
+    ) -> list[Step]:
+        """``built`` with the plain steps of ``raws`` appended, numbered after ``prefix``."""
+        for number, raw in enumerate(raws, start=1):
+            where = f"{prefix}{number}"
+            if "repeat" not in raw:
+                built.append(self._step(raw, env, where))
+                continue
+            name = raw.get("as")
+            if name in env:
+                raise self._fail(f"step {where}: 'as: {name}' shadows an outer repeat")
+            for i in range(raw["repeat"]):
+                self._unroll(
+                    raw["steps"], {**env, name: i} if name else env, f"{where}[{i}].", built
+                )
+        return built
+
+    def _step(self, raw: Mapping[str, Any], env: Mapping[str, int], where: str) -> Step:
+        instance: str = raw.get("on", self.instances[0])
+        if instance not in self.instances:
+            shown = list(self.instances[:10]) + (["..."] if len(self.instances) > 10 else [])
+            raise self._fail(f"step uses instance {instance!r}, not declared in {shown}")
+        expect: Expectation
+        if "raises" in raw:
+            expect = Raises(raw["raises"])
+        else:
+            value = raw["returns"]
+            expect = _RETURNS_NULL if value is None else Returns(self._text(value, env))
+        if "get" in raw:
+            return Get(instance, expect, self._text(raw["get"], env), where=where)
+        if "read_since" in raw:
+            query = raw["read_since"]
+            message, offset = self._text(query["id"], env), self._offset(query["offset"], env)
+            return ReadSince(instance, expect, message, offset, where=where)
+        if "apply_raw" in raw:  # an event sent as written
+            return Apply(instance, expect, raw["apply_raw"], where=where)
+        event = dict(raw["apply"])  # any key besides id and delta is sent as written
+        event["id"] = self._text(event["id"], env)
+        if "delta" in event:
+            event["delta"] = self._text(event["delta"], env)
+        return Apply(instance, expect, event, where=where)
+
+    def _offset(self, raw: int | str, env: Mapping[str, int]) -> int:
+        """An integer offset, or digits and ``${var}`` that expand to one (``${t}${u}0``)."""
+        if not isinstance(raw, str):
+            return operator.index(raw)  # TypeError for 1.0
+        expanded = self._text(raw, env)  # the schema allows only digits and ${var}
+        if not expanded.isdecimal():
+            raise self._fail(f"offset {raw!r} uses ${{...}} outside any 'as' repeat")
+        return int(expanded)
+
+    def _text(self, raw: object, env: Mapping[str, int]) -> str:
+        """The text expression ``raw``: a string (its ``${var}`` filled in inside an ``as``
+        repeat; outside one, '$' is literal), ``concat``, ``code_point`` or ``repeat``."""
+        if type(raw) is str:
+            if not env or "$" not in raw:
+                return raw
+            form = _format(raw)
+            try:
+                return (
+                    string.Template(raw).substitute(env) if form is None else form.format_map(env)
+                )
+            except (KeyError, ValueError) as error:
+                raise self._fail(f"bad ${{...}} substitution in {raw!r}: {error}") from None
+        assert isinstance(raw, dict)  # the schema allows nothing else
+        if "concat" in raw:
+            return "".join(self._text(part, env) for part in raw["concat"])
+        if "code_point" in raw:
+            return chr(raw["code_point"])  # a lone surrogate, which YAML cannot escape
+        name, repeat = raw.get("as"), operator.index(raw["repeat"])
+        if name is None:
+            return self._text(raw["text"], env) * repeat
+        if name in env:
+            raise self._fail(f"text repeat 'as: {name}' shadows an outer repeat")
+        return "".join(self._text(raw["text"], {**env, name: i}) for i in range(repeat))
 
 
 #: How another process rebuilds a case from its ``document``, unchecked.
@@ -142,94 +221,6 @@ def _format(raw: str) -> str | None:
 
 
 _RETURNS_NULL = Returns(None)  # most steps' expectation, one object for all (it is frozen)
-
-
-class _Expander:
-    """Unrolls one case's compact forms; ``env`` holds the ``as`` variables in scope."""
-
-    def __init__(self, case: Case) -> None:
-        self.case = case
-        self.instances = case.instances
-
-    def fail(self, message: str) -> CorpusError:
-        return CorpusError(f"{self.case.source}: case {self.case.id!r}: {message}")
-
-    def unroll(
-        self, raws: list[Any], env: Mapping[str, int], prefix: str, built: list[Step]
-    ) -> list[Step]:
-        """``built`` with the plain steps of ``raws`` appended, numbered after ``prefix``."""
-        for number, raw in enumerate(raws, start=1):
-            where = f"{prefix}{number}"
-            if "repeat" not in raw:
-                built.append(self.step(raw, env, where))
-                continue
-            name = raw.get("as")
-            if name in env:
-                raise self.fail(f"step {where}: 'as: {name}' shadows an outer repeat")
-            for i in range(raw["repeat"]):
-                self.unroll(
-                    raw["steps"], {**env, name: i} if name else env, f"{where}[{i}].", built
-                )
-        return built
-
-    def step(self, raw: Mapping[str, Any], env: Mapping[str, int], where: str) -> Step:
-        instance: str = raw.get("on", self.instances[0])
-        if instance not in self.instances:
-            shown = list(self.instances[:10]) + (["..."] if len(self.instances) > 10 else [])
-            raise self.fail(f"step uses instance {instance!r}, not declared in {shown}")
-        expect: Expectation
-        if "raises" in raw:
-            expect = Raises(raw["raises"])
-        else:
-            value = raw["returns"]
-            expect = _RETURNS_NULL if value is None else Returns(self.text(value, env))
-        if "get" in raw:
-            return Get(instance, expect, self.text(raw["get"], env), where=where)
-        if "read_since" in raw:
-            query = raw["read_since"]
-            message, offset = self.text(query["id"], env), self.offset(query["offset"], env)
-            return ReadSince(instance, expect, message, offset, where=where)
-        if "apply_raw" in raw:  # an event sent as written
-            return Apply(instance, expect, raw["apply_raw"], where=where)
-        event = dict(raw["apply"])  # any key besides id and delta is sent as written
-        event["id"] = self.text(event["id"], env)
-        if "delta" in event:
-            event["delta"] = self.text(event["delta"], env)
-        return Apply(instance, expect, event, where=where)
-
-    def offset(self, raw: int | str, env: Mapping[str, int]) -> int:
-        """An integer offset, or digits and ``${var}`` that expand to one (``${t}${u}0``)."""
-        if not isinstance(raw, str):
-            return operator.index(raw)  # TypeError for 1.0
-        expanded = self.text(raw, env)  # the schema allows only digits and ${var}
-        if not expanded.isdecimal():
-            raise self.fail(f"offset {raw!r} uses ${{...}} outside any 'as' repeat")
-        return int(expanded)
-
-    def text(self, raw: object, env: Mapping[str, int]) -> str:
-        """The text expression ``raw``: a string (its ``${var}`` filled in inside an ``as``
-        repeat; outside one, '$' is literal), ``concat``, ``code_point`` or ``repeat``."""
-        if type(raw) is str:
-            if not env or "$" not in raw:
-                return raw
-            form = _format(raw)
-            try:
-                return (
-                    string.Template(raw).substitute(env) if form is None else form.format_map(env)
-                )
-            except (KeyError, ValueError) as error:
-                raise self.fail(f"bad ${{...}} substitution in {raw!r}: {error}") from None
-        assert isinstance(raw, dict)  # the schema allows nothing else
-        if "concat" in raw:
-            return "".join(self.text(part, env) for part in raw["concat"])
-        if "code_point" in raw:
-            return chr(raw["code_point"])  # a lone surrogate, which YAML cannot escape
-        name, repeat = raw.get("as"), operator.index(raw["repeat"])
-        if name is None:
-            return self.text(raw["text"], env) * repeat
-        if name in env:
-            raise self.fail(f"text repeat 'as: {name}' shadows an outer repeat")
-        return "".join(self.text(raw["text"], {**env, name: i}) for i in range(repeat))
 
 
 def _validate(document: Any, source: Path, schema_path: Path) -> None:
