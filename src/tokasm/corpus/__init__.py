@@ -2,52 +2,25 @@
 
 from __future__ import annotations
 
-from tokasm.corpus._export import json_can_carry, write_folder, write_lines
-from tokasm.corpus._load import (
-    LARGE_PROFILES,
-    PROFILES,
-    Case,
-    Corpus,
-    expand,
-    load_corpus,
-    load_file,
-    parse_case,
-    profile_gap,
-    requirement_ids,
-)
-from tokasm.corpus._paths import spec_dir
-from tokasm.corpus.model import ModelAssembler
-from tokasm.corpus.steps import (
-    Apply,
-    Get,
-    Raises,
-    ReadSince,
-    Returns,
-    Step,
-)
-from tokasm.errors import CorpusError
-
-__all__ = [
-    "LARGE_PROFILES",
-    "PROFILES",
-    "Apply",
-    "Case",
-    "Corpus",
-    "CorpusError",
-    "Get",
-    "ModelAssembler",
-    "Raises",
-    "ReadSince",
-    "Returns",
-    "Step",
-    "expand",
-    "json_can_carry",
-    "load_corpus",
-    "load_file",
-    "parse_case",
-    "profile_gap",
-    "requirement_ids",
-    "spec_dir",
-    "write_folder",
-    "write_lines",
-]
+from tokasm.corpus._export import json_can_carry as json_can_carry
+from tokasm.corpus._export import write_folder as write_folder
+from tokasm.corpus._export import write_lines as write_lines
+from tokasm.corpus._load import LARGE_PROFILES as LARGE_PROFILES
+from tokasm.corpus._load import PROFILES as PROFILES
+from tokasm.corpus._load import Case as Case
+from tokasm.corpus._load import Corpus as Corpus
+from tokasm.corpus._load import expand as expand
+from tokasm.corpus._load import load_corpus as load_corpus
+from tokasm.corpus._load import load_file as load_file
+from tokasm.corpus._load import parse_case as parse_case
+from tokasm.corpus._load import profile_gap as profile_gap
+from tokasm.corpus._load import requirement_ids as requirement_ids
+from tokasm.corpus._paths import spec_dir as spec_dir
+from tokasm.corpus.model import ModelAssembler as ModelAssembler
+from tokasm.corpus.steps import Apply as Apply
+from tokasm.corpus.steps import Get as Get
+from tokasm.corpus.steps import Raises as Raises
+from tokasm.corpus.steps import ReadSince as ReadSince
+from tokasm.corpus.steps import Returns as Returns
+from tokasm.corpus.steps import Step as Step
+from tokasm.errors import CorpusError as CorpusError

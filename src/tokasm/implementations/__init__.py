@@ -4,39 +4,20 @@ the recommended one."""
 
 from __future__ import annotations
 
-from tokasm.implementations._types import Assembler, AssemblerFactory, Event, IncrementalAssembler
-from tokasm.implementations.cached_read import CachedReadAssembler
-from tokasm.implementations.chunked import ChunkedAssembler
-from tokasm.implementations.list_join import ListJoinAssembler
-from tokasm.implementations.naive_join import NaiveJoinAssembler
-from tokasm.implementations.str_concat import StrConcatAssembler
-from tokasm.implementations.strict import (
-    StrictAssembler,
-    StrictIncrementalAssembler,
-    strict,
-    validate_event,
-)
-from tokasm.implementations.stringio import StringIOAssembler
-
-__all__ = [
-    "BACKENDS",
-    "DEFAULT_BACKEND",
-    "EXPECTED_FAILURES",
-    "Assembler",
-    "AssemblerFactory",
-    "CachedReadAssembler",
-    "ChunkedAssembler",
-    "Event",
-    "IncrementalAssembler",
-    "ListJoinAssembler",
-    "NaiveJoinAssembler",
-    "StrConcatAssembler",
-    "StrictAssembler",
-    "StrictIncrementalAssembler",
-    "StringIOAssembler",
-    "strict",
-    "validate_event",
-]
+from tokasm.implementations._types import Assembler as Assembler  # noqa: TC001 (re-exported)
+from tokasm.implementations._types import AssemblerFactory as AssemblerFactory
+from tokasm.implementations._types import Event as Event
+from tokasm.implementations._types import IncrementalAssembler as IncrementalAssembler
+from tokasm.implementations.cached_read import CachedReadAssembler as CachedReadAssembler
+from tokasm.implementations.chunked import ChunkedAssembler as ChunkedAssembler
+from tokasm.implementations.list_join import ListJoinAssembler as ListJoinAssembler
+from tokasm.implementations.naive_join import NaiveJoinAssembler as NaiveJoinAssembler
+from tokasm.implementations.str_concat import StrConcatAssembler as StrConcatAssembler
+from tokasm.implementations.strict import StrictAssembler as StrictAssembler
+from tokasm.implementations.strict import StrictIncrementalAssembler as StrictIncrementalAssembler
+from tokasm.implementations.strict import strict as strict
+from tokasm.implementations.strict import validate_event as validate_event
+from tokasm.implementations.stringio import StringIOAssembler as StringIOAssembler
 
 #: Backend name -> class. Names are what the CLI, reports and test ids show.
 BACKENDS: dict[str, type[Assembler]] = {
