@@ -33,7 +33,6 @@ from tokasm.protocol._codec import (
     error_response,
     hello_response,
     is_current_version,
-    result_response,
 )
 from tokasm.protocol.worker import python_testee_command
 from tokasm.run._cost import PROBE_IDS, run_probe
@@ -61,25 +60,21 @@ class _Worker(PythonTarget):
         self, factory: AssemblerFactory, name: str, responses: IO[bytes], timeout: float
     ) -> None:
         super().__init__(factory, name)
-        self._responses = responses
-        self._interval = timeout / 4
-        self._last = _clocks.monotonic()
+        self._responses, self._interval = responses, timeout / 4
+        self.last = _clocks.monotonic()  # when the last request came or heartbeat went
 
-    def beat(self, *, force: bool = False) -> None:
-        """A heartbeat if due (``force``: a request came, none is due)."""
-        now = _clocks.monotonic()
-        if force or now - self._last >= self._interval:
-            self._last = now
-            if not force:
-                self._responses.write(HEARTBEAT + b"\n")
-                self._responses.flush()
+    def _beat(self) -> None:
+        if _clocks.monotonic() - self.last >= self._interval:
+            self.last = _clocks.monotonic()
+            self._responses.write(HEARTBEAT + b"\n")
+            self._responses.flush()
 
     def new(self, instance: str) -> None:
-        self.beat()
+        self._beat()
         super().new(instance)
 
     def perform(self, step: Step) -> str | Foreign | None:
-        self.beat()
+        self._beat()
         return super().perform(step)
 
 
@@ -87,8 +82,10 @@ def _run_case(subject: PythonTarget, request: Message) -> Message:
     if not isinstance(request.get("case"), dict):
         raise ProtocolError("a case request needs the case's mapping")
     case = parse_case(request["case"], Path(string_field(request, "source")))
-    debug = request.get("debug") is True
-    return {"ok": True, "case": run_case(subject, case, debug=debug).to_data()}
+    return {
+        "ok": True,
+        "case": run_case(subject, case, debug=request.get("debug") is True).to_data(),
+    }
 
 
 def _run_probe(subject: PythonTarget, request: Message) -> Message:
@@ -129,7 +126,7 @@ def _dispatch(subject: PythonTarget, request: Message) -> Message:
     result = subject.perform(step.from_request(request))
     if isinstance(result, Foreign):  # the protocol carries text or null only: an error of a
         return error_response(NOT_TEXT, result.shown)  # kind no step expects, as in process
-    return result_response(result)
+    return {"ok": True, "result": result}
 
 
 def respond(subject: PythonTarget, line: bytes) -> Message:
@@ -149,7 +146,7 @@ def serve(subject: PythonTarget, requests: IO[bytes], responses: IO[bytes]) -> N
     for line in requests:
         if line.strip():
             if isinstance(subject, _Worker):
-                subject.beat(force=True)
+                subject.last = _clocks.monotonic()
             response = encode(respond(subject, line))
             if os.getpid() != server:
                 os._exit(0)
@@ -169,10 +166,6 @@ def _private_channel() -> tuple[IO[bytes], IO[bytes]]:
     os.dup2(2, 1)
     sys.stdout = sys.stderr
     return requests, responses
-
-
-def _strict(factory: AssemblerFactory) -> AssemblerFactory:
-    return lambda: strict(factory())
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -198,7 +191,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         factory = resolve_target(target)
         if args.strict:
-            factory, target = _strict(factory), f"{target} (strict)"
+            factory, target = (lambda made=factory: strict(made())), f"{target} (strict)"
         subject = (
             PythonTarget(factory, target)
             if args.worker is None
