@@ -433,7 +433,7 @@ class CommandTarget:
             process.refuse_unasked()
             if pipelined:
                 process.write(b"".join(requests))
-            for request, op in zip(requests, ops):
+            for request, op in zip(requests, ops, strict=True):
                 if not pipelined:
                     process.write(request)
                 outcome = _outcome(read_line(timeout), op)

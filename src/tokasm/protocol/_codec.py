@@ -43,7 +43,7 @@ def _not_json(constant: str) -> object:
 
 # Made once: json.dumps and JSONEncoder.encode build a new encoder on every call.
 _ENCODER = json.JSONEncoder(separators=(",", ":"), allow_nan=False)
-_C_ENCODER = json.encoder.c_make_encoder  # None without CPython's accelerator
+_C_ENCODER = getattr(json.encoder, "c_make_encoder", None)  # None without the C accelerator
 _PARTS: Callable[[object], Iterable[str]] = _ENCODER.iterencode
 if _C_ENCODER is not None:
     _C_PARTS = _C_ENCODER(None, _ENCODER.default, json.encoder.encode_basestring_ascii, None,

@@ -16,6 +16,7 @@ import faulthandler
 import os
 import resource
 import sys
+from functools import partial
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
@@ -44,7 +45,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from tokasm.corpus.steps import Step
-    from tokasm.implementations import AssemblerFactory
+    from tokasm.implementations import Assembler, AssemblerFactory
     from tokasm.protocol._codec import Message
 
 __all__ = ["WORKER_MEMORY", "main", "python_testee_command", "respond", "serve"]
@@ -168,6 +169,10 @@ def _private_channel() -> tuple[IO[bytes], IO[bytes]]:
     return requests, responses
 
 
+def _strict(factory: AssemblerFactory) -> Assembler:
+    return strict(factory())
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m tokasm.protocol.testee",
@@ -191,7 +196,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         factory = resolve_target(target)
         if args.strict:
-            factory, target = (lambda made=factory: strict(made())), f"{target} (strict)"
+            factory, target = partial(_strict, factory), f"{target} (strict)"
         subject = (
             PythonTarget(factory, target)
             if args.worker is None

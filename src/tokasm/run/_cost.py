@@ -13,7 +13,7 @@ import secrets
 import sys
 import uuid
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from tokasm import _clocks
 from tokasm._display import show
@@ -135,14 +135,13 @@ class Verdict:
         return Timing(shortest, min(t.long for t in self.timings), self.timings[-1].about)
 
 
-def judge(measure: Callable[[], Timing], limit: float, attempts: int = ATTEMPTS) -> Verdict:
+def judge(measure: Callable[[], Timing], limit: float) -> Verdict:
     """Measure, the garbage collector off, until one ratio is within ``limit`` or
-    ``attempts`` all exceed it; not measured if the clock did not move."""
+    ``ATTEMPTS`` all exceed it; not measured if the clock did not move."""
     timings: list[Timing] = []
-    gc.collect()
     gc.disable()
     try:
-        while len(timings) < attempts and (not timings or timings[-1].ratio > limit):
+        while len(timings) < ATTEMPTS and (not timings or timings[-1].ratio > limit):
             timings.append(measure())
     finally:
         gc.enable()
@@ -304,10 +303,10 @@ def _timer(subject: Target) -> Callable[[Step, str | None], float]:
     """Seconds of one unpipelined step, plus in process the kit's copy of ``copy``. In process
     CPU time, which the scheduler does not move (not on Windows: 15 ms ticks), the answer
     dropped unconverted; over the protocol the wall clock."""
-    clock, perform = _clocks.perf_counter, subject.perform
+    clock, perform = _clocks.perf_counter, cast("Callable[[Step], object]", subject.perform)
     if isinstance(subject, PythonTarget):
         clock = _clocks.process_time if sys.platform != "win32" else clock
-        perform = subject.perform_unread
+        perform = subject.perform_raw
 
     def timed(step: Step, copy: str | None) -> float:
         start = clock()
