@@ -117,25 +117,25 @@ def testees_end_with_the_run() -> Iterator[None]:
 def fatal_signals_kill_testees() -> Callable[[], None]:
     """Until the returned undo, an unhandled SIGTERM or SIGHUP kills every child group, then
     ends the process as it would: for a host with no run to wrap (the pytest plugin)."""
+
+    def die(signum: int, frame: FrameType | None) -> None:
+        kill_testees()
+        signal.signal(signum, signal.SIG_DFL)
+        signal.raise_signal(signum)
+
     installed: dict[int, Any] = {}
     if threading.current_thread() is threading.main_thread():
         for signum in (signal.SIGTERM, signal.SIGHUP):
             if signal.getsignal(signum) is signal.SIG_DFL:
-                installed[signum] = signal.signal(signum, _kill_testees_then_die)
+                installed[signum] = signal.signal(signum, die)
 
     def undo() -> None:
         for number, handler in installed.items():
-            if signal.getsignal(number) is _kill_testees_then_die:
+            if signal.getsignal(number) is die:
                 signal.signal(number, handler)
         installed.clear()
 
     return undo
-
-
-def _kill_testees_then_die(signum: int, frame: FrameType | None) -> None:
-    kill_testees()
-    signal.signal(signum, signal.SIG_DFL)
-    signal.raise_signal(signum)
 
 
 def exit_description(code: int) -> str:
@@ -289,7 +289,7 @@ class _Process:
 
 
 def _shown(request: bytes) -> str:
-    return show(request.decode("ascii").rstrip("\n"))
+    return show(request.decode("ascii").rstrip("\n"))  # a request is ASCII JSON
 
 
 def _encoded(step: Step) -> bytes:

@@ -66,9 +66,8 @@ class WorkerTarget(_client.CommandTarget):
 
     def run_case(self, case: Case, *, debug: bool = False) -> CaseResult:
         """``case`` run whole in the worker; a fault of the worker errors it."""
-        request = {"op": "case", "case": case.document, "source": str(case.source)}
-        return self._ask(request | ({"debug": True} if debug else {}), f"case {case.id!r}",
-                         CaseResult.of(case, "errored"))  # fmt: skip
+        request = {"op": "case", "case": case.document, "source": str(case.source), "debug": debug}
+        return self._ask(request, f"case {case.id!r}", CaseResult.of(case, "errored"))
 
     def probe(self, probe_id: str, *, strict: bool = False) -> CaseResult:
         """The cost probe ``probe_id`` (``run._cost.PROBE_IDS``), timed in the worker."""
