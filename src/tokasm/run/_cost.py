@@ -136,15 +136,11 @@ class Verdict:
 
 
 def judge(measure: Callable[[], Timing], limit: float) -> Verdict:
-    """Measure, the garbage collector off, until one ratio is within ``limit`` or
-    ``ATTEMPTS`` all exceed it; not measured if the clock did not move."""
+    """Measure until one ratio is within ``limit`` or ``ATTEMPTS`` all exceed it; not
+    measured if the clock did not move."""
     timings: list[Timing] = []
-    gc.disable()
-    try:
-        while len(timings) < ATTEMPTS and (not timings or timings[-1].ratio > limit):
-            timings.append(measure())
-    finally:
-        gc.enable()
+    while len(timings) < ATTEMPTS and (not timings or timings[-1].ratio > limit):
+        timings.append(measure())
     if any(timing.short <= 0 for timing in timings):
         raise _NotMeasured("the clock did not move (a target that stopped it?)")
     return Verdict(timings[-1].ratio > limit, tuple(timings))
@@ -370,6 +366,9 @@ def run_probe(probe_id: str, subject: Target, *, strict: bool = False) -> CaseRe
     """Run the probe ``probe_id``: a pass carries its figure in ``note``; a target answering
     wrong is skipped. ``strict``: a STREAM-LINEAR finding fails (``--strict-cost``)."""
     route = IN_PROCESS if isinstance(subject, PythonTarget) else OVER_PROTOCOL
+    # The garbage collector off: a collection would stall a timed read, and one over the
+    # probe's many messages (none in a cycle) costs a run more than the probe itself.
+    gc.disable()
     try:
         if probe_id == PROBE_ID:
             return _cache_final(subject, route)
@@ -380,6 +379,8 @@ def run_probe(probe_id: str, subject: Target, *, strict: bool = False) -> CaseRe
         return probe_named(probe_id, "errored", f"testee fault during the cost probe: {fault}")
     except ImplementationError as error:
         return probe_named(probe_id, "errored", f"raised during the cost probe: {error}")
+    finally:
+        gc.enable()
 
 
 def probe_cache_final(subject: Target) -> CaseResult:

@@ -178,7 +178,10 @@ def run_case(subject: Target, case: Case, *, debug: bool = False) -> CaseResult:
     but passing with fresh events breaks EVENT-OWNED; a case of other mappings failing so
     but passing with the habits breaks MAP-ANY."""
     if not isinstance(subject, PythonTarget):
-        return _run_steps(subject, case, debug)
+        try:
+            return _run_steps(subject, case, debug)
+        finally:  # kept for the whole run, its steps would make every full collection slow
+            vars(case).pop("steps", None)
 
     def fresh(other_mappings: bool = False) -> CaseResult:
         with contextlib.closing(subject.with_fresh_events(other_mappings=other_mappings)) as twin:
