@@ -19,6 +19,7 @@ import signal
 import subprocess
 import threading
 import time
+from collections import deque
 from typing import IO, TYPE_CHECKING, Any, cast
 
 from tokasm import errors
@@ -44,8 +45,8 @@ LOAD_TIMEOUT = 60.0
 BREAKER_FAULTS = 5
 #: Requests written ahead of their responses by default (``--no-pipeline`` makes it 1).
 PIPELINE_WINDOW = 1024
-#: A line the worker writes between the steps of a long case: it renews the deadline, for
-#: at most ``BEATS_FOR`` times ``--timeout`` a case.
+#: What the worker writes between the steps of a long case: it renews the deadline, for at
+#: most ``BEATS_FOR`` times ``--timeout`` a case.
 HEARTBEAT = b'{"busy":true}'
 BEATS_FOR = 60
 #: Seconds a testee gets to exit after its stdin closes, before its group is killed.
@@ -114,28 +115,27 @@ def testees_end_with_the_run() -> Iterator[None]:
 
 
 def fatal_signals_kill_testees() -> Callable[[], None]:
-    """Until the returned undo, SIGTERM and SIGHUP, where unhandled, kill every child group
-    and then end the process as they would: for a host with no run to wrap (the pytest
-    plugin), as each child has its own session and the signal would not reach it."""
+    """Until the returned undo, an unhandled SIGTERM or SIGHUP kills every child group, then
+    ends the process as it would: for a host with no run to wrap (the pytest plugin)."""
+
+    def die(signum: int, frame: FrameType | None) -> None:
+        kill_testees()
+        signal.signal(signum, signal.SIG_DFL)
+        signal.raise_signal(signum)
+
     installed: dict[int, Any] = {}
     if threading.current_thread() is threading.main_thread():
         for signum in (signal.SIGTERM, signal.SIGHUP):
             if signal.getsignal(signum) is signal.SIG_DFL:
-                installed[signum] = signal.signal(signum, _kill_testees_then_die)
+                installed[signum] = signal.signal(signum, die)
 
     def undo() -> None:
         for number, handler in installed.items():
-            if signal.getsignal(number) is _kill_testees_then_die:
+            if signal.getsignal(number) is die:
                 signal.signal(number, handler)
         installed.clear()
 
     return undo
-
-
-def _kill_testees_then_die(signum: int, frame: FrameType | None) -> None:
-    kill_testees()
-    signal.signal(signum, signal.SIG_DFL)
-    signal.raise_signal(signum)
 
 
 def exit_description(code: int) -> str:
@@ -152,7 +152,7 @@ class _Process:
     """One child in its own process group: lines written and read under a deadline; its
     stderr drained on a thread into a bounded tail."""
 
-    def __init__(self, argv: Sequence[str], *, stacks_on_abort: bool = False) -> None:
+    def __init__(self, argv: Sequence[str], *, stacks_on_abort: bool) -> None:
         self.stacks_on_abort = stacks_on_abort
         try:
             self.popen = subprocess.Popen(
@@ -168,7 +168,9 @@ class _Process:
         _LIVE.add(self)
         pipes = (self.popen.stdin, self.popen.stdout, self.popen.stderr)  # all three PIPE
         self._stdin, self._stdout, stderr = cast("tuple[IO[bytes], IO[bytes], IO[bytes]]", pipes)
-        self._fd, self._read_ahead, self._tail = self._stdout.fileno(), bytearray(), bytearray()
+        self._fd, self._tail = self._stdout.fileno(), bytearray()
+        self._lines: deque[bytes] = deque()  # whole lines read ahead
+        self._partial = bytearray()  # the start of the next line
         self._drainer = threading.Thread(target=self._drain_stderr, args=(stderr,), daemon=True)
         self._drainer.start()
 
@@ -184,16 +186,16 @@ class _Process:
         """Write ``data``, on a thread if it may not fit the pipe: a child that stops reading
         then costs its deadline (the reader sees it go), never a wait without end."""
         if len(data) > _WRITE_AT_ONCE:
-            threading.Thread(target=self._write_quietly, args=(data,), daemon=True).start()
-            return
+            threading.Thread(target=self._write, args=(data, False), daemon=True).start()
+        else:
+            self._write(data, True)
+
+    def _write(self, data: bytes, loud: bool) -> None:
         try:
             self._stdin.write(data)
-        except (BrokenPipeError, ValueError):
-            raise TargetFault(self._gone("stdin", "before reading the request")) from None
-
-    def _write_quietly(self, data: bytes) -> None:
-        with contextlib.suppress(OSError, ValueError):
-            self._stdin.write(data)
+        except (OSError, ValueError):
+            if loud:
+                raise TargetFault(self._gone("stdin", "before reading the request")) from None
 
     def read_line(self, timeout: float, *, beats_for: float = 0.0) -> bytes:
         """The next line; TargetFault if none within ``timeout``, if stdout closed or if it is
@@ -201,48 +203,43 @@ class _Process:
         start = time.monotonic()
         deadline = start + timeout
         while True:
-            while (end := self._read_ahead.find(b"\n")) >= 0:
-                line = bytes(self._read_ahead[:end])
-                del self._read_ahead[: end + 1]
+            while self._lines:
+                line = self._lines.popleft()
                 if line != HEARTBEAT or not beats_for:
                     return line
                 deadline = min(time.monotonic() + timeout, start + beats_for)
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                self._abort_for_stacks()
+                if self.stacks_on_abort:  # the worker's faulthandler writes every stack
+                    with contextlib.suppress(OSError, subprocess.TimeoutExpired):
+                        os.kill(self.popen.pid, signal.SIGABRT)
+                        self.popen.wait(EXIT_GRACE)
                 raise TargetFault(f"no response within {timeout:g} s")
             if select.select([self._fd], [], [], min(remaining, _ALIVE_CHECK))[0]:
                 self._read()
             elif (code := self.popen.poll()) is not None:  # a grandchild may hold the pipe
                 raise TargetFault(f"{exit_description(code)} without answering")
 
-    def _abort_for_stacks(self) -> None:
-        """A worker's faulthandler writes every thread's stack on SIGABRT before it dies, so
-        a hung call or load is reported with where it hung, whatever the machine's load."""
-        if self.stacks_on_abort:
-            with contextlib.suppress(OSError):
-                os.kill(self.popen.pid, signal.SIGABRT)
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                self.popen.wait(EXIT_GRACE)
-
     def _read(self) -> None:
         chunk = os.read(self._fd, 1 << 20)
         if not chunk:
             raise TargetFault(self._gone("stdout", "without answering"))
-        partial = len(self._read_ahead) - self._read_ahead.rfind(b"\n") - 1  # chunk's 1st line
-        self._read_ahead += chunk
-        first, *lines = map(len, chunk.split(b"\n"))
-        if max([partial + first, *lines]) > (limit := codec.MAX_LINE_BYTES):
-            raise TargetFault(f"wrote a line longer than the limit of {limit} bytes")
+        first, *lines = chunk.split(b"\n")
+        if max([len(self._partial) + len(first), *map(len, lines)]) > codec.MAX_LINE_BYTES:
+            raise TargetFault(f"wrote a line longer than the limit of {codec.MAX_LINE_BYTES} bytes")
+        self._partial += first
+        if lines:
+            self._lines.append(bytes(self._partial))
+            self._partial = bytearray(lines.pop())
+            self._lines.extend(lines)
 
     def refuse_unasked(self) -> None:
         """TargetFault if output is waiting that no request asked for."""
-        if not self._read_ahead and select.select([self._fd], [], [], 0)[0]:
+        if not (self._lines or self._partial) and select.select([self._fd], [], [], 0)[0]:
             self._read()
-        *lines, partial = self._read_ahead.split(b"\n")
-        pending = [line for line in lines if line != HEARTBEAT]
-        if pending or partial:
-            unasked = bytes(pending[0] if pending else partial)[:200]
+        pending = [line for line in self._lines if line != HEARTBEAT]
+        if pending or self._partial:
+            unasked = bytes(pending[0] if pending else self._partial)[:200]
             raise TargetFault(
                 "wrote output nobody asked for (a stray line, or more than one line for a "
                 f"request): {show(unasked.decode('utf-8', 'replace'))}"
@@ -264,8 +261,9 @@ class _Process:
         lines = lines[-(_STACK_LINES if stacks >= 0 else STDERR_TAIL_LINES) :]
         if not lines:
             return "\ntestee stderr: (empty)"
-        shown = "\n".join(f"  | {line[:_STDERR_LINE_CHARS]}" for line in lines)
-        return "\ntestee stderr (last lines):\n" + shown
+        return "\ntestee stderr (last lines):\n" + "\n".join(
+            f"  | {line[:_STDERR_LINE_CHARS]}" for line in lines
+        )
 
     def kill_group(self) -> None:
         """SIGKILL the child's process group (grandchildren too); no waiting."""
@@ -274,8 +272,13 @@ class _Process:
         with contextlib.suppress(OSError):
             self.popen.kill()  # in case it left the group it was started in
 
-    def kill(self) -> None:
-        """Kill the child's group, reap it and release the pipes; safe to repeat."""
+    def kill(self, grace: float = 0.0) -> None:
+        """Kill the child's group (after ``grace`` seconds to exit, its stdin closed), reap it
+        and release the pipes; safe to repeat."""
+        with contextlib.suppress(OSError, subprocess.TimeoutExpired):
+            if grace:
+                self._stdin.close()
+                self.popen.wait(grace)
         self.kill_group()
         self.popen.wait()
         self._drainer.join(timeout=EXIT_GRACE)  # its pipe closes when the group is gone
@@ -284,29 +287,23 @@ class _Process:
             with contextlib.suppress(OSError):
                 pipe.close()
 
-    def close(self) -> None:
-        """End of stdin asks the child to exit; its group is killed after the grace time."""
-        with contextlib.suppress(OSError):
-            self._stdin.close()
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self.popen.wait(EXIT_GRACE)
-        self.kill()
-
 
 def _shown(request: bytes) -> str:
-    return show(request.decode("ascii").rstrip("\n"))
+    return show(request.decode("ascii").rstrip("\n"))  # a request is ASCII JSON
 
 
 def _encoded(step: Step) -> bytes:
     try:
         return codec.encode(step.request())
-    except (TypeError, ValueError) as error:
+    except (TypeError, ValueError, RecursionError) as error:
         raise TargetFault(f"{step.op!r} request cannot be sent as JSON: {error}") from None
 
 
 def _outcome(line: bytes, op: str) -> StepOutcome:
     """A response's result or the ImplementationError it answers (raised for ``new``: its
     refusal ends the case); ProtocolError naming the line if it is not valid."""
+    if line == codec.NULL_RESULT:
+        return None
     try:
         return codec.parse_result(codec.decode(line), op)
     except ImplementationError as error:
@@ -332,7 +329,7 @@ class CommandTarget:
         self,
         argv: Sequence[str],
         timeout: float = DEFAULT_TIMEOUT,
-        start_timeout: float | None = None,
+        start_timeout: float | None = None,  # START_TIMEOUT, read when called (tests shorten it)
         *,
         window: int = PIPELINE_WINDOW,
         breaker: int | None = BREAKER_FAULTS,  # None: always restart (the fuzzer's examples)
@@ -341,12 +338,12 @@ class CommandTarget:
             raise TargetError("command '': empty command line")
         self._argv = list(argv)
         self.timeout = timeout
-        start = START_TIMEOUT if start_timeout is None else start_timeout
-        self._start_timeout = max(timeout, start)
-        self._window = window
+        self._start_timeout = max(
+            timeout, START_TIMEOUT if start_timeout is None else start_timeout
+        )
+        self._pipelined = window > 1
         self._queued: list[bytes] = []  # ``new`` requests sent with the next steps
-        self._faults_in_a_row = 0
-        self._breaker_faults = breaker
+        self._faults_in_a_row, self._breaker_faults = 0, breaker
         self._breaker: str | None = None  # why the remaining cases are not run
         self._restarts = 0
         self.problems: list[str] = []
@@ -376,8 +373,9 @@ class CommandTarget:
         try:
             name, features = self._greet(process)
         except (ProtocolError, TargetFault) as error:
+            process.kill()
             hello = _shown(codec.encode(codec.hello_request()))
-            raise self._killed(process, hello, str(error)) from None
+            raise TargetFault(f"request {hello}: {error}{process.stderr_tail()}") from None
         if self._restarts == 0:
             self.name, self.features = name, features
         elif (name, features) != (self.name, self.features):
@@ -388,17 +386,13 @@ class CommandTarget:
             )
         return process
 
-    @staticmethod
-    def _killed(process: _Process, request: str, reason: str, after: str = "") -> TargetFault:
-        """Kill ``process`` and say which request faulted, why, and the stderr tail."""
-        process.kill()
-        return TargetFault(f"request {request}: {reason}{after}{process.stderr_tail()}")
-
     def fault(self, process: _Process, request: str, reason: str) -> TargetFault:
-        """Kill the testee over a fault of the running case, and count the case."""
-        after = "\n(the testee was killed; a fresh one starts with the next case)"
+        """Kill the testee over a fault of the running case (saying which request, why, and
+        its stderr tail), and count the case."""
+        process.kill()
         self._process = None
-        return self._counted(str(self._killed(process, request, reason, after)))
+        after = "\n(the testee was killed; a fresh one starts with the next case)"
+        return self._counted(f"request {request}: {reason}{after}{process.stderr_tail()}")
 
     def _counted(self, message: str) -> TargetFault:
         """A faulted case, counted: the ``breaker``-th in a row opens the circuit breaker."""
@@ -434,15 +428,15 @@ class CommandTarget:
         ops = ["new"] * len(self._queued) + [step.op for step in steps]
         self._queued = []
         process = self.running()
-        done = 0
+        done, pipelined, read_line, timeout = 0, self._pipelined, process.read_line, self.timeout
         try:
             process.refuse_unasked()
-            if self._window > 1:
+            if pipelined:
                 process.write(b"".join(requests))
-            for index, op in enumerate(ops):
-                if self._window == 1:
-                    process.write(requests[index])
-                outcome = _outcome(process.read_line(self.timeout), op)
+            for request, op in zip(requests, ops, strict=True):
+                if not pipelined:
+                    process.write(request)
+                outcome = _outcome(read_line(timeout), op)
                 done += 1
                 if op != "new":
                     yield outcome
@@ -455,7 +449,7 @@ class CommandTarget:
             raise
         except (ProtocolError, TargetFault) as error:
             reason = f"invalid response {error}" if isinstance(error, ProtocolError) else str(error)
-            if self._window > 1 and done and "no response" in reason:
+            if pipelined and done and "no response" in reason:
                 reason += (
                     f" ({len(requests) - done} requests were written ahead after {done} "
                     "answered; a testee that drops the lines it read ahead, instead of reading "
@@ -468,10 +462,8 @@ class CommandTarget:
     def _drain(self, process: _Process, requests: Sequence[bytes], due: int) -> None:
         """Read and drop the ``due`` responses still to come (none unpipelined: nothing more
         was sent), so the next case starts in step."""
-        if self._window == 1:
-            return
         try:
-            for _ in range(due):
+            for _ in range(due if self._pipelined else 0):
                 process.read_line(self.timeout)
         except TargetFault as fault:
             reason = f"{fault} (reading the responses due after the case ended early)"
@@ -493,5 +485,5 @@ class CommandTarget:
     def close(self) -> None:
         self._queued = []
         if self._process is not None:
-            self._process.close()
+            self._process.kill(EXIT_GRACE)
             self._process = None

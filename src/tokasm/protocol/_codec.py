@@ -15,12 +15,12 @@ from tokasm.corpus.steps import OPS
 from tokasm.errors import ImplementationError, ProtocolError
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping
+    from collections.abc import Callable, Iterable, Mapping
 
 __all__ = [
-    "KNOWN_FEATURES", "MAX_LINE_BYTES", "MAX_NAME_CHARS", "MAX_TEXT_CHARS", "OK", "Message",
-    "ProtocolError", "decode", "encode", "error_response", "hello_request", "hello_response",
-    "is_current_version", "new_request", "parse_hello", "parse_result", "result_response",
+    "KNOWN_FEATURES", "MAX_LINE_BYTES", "MAX_NAME_CHARS", "MAX_TEXT_CHARS", "NULL_RESULT", "OK",
+    "Message", "ProtocolError", "decode", "encode", "error_response", "hello_request",
+    "hello_response", "is_current_version", "new_request", "parse_hello", "parse_result",
 ]  # fmt: skip
 
 #: Features a testee may declare in its hello; each enables one optional op.
@@ -33,21 +33,29 @@ MAX_NAME_CHARS = 200
 #: Characters of an error response's ``error`` and ``kind`` kept for reports.
 MAX_TEXT_CHARS = 2000
 OK: Message = {"ok": True}  # the response to ``new``
+#: The most common response line, as both ends write it: read without decoding.
+NULL_RESULT = b'{"ok":true,"result":null}'
 
 
 def _not_json(constant: str) -> object:
     raise ValueError(f"{constant} is not JSON")
 
 
-# Made once: json.dumps and json.loads with options build a new coder on every call.
+# Made once: json.dumps and JSONEncoder.encode build a new encoder on every call.
 _ENCODER = json.JSONEncoder(separators=(",", ":"), allow_nan=False)
+_C_ENCODER = getattr(json.encoder, "c_make_encoder", None)  # None without the C accelerator
+_PARTS: Callable[[object], Iterable[str]] = _ENCODER.iterencode
+if _C_ENCODER is not None:
+    _C_PARTS = _C_ENCODER(None, _ENCODER.default, json.encoder.encode_basestring_ascii, None,
+                          ":", ",", False, False, False)  # fmt: skip
+    _PARTS = lambda message: _C_PARTS(message, 0)  # noqa: E731
 _DECODER = json.JSONDecoder(parse_constant=_not_json)
 
 
 def encode(message: Mapping[str, object]) -> bytes:
-    """Compact JSON, non-ASCII escaped, then LF; TypeError or ValueError if JSON cannot
-    carry a value (NaN, a date)."""
-    return (_ENCODER.encode(message) + "\n").encode("ascii")
+    """Compact JSON, non-ASCII escaped, then LF; TypeError, ValueError or RecursionError if
+    JSON cannot carry a value (NaN, a date, a cycle)."""
+    return ("".join(_PARTS(message)) + "\n").encode("ascii")
 
 
 def decode(line: bytes) -> Message:
@@ -77,10 +85,6 @@ def new_request(instance: str) -> Message:
 
 def hello_response(name: str, features: Iterable[str]) -> Message:
     return {"ok": True, "protocol": PROTOCOL_VERSION, "name": name, "features": sorted(features)}
-
-
-def result_response(result: str | None) -> Message:
-    return {"ok": True, "result": result}
 
 
 def error_response(kind: str | None, message: str) -> Message:

@@ -16,6 +16,7 @@ import faulthandler
 import os
 import resource
 import sys
+from functools import partial
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
@@ -33,10 +34,9 @@ from tokasm.protocol._codec import (
     error_response,
     hello_response,
     is_current_version,
-    result_response,
 )
 from tokasm.protocol.worker import python_testee_command
-from tokasm.run._cost import PROBE_IDS, run_probe
+from tokasm.run._cost import run_probe
 from tokasm.run.results import NOT_TEXT
 from tokasm.run.runner import run_case
 from tokasm.run.targets import Foreign, PythonTarget, resolve_target
@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from tokasm.corpus.steps import Step
-    from tokasm.implementations import AssemblerFactory
+    from tokasm.implementations import Assembler, AssemblerFactory
     from tokasm.protocol._codec import Message
 
 __all__ = ["WORKER_MEMORY", "main", "python_testee_command", "respond", "serve"]
@@ -61,54 +61,41 @@ class _Worker(PythonTarget):
         self, factory: AssemblerFactory, name: str, responses: IO[bytes], timeout: float
     ) -> None:
         super().__init__(factory, name)
-        self._responses = responses
-        self._interval = timeout / 4
-        self._last = _clocks.monotonic()
+        self._responses, self._interval = responses, timeout / 4
+        self.last = _clocks.monotonic()  # when the last request came or heartbeat went
 
-    def beat(self, *, force: bool = False) -> None:
-        """A heartbeat if due (``force``: a request came, none is due)."""
-        now = _clocks.monotonic()
-        if force or now - self._last >= self._interval:
-            self._last = now
-            if not force:
-                self._responses.write(HEARTBEAT + b"\n")
-                self._responses.flush()
+    def _beat(self) -> None:
+        if _clocks.monotonic() - self.last >= self._interval:
+            self.last = _clocks.monotonic()
+            self._responses.write(HEARTBEAT + b"\n")
+            self._responses.flush()
 
     def new(self, instance: str) -> None:
-        self.beat()
+        self._beat()
         super().new(instance)
 
     def perform(self, step: Step) -> str | Foreign | None:
-        self.beat()
+        self._beat()
         return super().perform(step)
 
 
 def _run_case(subject: PythonTarget, request: Message) -> Message:
-    if not isinstance(request.get("case"), dict):
-        raise ProtocolError("a case request needs the case's mapping")
-    case = parse_case(request["case"], Path(string_field(request, "source")))
-    debug = request.get("debug") is True
-    return {"ok": True, "case": run_case(subject, case, debug=debug).to_data()}
+    case = parse_case(request["case"], Path(request["source"]))
+    return {"ok": True, "case": run_case(subject, case, debug=request["debug"]).to_data()}
 
 
 def _run_probe(subject: PythonTarget, request: Message) -> Message:
-    probe = request.get("id")
-    if probe not in PROBE_IDS:
-        raise ProtocolError(f"unknown probe {probe!r}")
-    result = run_probe(probe, subject, strict=request.get("strict") is True)
+    result = run_probe(request["id"], subject, strict=request["strict"])
     return {"ok": True, "case": result.to_data()}
 
 
 def _run_fuzz(subject: PythonTarget, request: Message) -> Message:
     from tokasm.fuzz import fuzz_phase  # Hypothesis, only for the fuzz phase
 
-    examples = request.get("examples")
-    if type(examples) is not int:
-        raise ProtocolError("a fuzz request needs a whole number of 'examples'")
-    return {"ok": True, "problems": list(fuzz_phase(subject, (), examples))}
+    return {"ok": True, "problems": list(fuzz_phase(subject, (), request["examples"]))}
 
 
-#: The ops of tokasm's own worker, beside the protocol's (module docstring).
+#: The ops of tokasm's own worker, beside the protocol's: tokasm alone sends them.
 _WORKER_OPS = {"case": _run_case, "probe": _run_probe, "fuzz": _run_fuzz}
 
 
@@ -121,7 +108,7 @@ def _dispatch(subject: PythonTarget, request: Message) -> Message:
     if op == "new":
         subject.new(string_field(request, "instance"))
         return OK
-    if isinstance(op, str) and op in _WORKER_OPS:
+    if isinstance(subject, _Worker) and isinstance(op, str) and op in _WORKER_OPS:
         return _WORKER_OPS[op](subject, request)
     step = OPS.get(op) if isinstance(op, str) else None
     if step is None or (step.feature is not None and step.feature not in subject.features):
@@ -129,7 +116,7 @@ def _dispatch(subject: PythonTarget, request: Message) -> Message:
     result = subject.perform(step.from_request(request))
     if isinstance(result, Foreign):  # the protocol carries text or null only: an error of a
         return error_response(NOT_TEXT, result.shown)  # kind no step expects, as in process
-    return result_response(result)
+    return {"ok": True, "result": result}
 
 
 def respond(subject: PythonTarget, line: bytes) -> Message:
@@ -149,7 +136,7 @@ def serve(subject: PythonTarget, requests: IO[bytes], responses: IO[bytes]) -> N
     for line in requests:
         if line.strip():
             if isinstance(subject, _Worker):
-                subject.beat(force=True)
+                subject.last = _clocks.monotonic()
             response = encode(respond(subject, line))
             if os.getpid() != server:
                 os._exit(0)
@@ -171,8 +158,8 @@ def _private_channel() -> tuple[IO[bytes], IO[bytes]]:
     return requests, responses
 
 
-def _strict(factory: AssemblerFactory) -> AssemblerFactory:
-    return lambda: strict(factory())
+def _strict(factory: AssemblerFactory) -> Assembler:
+    return strict(factory())
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -198,7 +185,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         factory = resolve_target(target)
         if args.strict:
-            factory, target = _strict(factory), f"{target} (strict)"
+            factory, target = partial(_strict, factory), f"{target} (strict)"
         subject = (
             PythonTarget(factory, target)
             if args.worker is None

@@ -66,34 +66,31 @@ class WorkerTarget(_client.CommandTarget):
 
     def run_case(self, case: Case, *, debug: bool = False) -> CaseResult:
         """``case`` run whole in the worker; a fault of the worker errors it."""
-        request: dict[str, object] = {"op": "case", "case": case.document}
-        request |= {"source": str(case.source), **({"debug": True} if debug else {})}
+        request = {"op": "case", "case": case.document, "source": str(case.source), "debug": debug}
         return self._ask(request, f"case {case.id!r}", CaseResult.of(case, "errored"))
 
     def probe(self, probe_id: str, *, strict: bool = False) -> CaseResult:
         """The cost probe ``probe_id`` (``run._cost.PROBE_IDS``), timed in the worker."""
         request = {"op": "probe", "id": probe_id, "strict": strict}
-        errored = probe_named(probe_id, "errored", "")
-        return self._ask(request, f"the cost probe {probe_id}", errored)
+        return self._ask(request, f"the cost probe {probe_id}", probe_named(probe_id, "errored"))
 
     def fuzz(self, examples: int) -> tuple[str, ...]:
         """``check``'s fuzz phase, run in the worker: the disagreement found, if any."""
         request = {"op": "fuzz", "examples": examples}
-        answer = self._exchange(request, "the fuzz phase", max(self.timeout, FUZZ_SECONDS))
-        if isinstance(answer, str):
-            return (f"fuzz phase: {answer}",)
-        problems = answer.get("problems")
-        if not isinstance(problems, list) or not all(isinstance(p, str) for p in problems):
-            return (f"fuzz phase: not a list of problems: {str(answer)[:200]}",)
+        try:
+            answer = self._exchange(request, "the fuzz phase", max(self.timeout, FUZZ_SECONDS))
+            problems = answer.get("problems")
+            if not isinstance(problems, list) or not all(isinstance(p, str) for p in problems):
+                raise ProtocolError(f"not a list of problems: {str(answer)[:200]}")
+        except ProtocolError as error:
+            return (f"fuzz phase: {error}",)
         return tuple(problems)
 
     def _ask(self, request: dict[str, object], label: str, check: CaseResult) -> CaseResult:
         """The worker's result as data, under the check's own names (``check``); a fault of
         the worker errors it, saying what happened."""
-        answer = self._exchange(request, label, self.timeout * _client.BEATS_FOR)
         try:
-            if isinstance(answer, str):
-                raise ProtocolError(answer)
+            answer = self._exchange(request, label, self.timeout * _client.BEATS_FOR)
             result = CaseResult.from_data(answer.get("case"))
         except ProtocolError as error:
             return replace(check, message=f"testee fault in the worker: {error}")
@@ -105,13 +102,13 @@ class WorkerTarget(_client.CommandTarget):
             requirements=result.requirements or check.requirements,
         )
 
-    def _exchange(self, request: dict[str, object], label: str, beats_for: float) -> Message | str:
-        """The worker's answer, heartbeats renewing the deadline for up to ``beats_for`` s; or
-        what went wrong: the worker is then killed, the fault counted for the breaker."""
+    def _exchange(self, request: dict[str, object], label: str, beats_for: float) -> Message:
+        """The worker's answer, heartbeats renewing the deadline for up to ``beats_for`` s; else
+        ProtocolError saying what went wrong (a fault kills the worker, counted for the breaker)."""
         try:
             process = self.running()
         except (TargetFault, TargetError) as fault:
-            return str(fault)
+            raise ProtocolError(str(fault)) from None
         try:
             process.refuse_unasked()
             process.write(encode(request))
@@ -119,6 +116,6 @@ class WorkerTarget(_client.CommandTarget):
             if response.get("ok") is not True:
                 raise ProtocolError(f"not an answer: {str(response)[:200]}")
         except (ProtocolError, TargetFault) as error:
-            return str(self.fault(process, label, str(error)))
+            raise ProtocolError(str(self.fault(process, label, str(error)))) from None
         self.healthy()
         return response

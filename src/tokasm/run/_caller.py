@@ -25,7 +25,7 @@ OTHER_MAPPINGS = "other-mappings"
 
 
 class CallerText(str):
-    """A ``str`` subclass, as a caller's strings may be (a ``StrEnum`` id, a markup-safe delta)."""
+    """A caller's string of a ``str`` subclass (a ``StrEnum`` id, a markup-safe delta)."""
 
     __slots__ = ()
 
@@ -74,7 +74,6 @@ _ABSENT = object()
 
 
 def _copy(value: object) -> object:
-    """A deep copy of a JSON value."""
     if type(value) is dict:
         return {k: _copy(v) if type(v) in _CONTAINERS else v for k, v in value.items()}
     if type(value) is list:
@@ -134,7 +133,7 @@ class CallerHabits:
         self._kept: list[object] = []
 
     def lend(self, event: Any) -> object:
-        """The object the target gets for the corpus event ``event`` (never ``event`` itself)."""
+        """What the target gets for the corpus event ``event`` (never ``event`` itself)."""
         if self._gentle or type(event) is not dict:
             lent = _other_mapping(event) if self._other else _copy(event)
             self._kept.append(lent)
@@ -179,5 +178,4 @@ class CallerHabits:
             raise EventNotOwned(f"apply() modified the event it was given, {show(event)}")
 
     def forget(self) -> None:
-        """Drop every event kept for the case that ended."""
-        self._kept.clear()
+        self._kept.clear()  # the events kept for the case that ended

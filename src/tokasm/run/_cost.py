@@ -13,7 +13,7 @@ import secrets
 import sys
 import uuid
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from tokasm import _clocks
 from tokasm._display import show
@@ -23,7 +23,7 @@ from tokasm.run.results import CaseResult
 from tokasm.run.targets import PythonTarget
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping, Sequence
+    from collections.abc import Callable, Sequence
 
     from tokasm.corpus.steps import Step
     from tokasm.run.results import Outcome
@@ -34,30 +34,33 @@ __all__ = ["ATTEMPTS", "PROBE_IDS", "PROBE_STEPS", "Timing", "judge", "probe_nam
 #: The probes' case ids (what --xfail, -k, JUnit and JSON name them by) and their rules.
 PROBE_ID, CACHE_FINAL = "cost.cache-final", "CACHE-FINAL"
 STREAM_PROBE_ID, STREAM_LINEAR = "cost.stream-linear", "STREAM-LINEAR"
-_DESCRIPTIONS = {
-    PROBE_ID: "a read after final joins and decodes nothing: it costs at most about a copy "
-    "of the text (CACHE-FINAL)",
-    STREAM_PROBE_ID: "an append costs the same whatever the length of the message's text "
-    "(STREAM-LINEAR)",
-}
+_PROBES = {  # each probe's rule and description
+    PROBE_ID: (CACHE_FINAL, "a read after final joins and decodes nothing: it costs at most "
+               "about a copy of the text (CACHE-FINAL)"),
+    STREAM_PROBE_ID: (STREAM_LINEAR, "an append costs the same whatever the length of the "
+                      "message's text (STREAM-LINEAR)"),
+}  # fmt: skip
 #: Every check of ``tokasm check`` that is not a corpus case.
-PROBE_IDS: tuple[str, ...] = (PROBE_ID, STREAM_PROBE_ID)
+PROBE_IDS: tuple[str, ...] = tuple(_PROBES)
 
 
 @dataclass(frozen=True)
 class _Route:
-    """How much traffic, and what limits, for one route."""
+    """Traffic and limits of one route: ``long`` messages of ``parts`` parts of ``chars``
+    characters each (some empty), ``fillers`` short ones read between rounds; a long read
+    may cost ``limit`` times its reference, an append to a long text ``stream_limit`` times
+    one to a short text (built of ``stream_deltas``); the minimum of ``rounds`` is kept."""
 
     in_process: bool
-    long: int  # long messages
-    parts: tuple[int, int]  # parts of each long message, drawn in this range
-    chars: tuple[float, float]  # characters per part of a long message (some deltas empty)
-    fillers: int  # short finalized messages, all read between rounds
+    long: int
+    parts: tuple[int, int]
+    chars: tuple[float, float]
+    fillers: int
     filler_chars: tuple[int, int]
-    limit: float  # of a long read against its reference
-    stream_limit: float  # of an append to a long text against one to a short text
-    stream_deltas: int  # deltas building the long text of STREAM_CHARS
-    rounds: int  # timed reads (or appends) of each message per measurement; the minimum is kept
+    limit: float
+    stream_limit: float
+    stream_deltas: int
+    rounds: int
 
 
 #: In process a join of 2500 to 3500 parts costs 5 to 25 copies of their text, a decode 10
@@ -131,23 +134,13 @@ class Verdict:
         shortest = min(t.short for t in self.timings)
         return Timing(shortest, min(t.long for t in self.timings), self.timings[-1].about)
 
-    @property
-    def shown(self) -> Timing:
-        """What a report shows: the pooled minima of a growth, else the passing measurement."""
-        return self.best if self.grows else self.timings[-1]
 
-
-def judge(measure: Callable[[], Timing], limit: float, attempts: int = ATTEMPTS) -> Verdict:
-    """Measure, the garbage collector off, until one ratio is within ``limit`` or
-    ``attempts`` all exceed it; not measured if the clock did not move."""
+def judge(measure: Callable[[], Timing], limit: float) -> Verdict:
+    """Measure until one ratio is within ``limit`` or ``ATTEMPTS`` all exceed it; not
+    measured if the clock did not move."""
     timings: list[Timing] = []
-    gc.collect()
-    gc.disable()
-    try:
-        while len(timings) < attempts and (not timings or timings[-1].ratio > limit):
-            timings.append(measure())
-    finally:
-        gc.enable()
+    while len(timings) < ATTEMPTS and (not timings or timings[-1].ratio > limit):
+        timings.append(measure())
     if any(timing.short <= 0 for timing in timings):
         raise _NotMeasured("the clock did not move (a target that stopped it?)")
     return Verdict(timings[-1].ratio > limit, tuple(timings))
@@ -234,7 +227,7 @@ def _performed(subject: Target, steps: Sequence[tuple[Step, str | None]]) -> Non
 
 
 def _streamed(
-    traffic: _Traffic, messages: dict[str, list[str]], bare: Mapping[str, bool]
+    traffic: _Traffic, messages: dict[str, list[str]], bare: dict[str, bool]
 ) -> list[tuple[Step, str | None]]:
     """The messages' deltas interleaved at random, each finalized by a bare final or a final
     with its last delta (as ``bare`` says, else at random), with the expected answers."""
@@ -306,10 +299,10 @@ def _timer(subject: Target) -> Callable[[Step, str | None], float]:
     """Seconds of one unpipelined step, plus in process the kit's copy of ``copy``. In process
     CPU time, which the scheduler does not move (not on Windows: 15 ms ticks), the answer
     dropped unconverted; over the protocol the wall clock."""
-    clock, perform = _clocks.perf_counter, subject.perform
+    clock, perform = _clocks.perf_counter, cast("Callable[[Step], object]", subject.perform)
     if isinstance(subject, PythonTarget):
         clock = _clocks.process_time if sys.platform != "win32" else clock
-        perform = subject.perform_unread
+        perform = subject.perform_raw
 
     def timed(step: Step, copy: str | None) -> float:
         start = clock()
@@ -354,20 +347,28 @@ def _measure_reads(subject: Target, route: _Route) -> Callable[[], Timing]:
     return measure
 
 
-def _micro(seconds: float) -> str:
-    return f"{seconds * 1e6:.3g} µs"
+def _figure(verdict: Verdict, what: str, against: str, limit: float) -> str:
+    """What a report shows: the pooled minima of a growth, else the passing measurement."""
+    best = verdict.best if verdict.grows else verdict.timings[-1]
+    return (
+        f"{what.format(about=best.about)}{best.ratio:.1f}x {against} ({best.long * 1e6:.3g} µs "
+        f"against {best.short * 1e6:.3g} µs; limit {limit:g})"
+    )
 
 
-def probe_named(probe_id: str, outcome: Outcome, message: str, note: str = "") -> CaseResult:
+def probe_named(probe_id: str, outcome: Outcome, message: str = "", note: str = "") -> CaseResult:
     """The result of the probe ``probe_id`` (one of ``PROBE_IDS``), named as a case."""
-    rule = CACHE_FINAL if probe_id == PROBE_ID else STREAM_LINEAR
-    return CaseResult(probe_id, _DESCRIPTIONS[probe_id], outcome, message, (rule,), note=note)
+    rule, description = _PROBES[probe_id]
+    return CaseResult(probe_id, description, outcome, message, (rule,), note=note)
 
 
 def run_probe(probe_id: str, subject: Target, *, strict: bool = False) -> CaseResult:
     """Run the probe ``probe_id``: a pass carries its figure in ``note``; a target answering
     wrong is skipped. ``strict``: a STREAM-LINEAR finding fails (``--strict-cost``)."""
     route = IN_PROCESS if isinstance(subject, PythonTarget) else OVER_PROTOCOL
+    # The garbage collector off: a collection would stall a timed read, and one over the
+    # probe's many messages (none in a cycle) costs a run more than the probe itself.
+    gc.disable()
     try:
         if probe_id == PROBE_ID:
             return _cache_final(subject, route)
@@ -378,6 +379,8 @@ def run_probe(probe_id: str, subject: Target, *, strict: bool = False) -> CaseRe
         return probe_named(probe_id, "errored", f"testee fault during the cost probe: {fault}")
     except ImplementationError as error:
         return probe_named(probe_id, "errored", f"raised during the cost probe: {error}")
+    finally:
+        gc.enable()
 
 
 def probe_cache_final(subject: Target) -> CaseResult:
@@ -390,18 +393,14 @@ def probe_stream_linear(subject: Target, *, strict: bool = False) -> CaseResult:
 
 def _cache_final(subject: Target, route: _Route) -> CaseResult:
     verdict = judge(_measure_reads(subject, route), route.limit)
-    best = verdict.shown
     against = (
         "a short text's read and a copy of the text"
         if route.in_process
         else "a read of the same text in 2 parts"
     )
-    figure = (
-        f"a read after final of {best.about} costs {best.ratio:.1f}x {against} "
-        f"({_micro(best.long)} against {_micro(best.short)}; limit {route.limit:g})"
-    )
+    figure = _figure(verdict, "a read after final of {about} costs ", against, route.limit)
     if not verdict.grows:
-        return probe_named(PROBE_ID, "passed", "", note=figure)
+        return probe_named(PROBE_ID, "passed", note=figure)
     ratios = ", ".join(f"{timing.ratio:.1f}" for timing in verdict.timings)
     return probe_named(
         PROBE_ID,
@@ -435,7 +434,6 @@ def _stream_linear(subject: Target, route: _Route, strict: bool) -> CaseResult:
         return Timing(best[short], best[long], f"{STREAM_CHARS} characters")
 
     verdict = judge(measure, route.stream_limit)
-    best = verdict.shown
     appended = "ab" * (len(verdict.timings) * route.rounds)
     _performed(
         subject,
@@ -444,17 +442,14 @@ def _stream_linear(subject: Target, route: _Route, strict: bool) -> CaseResult:
             (_apply(long, final=True), block * route.stream_deltas + appended),
         ],
     )
-    figure = (
-        f"an append to a text of {len(block) * route.stream_deltas} characters costs "
-        f"{best.ratio:.1f}x one to a short text ({_micro(best.long)} against "
-        f"{_micro(best.short)}; limit {route.stream_limit:g})"
-    )
+    what = f"an append to a text of {len(block) * route.stream_deltas} characters costs "
+    figure = _figure(verdict, what, "one to a short text", route.stream_limit)
     if not verdict.grows:
-        return probe_named(STREAM_PROBE_ID, "passed", "", note=figure)
+        return probe_named(STREAM_PROBE_ID, "passed", note=figure)
     finding = (
         f"appends grow with the length of the message's text: {figure}; applying n "
         "events should cost O(n) (a copy of the whole text per delta is quadratic)"
     )
     if strict:
         return probe_named(STREAM_PROBE_ID, "failed", finding)
-    return probe_named(STREAM_PROBE_ID, "passed", "", note=finding)
+    return probe_named(STREAM_PROBE_ID, "passed", note=finding)

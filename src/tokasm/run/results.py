@@ -98,19 +98,17 @@ def _checked(data: object, fields: dict[str, tuple[type, ...]], what: str) -> di
     return data
 
 
-def _answer(data: dict[str, Any] | None, key: str) -> dict[str, Any] | None:
-    shapes = [shape for shape in _ANSWERS[key] if data is not None and set(data) == set(shape)]
-    return data if data is None else _checked(data, shapes[0] if shapes else {}, f"failure {key}")
-
-
 def _failure_from(data: dict[str, Any] | None) -> Failure | None:
     if data is None:
         return None
     fields = _checked(data, _FAILURE_FIELDS, "failure")
     if fields["kind"] not in FAILURE_KINDS:
         raise ProtocolError(f"failure: unknown kind {fields['kind']!r}")
-    return Failure(**{**fields, "expected": _answer(fields["expected"], "expected"),
-                      "actual": _answer(fields["actual"], "actual")})  # fmt: skip
+    for key, shapes in _ANSWERS.items():
+        if fields[key] is not None:
+            shape = [shape for shape in shapes if set(fields[key]) == set(shape)]
+            _checked(fields[key], shape[0] if shape else {}, f"failure {key}")
+    return Failure(**fields)
 
 
 @dataclass(frozen=True)

@@ -173,39 +173,33 @@ def _run_steps(subject: Target, case: Case, debug: bool) -> CaseResult:
     return CaseResult.of(case, "passed")
 
 
-def _with_fresh_events(
-    subject: PythonTarget, case: Case, debug: bool, *, other_mappings: bool = False
-) -> CaseResult:
-    with contextlib.closing(subject.with_fresh_events(other_mappings=other_mappings)) as twin:
-        return _run_steps(twin, case, debug)
-
-
 def run_case(subject: Target, case: Case, *, debug: bool = False) -> CaseResult:
     """Run one case on fresh instances. In process, a case failing with the caller's habits
     but passing with fresh events breaks EVENT-OWNED; a case of other mappings failing so
     but passing with the habits breaks MAP-ANY."""
     if not isinstance(subject, PythonTarget):
-        return _run_steps(subject, case, debug)
-    if case.events_in_process != OTHER_MAPPINGS:
-        return _with_habits(subject, case, debug)
-    result = _with_fresh_events(subject, case, debug, other_mappings=True)
-    if result.outcome not in FAILING:
-        return result
-    usual = _with_habits(subject, case, debug)
-    if usual.outcome in FAILING:
-        return usual
-    return _with_rule_first(result, MAP_ANY, "event-shape", _MAPPINGS + result.message)
+        try:
+            return _run_steps(subject, case, debug)
+        finally:  # kept for the whole run, its steps would make every full collection slow
+            vars(case).pop("steps", None)
 
+    def fresh(other_mappings: bool = False) -> CaseResult:
+        with contextlib.closing(subject.with_fresh_events(other_mappings=other_mappings)) as twin:
+            return _run_steps(twin, case, debug)
 
-def _with_habits(subject: PythonTarget, case: Case, debug: bool) -> CaseResult:
+    mapped = fresh(other_mappings=True) if case.events_in_process == OTHER_MAPPINGS else None
+    if mapped is not None and mapped.outcome not in FAILING:
+        return mapped
     result = _run_steps(subject, case, debug)
     if (
         result.outcome == "failed"
         and (result.failure is None or result.failure.kind != "event-owned")
-        and _with_fresh_events(subject, case, debug).outcome == "passed"
+        and fresh().outcome == "passed"
     ):
-        return _with_rule_first(result, EVENT_OWNED, "event-owned", _HABITS + result.message)
-    return result
+        result = _with_rule_first(result, EVENT_OWNED, "event-owned", _HABITS + result.message)
+    if mapped is None or result.outcome in FAILING:
+        return result
+    return _with_rule_first(mapped, MAP_ANY, "event-shape", _MAPPINGS + mapped.message)
 
 
 def run_cases(

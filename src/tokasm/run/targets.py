@@ -34,21 +34,16 @@ StepOutcome: TypeAlias = "str | Foreign | ImplementationError | None"
 
 
 class Target(Protocol):
-    """A target under test that can hold several named assembler instances."""
+    """A target under test holding named assembler instances; ``new`` replaces one, and a
+    step raises ImplementationError if the assembler raised, TargetFault if the testee did."""
 
     @property
     def name(self) -> str: ...
     @property
     def features(self) -> frozenset[str]: ...
-    def new(self, instance: str) -> None:
-        """Create a fresh assembler under ``instance``, replacing any earlier one."""
-
-    def perform(self, step: Step) -> str | Foreign | None:
-        """``step``'s result; ImplementationError if it raised, TargetFault if the testee did."""
-
-    def perform_steps(self, steps: Sequence[Step]) -> Generator[StepOutcome, None, None]:
-        """Each step's outcome in order (maybe pipelined); a TargetFault ends it."""
-
+    def new(self, instance: str) -> None: ...
+    def perform(self, step: Step) -> str | Foreign | None: ...
+    def perform_steps(self, steps: Sequence[Step]) -> Generator[StepOutcome, None, None]: ...
     def close(self) -> None: ...
 
 
@@ -94,10 +89,6 @@ class Foreign:
 
     def __repr__(self) -> str:
         return self.shown
-
-
-def _dropped(value: object) -> None:
-    return None
 
 
 def _returned(value: object) -> str | Foreign | None:
@@ -163,21 +154,18 @@ class PythonTarget:
         self._instances[instance] = self._call(self._factory, doing="factory raised ")
 
     def perform(self, step: Step) -> str | Foreign | None:
-        return self._perform(step, _returned)
+        return _returned(self.perform_raw(step))
 
-    def perform_unread(self, step: Step) -> None:
-        """Perform ``step``, its answer dropped unconverted (for timing the target alone)."""
-        self._perform(step, _dropped)
-
-    def _perform(self, step: Step, answer: Callable[[object], _T]) -> _T:
+    def perform_raw(self, step: Step) -> object:
+        """What ``step`` returned, unconverted (the cost probe times the target alone)."""
         assembler = self._instances.get(step.instance)
         if assembler is None:
             raise ImplementationError("KeyError", f"no instance {step.instance!r} was created")
         if not isinstance(step, Apply):
-            return answer(self._call(step.perform, assembler))
+            return self._call(step.perform, assembler)
         lent = self._caller.lend(step.event)
         try:
-            return answer(self._call(assembler.apply, lent))
+            return self._call(assembler.apply, lent)
         finally:
             self._caller.take_back(lent, step.event)
 
