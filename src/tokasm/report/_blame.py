@@ -80,7 +80,10 @@ _RAN = ("passed", "failed", "errored", "xfailed")
 _UNLISTED = "(no rule listed)"
 _SHOWN = 5  # groups shown per target
 _EVENT_KEYS = frozenset({"id", "delta", "final"})
-_LONG_PARTS, _LONG_TEXT, _LONG_ID, _MANY_OPEN = 1000, 10_000, 32, 100
+_LONG_PARTS = 1000
+_LONG_TEXT = 10_000
+_LONG_ID = 32
+_MANY_OPEN = 100
 _SURROGATES = re.compile("[\ud800-\udfff]")
 _REPLACED = re.compile("[?\ufffd]")  # what a surrogate is replaced by
 _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
@@ -95,8 +98,9 @@ def _id_keys(message_id: str) -> tuple[str, ...]:
     """Keys a careless implementation might merge distinct ids by (EVT-ID-ANY)."""
     folded = "folded:" + unicodedata.normalize("NFKC", message_id).casefold().strip()
     stem = "stem:" + _SUFFIX.sub("", message_id)
-    long = ("prefix:" + message_id[:_LONG_ID],) if len(message_id) >= _LONG_ID else ()
-    return (folded, stem, *long)
+    if len(message_id) < _LONG_ID:
+        return (folded, stem)
+    return (folded, stem, "prefix:" + message_id[:_LONG_ID])
 
 
 @dataclass
@@ -149,7 +153,7 @@ class _Replay:
         self.rises: list[tuple[int, str, float]] = []  # (index, rule, weight met from there on)
         met: dict[str, float] = {}
         for index, step in enumerate(steps):
-            situation = self._situation(step)
+            situation = self.situation(step)
             self.found.append(situation)
             self.seen.append(self._view(step) if situation in _ANSWERED else None)
             self.at.setdefault(step.where, index)  # the first step so numbered, as a replay stops
@@ -180,7 +184,7 @@ class _Replay:
             message.reads.append(message.length)
         return seen
 
-    def _situation(self, step: Step) -> str | None:
+    def situation(self, step: Step) -> str | None:
         """A step's situation, with no answer known; the replay's state moved past it."""
         if isinstance(step.expect, Raises):
             self.refused.add(step.instance)
@@ -191,14 +195,13 @@ class _Replay:
         if not isinstance(message_id, str):
             return None
         messages = self.instances.setdefault(step.instance, {})
-        message = messages.get(message_id)
         shared = self._shared(step.instance, message_id, messages)
         if isinstance(step, Apply):
             assert isinstance(step.event, dict)
-            found = _apply(step.event, message)
+            found = self._apply(step.event, messages.get(message_id))
             self._record(step.instance, step.event, messages)
             return shared or found
-        return shared or self._read(step, message)
+        return shared or self._read(step, messages.get(message_id))
 
     def _read(self, step: Step, message: _Message | None) -> str:
         if message is not None and message.extra_keys:
@@ -208,12 +211,7 @@ class _Replay:
         if self.open_messages.get(step.instance, 0) >= _MANY_OPEN:
             return "one of hundreds of open messages"
         if isinstance(step, ReadSince):
-            if message is None or message.final:
-                return (
-                    f"read_since of {'an unknown id' if message is None else 'a finalized message'}"
-                )
-            at_end = step.offset >= message.length
-            return "read_since at or past the end" if at_end else "read_since within the text"
+            return _read_since(step, message)
         if message is None:
             self.unknown_reads.add((step.instance, str(step.message_id)))
         return _get(message, answered_none=False)
@@ -230,6 +228,21 @@ class _Replay:
                 if name != instance and message_id in known:
                     return "same id known to another instance"
         return None
+
+    @staticmethod
+    def _apply(event: dict[str, object], message: _Message | None) -> str:
+        final = event.get("final") is True
+        if set(event) - _EVENT_KEYS:
+            return "event with extra keys"
+        if message is not None and message.final:
+            return "final on a finalized id" if final else "non-final apply on a finalized id"
+        if final:
+            if message is None:
+                return "final on an unseen id"
+            if message.long:
+                return "message of thousands of deltas or a long one"
+            return "final on an open id"
+        return "non-final apply with 'final: false'" if "final" in event else "non-final apply"
 
     def _record(
         self, instance: str, event: dict[str, object], messages: dict[str, _Message]
@@ -254,19 +267,13 @@ class _Replay:
             self.open_messages[instance] -= 1
 
 
-def _apply(event: dict[str, object], message: _Message | None) -> str:
-    final = event.get("final") is True
-    if set(event) - _EVENT_KEYS:
-        return "event with extra keys"
-    if message is not None and message.final:
-        return "final on a finalized id" if final else "non-final apply on a finalized id"
-    if final:
-        if message is None:
-            return "final on an unseen id"
-        if message.long:
-            return "message of thousands of deltas or a long one"
-        return "final on an open id"
-    return "non-final apply with 'final: false'" if "final" in event else "non-final apply"
+def _read_since(step: ReadSince, message: _Message | None) -> str:
+    if message is None:
+        return "read_since of an unknown id"
+    if message.final:
+        return "read_since of a finalized message"
+    at_end = step.offset >= message.length
+    return "read_since at or past the end" if at_end else "read_since within the text"
 
 
 def _get(message: _Message | None, *, answered_none: bool) -> str:
