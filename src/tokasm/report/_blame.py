@@ -30,7 +30,6 @@ SITUATIONS: dict[str, str] = {
     "raised on a well-formed event": "EVT-WELLFORMED",
     "raised on an id that names an attribute": "EVT-ID-ANY",
     "after a refused event": "STRICT-STATE-UNCHANGED",
-    "same id known to another instance": "ASM-STATE",
     "the empty id": "EVT-ID-ANY",
     "an id like another but for case, spaces, normalization or length": "EVT-ID-ANY",
     "event with extra keys": "EVT-EXTRA-KEYS",
@@ -43,7 +42,6 @@ SITUATIONS: dict[str, str] = {
     "final on a finalized id": "AFTER-REFINAL",
     "non-final apply on a finalized id": "AFTER-NONFINAL",
     "final on an unseen id": "FINAL-UNSEEN",
-    "final on an open id answered None": "FINAL-RETURN",
     "final on an open id": "FINAL-RETURN",
     "non-final apply with 'final: false'": "EVT-SHAPE",
     "non-final apply": "NONFINAL-NONE",
@@ -195,7 +193,7 @@ class _Replay:
         if not isinstance(message_id, str):
             return None
         messages = self.instances.setdefault(step.instance, {})
-        shared = self._shared(step.instance, message_id, messages)
+        shared = self._shared(step.instance, message_id)
         if isinstance(step, Apply):
             assert isinstance(step.event, dict)
             found = self._apply(step.event, messages.get(message_id))
@@ -216,17 +214,13 @@ class _Replay:
             self.unknown_reads.add((step.instance, str(step.message_id)))
         return _get(message, answered_none=False)
 
-    def _shared(self, instance: str, message_id: str, messages: dict[str, _Message]) -> str | None:
+    def _shared(self, instance: str, message_id: str) -> str | None:
         if message_id == "":
             return "the empty id"
         for key in _id_keys(message_id):  # loops, not generators: this runs for every step
             ids = self.keys.get((instance, key), ())
             if len(ids) > (message_id in ids):  # another id shares the key
                 return "an id like another but for case, spaces, normalization or length"
-        if message_id not in messages and len(self.instances) > 1:
-            for name, known in self.instances.items():
-                if name != instance and message_id in known:
-                    return "same id known to another instance"
         return None
 
     @staticmethod
@@ -390,9 +384,7 @@ def _judged(replay: _Replay, index: int, failure: Failure) -> str | None:
     answered_none = failure.actual == {"returns": None}
     if answered_none and expected is not None and seen is not None and seen.read_unknown:
         return "a read answered what an earlier read got"
-    if found == "final on an open id" and answered_none:
-        found = "final on an open id answered None"
-    elif found in _GETS:
+    if found in _GETS:
         found = _get(seen, answered_none=answered_none)
     if "raises" in failure.actual and found in _ORDINARY:
         named = step.message_id in _ATTRIBUTES
