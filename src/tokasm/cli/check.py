@@ -295,7 +295,7 @@ def run(args: argparse.Namespace) -> int:
         check.cases, check.probes = _select(chosen, args)
         if args.in_process:
             expand(check.cases)
-        check.xfail = report.load_xfail(args.xfail, corpus) if args.xfail else None
+        xfail = report.load_xfail(args.xfail, corpus) if args.xfail else None
         for subject, _ in targets:  # a profile asked for that a target cannot run: not a skip
             gap = profile_gap(args.profile, chosen, subject.name, subject.features)
             if gap is not None:
@@ -303,37 +303,42 @@ def run(args: argparse.Namespace) -> int:
         reports.remove_stale()
         check.console.print(options.version_line())
         for index, (subject, backend) in enumerate(targets):
-            check.run_target(subject, backend)
+            left = check.run_target(subject, report.expected_failures(backend, xfail))
             if check.failures >= check.maxfail:
-                check.stopped([other.name for other, _ in targets[index + 1 :]])
+                unstarted = [other.name for other, _ in targets[index + 1 :]]
+                parts = [f"{left} checks of {subject.name} and its fuzz phase"] if left else []
+                parts += [f"targets {', '.join(unstarted)}"] if unstarted else []
+                check.console.print(
+                    f"stopped after {check.failures} unexpected failures (--maxfail "
+                    f"{check.maxfail}); "
+                    + (f"not run: {'; '.join(parts)}" if parts else "everything selected had run")
+                )
                 break
     finally:
         for subject, _ in targets:
             subject.close()
-    return check.conclude()
+    failures = reports.write(check.runs, check.stdout.print)
+    check.console.print(report.render_card(check.runs))
+    check.console.print(report.render_verdict(check.runs, len(check.cases) + len(check.probes)))
+    if failures:
+        raise ReportError("cannot write report: " + "; ".join(failures))
+    return 0 if all(done.conforms for done in check.runs) else 1
 
 
 class _Check:
-    """One ``check`` run: what it runs, the results, and the reports."""
+    """One ``check`` run: what it runs, the unexpected failures so far, the results."""
 
     def __init__(self, args: argparse.Namespace, corpus: Corpus, reports: report.ReportPlan):
-        self.args, self.corpus, self.reports = args, corpus, reports
+        self.args, self.corpus = args, corpus
         self.cases: list[Case] = []
         self.probes: list[str] = []  # the cost probes that run after the cases
-        self.xfail: report.XfailList | None = None
         self.profiles = DEFAULT_PROFILES | set(args.profile)
         self.maxfail: float = args.maxfail or math.inf
         self.failures = 0  # unexpected ones, across targets (--maxfail)
-        self.left = 0  # checks of the last target that --maxfail left unrun
         self.runs: list[TargetRun] = []
         # With a report on stdout ('-'), everything else goes to stderr.
         self.stdout = options.Console(sys.stdout)
         self.console = options.Console(sys.stderr) if reports.to_stdout else self.stdout
-
-    @property
-    def size(self) -> int:
-        """Checks per target: the selected cases and the cost probes."""
-        return len(self.cases) + len(self.probes)
 
     def _checks(self, subject: Target) -> Iterator[CaseResult]:
         worker = subject if isinstance(subject, WorkerTarget) else None
@@ -353,16 +358,17 @@ class _Check:
                 else run_probe(probe, subject, strict=strict)
             )
 
-    def run_target(self, subject: Target, backend: str | None) -> None:
-        """Every check (until --maxfail) and the fuzz phase; print what did not pass."""
+    def run_target(self, subject: Target, lists: list[report.XfailList]) -> int:
+        """Every check (until --maxfail) and the fuzz phase, printing what did not pass; the
+        number of checks --maxfail left unrun."""
         args, results = self.args, []
+        problems: tuple[str, ...] = ()
+        size = len(self.cases) + len(self.probes)
         started = time.perf_counter()
-        lists = report.expected_failures(backend, self.xfail)
         checks = timed(self._checks(subject))
         if report.progress_wanted(sys.stderr, args.quiet):
             label = safe_text(subject.name, report.NAME_LIMIT)
-            checks = report.Progress(label, self.size).track(checks)
-        problems: tuple[str, ...] = ()
+            checks = report.Progress(label, size).track(checks)
         try:
             for result in checks:
                 results.append(result)
@@ -379,7 +385,6 @@ class _Check:
                 self.failures += len(problems)
         finally:
             subject.close()
-        self.left = self.size - len(results)
         if isinstance(subject, CommandTarget):  # e.g. a testee that restarted as another
             problems = (*subject.problems, *problems)
         duration = time.perf_counter() - started
@@ -393,24 +398,4 @@ class _Check:
         details = "\n".join(filter(None, [report.render_failures(done), blamed]))
         if details:
             self.console.print(details)
-
-    def stopped(self, unstarted: list[str]) -> None:
-        """Say what --maxfail left unrun."""
-        parts = []
-        if self.left:
-            parts.append(f"{self.left} checks of {self.runs[-1].target} and its fuzz phase")
-        if unstarted:
-            parts.append(f"targets {', '.join(unstarted)}")
-        self.console.print(
-            f"stopped after {self.failures} unexpected failures (--maxfail {self.maxfail}); "
-            + (f"not run: {'; '.join(parts)}" if parts else "everything selected had run")
-        )
-
-    def conclude(self) -> int:
-        """Write every report, then print the card and verdict: the exit code."""
-        failures = self.reports.write(self.runs, self.stdout.print)
-        self.console.print(report.render_card(self.runs))
-        self.console.print(report.render_verdict(self.runs, self.size))
-        if failures:
-            raise ReportError("cannot write report: " + "; ".join(failures))
-        return 0 if all(done.conforms for done in self.runs) else 1
+        return size - len(results)

@@ -18,7 +18,7 @@ from tokasm.errors import CorpusError, UsageError
 from tokasm.run import PROBE_IDS
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Callable, Iterable
 
     from tokasm.corpus import Case, Corpus
 
@@ -119,24 +119,21 @@ def positive_seconds(text: str) -> float:
     return seconds
 
 
-def non_negative(text: str) -> int:
-    """A whole number >= 0 (0 usually turns something off)."""
-    return _whole_number(text, 0, "0 or more")
+def _whole_number(lowest: int, wanted: str) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            number = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+        if number < lowest:
+            raise argparse.ArgumentTypeError(f"must be {wanted}, got {text!r}")
+        return number
+
+    return parse
 
 
-def at_least_one(text: str) -> int:
-    """A whole number >= 1 (examples, repeats)."""
-    return _whole_number(text, 1, "at least 1")
-
-
-def _whole_number(text: str, lowest: int, wanted: str) -> int:
-    try:
-        number = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if number < lowest:
-        raise argparse.ArgumentTypeError(f"must be {wanted}, got {text!r}")
-    return number
+#: A whole number >= 0 (0 usually turns something off), or >= 1 (examples, repeats).
+non_negative, at_least_one = _whole_number(0, "0 or more"), _whole_number(1, "at least 1")
 
 
 def size_list(text: str) -> tuple[int, ...]:

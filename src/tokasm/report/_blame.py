@@ -30,9 +30,8 @@ SITUATIONS: dict[str, str] = {
     "raised on a well-formed event": "EVT-WELLFORMED",
     "raised on an id that names an attribute": "EVT-ID-ANY",
     "after a refused event": "STRICT-STATE-UNCHANGED",
-    "same id known to another instance": "ASM-STATE",
     "the empty id": "EVT-ID-ANY",
-    "an id like another but for case, spaces, normalization or length": "EVT-ID-ANY",
+    "an id like another but for case, spaces, normalization or a suffix": "EVT-ID-ANY",
     "event with extra keys": "EVT-EXTRA-KEYS",
     "message sent extra keys": "EVT-EXTRA-KEYS",
     "message of thousands of deltas or a long one": "APPEND-LONG",
@@ -43,7 +42,6 @@ SITUATIONS: dict[str, str] = {
     "final on a finalized id": "AFTER-REFINAL",
     "non-final apply on a finalized id": "AFTER-NONFINAL",
     "final on an unseen id": "FINAL-UNSEEN",
-    "final on an open id answered None": "FINAL-RETURN",
     "final on an open id": "FINAL-RETURN",
     "non-final apply with 'final: false'": "EVT-SHAPE",
     "non-final apply": "NONFINAL-NONE",
@@ -61,7 +59,6 @@ SITUATIONS: dict[str, str] = {
     "text with its lone surrogates replaced": "SURR-LONE",
     "get of a message": "GET-TEXT",
     "read_since of an unknown id": "INC-UNKNOWN",
-    "read_since of a finalized message": "INC-READ-SINCE",
     "read_since at or past the end": "INC-OFFSET-END",
     "read_since within the text": "INC-READ-SINCE",
 }
@@ -82,7 +79,6 @@ _SHOWN = 5  # groups shown per target
 _EVENT_KEYS = frozenset({"id", "delta", "final"})
 _LONG_PARTS = 1000
 _LONG_TEXT = 10_000
-_LONG_ID = 32
 _MANY_OPEN = 100
 _SURROGATES = re.compile("[\ud800-\udfff]")
 _REPLACED = re.compile("[?\ufffd]")  # what a surrogate is replaced by
@@ -96,11 +92,8 @@ _OTHERS = 1000  # deltas of other messages a wrong text is searched for, at most
 @lru_cache(maxsize=1 << 14)  # an id recurs with each of its deltas
 def _id_keys(message_id: str) -> tuple[str, ...]:
     """Keys a careless implementation might merge distinct ids by (EVT-ID-ANY)."""
-    folded = "folded:" + unicodedata.normalize("NFKC", message_id).casefold().strip()
-    stem = "stem:" + _SUFFIX.sub("", message_id)
-    if len(message_id) < _LONG_ID:
-        return (folded, stem)
-    return (folded, stem, "prefix:" + message_id[:_LONG_ID])
+    folded = unicodedata.normalize("NFKC", message_id).casefold().strip()
+    return ("folded:" + folded, "stem:" + _SUFFIX.sub("", message_id))
 
 
 @dataclass
@@ -195,7 +188,7 @@ class _Replay:
         if not isinstance(message_id, str):
             return None
         messages = self.instances.setdefault(step.instance, {})
-        shared = self._shared(step.instance, message_id, messages)
+        shared = self._shared(step.instance, message_id)
         if isinstance(step, Apply):
             assert isinstance(step.event, dict)
             found = self._apply(step.event, messages.get(message_id))
@@ -216,17 +209,13 @@ class _Replay:
             self.unknown_reads.add((step.instance, str(step.message_id)))
         return _get(message, answered_none=False)
 
-    def _shared(self, instance: str, message_id: str, messages: dict[str, _Message]) -> str | None:
+    def _shared(self, instance: str, message_id: str) -> str | None:
         if message_id == "":
             return "the empty id"
         for key in _id_keys(message_id):  # loops, not generators: this runs for every step
             ids = self.keys.get((instance, key), ())
             if len(ids) > (message_id in ids):  # another id shares the key
-                return "an id like another but for case, spaces, normalization or length"
-        if message_id not in messages and len(self.instances) > 1:
-            for name, known in self.instances.items():
-                if name != instance and message_id in known:
-                    return "same id known to another instance"
+                return "an id like another but for case, spaces, normalization or a suffix"
         return None
 
     @staticmethod
@@ -270,8 +259,6 @@ class _Replay:
 def _read_since(step: ReadSince, message: _Message | None) -> str:
     if message is None:
         return "read_since of an unknown id"
-    if message.final:
-        return "read_since of a finalized message"
     at_end = step.offset >= message.length
     return "read_since at or past the end" if at_end else "read_since within the text"
 
@@ -312,12 +299,10 @@ def _foreign(expected: str, actual: str, chars: set[str]) -> bool:
 
 def _stale(step: Step, actual: str, seen: _Message, dropped: list[int] | None) -> bool:
     """Whether a read that answered the start of its text reads like a stale view: the text
-    an earlier read got, short of more than one delta or of plain text (a filter of special
-    deltas leaves those out), or a read of an open message cut within a delta."""
+    an earlier read got, or a read of an open message cut within a delta."""
     if dropped is None:  # a control character may have changed what came before it
         return not isinstance(step, Apply) and not _CONTROL.search(seen.deltas[seen.parts - 1])
-    plain = all(any(map(str.isalnum, seen.deltas[index])) for index in dropped)
-    return plain and len(actual) in seen.reads[: seen.read]
+    return len(actual) in seen.reads[: seen.read]
 
 
 def _holds_others(step: Step, expected: str, actual: str, replay: _Replay) -> bool:
@@ -390,16 +375,14 @@ def _judged(replay: _Replay, index: int, failure: Failure) -> str | None:
     answered_none = failure.actual == {"returns": None}
     if answered_none and expected is not None and seen is not None and seen.read_unknown:
         return "a read answered what an earlier read got"
-    if found == "final on an open id" and answered_none:
-        found = "final on an open id answered None"
-    elif found in _GETS:
+    if found in _GETS:
         found = _get(seen, answered_none=answered_none)
     if "raises" in failure.actual and found in _ORDINARY:
         named = step.message_id in _ATTRIBUTES
         return (
             "raised on an id that names an attribute" if named else "raised on a well-formed event"
         )
-    if found not in _ORDINARY - {"final on an unseen id"} or not actual or expected is None:
+    if found not in _ORDINARY or not actual or expected is None:
         return found
     return _wrong_text(step, expected, actual, seen, replay) or found
 

@@ -32,33 +32,44 @@ REPORT_VERSION = 2
 NAME_LIMIT = 300
 #: Characters kept of each text in a failure record of the JSON report.
 _FAILURE_TEXT_LIMIT = 2000
-
-
-def sanitized(run: TargetRun) -> TargetRun:
-    """``run`` with every text escaped and capped, ready for any report or the terminal."""
-    return replace(
-        run,
-        target=safe_text(run.target, NAME_LIMIT),
-        implementation=safe_text(run.implementation, NAME_LIMIT),
-        results=tuple(
-            replace(
-                result,
-                case_id=safe_text(result.case_id, NAME_LIMIT),
-                description=safe_text(result.description, NAME_LIMIT),
-                message=safe_block(result.message),
-                note=safe_block(result.note),
-                source=None if result.source is None else safe_text(result.source, NAME_LIMIT),
-                requirements=tuple(safe_text(r, NAME_LIMIT) for r in result.requirements),
-            )
-            for result in run.results
-        ),
-        problems=tuple(safe_block(problem) for problem in run.problems),
-    )
-
-
+#: Outcomes the failure listings leave out.
+_QUIET = ("passed", "skipped")
+#: JUnit element for each non-passing outcome; xfailed is a skip, as pytest writes it.
+_JUNIT_ELEMENT = {
+    "failed": "failure",
+    "xpassed": "failure",
+    "errored": "error",
+    "skipped": "skipped",
+    "xfailed": "skipped",
+}
 # A trailing parenthesised part of a target name, e.g. ``tokasm-node (node v20.20.2)``:
 # the runtime, which changes on every upgrade while the target stays the same.
 _RUNTIME = re.compile(r"(?P<name>.*?\S)\s*\((?P<runtime>[^()]*)\)")
+
+
+def _sanitized(runs: Sequence[TargetRun]) -> list[TargetRun]:
+    """``runs`` with every text escaped and capped, ready for any report or the terminal."""
+    return [
+        replace(
+            run,
+            target=safe_text(run.target, NAME_LIMIT),
+            implementation=safe_text(run.implementation, NAME_LIMIT),
+            results=tuple(
+                replace(
+                    r,
+                    case_id=safe_text(r.case_id, NAME_LIMIT),
+                    description=safe_text(r.description, NAME_LIMIT),
+                    message=safe_block(r.message),
+                    note=safe_block(r.note),
+                    source=None if r.source is None else safe_text(r.source, NAME_LIMIT),
+                    requirements=tuple(safe_text(rid, NAME_LIMIT) for rid in r.requirements),
+                )
+                for r in run.results
+            ),
+            problems=tuple(map(safe_block, run.problems)),
+        )
+        for run in runs
+    ]
 
 
 def stable_name(target: str) -> tuple[str, str]:
@@ -75,20 +86,20 @@ def _verdict(run: TargetRun) -> str:
 
 def render_card(runs: Sequence[TargetRun]) -> str:
     """A target x outcome table, one row per target, with a verdict column."""
-    runs = [sanitized(run) for run in runs]
+    runs = _sanitized(runs)
     width = max([len("target"), *(len(run.target) for run in runs)])
     header = f"{'target':<{width}}  " + " ".join(f"{o:>7}" for o in OUTCOMES) + "  verdict"
     rows = [header, "-" * len(header)]
     for run in runs:
-        verdict = _verdict(run) if run.conforms else "NONCONFORMING"
         cells = " ".join(f"{run.summary[o]:>7}" for o in OUTCOMES)
+        verdict = _verdict(run) if run.conforms else "NONCONFORMING"
         rows.append(f"{run.target:<{width}}  {cells}  {verdict}")
     return "\n".join(rows)
 
 
 def render_failures(run: TargetRun) -> str:
     """Every non-passing, non-skipped case of one run; an expected failure in one line."""
-    run = sanitized(run)
+    (run,) = _sanitized([run])
     blocks, xfails, notes = [], [], []
     for result in run.results:
         name = f"{run.target}::{result.case_id}"
@@ -97,7 +108,7 @@ def render_failures(run: TargetRun) -> str:
         lines = result.message.splitlines()
         if result.outcome == "xfailed":
             xfails.append(f"XFAIL {name} - {lines[0]} {lines[-1]}")
-        elif result.outcome not in ("passed", "skipped"):
+        elif result.outcome not in _QUIET:
             source = f" [from {result.source}]" if result.source else ""
             blocks.append(
                 f"{result.outcome.upper()} {name} - {result.description}{source}\n"
@@ -115,24 +126,22 @@ def _totals(runs: Sequence[TargetRun]) -> dict[str, int]:
 
 def render_verdict(runs: Sequence[TargetRun], case_count: int) -> str:
     """The closing line, protobuf style: ``CONFORMANCE PASSED: ... N unexpected failures``."""
-    runs = [sanitized(run) for run in runs]
+    runs = _sanitized(runs)
     totals = _totals(runs)
-    problems = sum(len(run.problems) for run in runs)
-    unexpected = sum(totals[outcome] for outcome in FAILING) + problems
+    unexpected = sum(totals[o] for o in FAILING) + sum(len(run.problems) for run in runs)
     failing = [run.target for run in runs if not run.conforms]
-    counts = (
-        f"{totals['passed']} successes, {totals['skipped']} skipped, "
-        f"{totals['xfailed']} expected failures, {unexpected} unexpected failures"
-    )
-    scope = f"corpus {runs[0].corpus_version}, {case_count} cases" if runs else "no targets"
-    excused = [run.target for run in runs if any(r.outcome == "xfailed" for r in run.results)]
+    excused = [run.target for run in runs if run.summary["xfailed"]]
     if failing:
         head = f"FAILED: {len(failing)} of {len(runs)} targets nonconforming ({', '.join(failing)})"
     else:
         head = f"PASSED: {len(runs) - len(excused)} of {len(runs)} targets conform"
     if excused and not failing:  # never counted as conforming: they pass only through a list
         head += f", {len(excused)} with expected failures only ({', '.join(excused)})"
-    return f"CONFORMANCE {head}; {scope}: {counts}"
+    scope = f"corpus {runs[0].corpus_version}, {case_count} cases" if runs else "no targets"
+    return (
+        f"CONFORMANCE {head}; {scope}: {totals['passed']} successes, {totals['skipped']} "
+        f"skipped, {totals['xfailed']} expected failures, {unexpected} unexpected failures"
+    )
 
 
 def _versions(runs: Sequence[TargetRun]) -> dict[str, Any]:
@@ -156,8 +165,6 @@ def _capped(value: object) -> object:
 
 
 def _case_json(result: CaseResult) -> dict[str, Any]:
-    failure = {} if result.failure is None else {"failure": _capped(vars(result.failure))}
-    note = {"note": result.note} if result.note else {}
     return {
         "id": result.case_id,
         "description": result.description,
@@ -166,52 +173,38 @@ def _case_json(result: CaseResult) -> dict[str, Any]:
         "requirements": list(result.requirements),
         "source": result.source or "bundled",
         "time": round(result.duration, 6),
-        **failure,
-        **note,
-    }
-
-
-def _run_json(run: TargetRun) -> dict[str, Any]:
-    target_id, runtime = stable_name(run.target)
-    return {
-        "target": run.target,
-        "target_id": target_id,
-        "runtime": runtime,
-        "implementation": run.implementation,
-        **_versions([run]),
-        "conforms": run.conforms,
-        "summary": run.summary,
-        "time": round(run.duration, 6),
-        "cases": [_case_json(result) for result in run.results],
-        "problems": list(run.problems),
+        **({} if result.failure is None else {"failure": _capped(vars(result.failure))}),
+        **({"note": result.note} if result.note else {}),
     }
 
 
 def json_report(runs: Sequence[TargetRun]) -> dict[str, Any]:
     """The ``--json`` document: versions, overall verdict and one entry per target run."""
-    runs = [sanitized(run) for run in runs]
+    runs = _sanitized(runs)
     return {
         **_versions(runs),
         "conforms": all(run.conforms for run in runs),
         "summary": _totals(runs),
         "time": round(sum(run.duration for run in runs), 6),
-        "runs": [_run_json(run) for run in runs],
+        "runs": [
+            {
+                "target": run.target,
+                **dict(zip(("target_id", "runtime"), stable_name(run.target), strict=True)),
+                "implementation": run.implementation,
+                **_versions([run]),
+                "conforms": run.conforms,
+                "summary": run.summary,
+                "time": round(run.duration, 6),
+                "cases": [_case_json(result) for result in run.results],
+                "problems": list(run.problems),
+            }
+            for run in runs
+        ],
     }
 
 
 def json_text(runs: Sequence[TargetRun]) -> str:
-    """``json_report`` as UTF-8-safe text (indented, non-ASCII kept)."""
     return json.dumps(json_report(runs), indent=2, ensure_ascii=False) + "\n"
-
-
-#: JUnit element for each non-passing outcome; xfailed is a skip, as pytest writes it.
-_JUNIT_ELEMENT = {
-    "failed": "failure",
-    "xpassed": "failure",
-    "errored": "error",
-    "skipped": "skipped",
-    "xfailed": "skipped",
-}
 
 
 def _junit_suite(parent: ET.Element, run: TargetRun) -> None:
@@ -228,13 +221,8 @@ def _junit_suite(parent: ET.Element, run: TargetRun) -> None:
         time=f"{run.duration:.3f}",
     )
     properties = ET.SubElement(suite, "properties")
-    named = {
-        **_versions([run]),
-        "target": run.target,
-        "implementation": run.implementation,
-        **({"runtime": runtime} if runtime else {}),
-    }
-    for name, value in named.items():
+    named = {**_versions([run]), "target": run.target, "implementation": run.implementation}
+    for name, value in {**named, **({"runtime": runtime} if runtime else {})}.items():
         ET.SubElement(properties, "property", name=name, value=str(value))
     classname = f"tokasm.{target_id}"
     for result in run.results:
@@ -250,9 +238,8 @@ def _junit_suite(parent: ET.Element, run: TargetRun) -> None:
         tag = _JUNIT_ELEMENT.get(result.outcome)
         if tag is not None:
             first = (result.message.splitlines() or [result.outcome])[0]
-            child = ET.SubElement(
-                case, tag, type=result.outcome, message=f"{result.description}: {first}"
-            )
+            message = f"{result.description}: {first}"
+            child = ET.SubElement(case, tag, type=result.outcome, message=message)
             if tag != "skipped":
                 child.text = f"{result.description}\n{result.message}"
     for number, problem in enumerate(run.problems, 1):
@@ -263,7 +250,7 @@ def _junit_suite(parent: ET.Element, run: TargetRun) -> None:
 def junit_text(runs: Sequence[TargetRun]) -> str:
     """JUnit XML: one ``testsuite`` per target, one ``testcase`` per case (name = case id)."""
     root = ET.Element("testsuites", name="tokasm conformance")
-    runs = [sanitized(run) for run in runs]
+    runs = _sanitized(runs)
     for run in runs:
         _junit_suite(root, run)
     for attribute in ("tests", "failures", "errors", "skipped"):
@@ -287,37 +274,32 @@ def _code_cell(text: str) -> str:
 
 
 def _markdown_details(run: TargetRun) -> list[str]:
-    shown = [r for r in run.results if r.outcome not in ("passed", "skipped")]
+    shown = [r for r in run.results if r.outcome not in _QUIET]
     notes = [r for r in run.results if r.note]
     if not shown and not run.problems and not notes:
         return []
+    parts = [
+        *(
+            (f"**{r.outcome}** `{r.case_id}`: {html.escape(r.description)}", r.message)
+            for r in shown
+        ),
+        *(("**problem**:", problem) for problem in run.problems),
+        *((f"**note** `{r.case_id}`:", r.note) for r in notes),
+    ]
     lines = [
         "",
         f"<details><summary><code>{html.escape(run.target)}</code>: "
         f"{len(shown)} not passing, {len(run.problems)} problems</summary>",
         "",
     ]
-
-    def block(text: str) -> str:  # a fence longer than any backtick run inside
-        return f"{_fence(text, 3)}text\n{text}\n{_fence(text, 3)}"
-
-    for result in shown:
-        lines += [
-            f"**{result.outcome}** `{result.case_id}`: {html.escape(result.description)}",
-            "",
-            block(result.message),
-            "",
-        ]
-    for problem in run.problems:
-        lines += ["**problem**:", "", block(problem), ""]
-    for result in notes:
-        lines += [f"**note** `{result.case_id}`:", "", block(result.note), ""]
+    for head, text in parts:  # a fence longer than any backtick run inside
+        lines += [head, "", f"{_fence(text, 3)}text\n{text}\n{_fence(text, 3)}", ""]
     return [*lines, "", "</details>"]
 
 
 def markdown_report(runs: Sequence[TargetRun]) -> str:
     """A report card to paste into a pull request: verdict, table, collapsed details."""
-    runs = [sanitized(run) for run in runs]
+    runs = _sanitized(runs)
     verdict = "PASSED" if all(run.conforms for run in runs) else "FAILED"
     versions = _versions(runs)
     lines = [
@@ -354,8 +336,7 @@ def write_text_atomically(path: Path, text: str) -> None:
     data = text.encode("utf-8", errors="backslashreplace")
     real = Path(os.path.realpath(path))
     if _is_special(real):
-        with real.open("wb") as stream:
-            stream.write(data)
+        real.write_bytes(data)
         return
     try:
         mode = stat.S_IMODE(real.stat().st_mode)
@@ -382,26 +363,22 @@ def destination(option: str, given: Path) -> Path | None:
     if str(given) == "-":
         return None
     real = Path(os.path.realpath(given))
-
-    def refuse(why: str) -> ReportError:
-        return ReportError(f"{option} {str(given)!r}: {why}")
-
+    why = None
     if real.is_dir():
-        raise refuse("is a folder; give a file name")
-    if not real.parent.is_dir():
-        raise refuse(f"folder {str(real.parent)!r} does not exist")
-    if _is_special(real):
-        if not os.access(real, os.W_OK):
-            raise refuse("is not writable")
-        return real
-    if real.exists() and not os.access(real, os.W_OK):
-        raise refuse("exists and is read-only")
-    try:  # the truth about the folder, whoever runs this (root ignores permissions)
-        handle, probe = tempfile.mkstemp(dir=real.parent, prefix=f".{real.name}.")
-    except OSError as error:
-        raise refuse(f"cannot create a file in its folder: {error.strerror or error}") from None
-    os.close(handle)
-    os.unlink(probe)
+        why = "is a folder; give a file name"
+    elif not real.parent.is_dir():
+        why = f"folder {str(real.parent)!r} does not exist"
+    elif (real.exists() or _is_special(real)) and not os.access(real, os.W_OK):
+        why = "is not writable" if _is_special(real) else "exists and is read-only"
+    elif not _is_special(real):
+        try:  # the truth about the folder, whoever runs this (root ignores permissions)
+            handle, probe = tempfile.mkstemp(dir=real.parent, prefix=f".{real.name}.")
+            os.close(handle)
+            os.unlink(probe)
+        except OSError as error:
+            why = f"cannot create a file in its folder: {error.strerror or error}"
+    if why:
+        raise ReportError(f"{option} {str(given)!r}: {why}")
     return real
 
 
@@ -493,11 +470,10 @@ class Progress:
 
     def track(self, results: Iterable[CaseResult]) -> Iterator[CaseResult]:
         """Pass ``results`` through, counting them (``target: 12/40 cases, 1 failing``)."""
-        done = failing = 0
+        failing = 0
         self.draw(f"{self.label}: 0/{self.total} cases")
         try:
-            for result in results:
-                done += 1
+            for done, result in enumerate(results, 1):
                 failing += result.outcome in FAILING
                 shown = f", {failing} failing" if failing else ""
                 self.draw(f"{self.label}: {done}/{self.total} cases{shown}")

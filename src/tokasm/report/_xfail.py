@@ -19,7 +19,7 @@ from tokasm.report._render import NAME_LIMIT
 from tokasm.run._cost import PROBE_IDS
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Sequence
     from pathlib import Path
 
     from tokasm.corpus._load import Corpus
@@ -45,10 +45,6 @@ class XfailEntry:
     line: int
     reason: str
 
-    @property
-    def is_glob(self) -> bool:
-        return any(char in self.pattern for char in _GLOB_CHARS)
-
 
 @dataclass(frozen=True)
 class XfailList:
@@ -63,7 +59,7 @@ class XfailList:
         literals: dict[str, XfailEntry] = {}
         globs: dict[str, tuple[XfailEntry, re.Pattern[str]]] = {}
         for entry in self.entries:
-            if not entry.is_glob:
+            if not any(char in entry.pattern for char in _GLOB_CHARS):
                 literals.setdefault(entry.pattern, entry)
             elif entry.pattern not in globs:
                 globs[entry.pattern] = (entry, re.compile(fnmatch.translate(entry.pattern)))
@@ -85,32 +81,23 @@ class XfailList:
         where = f"listed in {self.source}:{entry.line}"
         return f"{where} ({entry.reason})" if entry.reason else where
 
+    def _matches(self, ids: set[str]) -> dict[XfailEntry, int]:
+        """How many of ``ids`` each line matches (a literal: 1 or 0)."""
+        globs = {
+            pattern: len(list(filter(r.match, ids))) for pattern, (_, r) in self._index[1].items()
+        }
+        return {e: globs.get(e.pattern, e.pattern in ids) for e in self.entries}
+
     def _line(self, entry: XfailEntry) -> str:
         return f"{self.source}:{entry.line}: '{safe_text(entry.pattern, NAME_LIMIT)}'"
 
-    def _glob_counts(self, ids: Iterable[str]) -> dict[str, int]:
-        ids = list(ids)
-        return {glob: sum(map(bool, map(r.match, ids))) for glob, (_, r) in self._index[1].items()}
-
     def stale(self, corpus: Corpus) -> list[str]:
         """A problem for each line that matches no case id of the whole corpus (or probe)."""
-        ids = {case.id for case in corpus} | set(PROBE_IDS)
-        counts = self._glob_counts(ids)
         return [
             f"{self._line(entry)} matches no case of corpus {corpus.version}; remove the line"
-            for entry in self.entries
-            if not (counts[entry.pattern] if entry.is_glob else entry.pattern in ids)
+            for entry, count in self._matches({case.id for case in corpus} | set(PROBE_IDS)).items()
+            if not count
         ]
-
-    def refuse_match_all(self, corpus: Corpus) -> None:
-        """XfailError for a glob matching every case: it would excuse any implementation."""
-        counts = self._glob_counts(case.id for case in corpus)
-        for entry, _ in self._index[1].values():
-            if len(corpus) > 1 and counts[entry.pattern] == len(corpus):
-                raise XfailError(
-                    f"{self._line(entry)} matches every case of the corpus, so nothing could "
-                    "fail; list the failing ids (tokasm check --write-xfail writes them)"
-                )
 
 
 def parse_xfail(text: str, source: str) -> XfailList:
@@ -134,8 +121,13 @@ def load_xfail(path: Path, corpus: Corpus | None = None) -> XfailList:
     except (OSError, ValueError) as error:  # UnicodeDecodeError is a ValueError
         raise XfailError(f"expected-failure file {str(path)!r}: cannot read: {error}") from None
     listed = parse_xfail(text, str(path))
-    if corpus is not None:
-        listed.refuse_match_all(corpus)
+    ids = set() if corpus is None else {case.id for case in corpus}
+    for entry, count in listed._matches(ids).items() if len(ids) > 1 else ():
+        if count == len(ids):
+            raise XfailError(
+                f"{listed._line(entry)} matches every case of the corpus, so nothing could "
+                "fail; list the failing ids (tokasm check --write-xfail writes them)"
+            )
     return listed
 
 
