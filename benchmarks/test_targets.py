@@ -18,7 +18,7 @@ import pytest
 
 from tokasm.bench import format_size, interleaved_min, peak_memory, scaling_exponent
 from tokasm.bench.scenarios import SCENARIOS
-from tokasm.bench.workload import make_workload
+from tokasm.bench import make_workload
 from tokasm.implementations import BACKENDS, DEFAULT_BACKEND
 
 if TYPE_CHECKING:

@@ -29,8 +29,7 @@ from tokasm.bench._sweep import (
     python_contender,
     run_sweep,
 )
-from tokasm.bench.scenarios import SCENARIOS, Scenario
-from tokasm.bench.workload import Workload, make_workload
+from tokasm.bench.scenarios import SCENARIOS, Scenario, Workload, make_workload
 
 __all__ = [
     "FULL", "QUICK", "SCENARIOS", "SMOKE", "Contender", "MemoryPeak", "Scenario", "Series",

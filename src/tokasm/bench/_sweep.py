@@ -22,8 +22,9 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from tokasm._display import error_text
-from tokasm.bench._measure import Fit, MemoryPeak, fit, format_seconds, format_size
+from tokasm.bench._measure import Fit, MemoryPeak, fit, format_seconds, format_size, judge
 from tokasm.bench._worker import measure
+from tokasm.bench.scenarios import APPENDS
 from tokasm.corpus.steps import READ_SINCE, Apply, Get, ReadSince, features_of
 from tokasm.errors import TargetError
 from tokasm.implementations import BACKENDS
@@ -91,13 +92,15 @@ class Skip:
 
 @dataclass
 class Series:
-    """One scenario on one contender: points, skips, the error that ended it, the fit."""
+    """One scenario on one contender: points, skips, the error that ended it, the points on
+    long texts (``texts``), the fit."""
 
     scenario: Scenario
     contender: Contender
     points: list[Point] = field(default_factory=list)
     skips: list[Skip] = field(default_factory=list)
     error: str | None = None
+    texts: list[Point] = field(default_factory=list)
 
     @property
     def traced(self) -> Point | None:
@@ -105,9 +108,21 @@ class Series:
         return next((p for p in self.points if p.memory is not None), None)
 
     @property
+    def growth(self) -> Fit | None:
+        """How the cost of an event grows from the shortest long text to the longest."""
+        return _fit(self.texts, True) if self.scenario.on_long_text else None
+
+    @property
     def fit(self) -> Fit:
-        rounds = list(zip(*(point.batches for point in self.points), strict=False))
-        return fit([p.size for p in self.points], rounds, self.scenario.per_operation)
+        fitted, growth = _fit(self.points, self.scenario.per_operation), self.growth
+        return (
+            fitted if growth is None else Fit(fitted.exponent, fitted.error, judge(fitted, growth))
+        )
+
+
+def _fit(points: list[Point], per_operation: bool) -> Fit:
+    rounds = list(zip(*(point.batches for point in points), strict=False))
+    return fit([p.size for p in points], rounds, per_operation)
 
 
 @dataclass(frozen=True)
@@ -286,11 +301,10 @@ def load_contender(target: str, timeout: float) -> Contender:
 
 
 class _Recorder:
-    """Turns the lines of one contender into its series, checking every field."""
+    """Turns the lines of one contender into its series."""
 
-    def __init__(
-        self, series: dict[str, Series], settings: SweepSettings, progress: SweepProgress | None
-    ) -> None:
+    def __init__(self, series: dict[str, Series], settings: SweepSettings,
+                 progress: SweepProgress | None) -> None:  # fmt: skip
         self.series, self.settings, self.progress = series, settings, progress
         self.current: str | None = None
         self.size: int | None = None  # of the measurement under way
@@ -306,53 +320,50 @@ class _Recorder:
             memory = point.memory and f", peak mem {point.memory.ratio:.1f}x"
             outcome = f"{format_seconds(point.per_operation)} per {series.scenario.unit}"
             self.log(series, point.size, outcome + (memory or ""))
+        for point in series.texts:
+            self.log(series, None, f"{format_seconds(point.per_operation)} per event on a text "
+                     f"of {format_size(point.size)} characters")  # fmt: skip
         for skip in series.skips:
             self.log(series, skip.size, f"skipped, {skip.reason}")
 
     def take(self, line: dict[str, Any]) -> None:
-        name, size = line.get("scenario"), line.get("size")
+        try:
+            self._take(line)
+        except (AttributeError, KeyError, TypeError, ValueError):
+            raise _WorkerFailed(f"sent a line that is not a result: {str(line)[:200]}") from None
+
+    def _take(self, line: dict[str, Any]) -> None:
         if "hello" in line:
             return
-        if name not in self.series or name in self.done:
-            raise _WorkerFailed(f"sent a line of no scenario under way: {str(line)[:200]}")
-        self.current, series = name, self.series[name]
-        points = {point.size: point for point in series.points}
-        if line.get("done") is True:
+        name, size = line["scenario"], line.get("size")
+        series = self.series[name]
+        if name in self.done:
+            raise KeyError(name)
+        self.current = name
+        points = series.texts if line.get("text") else series.points
+        point = next((p for p in points if p.size == size), None)
+        if line.get("done"):
             self.done.add(name)
             self._finished(series)
-        elif isinstance(line.get("error"), str):
-            series.error = line["error"][:2000]
+        elif "error" in line:
+            series.error = str(line["error"])[:2000]
             self.log(series, None, f"raised {series.error}")
-        elif size not in series.scenario.sizes(self.settings.sizes):
-            raise _WorkerFailed(f"sent a line of no size measured: {str(line)[:200]}")
-        elif line.get("starting") in ("time", "memory"):
-            self.size = size
+        elif "starting" in line:
+            self.size = int(size)
             if self.progress:
                 what = "memory of " if line["starting"] == "memory" else ""
-                self.progress.starting(f"{name}: {what}{series.contender.name} at {size}")
-        elif line.get("skip") in (BUDGET, MAX_TIME) and isinstance(line.get("reason"), str):
-            series.skips.append(Skip(size, line["skip"], line["reason"][:500]))
-        elif _numbers(line.get("memory"), 3) and size in points:
-            peak, text, seconds = line["memory"]
-            points[size].memory = MemoryPeak(int(peak), int(text), seconds)
-        elif _numbers([line.get("seconds"), line.get("setup")], 2):
-            if size not in points:
-                operations = series.scenario.operations(size)
-                series.points.append(point := Point(size, operations, setup_seconds=line["setup"]))
-                points[size] = point
-            points[size].batches.append(line["seconds"])
+                on = " characters" if line.get("text") else ""
+                self.progress.starting(f"{name}: {what}{series.contender.name} at {size}{on}")
+        elif "skip" in line:
+            series.skips.append(Skip(int(size), str(line["skip"]), str(line["reason"])[:500]))
+        elif "memory" in line:
+            peak, text, seconds = map(float, line["memory"])
+            point.memory = MemoryPeak(int(peak), int(text), seconds)  # type: ignore[union-attr]
         else:
-            raise _WorkerFailed(f"sent a line that is not a result: {str(line)[:200]}")
-
-
-def _numbers(values: object, count: int) -> bool:
-    return (
-        isinstance(values, list)
-        and len(values) == count
-        and all(
-            isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v < 1e9 for v in values
-        )
-    )
+            if point is None:
+                count = APPENDS if line.get("text") else series.scenario.operations(size)
+                points.append(point := Point(int(size), count, setup_seconds=float(line["setup"])))
+            point.batches.append(float(line["seconds"]))
 
 
 def _supervise(contender: Contender, recorder: _Recorder, last: float, load: float) -> None:
