@@ -107,10 +107,10 @@ def peak_memory(scenario: Scenario, factory: AssemblerFactory, workload: Workloa
     return MemoryPeak(peak, sum(map(sys.getsizeof, texts)), time.perf_counter() - start)
 
 
-# The fit. Every round times each size once, back to back, so a machine slowed down by other
-# work slows a round's sizes alike and the round's log-log slope keeps its value: the
-# exponent is the median of the rounds' slopes, its error that of a median from their spread,
-# at least what points noisy by NOISE_FLOOR give. A verdict holds for the exponent +- z
+# The fit. Every round times each size once, back to back. Other work only ever slows a batch
+# down, so the exponent is the slope through each size's fastest batch; its error is that of
+# a median of the rounds' slopes, from their spread, at least what points noisy by
+# NOISE_FLOOR give. A verdict holds for the exponent +- z
 # errors, or there is none. A stream: over the sizes within FIT_SPAN of the largest, at least
 # FIT_POINTS (a fixed cost flattens the small ones). A fixed count of operations: over every
 # size; it ``grows`` if one operation's cost grows GROWTH times from the smallest size, as
@@ -165,8 +165,8 @@ def fit(
         return Fit(None, 0.0, "-")
     xs = [math.log(n) for n in sizes]
     slopes = [_slope(xs, [math.log(max(t, 1e-12)) for t in row]) for row in rounds]
-    exponent = statistics.median(slopes)
-    spread = 1.4826 * statistics.median(abs(slope - exponent) for slope in slopes)
+    exponent = _slope(xs, [math.log(max(min(column), 1e-12)) for column in zip(*rounds)])
+    spread = 1.4826 * statistics.median(abs(slope - statistics.median(slopes)) for slope in slopes)
     floor = NOISE_FLOOR / math.sqrt(sum((x - sum(xs) / len(xs)) ** 2 for x in xs))
     error = max(1.2533 * spread / math.sqrt(len(slopes)), floor)  # a median's, robust sigma
     low, high = exponent - z * error, exponent + z * error

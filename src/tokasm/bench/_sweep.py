@@ -335,7 +335,7 @@ class _Recorder:
     def _take(self, line: dict[str, Any]) -> None:
         if "hello" in line:
             return
-        name, size = line["scenario"], line.get("size")
+        name, size = line["scenario"], int(line.get("size", 0))
         series = self.series[name]
         if name in self.done:
             raise KeyError(name)
@@ -349,20 +349,20 @@ class _Recorder:
             series.error = str(line["error"])[:2000]
             self.log(series, None, f"raised {series.error}")
         elif "starting" in line:
-            self.size = int(size)
+            self.size = size
             if self.progress:
                 what = "memory of " if line["starting"] == "memory" else ""
                 on = " characters" if line.get("text") else ""
                 self.progress.starting(f"{name}: {what}{series.contender.name} at {size}{on}")
         elif "skip" in line:
-            series.skips.append(Skip(int(size), str(line["skip"]), str(line["reason"])[:500]))
+            series.skips.append(Skip(size, str(line["skip"]), str(line["reason"])[:500]))
         elif "memory" in line:
             peak, text, seconds = map(float, line["memory"])
             point.memory = MemoryPeak(int(peak), int(text), seconds)  # type: ignore[union-attr]
         else:
             if point is None:
                 count = APPENDS if line.get("text") else series.scenario.operations(size)
-                points.append(point := Point(int(size), count, setup_seconds=float(line["setup"])))
+                points.append(point := Point(size, count, setup_seconds=float(line["setup"])))
             point.batches.append(float(line["seconds"]))
 
 

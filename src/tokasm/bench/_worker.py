@@ -8,6 +8,8 @@ Lines: ``hello``; per scenario and size ``starting``, ``seconds``+``setup`` per 
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import json
 import math
 import os
@@ -35,6 +37,7 @@ Line = dict[str, Any]
 TRACE_FACTOR = 5.0
 #: Rounds a size must have time for, and rounds run whatever they cost (a median of 3).
 MIN_ROUNDS = 3
+M_MMAP_THRESHOLD = -3
 
 
 def measure(
@@ -79,13 +82,16 @@ def _climb(
     spent = 0.0
 
     def batch(text: bool, size: int, action: Action, setup: float) -> Line:
-        """Time one batch (on a long text, one run), into the last round."""
+        """Time one batch (on a long text, one run after one that warms the caches up), into
+        the last round."""
         seconds = _time(action, 0.0 if text else spec["batch"], clock)
+        if text:
+            seconds = _time(action, 0.0, clock)
         rounds[text][-1].append(seconds)
         return {"scenario": name, "size": size, "seconds": seconds, "setup": setup, "text": text}
 
     for text, sizes, prepare, workload in ladders:
-        timed[text], rounds[text], costs = [], [[]], []
+        timed[text], rounds[text], costs = [], [[]], list[float]()
         steepest = 1.5 if text or scenario.per_operation else math.inf  # fixed count of ops
         for size in sizes:
             predicted = predict_seconds([n for n, _, _ in timed[text]], costs, size, steepest)
@@ -159,6 +165,10 @@ def _skip(scenario: Scenario, size: int, predicted: float, deadline: float, budg
 def main() -> int:
     """Measure the target of the JSON spec ``sys.argv[1]``; lines on a private copy of fd 1."""
     spec = json.loads(sys.argv[1])
+    with contextlib.suppress(AttributeError, OSError):  # glibc only
+        # Pinned at glibc's default, the mmap threshold no longer rises with each large block
+        # freed: whether a long string grows in place does not depend on the runs before.
+        ctypes.CDLL(None).mallopt(M_MMAP_THRESHOLD, 128 * 1024)
     channel = os.fdopen(os.dup(1), "w", encoding="utf-8")  # before the target runs any code
     os.dup2(2, 1)  # what the target prints goes to stderr
     sys.stdout = sys.stderr

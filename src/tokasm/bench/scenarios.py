@@ -26,9 +26,7 @@ __all__ = ["APPENDS", "LONG_TEXTS", "MESSAGES", "READS", "SCENARIOS", "SEED", "A
 Action: TypeAlias = Callable[[], list[str]]
 #: Feeds a workload's deltas to the message ids in turn, reading as the scenario does;
 #: ``offsets``: each message's text length, for ``read_since``.
-Feed: TypeAlias = Callable[
-    ["Assembler", str, "Sequence[int]", "Iterator[str]", dict[str, int]], None
-]
+Feed: TypeAlias = Callable[["Assembler", "Workload", "Iterator[str]", dict[str, int]], None]
 
 #: Reads timed by the re-read scenarios, whatever the message size.
 READS = 1000
@@ -213,9 +211,11 @@ class Scenario:
         return self.unit != "event"
 
 
-def _events(name: str, summary: str, feed: Feed, messages: int = 1, **more: bool) -> Scenario:
+def _events(
+    name: str, summary: str, feed: Feed, messages: int = 1, reads: bool = False
+) -> Scenario:
     stream, long = _stream(feed, messages), _on_long_text(feed, messages)
-    return Scenario(name, summary, "event", stream, on_long_text=long, **more)
+    return Scenario(name, summary, "event", stream, reads, on_long_text=long)
 
 
 #: Every scenario by name, in the order reports show them.
@@ -238,6 +238,6 @@ SCENARIOS: dict[str, Scenario] = {
                  "(STREAM-LINEAR: an append that grows with the text makes a stream quadratic)",
                  "append", _on_long_text(_apply_each, 1), traced=False, own_sizes=LONG_TEXTS),
         _events("read_since_each_delta", "read_since(offset) after every delta, offset "
-                "advanced (INC-LINEAR)", _read_since_each, needs_read_since=True),
+                "advanced (INC-LINEAR)", _read_since_each, reads=True),
     )
 }  # fmt: skip

@@ -28,19 +28,19 @@ if TYPE_CHECKING:
 DESCRIPTION = f"""\
 Time every scenario on every bundled backend (and the given targets) over a
 sweep of stream sizes; print the cost per operation at each size, the scaling
-exponent (log-log slope of time against size, with its error), a verdict
+exponent (log-log slope of time against size, with its error), how the cost
+of an event grows from a text of 256k characters to one of 16M, a verdict
 (constant, linear, superlinear, quadratic, worse than quadratic; grows for an
 operation whose cost grows with the text; inconclusive where the noise allows
-two; a verdict needs 3 sizes) and the peak traced memory as a multiple of the
-final text.
+two) and the peak traced memory as a multiple of the final text.
 
 Each TARGET is measured in a worker process of its own, with the CPU time of
-its thread, in rounds of one short batch per size (the exponent: the median
-of the rounds' slopes); a worker that hangs or dies is killed, and what
-happened is that scenario's error. Each run is predicted from the smaller
-sizes first, and skipped if over --budget or if it would end past
---max-time. append_to_long varies the length of the text, not the number of
-deltas. Off a terminal, one line per finished cell goes to
+its thread, in rounds of one short batch per size (the exponent: the slope
+through each size's fastest batch); a worker that hangs or dies is killed,
+and what happened is that scenario's error. Each run is predicted from the
+smaller sizes first, and skipped if over --budget or if it would end past
+--max-time. append_to_long and the long texts vary the length of the text,
+not the number of deltas. Off a terminal, one line per finished cell goes to
 stderr.
 
 scenarios: {", ".join(SCENARIOS)}
