@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from tokasm._versions import __version__
 from tokasm.bench._measure import FIT_POINTS, GROWTH, format_seconds, format_size
 from tokasm.bench._sweep import MAX_TIME, over_max_time
-from tokasm.bench.scenarios import APPENDS, LONG_TEXTS
+from tokasm.bench.scenarios import APPENDS
 from tokasm.errors import ReportError
 
 if TYPE_CHECKING:
@@ -74,8 +74,8 @@ def _legend(results: Sequence[Series], settings: SweepSettings) -> str:
         "per read or append: of the cost "
         "of one over every size;",
         f"long text: the cost of {APPENDS} events of the scenario on a message of "
-        f"{format_size(LONG_TEXTS[-1])} characters (the longest timed) as a multiple of their "
-        f"cost on one of {format_size(LONG_TEXTS[0])};",
+        f"{format_size(settings.texts[-1])} characters (the longest timed) as a multiple of "
+        f"their cost on one of {format_size(settings.texts[0])};",
         f"verdict: 'inconclusive' when the exponent ± two errors spans two verdicts ('at least "
         "V' if all are worse than linear), '-' with fewer than 3 sizes; 'worse than quadratic' "
         f"above 2.5; per read or append: 'constant' or 'grows' (at least {GROWTH:g}x over the "
@@ -101,17 +101,18 @@ def render_table(results: Sequence[Series], settings: SweepSettings, default: st
     """Per scenario: cost per operation at each size, exponent, growth on long texts, verdict,
     peak memory."""
     blocks: list[str] = []
-    width = max(len("implementation"), *(len(_label(s, default)) for s in results))
     verdict_width = max(len("verdict"), *(len(_verdict_text(series)) for series in results))
     for scenario in dict.fromkeys(series.scenario for series in results):
-        sizes = scenario.sizes(settings.sizes)
+        rows = [series for series in results if series.scenario is scenario]
+        width = max(len("implementation"), *(len(_label(s, default)) for s in rows))
+        sizes = scenario.sizes(settings.sizes, settings.texts)
         header = (
             f"{'implementation':<{width}}{''.join(f'{format_size(n):>9}' for n in sizes)}"
             f"{'exponent':>12}{'long text':>11}  {'verdict':<{verdict_width}}{'peak mem':>11}"
         )
         lines = [f"{scenario.name}: {scenario.summary} (time per {scenario.unit})", header]
         lines.append("-" * len(header))
-        for series in (series for series in results if series.scenario is scenario):
+        for series in rows:
             label = _label(series, default)
             lines.append(
                 f"{label:<{width}}{''.join(f'{_cell(series, n):>9}' for n in sizes)}"
@@ -156,7 +157,7 @@ def _memory_json(memory: MemoryPeak | None) -> dict[str, Any] | None:
 def _points_json(points: list[Point]) -> list[dict[str, Any]]:
     return [
         {"size": point.size, "seconds": point.seconds, "operations": point.operations,
-         "seconds_per_operation": point.per_operation, "runs": point.runs,
+         "seconds_per_operation": point.per_operation, "runs": len(point.batches),
          "batches": point.batches, "setup_seconds": point.setup_seconds,
          "memory": _memory_json(point.memory)}
         for point in points
@@ -200,7 +201,7 @@ def to_json(
             "fit_points": FIT_POINTS,
             "max_time_seconds": settings.max_time,
             "probe_sizes": [],
-            "long_texts": list(LONG_TEXTS),
+            "long_texts": list(settings.texts),
         },
         "default": default,
         "max_time_reached": bool(over_max_time(results)),
@@ -247,7 +248,7 @@ def write_plot(results: Sequence[Series], path: Path, default: str | None) -> No
             axis.plot(sizes, seconds, marker="o", linewidth=width, label=label)
         axis.set(xscale="log", yscale="log", ylabel="seconds per run")
         axis.set_title(scenario.name, fontsize=10)
-        axis.set_xlabel("characters of text" if scenario.own_sizes else "deltas (n)")
+        axis.set_xlabel("characters of text" if scenario.text_sizes else "deltas (n)")
         ticks = sorted({point.size for series in shown for point in series.points})
         axis.set_xticks(ticks, [format_size(size) for size in ticks])
         axis.grid(True, which="both", alpha=0.3)

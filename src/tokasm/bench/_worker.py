@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from tokasm._display import error_text
 from tokasm.bench._measure import fit, format_seconds, judge, peak_memory, predict_seconds
 from tokasm.bench._measure import time_action as _time
-from tokasm.bench.scenarios import LONG_TEXTS, SCENARIOS, long_workload
+from tokasm.bench.scenarios import SCENARIOS, long_workload
 from tokasm.corpus.steps import READ_SINCE, features_of
 from tokasm.errors import TargetError
 from tokasm.run.targets import resolve_target
@@ -74,9 +74,11 @@ def _climb(
     up to ``repeats``, until the verdict is the same at one error and at three (then two are
     well inside it), or the scenario has used its time."""
     budget, name = spec["budget"], scenario.name
-    ladders = [(False, scenario.sizes(spec["sizes"]), scenario.prepare, scenario.workload)]
+    ladders = [
+        (False, scenario.sizes(spec["sizes"], spec["texts"]), scenario.prepare, scenario.workload)
+    ]
     if scenario.on_long_text:
-        ladders.append((True, list(LONG_TEXTS), scenario.on_long_text, long_workload))
+        ladders.append((True, spec["texts"], scenario.on_long_text, long_workload))
     timed: dict[bool, list[tuple[int, Action, float]]] = {}
     rounds: dict[bool, list[list[float]]] = {}
     spent = 0.0

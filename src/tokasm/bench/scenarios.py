@@ -30,8 +30,8 @@ Feed: TypeAlias = Callable[["Assembler", "Workload", "Iterator[str]", dict[str, 
 
 #: Reads timed by the re-read scenarios, whatever the message size.
 READS = 1000
-#: Events timed on a long text, at these lengths whatever the sizes asked for: long enough
-#: that copying the text outweighs a fixed cost of 300us per event.
+#: Events timed on a long text; by default at these lengths: long enough that copying the
+#: text outweighs a fixed cost of 300us per event.
 APPENDS = 50
 LONG_TEXTS = (256_000, 1_000_000, 4_000_000, 16_000_000)
 #: Messages open at once in the interleaved scenario.
@@ -69,7 +69,7 @@ def make_workload(size: int, seed: int = SEED) -> Workload:
     return Workload(size, source, (0, *accumulate(lengths)))
 
 
-@lru_cache(maxsize=len(LONG_TEXTS))
+@lru_cache(maxsize=8)
 def long_workload(length: int) -> Workload:
     """A text of ``length`` characters, to be followed by the ``APPENDS`` deltas."""
     small = make_workload(APPENDS)
@@ -190,16 +190,16 @@ class Scenario:
     needs_read_since: bool = False
     #: Whether a traced run says anything (its final texts are the yardstick).
     traced: bool = True
-    #: Sizes of its own (characters of text), instead of the sweep's (deltas).
-    own_sizes: tuple[int, ...] = ()
-    #: The scenario's events on a message of ``LONG_TEXTS`` characters: does one grow?
+    #: Sized by the sweep's lengths of text (characters), not its numbers of deltas.
+    text_sizes: bool = False
+    #: The scenario's events on messages of the sweep's lengths of text: does one grow?
     on_long_text: Callable[[AssemblerFactory, Workload], Action] | None = None
 
-    def sizes(self, asked: Sequence[int]) -> list[int]:
-        return sorted(self.own_sizes or asked)
+    def sizes(self, asked: Sequence[int], texts: Sequence[int]) -> list[int]:
+        return sorted(texts if self.text_sizes else asked)
 
     def workload(self, size: int) -> Workload:
-        return long_workload(size) if self.own_sizes else make_workload(size)
+        return long_workload(size) if self.text_sizes else make_workload(size)
 
     def operations(self, size: int) -> int:
         """How many ``unit``s one run of the action performs at ``size``."""
@@ -236,7 +236,7 @@ SCENARIOS: dict[str, Scenario] = {
                 "all finalized", _apply_each, MESSAGES),
         Scenario("append_to_long", f"{APPENDS} appends to an open message of SIZE characters "
                  "(STREAM-LINEAR: an append that grows with the text makes a stream quadratic)",
-                 "append", _on_long_text(_apply_each, 1), traced=False, own_sizes=LONG_TEXTS),
+                 "append", _on_long_text(_apply_each, 1), traced=False, text_sizes=True),
         _events("read_since_each_delta", "read_since(offset) after every delta, offset "
                 "advanced (INC-LINEAR)", _read_since_each, reads=True),
     )
