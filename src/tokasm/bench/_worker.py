@@ -18,7 +18,14 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from tokasm._display import error_text
-from tokasm.bench._measure import fit, format_seconds, judge, peak_memory, predict_seconds
+from tokasm.bench._measure import (
+    INCONCLUSIVE,
+    fit,
+    format_seconds,
+    judge,
+    peak_memory,
+    predict_seconds,
+)
 from tokasm.bench._measure import time_action as _time
 from tokasm.bench.scenarios import SCENARIOS, long_workload
 from tokasm.corpus.steps import READ_SINCE, features_of
@@ -137,7 +144,8 @@ def _settled(
     timed: dict[bool, list[tuple[int, Action, float]]],
     rounds: dict[bool, list[list[float]]],
 ) -> bool:
-    """Whether the verdict is the same at one error and at three, and not in doubt."""
+    """Whether the verdict is the same at one error and at three, and not in doubt (more
+    rounds cannot help below 3 sizes)."""
     verdicts = set()
     for z in (1.0, 3.0):
         sweep, *long = (
@@ -145,7 +153,7 @@ def _settled(
             for text in timed
         )
         verdicts.add(judge(sweep, long[0], z) if long else sweep.verdict)
-    return len(verdicts) == 1 and not verdicts & {"inconclusive", "-"}
+    return len(verdicts) == 1 and not any(v == INCONCLUSIVE or "at least" in v for v in verdicts)
 
 
 def _skip(scenario: Scenario, size: int, predicted: float, deadline: float, budget: float) -> Line:
