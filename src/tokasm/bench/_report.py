@@ -57,8 +57,8 @@ def _long_text_cell(series: Series) -> str:
 
 
 def _exponent_text(series: Series) -> str:
-    fitted = series.fit
-    return "-" if fitted.exponent is None else f"{fitted.exponent:.2f}±{fitted.error:.2f}"
+    fit = series.fit
+    return "-" if fit.exponent is None else f"{fit.exponent:.2f}±{fit.error:.2f}"
 
 
 def _verdict_text(series: Series) -> str:
@@ -71,8 +71,7 @@ def _legend(results: Sequence[Series], settings: SweepSettings) -> str:
         "exponent: log-log slope of time against size over the sizes run within 8x of the "
         "largest (CPU time of the measuring thread, every size timed once a round: the slope "
         "through each size's fastest batch), ± its error from the spread of the rounds' slopes; "
-        "per read or append: of the cost "
-        "of one over every size;",
+        "per read or append: of the cost of one over every size;",
         f"long text: the cost of {APPENDS} events of the scenario on a message of "
         f"{format_size(settings.texts[-1])} characters (the longest timed) as a multiple of "
         f"their cost on one of {format_size(settings.texts[0])};",

@@ -90,6 +90,19 @@ def _climb(
     rounds: dict[bool, list[list[float]]] = {}
     spent = 0.0
 
+    def settled() -> bool:
+        """The verdict is the same at one error and at three, and not in doubt."""
+        verdicts = set()
+        for z in (1.0, 3.0):
+            sweep, *long = (
+                fit([n for n, _, _ in timed[text]], rounds[text], text or scenario.per_operation, z)
+                for text in timed
+            )
+            verdicts.add(judge(sweep, long[0], z) if long else sweep.verdict)
+        return len(verdicts) == 1 and not any(
+            v == INCONCLUSIVE or "at least" in v for v in verdicts
+        )
+
     def batch(text: bool, size: int, action: Action, setup: float) -> Line:
         """Time one batch (on a long text, one run after one that warms the caches up), into
         the last round."""
@@ -104,9 +117,18 @@ def _climb(
         steepest = 1.5 if text or scenario.per_operation else math.inf  # fixed count of ops
         for size in sizes:
             predicted = predict_seconds([n for n, _, _ in timed[text]], costs, size, steepest)
-            if predicted > budget or time.perf_counter() + MIN_ROUNDS * predicted > deadline:
+            left = deadline - time.perf_counter()
+            if predicted > budget or MIN_ROUNDS * predicted > left:
+                why = (
+                    f"budget: predicted {format_seconds(predicted)} per run with its set-up, "
+                    f"budget {budget:g} s"
+                    if predicted > budget
+                    else f"max-time: predicted {format_seconds(predicted * MIN_ROUNDS)} for "
+                    f"{MIN_ROUNDS} batches, {max(left, 0.0):.3g} s left of --max-time"
+                )
                 if not text:  # a long text not timed only leaves the growth unknown
-                    yield _skip(scenario, size, predicted, deadline, budget)
+                    skip = {"skip": why.partition(":")[0], "reason": f"over --{why}"}
+                    yield {"scenario": name, "size": size, **skip}
                 break
             yield {"scenario": name, "size": size, "starting": "time", "text": text}
             start = time.perf_counter()
@@ -127,9 +149,7 @@ def _climb(
             memory = [peak.peak_bytes, peak.text_bytes, peak.seconds]
             yield {"scenario": name, "size": traced[-1], "memory": memory}
     while len(rounds[False]) < spec["repeats"] and time.perf_counter() < deadline:
-        if len(rounds[False]) >= MIN_ROUNDS and (
-            spent > budget * spec["repeats"] / 6 or _settled(scenario, timed, rounds)
-        ):
+        if len(rounds[False]) >= MIN_ROUNDS and (spent > budget * spec["repeats"] / 6 or settled()):
             return
         for text, points in timed.items():
             rounds[text].append([])
@@ -137,39 +157,6 @@ def _climb(
                 yield {"scenario": name, "size": size, "starting": "time", "text": text}
                 yield batch(text, size, action, setup)
                 spent += max(rounds[text][-1][-1], 0.0 if text else spec["batch"])
-
-
-def _settled(
-    scenario: Scenario,
-    timed: dict[bool, list[tuple[int, Action, float]]],
-    rounds: dict[bool, list[list[float]]],
-) -> bool:
-    """Whether the verdict is the same at one error and at three, and not in doubt (more
-    rounds cannot help below 3 sizes)."""
-    verdicts = set()
-    for z in (1.0, 3.0):
-        sweep, *long = (
-            fit([n for n, _, _ in timed[text]], rounds[text], text or scenario.per_operation, z)
-            for text in timed
-        )
-        verdicts.add(judge(sweep, long[0], z) if long else sweep.verdict)
-    return len(verdicts) == 1 and not any(v == INCONCLUSIVE or "at least" in v for v in verdicts)
-
-
-def _skip(scenario: Scenario, size: int, predicted: float, deadline: float, budget: float) -> Line:
-    limit = "budget" if predicted > budget else "max-time"
-    why = (
-        f"predicted {format_seconds(predicted)} per run with its set-up, budget {budget:g} s"
-        if limit == "budget"
-        else f"predicted {format_seconds(predicted * MIN_ROUNDS)} for {MIN_ROUNDS} batches, "
-        f"{max(deadline - time.perf_counter(), 0.0):.3g} s left of --max-time"
-    )
-    return {
-        "scenario": scenario.name,
-        "size": size,
-        "skip": limit,
-        "reason": f"over --{limit}: {why}",
-    }
 
 
 def main() -> int:

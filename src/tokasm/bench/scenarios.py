@@ -76,11 +76,6 @@ def long_workload(length: int) -> Workload:
     return Workload(length, (small.source * (length // len(small.source) + 1))[:length], ())
 
 
-def _finalize(assembler: Assembler, message_id: str) -> list[str]:
-    text = assembler.apply({"id": message_id, "final": True})
-    return [] if text is None else [text]
-
-
 def _apply_each(
     assembler: Assembler, workload: Workload, ids: Iterator[str], offsets: dict[str, int]
 ) -> None:
@@ -110,9 +105,9 @@ def _read_each(keep: bool) -> Feed:
 def _read_since_each(
     assembler: Assembler, workload: Workload, ids: Iterator[str], offsets: dict[str, int]
 ) -> None:
-    incremental = cast("IncrementalAssembler", assembler)
+    incremental, source = cast("IncrementalAssembler", assembler), workload.source
     for message_id, (start, end) in zip(ids, pairwise(workload.bounds), strict=False):
-        incremental.apply({"id": message_id, "delta": workload.source[start:end]})
+        incremental.apply({"id": message_id, "delta": source[start:end]})
         new_text = incremental.read_since(message_id, offsets[message_id])
         offsets[message_id] += 0 if new_text is None else len(new_text)
 
@@ -130,7 +125,8 @@ def _stream(feed: Feed, messages: int) -> Callable[[AssemblerFactory, Workload],
         def run() -> list[str]:
             assembler = factory()
             feed(assembler, workload, cycle(ids), dict.fromkeys(ids, 0))
-            return [text for message_id in ids for text in _finalize(assembler, message_id)]
+            texts = (assembler.apply({"id": message_id, "final": True}) for message_id in ids)
+            return [text for text in texts if text is not None]
 
         return run
 
@@ -164,7 +160,8 @@ def _reads(final: bool) -> Callable[[AssemblerFactory, Workload], Action]:
     def prepare(factory: AssemblerFactory, workload: Workload) -> Action:
         assembler = factory()
         _apply_each(assembler, workload, repeat("m"), {})
-        texts = _finalize(assembler, "m") if final else [t for t in [assembler.get("m")] if t]
+        text = assembler.apply({"id": "m", "final": True}) if final else assembler.get("m")
+        texts = [] if text is None else [text]
         get = assembler.get
 
         def run() -> list[str]:
