@@ -110,12 +110,11 @@ def peak_memory(scenario: Scenario, factory: AssemblerFactory, workload: Workloa
 # The fit. Every round times each size once, back to back. Other work only ever slows a batch
 # down, so the exponent is the slope through each size's fastest batch; its error is that of
 # a median of the rounds' slopes, from their spread, at least what points noisy by
-# NOISE_FLOOR give. A verdict holds for the exponent +- z
-# errors, or there is none. A stream: over the sizes within FIT_SPAN of the largest, at least
-# FIT_POINTS (a fixed cost flattens the small ones). A fixed count of operations: over every
-# size; it ``grows`` if one operation's cost grows GROWTH times from the smallest size, as
-# a copy of the text does (a fixed cost of up to 300us and memory effects, up to 1.5 times
-# from a text of 256k characters to one of 16M, stay below that).
+# NOISE_FLOOR give. A verdict holds for the exponent +- z errors, or there is none. A stream:
+# over the sizes within FIT_SPAN of the largest, at least FIT_POINTS (a fixed cost flattens
+# the small ones). A fixed count of operations: over every size; it ``grows`` if one
+# operation's cost grows GROWTH times from the smallest size, as a copy of the text does
+# (memory effects stay within 1.5 times from a text of 256k characters to one of 16M).
 FIT_POINTS, FIT_SPAN = 3, 8
 #: (upper bound of the exponent, verdict), in order; above the last: worse than quadratic.
 VERDICT_BANDS = ((0.5, "constant"), (1.2, "linear"), (1.6, "superlinear"), (2.5, "quadratic"))
