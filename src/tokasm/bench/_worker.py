@@ -8,8 +8,6 @@ Lines: ``hello``; per scenario and size ``starting``, ``seconds``+``setup`` per 
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
 import json
 import math
 import os
@@ -39,12 +37,13 @@ if TYPE_CHECKING:
     from tokasm.implementations import AssemblerFactory
 
 Line = dict[str, Any]
+#: The actions of a scenario timed so far, sweep (False) and long texts (True): size, set-up.
+Timed = dict[bool, list[tuple[int, "Action", float]]]
 
 #: A traced run is predicted at this many untraced ones (tracemalloc costs per allocation).
 TRACE_FACTOR = 5.0
 #: Rounds a size must have time for, and rounds run whatever they cost (a median of 3).
 MIN_ROUNDS = 3
-M_MMAP_THRESHOLD = -3
 
 
 def measure(
@@ -86,28 +85,16 @@ def _climb(
     ]
     if scenario.on_long_text:
         ladders.append((True, spec["texts"], scenario.on_long_text, long_workload))
-    timed: dict[bool, list[tuple[int, Action, float]]] = {}
+    timed: Timed = {}
     rounds: dict[bool, list[list[float]]] = {}
-    spent = 0.0
-
-    def settled() -> bool:
-        """The verdict is the same at one error and at three, and not in doubt."""
-        verdicts = set()
-        for z in (1.0, 3.0):
-            sweep, *long = (
-                fit([n for n, _, _ in timed[text]], rounds[text], text or scenario.per_operation, z)
-                for text in timed
-            )
-            verdicts.add(judge(sweep, long[0], z) if long else sweep.verdict)
-        return len(verdicts) == 1 and not any(
-            v == INCONCLUSIVE or "at least" in v for v in verdicts
-        )
+    spent, one_run = 0.0, {False: scenario.text_sizes, True: True}
 
     def batch(text: bool, size: int, action: Action, setup: float) -> Line:
-        """Time one batch (on a long text, one run after one that warms the caches up), into
-        the last round."""
-        seconds = _time(action, 0.0 if text else spec["batch"], clock)
-        if text:
+        """Time one batch into the last round; on a long text, one run after one that warms
+        the caches up (the fastest of them leaves out the rare step that copies the text,
+        such as a realloc that cannot grow in place)."""
+        seconds = _time(action, 0.0 if one_run[text] else spec["batch"], clock)
+        if one_run[text]:
             seconds = _time(action, 0.0, clock)
         rounds[text][-1].append(seconds)
         return {"scenario": name, "size": size, "seconds": seconds, "setup": setup, "text": text}
@@ -149,23 +136,38 @@ def _climb(
             memory = [peak.peak_bytes, peak.text_bytes, peak.seconds]
             yield {"scenario": name, "size": traced[-1], "memory": memory}
     while len(rounds[False]) < spec["repeats"] and time.perf_counter() < deadline:
-        if len(rounds[False]) >= MIN_ROUNDS and (spent > budget * spec["repeats"] / 6 or settled()):
+        if len(rounds[False]) >= MIN_ROUNDS and (
+            spent > budget * spec["repeats"] / 6 or _settled(scenario, timed, rounds)
+        ):
             return
         for text, points in timed.items():
             rounds[text].append([])
             for size, action, setup in points:
                 yield {"scenario": name, "size": size, "starting": "time", "text": text}
                 yield batch(text, size, action, setup)
-                spent += max(rounds[text][-1][-1], 0.0 if text else spec["batch"])
+                spent += max(rounds[text][-1][-1], 0.0 if one_run[text] else spec["batch"])
+
+
+def _settled(scenario: Scenario, timed: Timed, rounds: dict[bool, list[list[float]]]) -> bool:
+    """The verdict, and the growth on long texts, are the same at one error and at three,
+    and neither is in doubt."""
+    verdicts: list[set[str]] = [set(), set()]
+    for z in (1.0, 3.0):
+        sweep, *long = (
+            fit([n for n, _, _ in timed[text]], rounds[text], text or scenario.per_operation, z)
+            for text in timed
+        )
+        verdicts[0].add(judge(sweep, long[0], z) if long else sweep.verdict)
+        verdicts[1].update(fit.verdict for fit in long)
+    named = verdicts[0] | verdicts[1]
+    return all(len(v) < 2 for v in verdicts) and not any(
+        v == INCONCLUSIVE or "at least" in v for v in named
+    )
 
 
 def main() -> int:
     """Measure the target of the JSON spec ``sys.argv[1]``; lines on a private copy of fd 1."""
     spec = json.loads(sys.argv[1])
-    with contextlib.suppress(AttributeError, OSError):  # glibc only
-        # Pinned at glibc's default, the mmap threshold no longer rises with each large block
-        # freed: whether a long string grows in place does not depend on the runs before.
-        ctypes.CDLL(None).mallopt(M_MMAP_THRESHOLD, 128 * 1024)
     channel = os.fdopen(os.dup(1), "w", encoding="utf-8")  # before the target runs any code
     os.dup2(2, 1)  # what the target prints goes to stderr
     sys.stdout = sys.stderr
