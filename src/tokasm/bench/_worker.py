@@ -44,6 +44,9 @@ Timed = dict[bool, list[tuple[int, "Action", float]]]
 TRACE_FACTOR = 5.0
 #: Rounds a size must have time for, and rounds run whatever they cost (a median of 3).
 MIN_ROUNDS = 3
+#: Runs of a batch on a long text: one that warms the caches up, then those of which the
+#: fastest counts.
+LONG_RUNS = 4
 
 
 def measure(
@@ -95,7 +98,7 @@ def _climb(
         text, such as a realloc that cannot grow in place, even in a single round)."""
         seconds = _time(action, 0.0 if one_run[text] else spec["batch"], clock)
         if one_run[text]:
-            seconds = min(_time(action, 0.0, clock) for _ in range(3))
+            seconds = min(_time(action, 0.0, clock) for _ in range(LONG_RUNS - 1))
         rounds[text][-1].append(seconds)
         return {"scenario": name, "size": size, "seconds": seconds, "setup": setup, "text": text}
 
@@ -104,13 +107,14 @@ def _climb(
         steepest = 1.5 if text or scenario.per_operation else math.inf  # fixed count of ops
         for size in sizes:
             predicted = predict_seconds([n for n, _, _ in timed[text]], costs, size, steepest)
-            left = deadline - time.perf_counter()
-            if predicted > budget or MIN_ROUNDS * predicted > left:
+            left, runs = deadline - time.perf_counter(), LONG_RUNS if one_run[text] else 1
+            if runs * predicted > budget or MIN_ROUNDS * runs * predicted > left:
+                batch_of = f", {runs} runs a batch" if runs > 1 else ""
                 why = (
-                    f"budget: predicted {format_seconds(predicted)} per run with its set-up, "
-                    f"budget {budget:g} s"
-                    if predicted > budget
-                    else f"max-time: predicted {format_seconds(predicted * MIN_ROUNDS)} for "
+                    f"budget: predicted {format_seconds(predicted)} per run with its set-up"
+                    f"{batch_of}, budget {budget:g} s"
+                    if runs * predicted > budget
+                    else f"max-time: predicted {format_seconds(predicted * runs * MIN_ROUNDS)} for "
                     f"{MIN_ROUNDS} batches, {max(left, 0.0):.3g} s left of --max-time"
                 )
                 if not text:  # a long text not timed only leaves the growth unknown
@@ -145,7 +149,8 @@ def _climb(
             for size, action, setup in points:
                 yield {"scenario": name, "size": size, "starting": "time", "text": text}
                 yield batch(text, size, action, setup)
-                spent += max(rounds[text][-1][-1], 0.0 if one_run[text] else spec["batch"])
+                last = rounds[text][-1][-1]
+                spent += LONG_RUNS * last if one_run[text] else max(last, spec["batch"])
 
 
 def _settled(scenario: Scenario, timed: Timed, rounds: dict[bool, list[list[float]]]) -> bool:
