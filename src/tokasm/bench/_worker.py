@@ -79,8 +79,8 @@ def _climb(
     clock: Callable[[], float],
 ) -> Iterator[Line]:
     """One batch per size ascending, each predicted first, over the sweep's sizes and then
-    the long texts (one run a batch); then rounds over them all, at least ``MIN_ROUNDS`` and
-    up to ``repeats``, until the verdict is the same at one error and at three (then two are
+    the long texts; then rounds over them all, at least ``MIN_ROUNDS`` and up to ``repeats``,
+    until the verdict and the growth are the same at one error and at three (then two are
     well inside it), or the scenario has used its time."""
     budget, name = spec["budget"], scenario.name
     ladders = [
