@@ -100,11 +100,12 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """Parametrize ``bench_cell`` over scenarios x backends x sizes (sizes ascending)."""
     if "bench_cell" not in metafunc.fixturenames:
         return
+    settings = sweep_settings(metafunc.config)
     cells = [
         BenchCell(scenario, backend, size)
         for scenario in SCENARIOS
         for backend in BACKENDS
-        for size in SCENARIOS[scenario].sizes(sweep_settings(metafunc.config).sizes)
+        for size in SCENARIOS[scenario].sizes(settings.sizes, settings.texts)
     ]
     metafunc.parametrize(
         "bench_cell", cells, ids=[f"{c.scenario}-{c.backend}-{c.size}" for c in cells]

@@ -63,4 +63,4 @@ def test_scenario(
     timings.record(bench_cell, min(first, stats.min) if stats else first)
     # The work was real: the final texts hold every character of the stream.
     if scenario.traced:
-        assert sum(map(len, texts)) == workload.text_length
+        assert sum(map(len, texts)) == len(workload.source)

@@ -16,9 +16,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from tokasm.bench import format_size, interleaved_min, peak_memory, scaling_exponent
+from tokasm.bench import format_size, interleaved_min, make_workload, peak_memory, scaling_exponent
 from tokasm.bench.scenarios import SCENARIOS
-from tokasm.bench.workload import make_workload
 from tokasm.implementations import BACKENDS, DEFAULT_BACKEND
 
 if TYPE_CHECKING:

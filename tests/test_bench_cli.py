@@ -28,10 +28,10 @@ from tokasm.bench import (
     scaling_exponent,
     verdict,
 )
-from tokasm.bench._measure import fit
+from tokasm.bench._measure import Fit, fit, judge
 from tokasm.bench._sweep import QUICK
 from tokasm.bench._worker import measure
-from tokasm.bench.scenarios import LONG_TEXTS, SCENARIOS
+from tokasm.bench.scenarios import SCENARIOS
 from tokasm.cli import main
 from tokasm.implementations import BACKENDS, DEFAULT_BACKEND, Event
 
@@ -174,12 +174,33 @@ def test_one_slow_batch_does_not_move_the_verdict() -> None:
 
 
 def test_a_verdict_the_noise_allows_to_differ_is_inconclusive() -> None:
-    rounds = _rounds(lambda n: 1e-7 * n**1.05, (1.0,) * 5)
-    for row, factor in zip(rounds, (1.0, 1.5, 0.8, 1.6, 0.7), strict=True):
-        row[-1] *= factor  # slopes from 0.9 to 1.2
+    rounds = _rounds(lambda n: 1e-7 * n**1.1, (1.0,) * 5)
+    for row, factor in zip(rounds, (1.0, 1.5, 1.2, 1.6, 1.3), strict=True):
+        row[-1] *= factor  # slopes from 1.1 to 1.3; the fastest batches give 1.1
     shaky = fit(QUICK_SIZES, rounds, False)
+    assert shaky.exponent == pytest.approx(1.1)
     assert shaky.error > 0.06
     assert shaky.verdict == "inconclusive"
+
+
+@pytest.mark.parametrize(
+    ("stream", "long_text", "expected"),
+    [
+        (Fit(1.15, 0.06, "inconclusive"), Fit(0.0, 0.03, "constant"), "linear"),
+        (Fit(1.15, 0.06, "inconclusive"), Fit(1.0, 0.03, "grows"), "quadratic"),
+        (Fit(1.02, 0.06, "linear"), Fit(1.0, 0.03, "grows"), "quadratic"),
+        (Fit(1.5, 0.06, "superlinear"), Fit(0.0, 0.03, "constant"), "superlinear"),
+        (Fit(3.0, 0.06, "worse than quadratic"), Fit(1.0, 0.03, "grows"), "worse than quadratic"),
+        (Fit(1.15, 0.06, "inconclusive"), Fit(0.3, 0.2, "inconclusive"), "inconclusive"),
+        (Fit(None, 0.0, "-"), Fit(0.0, 0.03, "constant"), "linear"),
+    ],
+)
+def test_the_cost_of_an_event_on_long_texts_settles_the_verdict(
+    stream: Fit, long_text: Fit, expected: str
+) -> None:
+    """An event that costs the same on a long text cannot make its stream worse than linear,
+    unless the sweep shows it; one that grows copies the text: quadratic, or worse if shown."""
+    assert judge(stream, long_text) == expected
 
 
 def test_a_cost_that_bends_up_is_inconclusive_run_after_run() -> None:
@@ -396,8 +417,9 @@ def test_what_a_target_prints_is_never_taken_for_a_result(
 def test_a_copy_per_delta_class_is_found_by_the_length_of_its_text(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """``text = text + delta`` copies the text: appends to a text of 16M characters cost
-    far more than to one of 64k. A list of parts does not."""
+    """``text = text + delta`` copies the text: appends to a text of 1M characters cost far
+    more than to one of 64k, and its stream is quadratic whatever the sweep's small sizes
+    show. A list of parts does not."""
     ran = _bench(
         capsys,
         project,
@@ -409,15 +431,22 @@ def test_a_copy_per_delta_class_is_found_by_the_length_of_its_text(
         "2",
         "--scenario",
         "append_to_long",
+        "--scenario",
+        "stream_then_finalize",
+        "--sizes",
+        "1k,2k,4k",
         "--json",
         "out.json",
         "--quiet",
     )
     assert ran.code == 0, ran.out + ran.err
-    mine, chunked = _report(project)["results"]
-    assert mine["points"][0]["size"] == LONG_TEXTS[0]  # the text length, not the deltas
+    mine, mine_stream, chunked, chunked_stream = _report(project)["results"]
+    assert mine["points"][0]["size"] == QUICK.texts[0]  # the text length, not the deltas
     assert mine["verdict"] == "grows", ran.out
     assert chunked["verdict"] in {"constant", "inconclusive"}
+    assert mine_stream["long_text"]["verdict"] == "grows"
+    assert mine_stream["verdict"] == "quadratic", ran.out
+    assert chunked_stream["verdict"] in {"linear", "inconclusive"}
 
 
 @pytest.mark.parametrize(
@@ -494,7 +523,7 @@ def test_a_run_over_the_budget_is_skipped_with_its_reason(
     assert skip["reason"].startswith("over --budget: predicted ")
     assert _report(project)["max_time_reached"] is False
     row = next(line for line in ran.out.splitlines() if line.startswith(SLOW))
-    assert row.split()[2:] == ["skip", "-", "-", "-", "-"]
+    assert row.split()[2:] == ["skip", "-", "-", "-", "-", "-"]  # and no growth: one text
     legend = "skip: predicted over the budget per run (1e-06 s, set-up included)"
     assert legend in ran.out
     assert legend in (project / "out.md").read_text(encoding="utf-8")
@@ -507,9 +536,11 @@ def test_off_a_terminal_each_finished_cell_is_one_line_on_stderr(
     assert ran.code == 0, ran.out + ran.err
     assert "\r" not in ran.err
     cell = f"bench: stream_then_finalize {SLOW}"
-    measured, skipped = _cell_log(ran)
+    measured, on_long_text, skipped = _cell_log(ran)
     assert measured.startswith(f"{cell} 40: ")
     assert " per event [" in measured
+    assert on_long_text.startswith(f"{cell}: ")
+    assert " per event on 64k characters [" in on_long_text
     assert skipped.startswith(f"{cell} 80: skipped, over --budget: predicted ")
     assert _bench(capsys, project, *SLOW_ALONE, "--sizes", "40", "--quiet").err == ""
 
@@ -703,12 +734,15 @@ class _Priced:
         return ""
 
 
-@pytest.mark.parametrize(("growth", "rounds"), [(0.0, 3), (8e-12, 15)], ids=["clear", "in doubt"])
+@pytest.mark.parametrize(
+    ("growth", "rounds"), [(0.0, 3), (8e-12, 3), (2e-10, 15)], ids=["clear", "settled", "in doubt"]
+)
 def test_rounds_go_on_only_while_the_verdict_is_in_doubt(growth: float, rounds: int) -> None:
-    """Linear: 3 rounds give the verdict. A small quadratic term puts the exponent near the
-    edge of linear: the rounds go on to --repeats, where more rounds can settle it."""
+    """Linear: 3 rounds give the verdict. A small term growing with the count of events, not
+    the text, is settled by the long texts. A larger one puts the exponent on the edge of
+    superlinear and quadratic: the rounds go on to --repeats, where more can settle it."""
     spec = {**dataclasses.asdict(QUICK), "scenarios": ["stream_then_finalize"], "seconds": None}
     spec.update(memory=False, budget=600.0)
     lines = list(measure(lambda: _Priced(6e-7, growth), spec, lambda: _Priced.now))
-    batches = [line["size"] for line in lines if "seconds" in line]
+    batches = [line["size"] for line in lines if "seconds" in line and not line["text"]]
     assert {batches.count(size) for size in QUICK.sizes} == {rounds}

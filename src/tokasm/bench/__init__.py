@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from tokasm.bench._measure import (
-    MemoryPeak,
     format_seconds,
     format_size,
     interleaved_min,
@@ -20,7 +19,6 @@ from tokasm.bench._sweep import (
     QUICK,
     SMOKE,
     Contender,
-    Series,
     SweepSettings,
     bundled_contenders,
     load_contender,
@@ -29,14 +27,12 @@ from tokasm.bench._sweep import (
     python_contender,
     run_sweep,
 )
-from tokasm.bench.scenarios import SCENARIOS, Scenario
-from tokasm.bench.workload import Workload, make_workload
+from tokasm.bench.scenarios import SCENARIOS, make_workload
 
 __all__ = [
-    "FULL", "QUICK", "SCENARIOS", "SMOKE", "Contender", "MemoryPeak", "Scenario", "Series",
-    "SweepSettings", "Workload", "bundled_contenders", "check_plot", "format_seconds",
-    "format_size", "interleaved_min", "load_contender", "make_workload", "over_max_time",
-    "parse_size", "peak_memory", "predict_seconds", "protocol_contender", "python_contender",
-    "render_matrix", "render_table", "run_sweep", "scaling_exponent", "time_action", "to_json",
-    "verdict", "write_plot",
+    "FULL", "QUICK", "SCENARIOS", "SMOKE", "Contender", "SweepSettings", "bundled_contenders",
+    "check_plot", "format_seconds", "format_size", "interleaved_min", "load_contender",
+    "make_workload", "over_max_time", "parse_size", "peak_memory", "predict_seconds",
+    "protocol_contender", "python_contender", "render_matrix", "render_table", "run_sweep",
+    "scaling_exponent", "time_action", "to_json", "verdict", "write_plot",
 ]  # fmt: skip

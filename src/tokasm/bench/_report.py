@@ -9,8 +9,9 @@ from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
 from tokasm._versions import __version__
-from tokasm.bench._measure import FIT_POINTS, format_seconds, format_size
+from tokasm.bench._measure import FIT_POINTS, GROWTH, format_seconds, format_size
 from tokasm.bench._sweep import MAX_TIME, over_max_time
+from tokasm.bench.scenarios import APPENDS
 from tokasm.errors import ReportError
 
 if TYPE_CHECKING:
@@ -18,10 +19,10 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from tokasm.bench._measure import MemoryPeak
-    from tokasm.bench._sweep import Series, SweepSettings
+    from tokasm.bench._sweep import Point, Series, SweepSettings
 
 #: What a cell shows for a step not run (by the limit that skipped it), or stopped (killed).
-_SKIP, _MAX_TIME, _STOPPED = "skip", "max-time", "stopped"
+_SKIP, _STOPPED = "skip", "stopped"
 
 
 def _label(series: Series, default: str | None) -> str:
@@ -35,7 +36,7 @@ def _cell(series: Series, size: int) -> str:
     skip = next((s for s in series.skips if s.size == size), None)
     if point or not skip:
         return format_seconds(point.per_operation) if point else "-"
-    return _STOPPED if skip.interrupted else _MAX_TIME if skip.limit == MAX_TIME else _SKIP
+    return _STOPPED if skip.interrupted else MAX_TIME if skip.limit == MAX_TIME else _SKIP
 
 
 def _memory_cell(series: Series) -> str:
@@ -48,9 +49,16 @@ def _memory_cell(series: Series) -> str:
     return f"{traced.memory.ratio:.1f}x{at}"
 
 
+def _long_text_cell(series: Series) -> str:
+    if not series.scenario.on_long_text:
+        return "n/a"
+    texts = series.texts
+    return f"x{texts[-1].seconds / texts[0].seconds:.3g}" if len(texts) > 1 else "-"
+
+
 def _exponent_text(series: Series) -> str:
-    fitted = series.fit
-    return "-" if fitted.exponent is None else f"{fitted.exponent:.2f}±{fitted.error:.2f}"
+    fit = series.fit
+    return "-" if fit.exponent is None else f"{fit.exponent:.2f}±{fit.error:.2f}"
 
 
 def _verdict_text(series: Series) -> str:
@@ -61,15 +69,20 @@ def _legend(results: Sequence[Series], settings: SweepSettings) -> str:
     bound = "none" if settings.max_time is None else f"{settings.max_time:g} s"
     lines = [
         "exponent: log-log slope of time against size over the sizes run within 8x of the "
-        "largest (CPU time of the measuring thread, every size timed once a round: the median "
-        "of the rounds' slopes), ± the error of that median; per read or append: of the cost "
-        "of one over every size;",
-        f"verdict: '-' with fewer than {FIT_POINTS} sizes; 'inconclusive' when the exponent "
-        "± two errors spans two verdicts ('at least V' if all are worse than linear); "
-        "'worse than quadratic' above 2.5; per read or append: 'constant' or 'grows' (if "
-        "it doubles; in append_to_long, with the text: a stream at least quadratic);",
+        "largest (CPU time of the measuring thread, every size timed once a round: the slope "
+        "through each size's fastest batch), ± its error from the spread of the rounds' slopes; "
+        "per read or append: of the cost of one over every size;",
+        f"long text: the cost of {APPENDS} events of the scenario on a message of "
+        f"{format_size(settings.texts[-1])} characters (the longest timed) as a multiple of "
+        f"their cost on one of {format_size(settings.texts[0])};",
+        f"verdict: 'inconclusive' when the exponent ± two errors spans two verdicts ('at least "
+        "V' if all are worse than linear), '-' with fewer than 3 sizes; 'worse than quadratic' "
+        f"above 2.5; per read or append: 'constant' or 'grows' (at least {GROWTH:g}x over the "
+        "sizes; in append_to_long, with the text: a stream at least quadratic); with a long "
+        "text: 'linear' if the cost of an event stays within that there, 'quadratic' if it grows "
+        "(a copy of the text per event), unless the exponent ± two errors is worse;",
         f"{_SKIP}: predicted over the budget per run ({settings.budget:g} s, set-up included); "
-        f"{_MAX_TIME}: not run, it would have ended past --max-time ({bound});",
+        f"{MAX_TIME}: not run, it would have ended past --max-time ({bound});",
         "peak mem: tracemalloc peak over one run, as a multiple of the final text size, at the "
         "largest size whose traced run fits a fifth of the budget (@size: not the largest run)",
     ]
@@ -79,34 +92,30 @@ def _legend(results: Sequence[Series], settings: SweepSettings) -> str:
             "the sizes above it skipped"
         )
     if cut := len(over_max_time(results)):
-        lines.append(f"--max-time {bound} reached: {cut} steps not run (marked {_MAX_TIME})")
+        lines.append(f"--max-time {bound} reached: {cut} steps not run (marked {MAX_TIME})")
     return "\n".join(lines)
 
 
 def render_table(results: Sequence[Series], settings: SweepSettings, default: str | None) -> str:
-    """Per scenario: cost per operation at each size, exponent, verdict, peak memory."""
+    """Per scenario: cost per operation at each size, exponent, growth on long texts, verdict,
+    peak memory."""
     blocks: list[str] = []
-    scenarios = list(dict.fromkeys(series.scenario for series in results))
     verdict_width = max(len("verdict"), *(len(_verdict_text(series)) for series in results))
-    for scenario in scenarios:
+    for scenario in dict.fromkeys(series.scenario for series in results):
         rows = [series for series in results if series.scenario is scenario]
-        sizes = scenario.sizes(settings.sizes)
-        labels = [_label(series, default) for series in rows]
-        width = max(len("implementation"), *(len(label) for label in labels))
+        width = max(len("implementation"), *(len(_label(s, default)) for s in rows))
+        sizes = scenario.sizes(settings.sizes, settings.texts)
         header = (
-            f"{'implementation':<{width}}"
-            + "".join(f"{format_size(size):>9}" for size in sizes)
-            + f"{'exponent':>12}  {'verdict':<{verdict_width}}{'peak mem':>11}"
+            f"{'implementation':<{width}}{''.join(f'{format_size(n):>9}' for n in sizes)}"
+            f"{'exponent':>12}{'long text':>11}  {'verdict':<{verdict_width}}{'peak mem':>11}"
         )
-        lines = [
-            f"{scenario.name}: {scenario.summary} (time per {scenario.unit})",
-            header,
-            "-" * len(header),
-        ]
-        for label, series in zip(labels, rows, strict=True):
-            cells = "".join(f"{_cell(series, size):>9}" for size in sizes)
+        lines = [f"{scenario.name}: {scenario.summary} (time per {scenario.unit})", header]
+        lines.append("-" * len(header))
+        for series in rows:
+            label = _label(series, default)
             lines.append(
-                f"{label:<{width}}{cells}{_exponent_text(series):>12}  "
+                f"{label:<{width}}{''.join(f'{_cell(series, n):>9}' for n in sizes)}"
+                f"{_exponent_text(series):>12}{_long_text_cell(series):>11}  "
                 f"{_verdict_text(series):<{verdict_width}}{_memory_cell(series):>11}"
             )
             if series.error:
@@ -121,14 +130,12 @@ def render_table(results: Sequence[Series], settings: SweepSettings, default: st
 def render_matrix(results: Sequence[Series], default: str | None) -> str:
     """A Markdown table: one row per scenario, one column per implementation."""
     names = list(dict.fromkeys(series.contender.name for series in results))
-    scenarios = list(dict.fromkeys(series.scenario.name for series in results))
     cell = {(s.scenario.name, s.contender.name): s for s in results}
     head = ["scenario", *(f"{name} (default)" if name == default else name for name in names)]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for scenario in scenarios:
+    for scenario in dict.fromkeys(series.scenario.name for series in results):
         row = [scenario]
-        for name in names:
-            series = cell.get((scenario, name))
+        for series in (cell.get((scenario, name)) for name in names):
             if series is None:
                 row.append("n/a")
             elif series.fit.exponent is None:
@@ -139,37 +146,41 @@ def render_matrix(results: Sequence[Series], default: str | None) -> str:
     return "\n".join(lines)
 
 
-def _memory_json(memory: MemoryPeak | None, **extra: Any) -> dict[str, Any] | None:
+def _memory_json(memory: MemoryPeak | None) -> dict[str, Any] | None:
     if memory is None:
         return None
-    ratio, seconds = memory.ratio, memory.seconds
-    return {**extra, "peak_bytes": memory.peak_bytes, "text_bytes": memory.text_bytes,
-            "ratio": ratio, "traced_seconds": seconds}  # fmt: skip
+    return {"peak_bytes": memory.peak_bytes, "text_bytes": memory.text_bytes,
+            "ratio": memory.ratio, "traced_seconds": memory.seconds}  # fmt: skip
+
+
+def _points_json(points: list[Point]) -> list[dict[str, Any]]:
+    return [
+        {"size": point.size, "seconds": point.seconds, "operations": point.operations,
+         "seconds_per_operation": point.per_operation, "runs": len(point.batches),
+         "batches": point.batches, "setup_seconds": point.setup_seconds,
+         "memory": _memory_json(point.memory)}
+        for point in points
+    ]  # fmt: skip
 
 
 def _series_json(series: Series) -> dict[str, Any]:
-    fitted, traced = series.fit, series.traced
-    points = [
-        {"size": point.size, "seconds": point.seconds, "operations": point.operations,
-         "seconds_per_operation": point.per_operation, "runs": point.runs,
-         "batches": point.batches, "setup_seconds": point.setup_seconds,
-         "memory": _memory_json(point.memory)}
-        for point in series.points
-    ]  # fmt: skip
+    fitted, traced, growth = series.fit, series.traced, series.growth
     return {
         "scenario": series.scenario.name,
         "implementation": series.contender.name,
         "per_request": series.contender.per_request,
         "unit": series.scenario.unit,
-        "points": points,
+        "points": _points_json(series.points),
         "skipped_sizes": [skip.size for skip in series.skips],
         "skips": [{"size": skip.size, "phase": "time", **asdict(skip)} for skip in series.skips],
         "exponent": fitted.exponent,
         "exponent_error": fitted.error,
         "verdict": fitted.verdict,
         "error": series.error,
-        "memory": traced and _memory_json(traced.memory, size=traced.size),
-    }
+        "memory": traced and {"size": traced.size, **(_memory_json(traced.memory) or {})},
+        "long_text": growth and {"points": _points_json(series.texts), "exponent": growth.exponent,
+                                 "exponent_error": growth.error, "verdict": growth.verdict},
+    }  # fmt: skip
 
 
 def to_json(
@@ -189,6 +200,7 @@ def to_json(
             "fit_points": FIT_POINTS,
             "max_time_seconds": settings.max_time,
             "probe_sizes": [],
+            "long_texts": list(settings.texts),
         },
         "default": default,
         "max_time_reached": bool(over_max_time(results)),
@@ -235,7 +247,7 @@ def write_plot(results: Sequence[Series], path: Path, default: str | None) -> No
             axis.plot(sizes, seconds, marker="o", linewidth=width, label=label)
         axis.set(xscale="log", yscale="log", ylabel="seconds per run")
         axis.set_title(scenario.name, fontsize=10)
-        axis.set_xlabel("characters of text" if scenario.own_sizes else "deltas (n)")
+        axis.set_xlabel("characters of text" if scenario.text_sizes else "deltas (n)")
         ticks = sorted({point.size for series in shown for point in series.points})
         axis.set_xticks(ticks, [format_size(size) for size in ticks])
         axis.grid(True, which="both", alpha=0.3)

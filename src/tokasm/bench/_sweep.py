@@ -22,12 +22,12 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from tokasm._display import error_text
-from tokasm.bench._measure import Fit, MemoryPeak, fit, format_seconds, format_size
+from tokasm.bench._measure import Fit, MemoryPeak, fit, format_seconds, format_size, judge
 from tokasm.bench._worker import measure
+from tokasm.bench.scenarios import APPENDS, LONG_TEXTS
 from tokasm.corpus.steps import READ_SINCE, Apply, Get, ReadSince, features_of
 from tokasm.errors import TargetError
 from tokasm.implementations import BACKENDS
-from tokasm.run.targets import Foreign
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
@@ -71,10 +71,6 @@ class Point:
         return min(self.batches)
 
     @property
-    def runs(self) -> int:
-        return len(self.batches)
-
-    @property
     def per_operation(self) -> float:
         return self.seconds / self.operations
 
@@ -89,25 +85,37 @@ class Skip:
     interrupted: bool = False
 
 
+def _fit(points: list[Point], per_operation: bool) -> Fit:
+    rounds = list(zip(*(point.batches for point in points), strict=False))
+    return fit([p.size for p in points], rounds, per_operation)
+
+
 @dataclass
 class Series:
-    """One scenario on one contender: points, skips, the error that ended it, the fit."""
+    """One scenario on one contender: points, skips, the error that ended it, the points on
+    long texts (``texts``)."""
 
     scenario: Scenario
     contender: Contender
     points: list[Point] = field(default_factory=list)
     skips: list[Skip] = field(default_factory=list)
     error: str | None = None
+    texts: list[Point] = field(default_factory=list)
 
     @property
     def traced(self) -> Point | None:
-        """The point with a memory peak."""
         return next((p for p in self.points if p.memory is not None), None)
 
     @property
+    def growth(self) -> Fit | None:
+        """How the cost of an event grows from the shortest long text to the longest."""
+        return _fit(self.texts, True) if self.scenario.on_long_text else None
+
+    @property
     def fit(self) -> Fit:
-        rounds = list(zip(*(point.batches for point in self.points), strict=False))
-        return fit([p.size for p in self.points], rounds, self.scenario.per_operation)
+        fitted, growth = _fit(self.points, self.scenario.per_operation), self.growth
+        verdict = fitted.verdict if growth is None else judge(fitted, growth)
+        return Fit(fitted.exponent, fitted.error, verdict)
 
 
 @dataclass(frozen=True)
@@ -115,7 +123,8 @@ class SweepSettings:
     """Sizes; rounds of one batch per size (at most ``repeats``); ``budget``: the most a run
     may take (skipped if predicted over), and, times ``repeats`` / 6, what a scenario may
     take before rounds past the third; ``batch``: the least a batch takes (seconds); memory
-    traced or not; ``max_time``: start nothing predicted to end later (None: no bound)."""
+    traced or not; ``max_time``: start nothing predicted to end later (None: no bound);
+    ``texts``: the lengths of the long texts (characters)."""
 
     sizes: tuple[int, ...]
     repeats: int = 3
@@ -123,15 +132,19 @@ class SweepSettings:
     batch: float = 0.002
     memory: bool = True
     max_time: float | None = None
+    texts: tuple[int, ...] = LONG_TEXTS
 
 
 #: 1k to 256k deltas, at most 10 s per run, 10 minutes in all.
 FULL = SweepSettings((1_000, 4_000, 16_000, 64_000, 256_000), 15, budget=10.0, max_time=600.0)
 #: ``tokasm bench --quick``: within a minute, loaded machine or not; sizes 2x apart, so that
-#: a quadratic backend has 3 of them within the budget.
-QUICK = SweepSettings((1_000, 2_000, 4_000, 8_000, 16_000), 15, budget=0.4, max_time=50.0)
+#: a quadratic backend has 3 of them within the budget; a copy of texts up to 1M characters
+#: shows against a fixed cost of up to about 30us per event.
+QUICK = SweepSettings(
+    (1_000, 2_000, 4_000, 8_000, 16_000), 15, 0.4, max_time=50.0, texts=(64_000, 256_000, 1_000_000)
+)
 #: The CI smoke run of ``benchmarks/``: tiny sizes, once, so the suite cannot rot.
-SMOKE = SweepSettings((50, 200), 1, budget=1.0, batch=0.0)
+SMOKE = SweepSettings((50, 200), 1, budget=1.0, batch=0.0, texts=(1_000, 4_000, 16_000))
 
 
 class SweepProgress(Protocol):
@@ -163,25 +176,22 @@ def bundled_contenders(in_process: bool = False) -> list[Contender]:
 
 
 class _SubjectAssembler:
-    """An assembler whose every call is a request to a protocol testee (instance "bench")."""
+    """An assembler whose every call is a request to a protocol testee (instance "bench");
+    the protocol carries only text and null."""
 
     def __init__(self, subject: Target) -> None:
-        self._subject = subject
+        self._perform = subject.perform
         subject.new("bench")
 
-    def _ask(self, step: Apply | Get | ReadSince) -> str | None:
-        outcome = self._subject.perform(step)
-        assert not isinstance(outcome, Foreign)  # the protocol carries only text and null
-        return outcome
-
     def apply(self, event: Event) -> str | None:
-        return self._ask(Apply("bench", None, event))
+        return self._perform(Apply("bench", None, event))  # type: ignore[return-value]
 
     def get(self, message_id: str) -> str | None:
-        return self._ask(Get("bench", None, message_id))
+        return self._perform(Get("bench", None, message_id))  # type: ignore[return-value]
 
     def read_since(self, message_id: str, offset: int) -> str | None:
-        return self._ask(ReadSince("bench", None, message_id, offset))
+        step = ReadSince("bench", None, message_id, offset)
+        return self._perform(step)  # type: ignore[return-value]
 
 
 def protocol_contender(subject: Target) -> Contender:
@@ -221,9 +231,9 @@ class _Worker:
             start_new_session=True,
         )
 
-    def lines(self, first: float, each: float, last: float) -> Iterator[dict[str, Any]]:
-        """Its lines until its end: the first within ``first`` s, each next within ``each``
-        s, none after monotonic ``last``."""
+    def lines(self, first: float, each: float, last: float) -> Iterator[Any]:
+        """Its lines until its end, decoded: the first within ``first`` s, each next within
+        ``each`` s, none after monotonic ``last``."""
         buffer, seconds, fd = b"", first, self._process.stdout.fileno()  # type: ignore[union-attr]
         while True:
             deadline = min(time.monotonic() + seconds, last)
@@ -237,12 +247,11 @@ class _Worker:
                 if len(buffer := buffer + chunk) > MAX_LINE:
                     raise _WorkerFailed("sent a line of over 1 MB")
             raw, _, buffer = buffer.partition(b"\n")
-            with contextlib.suppress(ValueError):
-                if isinstance(line := json.loads(raw), dict):
-                    yield line
-                    seconds = each
-                    continue
-            raise _WorkerFailed(f"sent a line that is not a result: {raw[:200]!r}")
+            try:
+                yield json.loads(raw)
+            except ValueError:
+                raise _WorkerFailed(f"sent a line that is not a result: {raw[:200]!r}") from None
+            seconds = each
 
     def ended(self) -> str:
         """How the worker ended (waited for briefly), with the tail of its stderr."""
@@ -269,11 +278,11 @@ def load_contender(target: str, timeout: float) -> Contender:
     worker = _Worker(_spec(target, [], SMOKE, math.inf))
     seconds = 2 * timeout + START_SECONDS
     try:
-        line = next(worker.lines(seconds, seconds, time.monotonic() + seconds), None) or {}
-        said = line.get("error")
-        if isinstance(said, str):
+        line = next(worker.lines(seconds, seconds, time.monotonic() + seconds), None)
+        if isinstance(line, dict) and isinstance(line.get("error"), str):
+            said = line["error"]
             raise TargetError(said if line.get("loading") else f"target {target!r}: {said}")
-        if not isinstance(line.get("hello"), dict):
+        if not isinstance(line, dict) or not isinstance(line.get("hello"), dict):
             raise TargetError(f"target {target!r}: {worker.ended()}")
         return Contender(target, bool(line["hello"].get("read_since")), target=target)
     except _WorkerFailed:
@@ -286,12 +295,10 @@ def load_contender(target: str, timeout: float) -> Contender:
 
 
 class _Recorder:
-    """Turns the lines of one contender into its series, checking every field."""
+    """Turns the lines of one contender into its series."""
 
-    def __init__(
-        self, series: dict[str, Series], settings: SweepSettings, progress: SweepProgress | None
-    ) -> None:
-        self.series, self.settings, self.progress = series, settings, progress
+    def __init__(self, series: dict[str, Series], progress: SweepProgress | None) -> None:
+        self.series, self.progress = series, progress
         self.current: str | None = None
         self.size: int | None = None  # of the measurement under way
         self.done: set[str] = set()
@@ -304,66 +311,64 @@ class _Recorder:
     def _finished(self, series: Series) -> None:
         for point in series.points:
             memory = point.memory and f", peak mem {point.memory.ratio:.1f}x"
-            outcome = f"{format_seconds(point.per_operation)} per {series.scenario.unit}"
-            self.log(series, point.size, outcome + (memory or ""))
+            cost = f"{format_seconds(point.per_operation)} per {series.scenario.unit}"
+            self.log(series, point.size, cost + (memory or ""))
+        for point in series.texts:
+            cost = format_seconds(point.per_operation)
+            self.log(series, None, f"{cost} per event on {format_size(point.size)} characters")
         for skip in series.skips:
             self.log(series, skip.size, f"skipped, {skip.reason}")
 
-    def take(self, line: dict[str, Any]) -> None:
-        name, size = line.get("scenario"), line.get("size")
+    def take(self, line: Any) -> None:
+        try:
+            self._take(line)
+        except (AttributeError, KeyError, TypeError, ValueError):
+            raise _WorkerFailed(f"sent a line that is not a result: {str(line)[:200]}") from None
+
+    def _take(self, line: dict[str, Any]) -> None:
         if "hello" in line:
             return
-        if name not in self.series or name in self.done:
-            raise _WorkerFailed(f"sent a line of no scenario under way: {str(line)[:200]}")
-        self.current, series = name, self.series[name]
-        points = {point.size: point for point in series.points}
-        if line.get("done") is True:
+        name, size = line["scenario"], int(line.get("size", 0))
+        series = self.series[name]
+        if name in self.done:
+            raise KeyError(name)
+        self.current, text = name, line.get("text")
+        points = series.texts if text else series.points
+        point = next((p for p in points if p.size == size), None)
+        if line.get("done"):
             self.done.add(name)
             self._finished(series)
-        elif isinstance(line.get("error"), str):
-            series.error = line["error"][:2000]
+        elif "error" in line:
+            series.error = str(line["error"])[:2000]
             self.log(series, None, f"raised {series.error}")
-        elif size not in series.scenario.sizes(self.settings.sizes):
-            raise _WorkerFailed(f"sent a line of no size measured: {str(line)[:200]}")
-        elif line.get("starting") in ("time", "memory"):
+        elif "starting" in line:
             self.size = size
             if self.progress:
                 what = "memory of " if line["starting"] == "memory" else ""
-                self.progress.starting(f"{name}: {what}{series.contender.name} at {size}")
-        elif line.get("skip") in (BUDGET, MAX_TIME) and isinstance(line.get("reason"), str):
-            series.skips.append(Skip(size, line["skip"], line["reason"][:500]))
-        elif _numbers(line.get("memory"), 3) and size in points:
-            peak, text, seconds = line["memory"]
-            points[size].memory = MemoryPeak(int(peak), int(text), seconds)
-        elif _numbers([line.get("seconds"), line.get("setup")], 2):
-            if size not in points:
-                operations = series.scenario.operations(size)
-                series.points.append(point := Point(size, operations, setup_seconds=line["setup"]))
-                points[size] = point
-            points[size].batches.append(line["seconds"])
+                on = " characters" if text else ""
+                self.progress.starting(f"{name}: {what}{series.contender.name} at {size}{on}")
+        elif "skip" in line:
+            series.skips.append(Skip(size, str(line["skip"]), str(line["reason"])[:500]))
+        elif "memory" in line:
+            peak, length, seconds = map(float, line["memory"])
+            point.memory = MemoryPeak(int(peak), int(length), seconds)  # type: ignore[union-attr]
         else:
-            raise _WorkerFailed(f"sent a line that is not a result: {str(line)[:200]}")
+            if point is None:
+                count = APPENDS if text else series.scenario.operations(size)
+                points.append(point := Point(size, count, setup_seconds=float(line["setup"])))
+            point.batches.append(float(line["seconds"]))
 
 
-def _numbers(values: object, count: int) -> bool:
-    return (
-        isinstance(values, list)
-        and len(values) == count
-        and all(
-            isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v < 1e9 for v in values
-        )
-    )
-
-
-def _supervise(contender: Contender, recorder: _Recorder, last: float, load: float) -> None:
+def _supervise(
+    contender: Contender, recorder: _Recorder, settings: SweepSettings, last: float, load: float
+) -> None:
     """Workers for ``contender`` until every scenario is done or errored, by monotonic
     ``last``, each allowed ``load`` s for its first line."""
-    settings = recorder.settings
     each = max(OVERRUN_FACTOR * settings.budget, OVERRUN_FLOOR)
     while left := [name for name in recorder.series if name not in recorder.done]:
         if time.monotonic() >= last - settings.budget:
             for name in left:
-                size = min(recorder.series[name].scenario.sizes(settings.sizes))
+                size = min(recorder.series[name].scenario.sizes(settings.sizes, settings.texts))
                 recorder.series[name].skips.append(Skip(size, MAX_TIME, "--max-time reached"))
             return
         worker = _Worker(_spec(contender.target, left, settings, last))
@@ -384,7 +389,7 @@ def _supervise(contender: Contender, recorder: _Recorder, last: float, load: flo
         limit = MAX_TIME if time.monotonic() >= last else BUDGET
         if not hung or recorder.size is None:  # a hang while loading is the target's error
             series.error = series.error or failure
-        size = recorder.size or min(series.scenario.sizes(settings.sizes))
+        size = recorder.size or min(series.scenario.sizes(settings.sizes, settings.texts))
         series.skips.append(Skip(size, limit, failure, interrupted=True))
         recorder.log(series, size, failure)
         recorder.done.add(name)
@@ -403,9 +408,9 @@ def run_sweep(
     results: list[Series] = []
     for contender in contenders:
         run = [s for s in scenarios if contender.has_read_since or not s.needs_read_since]
-        recorder = _Recorder({s.name: Series(s, contender) for s in run}, settings, progress)
+        recorder = _Recorder({s.name: Series(s, contender) for s in run}, progress)
         if contender.factory is None:
-            _supervise(contender, recorder, last, 2 * load_timeout + START_SECONDS)
+            _supervise(contender, recorder, settings, last, 2 * load_timeout + START_SECONDS)
         else:
             clock = time.perf_counter if contender.per_request else time.thread_time
             spec = _spec(None, [s.name for s in run], settings, last)

@@ -1,8 +1,9 @@
 """``python -m tokasm.bench._worker SPEC``: measure one target, a JSON line per step.
 
 It defends nothing: ``_sweep`` gives every line a deadline and kills it on a hang or death.
-Lines: ``hello``; per scenario and size ``starting``, ``seconds``+``setup`` per batch,
-``memory`` [peak, text bytes, seconds], ``skip``+``reason``; ``error``; ``done``.
+Lines: ``hello``; per scenario and size ``starting``, ``seconds``+``setup`` per batch
+(``text``: on a long text), ``memory`` [peak, text bytes, seconds], ``skip``+``reason``;
+``error``; ``done``.
 """
 
 from __future__ import annotations
@@ -16,13 +17,15 @@ from typing import TYPE_CHECKING, Any
 
 from tokasm._display import error_text
 from tokasm.bench._measure import (
+    INCONCLUSIVE,
     fit,
     format_seconds,
+    judge,
     peak_memory,
     predict_seconds,
-    time_action,
 )
-from tokasm.bench.scenarios import SCENARIOS
+from tokasm.bench._measure import time_action as _time
+from tokasm.bench.scenarios import SCENARIOS, long_workload
 from tokasm.corpus.steps import READ_SINCE, features_of
 from tokasm.errors import TargetError
 from tokasm.run.targets import resolve_target
@@ -34,11 +37,16 @@ if TYPE_CHECKING:
     from tokasm.implementations import AssemblerFactory
 
 Line = dict[str, Any]
+#: The actions of a scenario timed so far, sweep (False) and long texts (True): size, set-up.
+Timed = dict[bool, list[tuple[int, "Action", float]]]
 
 #: A traced run is predicted at this many untraced ones (tracemalloc costs per allocation).
 TRACE_FACTOR = 5.0
 #: Rounds a size must have time for, and rounds run whatever they cost (a median of 3).
 MIN_ROUNDS = 3
+#: Runs of a batch on a long text: one that warms the caches up, then those of which the
+#: fastest counts.
+LONG_RUNS = 4
 
 
 def measure(
@@ -70,66 +78,96 @@ def _climb(
     deadline: float,
     clock: Callable[[], float],
 ) -> Iterator[Line]:
-    """One batch per size ascending, each predicted first; then rounds over every size, at
-    least ``MIN_ROUNDS`` and up to ``repeats``, until the verdict is the same at one error
-    and at three (then two are well inside it), or the scenario has used its time."""
+    """One batch per size ascending, each predicted first, over the sweep's sizes and then
+    the long texts; then rounds over them all, at least ``MIN_ROUNDS`` and up to ``repeats``,
+    until the verdict and the growth are the same at one error and at three (then two are
+    well inside it), or the scenario has used its time."""
     budget, name = spec["budget"], scenario.name
-    timed: list[tuple[int, Action, float]] = []
-    costs: list[float] = []
-    rounds: list[list[float]] = [[]]
-    for size in scenario.sizes(spec["sizes"]):
-        steepest = 1.5 if scenario.per_operation else math.inf  # a fixed count of operations
-        predicted = predict_seconds([n for n, _, _ in timed], costs, size, steepest)
-        if predicted > budget or time.perf_counter() + MIN_ROUNDS * predicted > deadline:
-            yield _skip(scenario, size, predicted, deadline, budget)
-            break
-        yield {"scenario": name, "size": size, "starting": "time"}
-        start = time.perf_counter()
-        action = scenario.prepare(factory, scenario.workload(size))
-        setup = time.perf_counter() - start
-        seconds = time_action(action, spec["batch"], clock)
-        yield {"scenario": name, "size": size, "seconds": seconds, "setup": setup}
-        timed.append((size, action, setup))
-        costs.append(setup + seconds)
-        rounds[0].append(seconds)
-    traced = [
-        n for (n, _, _), cost in zip(timed, costs, strict=True) if TRACE_FACTOR * cost <= budget / 5
+    ladders = [
+        (False, scenario.sizes(spec["sizes"], spec["texts"]), scenario.prepare, scenario.workload)
     ]
-    if spec["memory"] and scenario.traced and traced:
-        yield {"scenario": name, "size": traced[-1], "starting": "memory"}
-        peak = peak_memory(scenario, factory, scenario.workload(traced[-1]))
-        memory = [peak.peak_bytes, peak.text_bytes, peak.seconds]
-        yield {"scenario": name, "size": traced[-1], "memory": memory}
-    spent = sum(costs)
-    sizes = [n for n, _, _ in timed]
-    while len(rounds) < spec["repeats"] and time.perf_counter() < deadline:
-        if len(rounds) >= MIN_ROUNDS and (
-            spent > budget * spec["repeats"] / 6
-            or len({fit(sizes, rounds, scenario.per_operation, z).verdict for z in (1, 3)}) == 1
+    if scenario.on_long_text:
+        ladders.append((True, spec["texts"], scenario.on_long_text, long_workload))
+    timed: Timed = {}
+    rounds: dict[bool, list[list[float]]] = {}
+    spent, one_run = 0.0, {False: scenario.text_sizes, True: True}
+
+    def batch(text: bool, size: int, action: Action, setup: float) -> Line:
+        """Time one batch into the last round; on a long text, the fastest of three single
+        runs after one that warms the caches up (which leaves out a rare step that copies the
+        text, such as a realloc that cannot grow in place, even in a single round)."""
+        seconds = _time(action, 0.0 if one_run[text] else spec["batch"], clock)
+        if one_run[text]:
+            seconds = min(_time(action, 0.0, clock) for _ in range(LONG_RUNS - 1))
+        rounds[text][-1].append(seconds)
+        return {"scenario": name, "size": size, "seconds": seconds, "setup": setup, "text": text}
+
+    for text, sizes, prepare, workload in ladders:
+        timed[text], rounds[text], costs = [], [[]], list[float]()
+        steepest = 1.5 if text or scenario.per_operation else math.inf  # fixed count of ops
+        for size in sizes:
+            predicted = predict_seconds([n for n, _, _ in timed[text]], costs, size, steepest)
+            left, runs = deadline - time.perf_counter(), LONG_RUNS if one_run[text] else 1
+            if runs * predicted > budget or MIN_ROUNDS * runs * predicted > left:
+                batch_of = f", {runs} runs a batch" if runs > 1 else ""
+                why = (
+                    f"budget: predicted {format_seconds(predicted)} per run with its set-up"
+                    f"{batch_of}, budget {budget:g} s"
+                    if runs * predicted > budget
+                    else f"max-time: predicted {format_seconds(predicted * runs * MIN_ROUNDS)} for "
+                    f"{MIN_ROUNDS} batches, {max(left, 0.0):.3g} s left of --max-time"
+                )
+                if not text:  # a long text not timed only leaves the growth unknown
+                    skip = {"skip": why.partition(":")[0], "reason": f"over --{why}"}
+                    yield {"scenario": name, "size": size, **skip}
+                break
+            yield {"scenario": name, "size": size, "starting": "time", "text": text}
+            start = time.perf_counter()
+            action = prepare(factory, workload(size))
+            setup = time.perf_counter() - start
+            timed[text].append((size, action, setup))
+            yield batch(text, size, action, setup)
+            costs.append(setup + rounds[text][0][-1])
+        spent += sum(costs)
+        traced = [
+            n
+            for (n, _, _), cost in zip(timed[text], costs, strict=True)
+            if cost <= budget / 5 / TRACE_FACTOR
+        ]
+        if spec["memory"] and scenario.traced and traced and not text:
+            yield {"scenario": name, "size": traced[-1], "starting": "memory"}
+            peak = peak_memory(scenario, factory, scenario.workload(traced[-1]))
+            memory = [peak.peak_bytes, peak.text_bytes, peak.seconds]
+            yield {"scenario": name, "size": traced[-1], "memory": memory}
+    while len(rounds[False]) < spec["repeats"] and time.perf_counter() < deadline:
+        if len(rounds[False]) >= MIN_ROUNDS and (
+            spent > budget * spec["repeats"] / 6 or _settled(scenario, timed, rounds)
         ):
             return
-        rounds.append([])
-        for size, action, setup in timed:
-            yield {"scenario": name, "size": size, "starting": "time"}
-            rounds[-1].append(seconds := time_action(action, spec["batch"], clock))
-            spent += max(seconds, spec["batch"])
-            yield {"scenario": name, "size": size, "seconds": seconds, "setup": setup}
+        for text, points in timed.items():
+            rounds[text].append([])
+            for size, action, setup in points:
+                yield {"scenario": name, "size": size, "starting": "time", "text": text}
+                yield batch(text, size, action, setup)
+                last = rounds[text][-1][-1]
+                spent += LONG_RUNS * last if one_run[text] else max(last, spec["batch"])
 
 
-def _skip(scenario: Scenario, size: int, predicted: float, deadline: float, budget: float) -> Line:
-    limit = "budget" if predicted > budget else "max-time"
-    why = (
-        f"predicted {format_seconds(predicted)} per run with its set-up, budget {budget:g} s"
-        if limit == "budget"
-        else f"predicted {format_seconds(predicted * MIN_ROUNDS)} for {MIN_ROUNDS} batches, "
-        f"{max(deadline - time.perf_counter(), 0.0):.3g} s left of --max-time"
+def _settled(scenario: Scenario, timed: Timed, rounds: dict[bool, list[list[float]]]) -> bool:
+    """The verdict, and the growth on long texts, are the same at one error and at three,
+    and neither is in doubt."""
+    verdicts: list[set[str]] = [set(), set()]
+    for z in (1.0, 3.0):
+        sweep, *long = (
+            fit([n for n, _, _ in timed[text]], rounds[text], text or scenario.per_operation, z)
+            for text in timed
+        )
+        verdicts[0].add(judge(sweep, long[0], z) if long else sweep.verdict)
+        verdicts[1].update(fit.verdict for fit in long)
+    named = verdicts[0] | verdicts[1]
+    return all(len(v) < 2 for v in verdicts) and not any(
+        v == INCONCLUSIVE or "at least" in v for v in named
     )
-    return {
-        "scenario": scenario.name,
-        "size": size,
-        "skip": limit,
-        "reason": f"over --{limit}: {why}",
-    }
 
 
 def main() -> int:

@@ -1,37 +1,177 @@
-"""The benchmark scenarios, defined once for ``benchmarks/`` and ``tokasm bench``.
+"""The benchmark scenarios and their text, defined once for ``benchmarks/`` and ``tokasm bench``.
 
 A scenario makes an *action*: a repeatable zero-argument call doing the timed work and
-returning the final texts (the yardstick of peak memory). SPEC.md cites the names.
+returning the final texts (the yardstick of peak memory). SPEC.md cites the names. The
+deltas are sliced while streaming, so each is a fresh ``str``, as from a JSON decoder.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import random
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from itertools import cycle, pairwise, repeat
+from functools import lru_cache
+from itertools import accumulate, cycle, pairwise, repeat
 from typing import TYPE_CHECKING, TypeAlias, cast
-
-from tokasm.bench.workload import Workload, make_workload
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from tokasm.implementations import Assembler, AssemblerFactory, Event, IncrementalAssembler
+    from tokasm.implementations import Assembler, AssemblerFactory, IncrementalAssembler
 
-__all__ = ["APPENDS", "LONG_TEXTS", "MESSAGES", "READS", "SCENARIOS", "Action", "Scenario"]
+__all__ = ["APPENDS", "LONG_TEXTS", "MESSAGES", "READS", "SCENARIOS", "SEED", "Action",
+           "Scenario", "Workload", "long_workload", "make_workload"]  # fmt: skip
 
 #: The timed work of one scenario run; returns the final texts.
 Action: TypeAlias = Callable[[], list[str]]
+#: Feeds a workload's deltas to the message ids in turn, reading as the scenario does;
+#: ``offsets``: each message's text length, for ``read_since``.
+Feed: TypeAlias = Callable[["Assembler", "Workload", "Iterator[str]", dict[str, int]], None]
 
 #: Reads timed by the re-read scenarios, whatever the message size.
 READS = 1000
-#: Appends timed by ``append_to_long``, to texts of these lengths whatever the sizes asked
-#: for: long enough that copying the text outweighs a fixed cost of 300us per event.
+#: Events timed on a long text; by default at these lengths: long enough that copying the
+#: text outweighs a fixed cost of 300us per event.
 APPENDS = 50
 LONG_TEXTS = (256_000, 1_000_000, 4_000_000, 16_000_000)
 #: Messages open at once in the interleaved scenario.
 MESSAGES = 64
-_ID = "m"
+#: Same seed, same text: runs and machines compare like with like.
+SEED = 20260401
+#: Delta lengths 1-12, weighted as LLM token text is (mostly 2-6), now and then a
+#: multi-kilobyte one (a tool call's arguments); ASCII (wider characters change only the
+#: string kind, which each backend's tests cover).
+_WEIGHTS = (4, 8, 10, 12, 10, 8, 6, 4, 3, 2, 1, 1)
+_LARGE_CHANCE, _LARGE_LENGTHS = 1e-4, (1024, 8192)
+_ALPHABET = "abcdefghijklmnopqrstuvwxyz" + " " * 6 + ".,\n"
+
+
+@dataclass(frozen=True)
+class Workload:
+    """``size`` deltas: delta ``i`` is ``source[bounds[i]:bounds[i + 1]]``."""
+
+    size: int
+    source: str
+    bounds: tuple[int, ...]
+
+
+@lru_cache(maxsize=8)
+def make_workload(size: int, seed: int = SEED) -> Workload:
+    """The ``size``-delta workload for ``seed``, built once per process."""
+    if size < 1:
+        raise ValueError(f"a workload needs at least one delta, got size {size}")
+    rng = random.Random(seed)
+    lengths = rng.choices(range(1, 13), weights=_WEIGHTS, k=size)
+    for index in range(size):
+        if rng.random() < _LARGE_CHANCE:
+            lengths[index] = rng.randint(*_LARGE_LENGTHS)
+    source = "".join(rng.choices(_ALPHABET, k=sum(lengths)))
+    return Workload(size, source, (0, *accumulate(lengths)))
+
+
+@lru_cache(maxsize=8)
+def long_workload(length: int) -> Workload:
+    """A text of ``length`` characters, to be followed by the ``APPENDS`` deltas."""
+    small = make_workload(APPENDS)
+    return Workload(length, (small.source * (length // len(small.source) + 1))[:length], ())
+
+
+def _apply_each(
+    assembler: Assembler, workload: Workload, ids: Iterator[str], offsets: dict[str, int]
+) -> None:
+    apply, source = assembler.apply, workload.source
+    for message_id, (start, end) in zip(ids, pairwise(workload.bounds), strict=False):
+        apply({"id": message_id, "delta": source[start:end]})
+
+
+def _read_each(keep: bool) -> Feed:
+    def feed(
+        assembler: Assembler, workload: Workload, ids: Iterator[str], offsets: dict[str, int]
+    ) -> None:
+        apply, get, source = assembler.apply, assembler.get, workload.source
+        snapshot: str | None = None
+        for message_id, (start, end) in zip(ids, pairwise(workload.bounds), strict=False):
+            apply({"id": message_id, "delta": source[start:end]})
+            # `text = a.get(id)` in a UI loop keeps the previous snapshot while the next
+            # delta arrives, so no backend can grow that string in place.
+            snapshot = get(message_id)
+            if not keep:
+                snapshot = None  # rendered, then dropped
+        del snapshot
+
+    return feed
+
+
+def _read_since_each(
+    assembler: Assembler, workload: Workload, ids: Iterator[str], offsets: dict[str, int]
+) -> None:
+    incremental, source = cast("IncrementalAssembler", assembler), workload.source
+    for message_id, (start, end) in zip(ids, pairwise(workload.bounds), strict=False):
+        incremental.apply({"id": message_id, "delta": source[start:end]})
+        new_text = incremental.read_since(message_id, offsets[message_id])
+        offsets[message_id] += 0 if new_text is None else len(new_text)
+
+
+def _ids(messages: int) -> list[str]:
+    return [f"m{index}" for index in range(messages)] if messages > 1 else ["m"]
+
+
+def _stream(feed: Feed, messages: int) -> Callable[[AssemblerFactory, Workload], Action]:
+    """The whole stream from an empty message, then every message finalized."""
+
+    def prepare(factory: AssemblerFactory, workload: Workload) -> Action:
+        ids = _ids(messages)
+
+        def run() -> list[str]:
+            assembler = factory()
+            feed(assembler, workload, cycle(ids), dict.fromkeys(ids, 0))
+            texts = (assembler.apply({"id": message_id, "final": True}) for message_id in ids)
+            return [text for text in texts if text is not None]
+
+        return run
+
+    return prepare
+
+
+def _on_long_text(feed: Feed, messages: int) -> Callable[[AssemblerFactory, Workload], Action]:
+    """``APPENDS`` events, fed as the stream feeds them, to messages already holding the
+    workload's text (in one delta each: fast even for a class that copies per delta)."""
+
+    def prepare(factory: AssemblerFactory, workload: Workload) -> Action:
+        assembler, ids, small = factory(), _ids(messages), make_workload(APPENDS)
+        share = len(workload.source) // messages
+        for message_id in ids:
+            assembler.apply({"id": message_id, "delta": workload.source[:share]})
+        offsets = dict.fromkeys(ids, share)
+
+        def run() -> list[str]:
+            feed(assembler, small, cycle(ids), offsets)
+            return []
+
+        return run
+
+    return prepare
+
+
+def _reads(final: bool) -> Callable[[AssemblerFactory, Workload], Action]:
+    """``READS`` calls of ``get()`` on a message streamed in the set-up, finalized or open
+    (then read once first: the first read may join, the timed ones are re-reads)."""
+
+    def prepare(factory: AssemblerFactory, workload: Workload) -> Action:
+        assembler = factory()
+        _apply_each(assembler, workload, repeat("m"), {})
+        text = assembler.apply({"id": "m", "final": True}) if final else assembler.get("m")
+        texts = [] if text is None else [text]
+        get = assembler.get
+
+        def run() -> list[str]:
+            for _ in repeat(None, READS):
+                get("m")
+            return texts
+
+        return run
+
+    return prepare
 
 
 @dataclass(frozen=True)
@@ -47,23 +187,20 @@ class Scenario:
     needs_read_since: bool = False
     #: Whether a traced run says anything (its final texts are the yardstick).
     traced: bool = True
-    #: Sizes of its own (characters of text), instead of the sweep's (deltas).
-    own_sizes: tuple[int, ...] = ()
+    #: Sized by the sweep's lengths of text (characters), not its numbers of deltas.
+    text_sizes: bool = False
+    #: The scenario's events on messages of the sweep's lengths of text: does one grow?
+    on_long_text: Callable[[AssemblerFactory, Workload], Action] | None = None
 
-    def sizes(self, asked: Sequence[int]) -> list[int]:
-        return sorted(self.own_sizes or asked)
+    def sizes(self, asked: Sequence[int], texts: Sequence[int]) -> list[int]:
+        return sorted(texts if self.text_sizes else asked)
 
     def workload(self, size: int) -> Workload:
-        """For ``own_sizes``, a text of ``size`` characters with a small workload's deltas."""
-        if not self.own_sizes:
-            return make_workload(size)
-        small = make_workload(APPENDS)
-        source = small.source * (size // len(small.source) + 1)
-        return Workload(size, source[:size], small.bounds)
+        return long_workload(size) if self.text_sizes else make_workload(size)
 
     def operations(self, size: int) -> int:
-        """How many ``unit``s one run of the action performs at ``size`` deltas."""
-        return {"read": READS, "append": min(APPENDS, size)}.get(self.unit, size)
+        """How many ``unit``s one run of the action performs at ``size``."""
+        return {"read": READS, "append": APPENDS}.get(self.unit, size)
 
     @property
     def per_operation(self) -> bool:
@@ -71,130 +208,33 @@ class Scenario:
         return self.unit != "event"
 
 
-def _finalize(assembler: Assembler, message_id: str = _ID) -> list[str]:
-    text = assembler.apply({"id": message_id, "final": True})
-    return [] if text is None else [text]
-
-
-def _streamed(factory: AssemblerFactory, workload: Workload) -> Assembler:
-    assembler, source = factory(), workload.source
-    apply = assembler.apply
-    for start, end in pairwise(workload.bounds):
-        apply({"id": _ID, "delta": source[start:end]})
-    return assembler
-
-
-def _stream_then_finalize(factory: AssemblerFactory, workload: Workload) -> Action:
-    return lambda: _finalize(_streamed(factory, workload))
-
-
-def _read_each_delta(keep: bool) -> Callable[[AssemblerFactory, Workload], Action]:
-    """``get()`` after every delta; ``keep``: the caller holds it until the next read."""
-
-    def prepare(factory: AssemblerFactory, workload: Workload) -> Action:
-        def run() -> list[str]:
-            assembler, source = factory(), workload.source
-            apply, get = assembler.apply, assembler.get
-            snapshot: str | None = None
-            for start, end in pairwise(workload.bounds):
-                apply({"id": _ID, "delta": source[start:end]})
-                # `text = a.get(id)` in a UI loop keeps the previous snapshot while
-                # the next delta arrives, so no backend can grow that string in place.
-                snapshot = get(_ID)
-                if not keep:
-                    snapshot = None  # rendered, then dropped
-            del snapshot
-            return _finalize(assembler)
-
-        return run
-
-    return prepare
-
-
-def _reads(final: bool) -> Callable[[AssemblerFactory, Workload], Action]:
-    """``READS`` calls of ``get()`` on a message streamed in the set-up, finalized or open
-    (then read once first: the first read may join, the timed ones are re-reads)."""
-
-    def prepare(factory: AssemblerFactory, workload: Workload) -> Action:
-        assembler = _streamed(factory, workload)
-        texts = _finalize(assembler) if final else [text for text in [assembler.get(_ID)] if text]
-        get = assembler.get
-
-        def run() -> list[str]:
-            for _ in repeat(None, READS):
-                get(_ID)
-            return texts
-
-        return run
-
-    return prepare
-
-
-def _interleaved(factory: AssemblerFactory, workload: Workload) -> Action:
-    ids = [f"{_ID}{index}" for index in range(MESSAGES)]
-
-    def run() -> list[str]:
-        assembler, source = factory(), workload.source
-        apply = assembler.apply
-        for message_id, (start, end) in zip(cycle(ids), pairwise(workload.bounds)):
-            apply({"id": message_id, "delta": source[start:end]})
-        return [text for message_id in ids for text in _finalize(assembler, message_id)]
-
-    return run
-
-
-def _append_to_long(factory: AssemblerFactory, workload: Workload) -> Action:
-    """``APPENDS`` small deltas to a message already holding the text (fed in 4 large ones,
-    fast even for a class that copies per delta, whose stream this shows is quadratic)."""
-    assembler, source = factory(), workload.source
-    quarter = len(source) // 4
-    for start in range(0, 4 * quarter, quarter):
-        assembler.apply({"id": _ID, "delta": source[start : start + quarter]})
-    deltas: list[Event] = [
-        {"id": _ID, "delta": source[a:b]} for a, b in pairwise(workload.bounds[: APPENDS + 1])
-    ]
-
-    def run() -> list[str]:
-        for event in deltas:
-            assembler.apply(event)
-        return []
-
-    return run
-
-
-def _read_since_each_delta(factory: AssemblerFactory, workload: Workload) -> Action:
-    def run() -> list[str]:
-        assembler = cast("IncrementalAssembler", factory())
-        source, offset = workload.source, 0
-        for start, end in pairwise(workload.bounds):
-            assembler.apply({"id": _ID, "delta": source[start:end]})
-            new_text = assembler.read_since(_ID, offset)
-            offset += 0 if new_text is None else len(new_text)
-        return _finalize(assembler)
-
-    return run
+def _events(
+    name: str, summary: str, feed: Feed, messages: int = 1, reads: bool = False
+) -> Scenario:
+    stream, long = _stream(feed, messages), _on_long_text(feed, messages)
+    return Scenario(name, summary, "event", stream, reads, on_long_text=long)
 
 
 #: Every scenario by name, in the order reports show them.
 SCENARIOS: dict[str, Scenario] = {
     scenario.name: scenario
     for scenario in (
-        Scenario("stream_then_finalize", "apply every delta of one message, then final "
-                 "(STREAM-LINEAR)", "event", _stream_then_finalize),
-        Scenario("read_each_delta_keep", "get() after every delta, caller keeps the snapshot "
-                 "until the next one", "event", _read_each_delta(keep=True)),
-        Scenario("read_each_delta_drop", "get() after every delta, caller drops it at once",
-                 "event", _read_each_delta(keep=False)),
+        _events("stream_then_finalize", "apply every delta of one message, then final "
+                "(STREAM-LINEAR)", _apply_each),
+        _events("read_each_delta_keep", "get() after every delta, caller keeps the snapshot "
+                "until the next one", _read_each(keep=True)),
+        _events("read_each_delta_drop", "get() after every delta, caller drops it at once",
+                _read_each(keep=False)),
         Scenario("reread_unchanged", f"{READS} get() calls on an open message with no new "
                  "delta", "read", _reads(final=False)),
         Scenario("get_after_final", f"{READS} get() calls on a finalized message (CACHE-FINAL)",
                  "read", _reads(final=True)),
-        Scenario("interleaved", f"deltas spread round-robin over {MESSAGES} open messages, then "
-                 "all finalized", "event", _interleaved),
+        _events("interleaved", f"deltas spread round-robin over {MESSAGES} open messages, then "
+                "all finalized", _apply_each, MESSAGES),
         Scenario("append_to_long", f"{APPENDS} appends to an open message of SIZE characters "
                  "(STREAM-LINEAR: an append that grows with the text makes a stream quadratic)",
-                 "append", _append_to_long, traced=False, own_sizes=LONG_TEXTS),
-        Scenario("read_since_each_delta", "read_since(offset) after every delta, offset "
-                 "advanced (INC-LINEAR)", "event", _read_since_each_delta, needs_read_since=True),
+                 "append", _on_long_text(_apply_each, 1), traced=False, text_sizes=True),
+        _events("read_since_each_delta", "read_since(offset) after every delta, offset "
+                "advanced (INC-LINEAR)", _read_since_each, reads=True),
     )
 }  # fmt: skip

@@ -21,26 +21,27 @@ from tokasm.run import resolve_target
 if TYPE_CHECKING:
     import argparse
 
-    from tokasm.bench import Contender, Series
+    from tokasm.bench import Contender
     from tokasm.cli.options import Commands
     from tokasm.run import Target
 
 DESCRIPTION = f"""\
 Time every scenario on every bundled backend (and the given targets) over a
 sweep of stream sizes; print the cost per operation at each size, the scaling
-exponent (log-log slope of time against size, with its error), a verdict
+exponent (log-log slope of time against size, with its error), how the cost
+of an event grows from a text of 256k characters to one of 16M (--quick: 64k
+to 1M), a verdict
 (constant, linear, superlinear, quadratic, worse than quadratic; grows for an
 operation whose cost grows with the text; inconclusive where the noise allows
-two; a verdict needs 3 sizes) and the peak traced memory as a multiple of the
-final text.
+two) and the peak traced memory as a multiple of the final text.
 
 Each TARGET is measured in a worker process of its own, with the CPU time of
-its thread, in rounds of one short batch per size (the exponent: the median
-of the rounds' slopes); a worker that hangs or dies is killed, and what
-happened is that scenario's error. Each run is predicted from the smaller
-sizes first, and skipped if over --budget or if it would end past
---max-time. append_to_long varies the length of the text, not the number of
-deltas. Off a terminal, one line per finished cell goes to
+its thread, in rounds of one short batch per size (the exponent: the slope
+through each size's fastest batch); a worker that hangs or dies is killed,
+and what happened is that scenario's error. Each run is predicted from the
+smaller sizes first, and skipped if over --budget or if it would end past
+--max-time. append_to_long and the long texts vary the length of the text,
+not the number of deltas. Off a terminal, one line per finished cell goes to
 stderr.
 
 scenarios: {", ".join(SCENARIOS)}
@@ -61,62 +62,46 @@ def add_parser(commands: Commands) -> None:
         DESCRIPTION,
         EXIT_CODES,
     )
-    add = parser.add_argument
-    add("targets", nargs="*", metavar="TARGET", help=options.TARGET_HELP)
-    add(
-        "--cmd",
-        action="append",
-        default=[],
-        metavar="COMMAND LINE",
-        help="also measure this protocol testee (repeatable), per request in wall time",
+    flag, path = {"action": "store_true"}, {"type": Path, "metavar": "PATH"}
+    file = {**path, "metavar": "FILE"}
+    seconds = {"type": options.positive_seconds, "metavar": "SECONDS"}
+    listed = {"action": "append", "default": []}
+    named = {**listed, "choices": list(SCENARIOS), "metavar": "NAME"}
+    size_list = {"type": options.size_list, "metavar": "N,N,..."}
+    parser.add_argument("targets", nargs="*", metavar="TARGET", help=options.TARGET_HELP)
+    quick = (
+        f"sizes {', '.join(map(format_size, QUICK.sizes))}, up to {QUICK.repeats} rounds, "
+        f"{QUICK.budget:g} s budget per run, --max-time {QUICK.max_time:g}"
     )
-    add("--only", action="store_true", help="measure only the given targets, no bundled backend")
-    add(
-        "--quick",
-        action="store_true",
-        help=f"sizes {', '.join(map(format_size, QUICK.sizes))}, up to {QUICK.repeats} rounds, "
-        f"{QUICK.budget:g} s budget per run, --max-time {QUICK.max_time:g}",
-    )
-    add(
-        "--scenario",
-        action="append",
-        choices=list(SCENARIOS),
-        default=[],
-        metavar="NAME",
-        help="run only this scenario (repeatable)",
-    )
-    add(
-        "--sizes",
-        type=options.size_list,
-        metavar="N,N,...",
-        help="stream sizes in deltas, e.g. 1k,10k,100k (default "
-        f"{','.join(map(format_size, FULL.sizes))})",
-    )
-    add("--repeats", type=options.at_least_one, metavar="N", help="up to N rounds")
-    for option, what, default in (
-        ("--budget", "skip a run predicted slower than this", FULL.budget),
-        ("--max-time", "start nothing predicted to end later than this", FULL.max_time),
-    ):
-        text = f"{what} (default {default:g})"
-        add(option, type=options.positive_seconds, metavar="SECONDS", help=text)
-    add("--no-memory", action="store_true", help="skip the tracemalloc runs")
-    add("--json", type=Path, metavar="PATH", help="write every figure as JSON")
-    plot_help = "write a log-log plot (.png or .svg; needs [plot])"
-    add("--plot", type=Path, metavar="FILE", help=plot_help)
-    add(
-        "--markdown", type=Path, metavar="PATH", help="write the tables as Markdown (docs/bench.md)"
-    )
-    add(
-        "--timeout",
-        type=options.positive_seconds,
-        default=DEFAULT_TIMEOUT,
-        metavar="SECONDS",
-        help=f"per-request timeout of --cmd testees (default {DEFAULT_TIMEOUT:g}); loading a "
-        "target may take twice as long",
-    )
+    sizes = ",".join(map(format_size, FULL.sizes))
     unguarded = "measure Python targets in this process, for a debugger: UNGUARDED"
-    add("--in-process", action="store_true", help=unguarded)
-    add("-q", "--quiet", action="store_true", help="no progress: no live line, no per-cell log")
+    cmd = "also measure this protocol testee (repeatable), per request in wall time"
+    timeout = (
+        f"per-request timeout of --cmd testees (default {DEFAULT_TIMEOUT:g}); loading a target "
+        "may take twice as long"
+    )
+    for names, text, more in (
+        (["--cmd"], cmd, {**listed, "metavar": "COMMAND LINE"}),
+        (["--only"], "measure only the given targets, no bundled backend", flag),
+        (["--quick"], quick, flag),
+        (["--scenario"], "run only this scenario (repeatable)", named),
+        (["--sizes"], f"stream sizes in deltas, e.g. 1k,10k,100k (default {sizes})", size_list),
+        (["--repeats"], "up to N rounds", {"type": options.at_least_one, "metavar": "N"}),
+        (["--budget"], f"skip a run predicted slower than this (default {FULL.budget:g})", seconds),
+        (
+            ["--max-time"],
+            f"start nothing predicted to end later than this (default {FULL.max_time:g})",
+            seconds,
+        ),
+        (["--no-memory"], "skip the tracemalloc runs", flag),
+        (["--json"], "write every figure as JSON", path),
+        (["--plot"], "write a log-log plot (.png or .svg; needs [plot])", file),
+        (["--markdown"], "write the tables as Markdown (docs/bench.md)", path),
+        (["--timeout"], timeout, {**seconds, "default": DEFAULT_TIMEOUT}),
+        (["--in-process"], unguarded, flag),
+        (["-q", "--quiet"], "no progress: no live line, no per-cell log", flag),
+    ):
+        parser.add_argument(*names, help=text, **more)
     parser.set_defaults(run=run)
 
 
@@ -192,6 +177,7 @@ def _measure(args: argparse.Namespace, contenders: list[Contender]) -> int:
         batch=base.batch,
         memory=not args.no_memory,
         max_time=args.max_time or base.max_time,
+        texts=base.texts,
     )
     scenarios = [SCENARIOS[name] for name in args.scenario] or list(SCENARIOS.values())
     if any(contender.per_request for contender in contenders):
@@ -205,15 +191,12 @@ def _measure(args: argparse.Namespace, contenders: list[Contender]) -> int:
             progress.line.erase()
     text = bench.render_table(results, settings, DEFAULT_BACKEND)
     matrix = bench.render_matrix(results, DEFAULT_BACKEND)
-    print(f"{text}\n\n{matrix}")
+    fewest = min((len(p.batches) for s in results for p in s.points), default=settings.repeats)
+    runs = "" if fewest == settings.repeats else f"{fewest} to "
+    stopped = bench.over_max_time(results) and f", stopped by --max-time {settings.max_time:g} s"
     print(
-        f"\n{len(scenarios)} scenarios x {len(contenders)} implementations, "
-        f"{_min_of(results, settings.repeats)}, in {time.perf_counter() - started:.0f} s"
-        + (
-            f", stopped by --max-time {settings.max_time:g} s"
-            if bench.over_max_time(results)
-            else ""
-        )
+        f"{text}\n\n{matrix}\n\n{len(scenarios)} scenarios x {len(contenders)} implementations, "
+        f"min of {runs}{settings.repeats}, in {time.perf_counter() - started:.0f} s{stopped or ''}"
     )
     try:
         if args.json:
@@ -229,14 +212,7 @@ def _measure(args: argparse.Namespace, contenders: list[Contender]) -> int:
             bench.write_plot(results, args.plot, DEFAULT_BACKEND)
     except OSError as error:
         raise ReportError(f"cannot write report: {error}") from None
-    failed = sorted({s.contender.name for s in results if s.error})
-    if failed:
+    if failed := sorted({s.contender.name for s in results if s.error}):
         print(f"tokasm bench: {', '.join(failed)} raised, hung or died; see the table")
         return 1
     return 0
-
-
-def _min_of(results: list[Series], repeats: int) -> str:
-    """``min of 5``, or ``min of 2 to 5`` where some points have fewer batches."""
-    fewest = min((point.runs for series in results for point in series.points), default=repeats)
-    return f"min of {repeats}" if fewest == repeats else f"min of {fewest} to {repeats}"
