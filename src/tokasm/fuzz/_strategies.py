@@ -1,14 +1,10 @@
-"""Hypothesis strategies for event programs: what the fuzzer and the stateful test send.
-
-Steps carry no expected values (the model supplies them), so Hypothesis may delete and
-simplify any. Macros (k deltas to one message, r reads, k messages) shrink by their k.
-"""
+"""Hypothesis strategies for programs, steps with no expectations yet (the model supplies
+them), so Hypothesis may delete and simplify any; a macro shrinks by its k."""
 
 from __future__ import annotations
 
 import functools
 import operator
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeAlias, TypeVar
 
 from hypothesis import strategies as st
@@ -78,10 +74,6 @@ def any_texts(*, min_size: int = 0, max_size: int) -> st.SearchStrategy[str]:
     return st.text(_CHARACTERS, min_size=min_size, max_size=max_size)
 
 
-def message_ids() -> st.SearchStrategy[str]:
-    return st.one_of(st.sampled_from(_TRICKY_IDS), any_texts(max_size=3))
-
-
 def _mostly(
     common: st.SearchStrategy[_T], rare: st.SearchStrategy[_T], one_in: int
 ) -> st.SearchStrategy[_T]:
@@ -91,31 +83,15 @@ def _mostly(
     )
 
 
-def deltas() -> st.SearchStrategy[str]:
-    """Tricky and arbitrary short deltas, and now and then a long one (APPEND-LONG)."""
-    long_deltas = st.builds(
-        operator.mul, any_texts(min_size=1, max_size=3), st.integers(min_value=64, max_value=3000)
-    )
-    short_deltas = st.sampled_from(_TRICKY_DELTAS) | any_texts(max_size=8)
-    return _mostly(short_deltas, long_deltas, one_in=12)
-
-
-_DELTAS = deltas()
+MESSAGE_IDS = st.sampled_from(_TRICKY_IDS) | any_texts(max_size=3)
+#: Tricky and arbitrary short deltas, and now and then a long one (APPEND-LONG).
+DELTAS = _mostly(
+    st.sampled_from(_TRICKY_DELTAS) | any_texts(max_size=8),
+    st.builds(operator.mul, any_texts(min_size=1, max_size=3), st.integers(64, 3000)),
+    one_in=12,
+)
 _POOLED = st.integers(min_value=0, max_value=_MAX_POOLS * max(map(len, _SHAPED_POOLS)) - 1)
 _EXTRA = _mostly(st.just({}), st.sampled_from(_EXTRA_KEYS), one_in=4)
-
-
-@dataclass(frozen=True)
-class Program:
-    """Steps with no expectations yet, on fresh instances named ``instances``, in order."""
-
-    instances: tuple[str, ...]
-    steps: tuple[Step, ...]
-
-    @classmethod
-    def of(cls, names: tuple[str, ...], steps: tuple[Step, ...]) -> Program:  # the names used
-        used = {step.instance for step in steps}
-        return cls(tuple(name for name in names if name in used), steps)
 
 
 #: An operation waiting for its message id, and the id: an index into the program's pool
@@ -158,7 +134,7 @@ def _stream(
     """k deltas to one message, read as drawn, an extra key on the middle one, then left
     open or finalized (APPEND, ORDER)."""
     name, pick = draw(instance), draw(_POOLED)
-    pieces = draw(st.lists(_DELTAS, min_size=1, max_size=3))
+    pieces = draw(st.lists(DELTAS, min_size=1, max_size=3))
     count = draw(_sizes(12, _BOUNDARIES))
     read_first, every = draw(st.booleans()), draw(st.sampled_from(_READ_EVERY))
     read, middle = draw(readers[name]), draw(_EXTRA)
@@ -174,7 +150,7 @@ def _stream(
         block.append((apply_step(name, draw(st.sampled_from(_TAILS)), None, {}), pick))
         block.append((apply_step(name, None, True, {}), pick))
     elif ending == "delta":
-        block.append((apply_step(name, draw(_DELTAS), True, {}), pick))
+        block.append((apply_step(name, draw(DELTAS), True, {}), pick))
     return block + ([(read, pick)] if draw(st.booleans()) else [])
 
 
@@ -185,7 +161,7 @@ def _messages(draw: st.DrawFn, instance: st.SearchStrategy[str]) -> _Block:
     name, stem = draw(instance), draw(st.sampled_from(("f", "m:", "a/", "id-")))
     count = draw(_sizes(12, (*_BOUNDARIES, 255, 256, 257)))
     read_before, final = draw(st.booleans()), draw(st.booleans())
-    text = draw(st.none() | _DELTAS)  # None: each its own numbered text
+    text = draw(st.none() | DELTAS)  # None: each its own numbered text
     block: _Block = []
     for index in range(count):
         if read_before:
@@ -195,12 +171,8 @@ def _messages(draw: st.DrawFn, instance: st.SearchStrategy[str]) -> _Block:
     return block
 
 
-def programs(
-    *, instances: int = 2, read_since: bool = False, max_ops: int = 16
-) -> st.SearchStrategy[Program]:
-    """Programs on ``instances`` assemblers, of 4 to ``max_ops`` draws (one in five a macro)."""
-    if not 1 <= instances <= len(INSTANCE_NAMES):
-        raise ValueError(f"instances must be 1..{len(INSTANCE_NAMES)}, got {instances}")
+def programs(instances: int, read_since: bool) -> st.SearchStrategy[tuple[Step, ...]]:
+    """Programs on ``instances`` assemblers, of 4 to 16 draws (one in five a macro)."""
     names = INSTANCE_NAMES[:instances]
     instance = st.sampled_from(names)
     readers = {name: _reader(name, read_since) for name in names}
@@ -209,11 +181,11 @@ def programs(
     applies = st.builds(
         apply_step,
         instance,
-        _mostly(_DELTAS, st.none(), one_in=4),
+        _mostly(DELTAS, st.none(), one_in=4),
         st.sampled_from(FINAL_CHOICES),
         _EXTRA,
     )
-    reads = st.tuples(reader, _POOLED | message_ids())
+    reads = st.tuples(reader, _POOLED | MESSAGE_IDS)
     single = _mostly(st.tuples(applies, _POOLED), reads, one_in=4).map(lambda pending: [pending])
     rereads = st.builds(  # r reads in a row of one message, for read caches that count reads
         lambda pending, count: [pending] * count,
@@ -221,25 +193,24 @@ def programs(
         _sizes(6, (16, 32, 33)),
     )
     macro = st.one_of(_stream(instance, readers), rereads, _messages(instance))
-    blocks = st.lists(_mostly(single, macro, one_in=5), min_size=4, max_size=max_ops)
+    blocks = st.lists(_mostly(single, macro, one_in=5), min_size=4, max_size=16)
     pools = _mostly(
         st.builds(  # a look-alike pool and shaped ones as one: a program mixes kinds of ids
             lambda *pools: list(dict.fromkeys(i for pool in (pools[0], *pools[1]) for i in pool)),
             st.sampled_from(_LOOKALIKE_POOLS),
             st.lists(st.sampled_from(_SHAPED_POOLS), max_size=_MAX_POOLS - 1),
         ),
-        st.lists(message_ids(), min_size=1, max_size=_POOL_SIZE, unique=True),
+        st.lists(MESSAGE_IDS, min_size=1, max_size=_POOL_SIZE, unique=True),
         one_in=4,
     )
 
     @st.composite
-    def build(draw: st.DrawFn) -> Program:
+    def build(draw: st.DrawFn) -> tuple[Step, ...]:
         pool = draw(pools)
-        steps = tuple(
+        return tuple(
             make(pool[pick % len(pool)] if isinstance(pick, int) else pick)
             for block in draw(blocks)
             for make, pick in block
         )
-        return Program.of(names, steps)
 
     return build()

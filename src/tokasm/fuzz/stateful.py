@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from tokasm.corpus.model import ModelAssembler
 from tokasm.corpus.steps import READ_SINCE, Get, ReadSince, features_of
 from tokasm.fuzz import INSTANCE_NAMES
-from tokasm.fuzz._strategies import FINAL_CHOICES, apply_step, deltas, message_ids
+from tokasm.fuzz._strategies import DELTAS, FINAL_CHOICES, MESSAGE_IDS, apply_step
 
 if TYPE_CHECKING:
     from hypothesis import settings as Settings
@@ -44,7 +44,7 @@ def assembler_machine(factory: AssemblerFactory) -> type[hs.RuleBasedStateMachin
             self.named: dict[str, set[str]] = {name: set() for name in _INSTANCES}
 
         @hs.rule(
-            instance=_instances, message_id=message_ids(), delta=st.none() | deltas(), final=_finals
+            instance=_instances, message_id=MESSAGE_IDS, delta=st.none() | DELTAS, final=_finals
         )
         def apply(
             self, instance: str, message_id: str, delta: str | None, final: bool | None
@@ -52,13 +52,13 @@ def assembler_machine(factory: AssemblerFactory) -> type[hs.RuleBasedStateMachin
             self.named[instance].add(message_id)  # APPEND-EMPTY: "" is sent, never dropped
             self.compare(apply_step(instance, delta, final, {})(message_id))
 
-        @hs.rule(instance=_instances, message_id=message_ids())
+        @hs.rule(instance=_instances, message_id=MESSAGE_IDS)
         def get(self, instance: str, message_id: str) -> None:
             # GET-TEXT, GET-UNKNOWN: unknown ids read as None and stay unknown
             self.compare(Get(instance, None, message_id))
 
         @hs.precondition(lambda _: incremental)
-        @hs.rule(instance=_instances, message_id=message_ids(), offset=st.integers(0, 12))
+        @hs.rule(instance=_instances, message_id=MESSAGE_IDS, offset=st.integers(0, 12))
         def read_since(self, instance: str, message_id: str, offset: int) -> None:
             self.compare(ReadSince(instance, None, message_id, offset))
 
