@@ -31,11 +31,12 @@ _NAMES = INSTANCE_NAMES[:2]  # two instances, so shared state shows (ASM-STATE)
 _INSTANCES = st.sampled_from(_NAMES)
 #: Well-formed events (APPEND-EMPTY: "" is sent, never dropped) and reads of any id (GET-UNKNOWN).
 _STEPS = st.builds(
-    lambda make, message_id: make(message_id),
-    st.builds(
-        apply_step, _INSTANCES, st.none() | DELTAS, st.sampled_from(FINAL_CHOICES), st.just({})
-    ),
+    apply_step,
+    _INSTANCES,
     MESSAGE_IDS,
+    st.none() | DELTAS,
+    st.sampled_from(FINAL_CHOICES),
+    st.just({}),
 ) | st.builds(Get, _INSTANCES, st.none(), MESSAGE_IDS)
 _READS_SINCE = st.builds(ReadSince, _INSTANCES, st.none(), MESSAGE_IDS, st.integers(0, 12))
 
