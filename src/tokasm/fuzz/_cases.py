@@ -37,15 +37,14 @@ class _Flow(dict[str, Any]):
 
 
 class _CaseDumper(yaml.SafeDumper):
-    """Double-quotes a string that plain or single-quoted YAML would not keep exact (line
-    breaks, CR, NUL, edge whitespace)."""
-
-    def represent_str(self, data: str) -> yaml.ScalarNode:
-        exotic = data == "" or not data.isprintable() or data != data.strip()
-        return self.represent_scalar("tag:yaml.org,2002:str", data, style='"' if exotic else None)
+    """Double-quotes a string that plain YAML would not keep exact (line breaks, CR, NUL,
+    edge whitespace)."""
 
 
-_CaseDumper.add_representer(str, _CaseDumper.represent_str)
+_CaseDumper.add_representer(str, lambda dumper, text: dumper.represent_scalar(
+    "tag:yaml.org,2002:str", text,
+    style='"' if text == "" or not text.isprintable() or text != text.strip() else None,
+))  # fmt: skip
 _CaseDumper.add_representer(
     _Flow, lambda dumper, flow: dumper.represent_mapping("tag:yaml.org,2002:map", flow, True)
 )

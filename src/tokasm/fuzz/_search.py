@@ -39,7 +39,7 @@ class _OutOfTime(BaseException):
 @dataclass(frozen=True)
 class Counterexample:
     """The shrunk failing case (also as YAML), the target's failure on it, and whether it
-    reproduces."""
+    failed again once saved and loaded back."""
 
     document: dict[str, Any]
     yaml: str
@@ -107,12 +107,10 @@ def fuzz(
     shrink_budget: float | None = SHRINK_BUDGET,
     instances: int = 2,
 ) -> FuzzReport:
-    """Run up to ``examples`` programs on ``subject`` and shrink the first disagreement.
-
-    ``seed`` repeats a run (else a random one, reported). Budgets are seconds, None for no
-    limit (the counterexample then depends on the seed alone): no example starts after
-    ``budget``; shrinking takes at most ``shrink_budget``, then dropping steps as long again.
-    """
+    """Run up to ``examples`` programs on ``subject`` and shrink the first disagreement;
+    ``seed`` repeats a run. No example starts after ``budget`` seconds; shrinking takes at most
+    ``shrink_budget``, then dropping steps as long again (None: no limit, so the counterexample
+    depends on the seed alone)."""
     seed = random.randrange(2**32) if seed is None else seed
     strategy = programs(instances, READ_SINCE in subject.features)
     description = f"Counterexample from tokasm fuzz against {subject.name} (seed {seed})"
