@@ -244,9 +244,13 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     config.stash.get(_UNDO_SIGNALS, lambda: None)()
 
 
-def test_case(tokasm_subject: Target, tokasm_case: Check, pytestconfig: pytest.Config) -> None:
+def test_case(
+    tokasm_subject: Target | None, tokasm_case: Check, pytestconfig: pytest.Config
+) -> None:
     """One corpus case, the cost probe or the fuzz phase against one target (the test that
-    ``test_conformance`` holds)."""
+    ``test_conformance`` holds); the placeholder, run under pytest-xdist, fails."""
+    if tokasm_subject is None:
+        pytest.fail(_NO_TARGET, pytrace=False)
     pytestconfig.stash[_SELECTION].check(tokasm_subject, tokasm_case)
 
 
@@ -255,7 +259,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if not {"tokasm_subject", "tokasm_case"} <= set(metafunc.fixturenames):
         return
     selection = metafunc.config.stash.get(_SELECTION, None)
-    placeholder = [pytest.param(None, None, id=_NO_TARGET_ID)]
+    placeholder = [pytest.param(None, "", id=_NO_TARGET_ID)]
     metafunc.parametrize(
         ("tokasm_subject", "tokasm_case"), placeholder if selection is None else selection.params()
     )
@@ -270,8 +274,3 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     """No target is a usage error (exit 4); under pytest-xdist the placeholder fails (exit 1)."""
     if not hasattr(session.config, "workerinput") and any(map(_is_placeholder, session.items)):
         raise pytest.UsageError(_NO_TARGET)
-
-
-def pytest_runtest_setup(item: pytest.Item) -> None:
-    if _is_placeholder(item):
-        pytest.fail(_NO_TARGET, pytrace=False)

@@ -69,15 +69,6 @@ class FuzzReport:
     def summary(self) -> str:
         return f"{self.target}: {self.verdict()}"
 
-    def problem(self) -> str | None:
-        """The disagreement as a run-level problem for ``tokasm check``, or None."""
-        if (found := self.counterexample) is None:
-            return None
-        return (
-            f"fuzz {self.verdict()}\n{found.result.message}\n"
-            f"shrunk counterexample (save it as a corpus case):\n{found.yaml}"
-        )
-
 
 def _run(subject: Target, case: Case) -> CaseResult:
     """``case`` run whole by a target that runs cases itself (a worker), else here."""
