@@ -120,11 +120,8 @@ def case_document(program: tuple[Step, ...], description: str) -> dict[str, Any]
     applied = dict.fromkeys(
         (s.instance, str(s.message_id)) for s in program if isinstance(s, Apply)
     )
-    steps = []
-    for planned in (
-        *program,
-        *(Get(instance, None, message_id) for instance, message_id in applied),
-    ):
+    steps, reads = [], [Get(instance, None, message_id) for instance, message_id in applied]
+    for planned in (*program, *reads):
         key = (planned.instance, str(planned.message_id))
         text = models[planned.instance].get(key[1])
         step = _absolute(planned, text)
