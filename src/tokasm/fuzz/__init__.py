@@ -1,7 +1,5 @@
-"""Differential fuzzing against the model: ``tokasm check``'s fuzz phase and ``tokasm fuzz``.
-
-``fuzz``, ``FuzzReport`` and ``Counterexample`` import Hypothesis, so they load on first use.
-"""
+"""Differential fuzzing against the model: ``tokasm check``'s fuzz phase and ``tokasm fuzz``
+(``fuzz``, ``FuzzReport`` and ``Counterexample`` import Hypothesis, so load on first use)."""
 
 from __future__ import annotations
 
