@@ -38,7 +38,7 @@ from tokasm.fuzz import (
 )
 from tokasm.fuzz import _search as fuzz_module
 from tokasm.fuzz._cases import case_document, dump_case_file
-from tokasm.fuzz._strategies import Program, any_texts
+from tokasm.fuzz._strategies import any_texts
 from tokasm.implementations import BACKENDS
 from tokasm.protocol._client import CommandTarget
 from tokasm.protocol.testee import python_testee_command
@@ -244,10 +244,7 @@ EXOTIC = [
 
 
 def _round_trip(delta: str, message_id: str, folder: Path) -> None:
-    program = Program(
-        ("a",),
-        (Apply("a", None, {"id": message_id, "delta": delta}), Get("a", None, message_id)),
-    )
+    program = (Apply("a", None, {"id": message_id, "delta": delta}), Get("a", None, message_id))
     path = folder / "round-trip.yaml"
     path.write_text(dump_case_file(case_document(program, "round trip")), encoding="utf-8")
     (case,) = load_file(path)
@@ -268,7 +265,7 @@ def test_runs_of_steps_print_as_repeat_steps(tmp_path: Path) -> None:
     """A long stream from a macro prints short, and loads back as the same plain steps."""
     delta, x, y = (Apply("a", None, {"id": "m", "delta": text}) for text in ("ab", "x", "y"))
     read = Get("a", None, "m")
-    program = Program(("a",), (read, *[delta] * 40, x, x, y, read))
+    program = (read, *[delta] * 40, x, x, y, read)
     text = dump_case_file(case_document(program, "runs"))
     steps = yaml.safe_load(text)["cases"][0]["steps"]
     assert [step.get("repeat") for step in steps] == [None, 40, None, None, None, None, None]
@@ -276,7 +273,7 @@ def test_runs_of_steps_print_as_repeat_steps(tmp_path: Path) -> None:
     path = tmp_path / "runs.yaml"
     path.write_text(text, encoding="utf-8")
     (case,) = load_file(path)
-    plain = [*program.steps, read]  # the final read of every message
+    plain = [*program, read]  # the final read of every message
     assert [step.describe() for step in case.steps] == [step.describe() for step in plain]
     assert case.steps[-1].expect == Returns("ab" * 40 + "xxy")
 

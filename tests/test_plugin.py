@@ -321,7 +321,7 @@ def _failures(verdicts: dict[str, str]) -> dict[str, set[str]]:
         if verdict == "failed":
             target, case_id = name[len("test_case[") : -1].split("/")
             found[target].add(case_id)
-    # The documented difference (pytest_suite's docstring): check fuzzes only a target that
+    # The documented difference (the plugin's _FAILED_A_CASE): check fuzzes only a target that
     # passed every case; under xdist the fuzz item may not know, and find the bug again.
     return {target: failed - {"fuzz"} for target, failed in found.items()}
 

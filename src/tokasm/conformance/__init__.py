@@ -7,7 +7,7 @@ import importlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from tokasm.conformance.pytest_suite import suite as suite
+    from tokasm.conformance.plugin import suite as suite
 
 #: Where each name of an older layout lives now (``Subject``: the older noun for ``Target``).
 _HOME_OF = {
@@ -17,7 +17,7 @@ _HOME_OF = {
     "CaseResult": "tokasm.run.results", "TargetRun": "tokasm.run.results",
     "run_case": "tokasm.run.runner", "run_cases": "tokasm.run.runner",
     "PythonTarget": "tokasm.run.targets", "Target": "tokasm.run.targets",
-    "resolve_target": "tokasm.run.targets", "suite": "tokasm.conformance.pytest_suite",
+    "resolve_target": "tokasm.run.targets", "suite": "tokasm.conformance.plugin",
 }  # fmt: skip
 _RENAMED = {"PythonSubject": "PythonTarget", "Subject": "Target"}
 

@@ -1,23 +1,31 @@
-"""pytest plugin (entry point ``pytest11``): ``--tokasm-assembler MODULE:ATTR`` selects a target.
-
-Loaded in every pytest session: every option starts with ``--tokasm-``, and nothing but pytest
-is imported until a target is given. The target runs in pytest's process, trusted as any code
-under test, or with ``--tokasm-isolate`` in a worker process.
-"""
+"""The pytest route, the plugin (``--tokasm-assembler``) and ``suite()``: items from one
+``Selection``, the target trusted in pytest's process (``--tokasm-isolate``: a worker's).
+Loaded in every pytest session, it imports nothing but pytest until a target is given."""
 
 from __future__ import annotations
 
+import weakref
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import pytest
 
 if TYPE_CHECKING:
-    from collections.abc import Callable  # noqa: F401 (a stash key's type)
+    from collections.abc import Callable, Iterable, Mapping
 
-    from tokasm.conformance.pytest_suite import Check, Selection  # noqa: F401 (as above)
+    from _pytest.mark import ParameterSet
+
+    from tokasm.corpus import Case
+    from tokasm.implementations import AssemblerFactory
+    from tokasm.report._xfail import XfailList
     from tokasm.run.targets import Target
 
+FUZZ_ID = "fuzz"
+#: What one item checks: a corpus case, or the cost probe or the fuzz phase by its id.
+Check: TypeAlias = "Case | str"
+#: The targets of this process that failed a case: as in ``tokasm check``, no fuzz item.
+_FAILED_A_CASE: weakref.WeakSet[Target] = weakref.WeakSet()
 _TARGETS = pytest.StashKey[dict[str, "Target"]]()
 _SELECTION = pytest.StashKey["Selection"]()
 _UNDO_SIGNALS = pytest.StashKey["Callable[[], None]"]()
@@ -54,6 +62,132 @@ _OPTIONS: dict[str, dict[str, Any]] = {
 }  # fmt: skip
 
 
+@dataclass(frozen=True)
+class Selection:
+    """What a session checks: the cases, then the cost probe and the fuzz phase in ``tokasm
+    check``'s order; the profiles; the expected failures."""
+
+    subjects: Mapping[str, Target]
+    checks: tuple[Check, ...]
+    profiles: frozenset[str]
+    listed: XfailList | None
+    version: str
+    fuzz_examples: int
+
+    @classmethod
+    def load(
+        cls,
+        subjects: Mapping[str, Target],
+        profiles: Iterable[str],
+        cases: Iterable[str | Path],
+        bundled: bool,
+        xfail: str | Path | None,
+        *,
+        fuzz_examples: int | None = None,
+    ) -> Selection:
+        """CorpusError for a bad case file; XfailError for a bad or stale xfail line;
+        TargetError if a profile asked for by name cannot run on a target."""
+        from tokasm.corpus import load_corpus, profile_gap
+        from tokasm.errors import TargetError, XfailError
+        from tokasm.fuzz import CHECK_EXAMPLES
+        from tokasm.report._xfail import load_xfail
+        from tokasm.run import DEFAULT_PROFILES, PROBE_ID
+
+        corpus = load_corpus(user_cases=[Path(folder) for folder in cases])
+        listed = None if xfail is None else load_xfail(Path(xfail), corpus)
+        if stale := [] if listed is None else listed.stale(corpus):
+            raise XfailError("; ".join(stale))
+        chosen = [case for case in corpus if bundled or not case.bundled]
+        for target, subject in subjects.items():
+            if gap := profile_gap(profiles, chosen, target, subject.features):
+                raise TargetError(gap)
+        selected = frozenset(DEFAULT_PROFILES | set(profiles))
+        checks: tuple[Check, ...] = (*chosen, PROBE_ID, FUZZ_ID)
+        examples = CHECK_EXAMPLES if fuzz_examples is None else fuzz_examples
+        return cls(subjects, checks, selected, listed, corpus.version, examples)
+
+    def params(self) -> list[ParameterSet]:
+        """One (subject, check) per target and check, named ``id`` (``target/id`` for several
+        targets), a strict xfail where an expected-failure list names it."""
+        from tokasm.report._xfail import expected_failures
+
+        params = []
+        for target, subject in self.subjects.items():
+            lists = expected_failures(target, self.listed)
+            for check in self.checks:
+                key = check if isinstance(check, str) else check.id
+                found = [(ls, e) for ls in lists if (e := ls.entry_for(key)) is not None]
+                marks = [pytest.mark.xfail(strict=True, reason=ls.why(e)) for ls, e in found[:1]]
+                name = f"{target}/{key}" if len(self.subjects) > 1 else key
+                params.append(pytest.param(subject, check, id=name, marks=marks))
+        return params
+
+    def check(self, subject: Target, check: Check) -> None:
+        """Run one case, the cost probe or the fuzz phase as a pytest test."""
+        from tokasm.protocol import WorkerTarget
+        from tokasm.run import FAILING, probe_cache_final, run_case, skip_reason
+
+        if check == FUZZ_ID:
+            if self.fuzz_examples <= 0:
+                pytest.skip("fuzzing turned off (0 examples)")
+            if subject in _FAILED_A_CASE:
+                pytest.skip(
+                    "a case of this target failed: fuzzing looks for what the corpus missed, "
+                    "so, as in tokasm check, it runs only for a target that passed every case "
+                    "(tokasm fuzz searches a failing target further)"
+                )
+            from tokasm.fuzz import fuzz_phase
+
+            for problem in fuzz_phase(subject, (), self.fuzz_examples):
+                pytest.fail(problem, pytrace=False)
+            return
+        worker = subject if isinstance(subject, WorkerTarget) else None
+        if isinstance(check, str):  # the cost probe
+            result = worker.probe(check) if worker else probe_cache_final(subject)
+        elif reason := skip_reason(check, self.profiles, subject.features):
+            pytest.skip(reason)
+        else:
+            result = worker.run_case(check) if worker else run_case(subject, check)
+        if result.outcome in FAILING:
+            _FAILED_A_CASE.add(subject)
+        if result.outcome == "skipped":
+            pytest.skip(result.message)
+        if result.outcome != "passed":
+            rules = ", ".join(result.requirements)
+            pytest.fail(
+                f"{result.case_id} [{rules}] - {result.description} [{result.outcome}]\n"
+                f"{result.message}",
+                pytrace=False,
+            )
+
+
+def suite(
+    factory: AssemblerFactory,
+    *,
+    profiles: Iterable[str] = (),
+    xfail: str | Path | None = None,
+    name: str | None = None,
+    cases: Iterable[str | Path] = (),
+    bundled: bool = True,
+) -> Callable[[Target, Check], None]:
+    """``test_tokasm = suite(MyAssembler)`` in a test file: ``test_tokasm[<case id>]`` per
+    case, then ``[cost.cache-final]`` and ``[fuzz]``, in pytest's process. The keywords are
+    ``tokasm check``'s ``--profile``, ``--xfail``, ``--cases``, ``--no-bundled``; a profile the
+    assembler cannot run raises TargetError."""
+    from tokasm.run import PythonTarget
+
+    label = name or f"{factory.__module__}:{getattr(factory, '__qualname__', repr(factory))}"
+    subjects = {label: PythonTarget(factory, label)}
+    selection = Selection.load(subjects, tuple(profiles), cases, bundled, xfail)
+
+    @pytest.mark.parametrize(("subject", "case"), selection.params())
+    def test_case(subject: Target, case: Check) -> None:
+        selection.check(subject, case)
+
+    test_case.__doc__ = f"tokasm corpus {selection.version} against {label}"
+    return test_case
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("tokasm", "tokasm conformance")
     for option, settings in _OPTIONS.items():
@@ -67,13 +201,10 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[_TARGETS], option = targets, config.getoption
     if not option("tokasm_assembler"):
         return
-    from tokasm.conformance.pytest_suite import Selection
     from tokasm.corpus import PROFILES
     from tokasm.errors import CorpusError, UsageError, XfailError
-    from tokasm.fuzz import CHECK_EXAMPLES
-    from tokasm.protocol._client import DEFAULT_TIMEOUT, fatal_signals_kill_testees
-    from tokasm.protocol.worker import WorkerTarget
-    from tokasm.run.targets import PythonTarget, resolve_target
+    from tokasm.protocol import DEFAULT_TIMEOUT, WorkerTarget, fatal_signals_kill_testees
+    from tokasm.run import PythonTarget, resolve_target
 
     requested: list[str] = option("tokasm_profile")
     if unknown := sorted(set(requested) - set(PROFILES)):
@@ -83,16 +214,8 @@ def pytest_configure(config: pytest.Config) -> None:
         )
     if option("tokasm_no_bundled") and not option("tokasm_cases"):
         raise pytest.UsageError("--tokasm-no-bundled needs at least one --tokasm-cases DIR")
-    examples: int | None = option("tokasm_fuzz_examples")
     flag = "--tokasm-assembler"
-    try:  # before any testee starts: none can leak
-        selection = config.stash[_SELECTION] = Selection.load(
-            requested,
-            option("tokasm_cases"),
-            not option("tokasm_no_bundled"),
-            option("tokasm_xfail"),
-            CHECK_EXAMPLES if examples is None else examples,
-        )
+    try:  # a testee started before a usage error is closed by pytest_unconfigure
         for target in option("tokasm_assembler"):
             if not option("tokasm_isolate"):
                 targets[target] = PythonTarget(resolve_target(target), target)
@@ -101,8 +224,14 @@ def pytest_configure(config: pytest.Config) -> None:
                 config.stash[_UNDO_SIGNALS] = fatal_signals_kill_testees()
             targets[target] = WorkerTarget(target, option("tokasm_timeout") or DEFAULT_TIMEOUT)
         flag = "--tokasm-profile"
-        for target, subject in targets.items():
-            selection.refuse_gap(requested, target, subject)
+        config.stash[_SELECTION] = Selection.load(
+            targets,
+            requested,
+            option("tokasm_cases"),
+            not option("tokasm_no_bundled"),
+            option("tokasm_xfail"),
+            fuzz_examples=option("tokasm_fuzz_examples"),
+        )
     except UsageError as error:
         pytest_unconfigure(config)
         flag = {CorpusError: "--tokasm-cases", XfailError: "--tokasm-xfail"}.get(type(error), flag)
@@ -115,9 +244,13 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     config.stash.get(_UNDO_SIGNALS, lambda: None)()
 
 
-def test_case(tokasm_subject: Target, tokasm_case: Check, pytestconfig: pytest.Config) -> None:
+def test_case(
+    tokasm_subject: Target | None, tokasm_case: Check, pytestconfig: pytest.Config
+) -> None:
     """One corpus case, the cost probe or the fuzz phase against one target (the test that
-    ``test_conformance`` holds)."""
+    ``test_conformance`` holds); the placeholder, run under pytest-xdist, fails."""
+    if tokasm_subject is None:
+        pytest.fail(_NO_TARGET, pytrace=False)
     pytestconfig.stash[_SELECTION].check(tokasm_subject, tokasm_case)
 
 
@@ -125,12 +258,10 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """One item per (target, check), or the placeholder refused once collection is final."""
     if not {"tokasm_subject", "tokasm_case"} <= set(metafunc.fixturenames):
         return
-    targets = metafunc.config.stash.get(_TARGETS, {})
+    selection = metafunc.config.stash.get(_SELECTION, None)
+    placeholder = [pytest.param(None, "", id=_NO_TARGET_ID)]
     metafunc.parametrize(
-        ("tokasm_subject", "tokasm_case"),
-        metafunc.config.stash[_SELECTION].params(targets)
-        if targets
-        else [pytest.param(None, None, id=_NO_TARGET_ID)],
+        ("tokasm_subject", "tokasm_case"), placeholder if selection is None else selection.params()
     )
 
 
@@ -143,8 +274,3 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     """No target is a usage error (exit 4); under pytest-xdist the placeholder fails (exit 1)."""
     if not hasattr(session.config, "workerinput") and any(map(_is_placeholder, session.items)):
         raise pytest.UsageError(_NO_TARGET)
-
-
-def pytest_runtest_setup(item: pytest.Item) -> None:
-    if _is_placeholder(item):
-        pytest.fail(_NO_TARGET, pytrace=False)

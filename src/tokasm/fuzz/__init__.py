@@ -1,7 +1,5 @@
-"""Differential fuzzing against the model: ``tokasm check``'s fuzz phase and ``tokasm fuzz``.
-
-``fuzz``, ``FuzzReport`` and ``Counterexample`` import Hypothesis, so they load on first use.
-"""
+"""Differential fuzzing against the model: ``tokasm check``'s fuzz phase and ``tokasm fuzz``
+(``fuzz``, ``FuzzReport`` and ``Counterexample`` import Hypothesis, so load on first use)."""
 
 from __future__ import annotations
 
@@ -43,8 +41,11 @@ def fuzz_phase(
     from tokasm.fuzz._search import fuzz
 
     # 20 s: a slow target cannot stall the run.
-    problem = fuzz(subject, examples=examples, seed=0, budget=20.0, shrink_budget=3.0).problem()
-    return () if problem is None else (problem,)
+    report = fuzz(subject, examples=examples, seed=0, budget=20.0, shrink_budget=3.0)
+    if (found := report.counterexample) is None:
+        return ()
+    return (f"fuzz {report.verdict()}\n{found.result.message}\nshrunk counterexample (save it "
+            f"as a corpus case):\n{found.yaml}",)  # fmt: skip
 
 
 @contextmanager

@@ -1,9 +1,6 @@
-"""Differential fuzzing: Hypothesis programs run on any ``Target`` and checked against the model.
-
-Each program becomes a one-case corpus document whose ``returns`` are the model's answers, run
-as ``tokasm check`` runs a case: a case that does not pass is a disagreement. Hypothesis shrinks
-it; the shrunk case is saved as YAML, loaded back and run again, to prove it reproduces.
-"""
+"""Differential fuzzing: each Hypothesis program is run as a one-case corpus document whose
+``returns`` are the model's answers; a case that does not pass is a disagreement, shrunk, then
+saved as YAML, loaded back and run again to prove it reproduces."""
 
 from __future__ import annotations
 
@@ -22,10 +19,11 @@ from tokasm.corpus import Case, load_file
 from tokasm.corpus.steps import READ_SINCE
 from tokasm.fuzz import SHRINK_BUDGET
 from tokasm.fuzz._cases import case_document, dump_case_file
-from tokasm.fuzz._strategies import Program, programs
+from tokasm.fuzz._strategies import programs
 from tokasm.run.runner import run_case
 
 if TYPE_CHECKING:
+    from tokasm.corpus.steps import Step
     from tokasm.run.results import CaseResult
     from tokasm.run.targets import Target
 
@@ -41,7 +39,7 @@ class _OutOfTime(BaseException):
 @dataclass(frozen=True)
 class Counterexample:
     """The shrunk failing case (also as YAML), the target's failure on it, and whether it
-    reproduces."""
+    failed again once saved and loaded back."""
 
     document: dict[str, Any]
     yaml: str
@@ -70,15 +68,6 @@ class FuzzReport:
 
     def summary(self) -> str:
         return f"{self.target}: {self.verdict()}"
-
-    def problem(self) -> str | None:
-        """The disagreement as a run-level problem for ``tokasm check``, or None."""
-        if (found := self.counterexample) is None:
-            return None
-        return (
-            f"fuzz {self.verdict()}\n{found.result.message}\n"
-            f"shrunk counterexample (save it as a corpus case):\n{found.yaml}"
-        )
 
 
 def _run(subject: Target, case: Case) -> CaseResult:
@@ -109,24 +98,22 @@ def fuzz(
     shrink_budget: float | None = SHRINK_BUDGET,
     instances: int = 2,
 ) -> FuzzReport:
-    """Run up to ``examples`` programs on ``subject`` and shrink the first disagreement.
-
-    ``seed`` repeats a run (else a random one, reported). Budgets are seconds, None for no
-    limit (the counterexample then depends on the seed alone): no example starts after
-    ``budget``; shrinking takes at most ``shrink_budget``, then dropping steps as long again.
-    """
+    """Run up to ``examples`` programs on ``subject`` and shrink the first disagreement;
+    ``seed`` repeats a run. No example starts after ``budget`` seconds; shrinking takes at most
+    ``shrink_budget``, then dropping steps as long again (None: no limit, so the counterexample
+    depends on the seed alone)."""
     seed = random.randrange(2**32) if seed is None else seed
-    strategy = programs(instances=instances, read_since=READ_SINCE in subject.features)
+    strategy = programs(instances, READ_SINCE in subject.features)
     description = f"Counterexample from tokasm fuzz against {subject.name} (seed {seed})"
     started, deadline = _clocks.monotonic(), _deadline(budget)
-    failures: list[tuple[Program, CaseResult]] = []
+    failures: list[tuple[tuple[Step, ...], CaseResult]] = []
     searched = 0
 
-    def run(program: Program) -> CaseResult:
+    def run(program: tuple[Step, ...]) -> CaseResult:
         document = case_document(program, description)
         return _run(subject, Case(document["cases"][0], Path("<tokasm fuzz>")))
 
-    def test(program: Program) -> None:
+    def test(program: tuple[Step, ...]) -> None:
         nonlocal deadline, searched
         if _clocks.monotonic() >= deadline:
             raise _OutOfTime
@@ -156,11 +143,10 @@ def fuzz(
         (program, result), deadline = failures[-1], _deadline(shrink_budget)
         # Drop each step the failure does not need, from the last, while time is left:
         # Hypothesis keeps a program's first four draws and every step of a macro it keeps.
-        for index in reversed(range(len(program.steps))):
-            steps = program.steps[:index] + program.steps[index + 1 :]
-            if not steps or _clocks.monotonic() >= deadline:
+        for index in reversed(range(len(program))):
+            fewer = program[:index] + program[index + 1 :]
+            if not fewer or _clocks.monotonic() >= deadline:
                 break
-            fewer = Program.of(program.instances, steps)
             if (outcome := run(fewer)).outcome != "passed":
                 program, result = fewer, outcome
         document = case_document(program, description)

@@ -1,15 +1,11 @@
-"""Hypothesis strategies for event programs: what the fuzzer and the stateful test send.
-
-Steps carry no expected values (the model supplies them), so Hypothesis may delete and
-simplify any. Macros (k deltas to one message, r reads, k messages) shrink by their k.
-"""
+"""Hypothesis strategies for programs, steps with no expectations yet (the model supplies
+them), so Hypothesis may delete and simplify any; a macro shrinks by its k."""
 
 from __future__ import annotations
 
-import functools
 import operator
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypeAlias, TypeVar
+from functools import partial
+from typing import TYPE_CHECKING, TypeVar
 
 from hypothesis import strategies as st
 
@@ -78,10 +74,6 @@ def any_texts(*, min_size: int = 0, max_size: int) -> st.SearchStrategy[str]:
     return st.text(_CHARACTERS, min_size=min_size, max_size=max_size)
 
 
-def message_ids() -> st.SearchStrategy[str]:
-    return st.one_of(st.sampled_from(_TRICKY_IDS), any_texts(max_size=3))
-
-
 def _mostly(
     common: st.SearchStrategy[_T], rare: st.SearchStrategy[_T], one_in: int
 ) -> st.SearchStrategy[_T]:
@@ -91,57 +83,33 @@ def _mostly(
     )
 
 
-def deltas() -> st.SearchStrategy[str]:
-    """Tricky and arbitrary short deltas, and now and then a long one (APPEND-LONG)."""
-    long_deltas = st.builds(
-        operator.mul, any_texts(min_size=1, max_size=3), st.integers(min_value=64, max_value=3000)
-    )
-    short_deltas = st.sampled_from(_TRICKY_DELTAS) | any_texts(max_size=8)
-    return _mostly(short_deltas, long_deltas, one_in=12)
-
-
-_DELTAS = deltas()
-_POOLED = st.integers(min_value=0, max_value=_MAX_POOLS * max(map(len, _SHAPED_POOLS)) - 1)
+MESSAGE_IDS = st.sampled_from(_TRICKY_IDS) | any_texts(max_size=3)
+#: Tricky and arbitrary short deltas, and now and then a long one (APPEND-LONG).
+DELTAS = _mostly(
+    st.sampled_from(_TRICKY_DELTAS) | any_texts(max_size=8),
+    st.builds(operator.mul, any_texts(min_size=1, max_size=3), st.integers(64, 3000)),
+    one_in=12,
+)
+#: Mostly a look-alike pool and shaped ones as one (a program mixes kinds of ids), else own ids.
+_POOLS = _mostly(
+    st.builds(
+        lambda *pools: list(dict.fromkeys(i for pool in (pools[0], *pools[1]) for i in pool)),
+        st.sampled_from(_LOOKALIKE_POOLS),
+        st.lists(st.sampled_from(_SHAPED_POOLS), max_size=_MAX_POOLS - 1),
+    ),
+    st.lists(MESSAGE_IDS, min_size=1, max_size=_POOL_SIZE, unique=True),
+    one_in=4,
+)
 _EXTRA = _mostly(st.just({}), st.sampled_from(_EXTRA_KEYS), one_in=4)
-
-
-@dataclass(frozen=True)
-class Program:
-    """Steps with no expectations yet, on fresh instances named ``instances``, in order."""
-
-    instances: tuple[str, ...]
-    steps: tuple[Step, ...]
-
-    @classmethod
-    def of(cls, names: tuple[str, ...], steps: tuple[Step, ...]) -> Program:  # the names used
-        used = {step.instance for step in steps}
-        return cls(tuple(name for name in names if name in used), steps)
-
-
-#: An operation waiting for its message id, and the id: an index into the program's pool
-#: (so ids collide and messages interleave) or its own. A block: one draw's operations.
-_Pending: TypeAlias = "tuple[Callable[[str], Step], int | str]"
-_Block: TypeAlias = "list[_Pending]"
+_SINGLE_DELTAS = _mostly(DELTAS, st.none(), one_in=4)
 
 
 def apply_step(
-    instance: str, delta: str | None, final: bool | None, extra: dict[str, object]
-) -> Callable[[str], Step]:
+    instance: str, message_id: str, delta: str | None, final: bool | None, extra: dict[str, object]
+) -> Step:
     """A well-formed event (EVT-WELLFORMED), ``delta`` and ``final`` absent when None."""
     shown = {k: v for k, v in {"delta": delta, "final": final}.items() if v is not None}
-    return lambda message_id: Apply(instance, None, {"id": message_id, **shown, **extra})
-
-
-def _read_since(instance: str, offset: int, from_end: bool) -> Callable[[str], Step]:
-    return functools.partial(ReadSince, instance, None, offset=offset, from_end=from_end)
-
-
-def _reader(instance: str, read_since: bool) -> st.SearchStrategy[Callable[[str], Step]]:
-    gets = st.just(functools.partial(Get, instance, None))
-    if not read_since:
-        return gets
-    offsets = st.integers(min_value=0, max_value=12)
-    return gets | st.builds(_read_since, st.just(instance), offsets, st.booleans())
+    return Apply(instance, None, {"id": message_id, **shown, **extra})
 
 
 def _sizes(few: int, many: tuple[int, ...]) -> st.SearchStrategy[int]:
@@ -149,97 +117,74 @@ def _sizes(few: int, many: tuple[int, ...]) -> st.SearchStrategy[int]:
     return _mostly(st.integers(min_value=2, max_value=few), st.sampled_from(many), one_in=4)
 
 
-@st.composite
-def _stream(
-    draw: st.DrawFn,
-    instance: st.SearchStrategy[str],
-    readers: dict[str, st.SearchStrategy[Callable[[str], Step]]],
-) -> _Block:
+def _stream(draw: st.DrawFn, event: Callable[..., Step], read: Step) -> list[Step]:
     """k deltas to one message, read as drawn, an extra key on the middle one, then left
     open or finalized (APPEND, ORDER)."""
-    name, pick = draw(instance), draw(_POOLED)
-    pieces = draw(st.lists(_DELTAS, min_size=1, max_size=3))
+    pieces = draw(st.lists(DELTAS, min_size=1, max_size=3))
     count = draw(_sizes(12, _BOUNDARIES))
     read_first, every = draw(st.booleans()), draw(st.sampled_from(_READ_EVERY))
-    read, middle = draw(readers[name]), draw(_EXTRA)
-    read_last, ending = draw(st.booleans()), draw(st.sampled_from(("open", "bare", "delta")))
-    block: _Block = []
+    middle, read_last = draw(_EXTRA), draw(st.booleans())
+    ending = draw(st.sampled_from(("open", "bare", "delta")))
+    block = []
     for index in range(1, count + 1):
-        keys = middle if index == count // 2 + 1 else {}
-        block.append((apply_step(name, pieces[index % len(pieces)], None, keys), pick))
+        block.append(
+            event(pieces[index % len(pieces)], None, middle if index == count // 2 + 1 else {})
+        )
         if (index == 1 and read_first) or (every and index % every == 0):
-            block.append((read, pick))
-    block += [(read, pick)] if read_last else []
+            block.append(read)
+    block += [read] if read_last else []
     if ending == "bare":  # a last delta, then a final without one
-        block.append((apply_step(name, draw(st.sampled_from(_TAILS)), None, {}), pick))
-        block.append((apply_step(name, None, True, {}), pick))
+        block += [event(draw(st.sampled_from(_TAILS)), None, {}), event(None, True, {})]
     elif ending == "delta":
-        block.append((apply_step(name, draw(_DELTAS), True, {}), pick))
-    return block + ([(read, pick)] if draw(st.booleans()) else [])
+        block.append(event(draw(DELTAS), True, {}))
+    return block + ([read] if draw(st.booleans()) else [])
 
 
-@st.composite
-def _messages(draw: st.DrawFn, instance: st.SearchStrategy[str]) -> _Block:
+def _messages(draw: st.DrawFn, name: str) -> list[Step]:
     """k numbered messages, perhaps read before they exist, then opened or finalized
     (GET-UNKNOWN, FINAL-UNSEEN, INTERLEAVE)."""
-    name, stem = draw(instance), draw(st.sampled_from(("f", "m:", "a/", "id-")))
+    stem = draw(st.sampled_from(("f", "m:", "a/", "id-")))
     count = draw(_sizes(12, (*_BOUNDARIES, 255, 256, 257)))
     read_before, final = draw(st.booleans()), draw(st.booleans())
-    text = draw(st.none() | _DELTAS)  # None: each its own numbered text
-    block: _Block = []
+    text = draw(st.none() | DELTAS)  # None: each its own numbered text
+    block: list[Step] = []
     for index in range(count):
-        if read_before:
-            block.append((functools.partial(Get, name, None), f"{stem}{index}"))
+        block += [Get(name, None, f"{stem}{index}")] if read_before else []
         piece = f"<{index}>" if text is None else text
-        block.append((apply_step(name, piece, final or None, {}), f"{stem}{index}"))
+        block.append(apply_step(name, f"{stem}{index}", piece, final or None, {}))
     return block
 
 
-def programs(
-    *, instances: int = 2, read_since: bool = False, max_ops: int = 16
-) -> st.SearchStrategy[Program]:
-    """Programs on ``instances`` assemblers, of 4 to ``max_ops`` draws (one in five a macro)."""
-    if not 1 <= instances <= len(INSTANCE_NAMES):
-        raise ValueError(f"instances must be 1..{len(INSTANCE_NAMES)}, got {instances}")
-    names = INSTANCE_NAMES[:instances]
-    instance = st.sampled_from(names)
-    readers = {name: _reader(name, read_since) for name in names}
-    reader = st.one_of(list(readers.values()))
+def programs(instances: int, read_since: bool) -> st.SearchStrategy[tuple[Step, ...]]:
+    """Programs on ``instances`` assemblers, of 4 to 16 draws (one in five a macro), their
+    ids mostly from one pool, so ids collide and messages interleave."""
+    names = st.sampled_from(INSTANCE_NAMES[:instances])
 
-    applies = st.builds(
-        apply_step,
-        instance,
-        _mostly(_DELTAS, st.none(), one_in=4),
-        st.sampled_from(FINAL_CHOICES),
-        _EXTRA,
-    )
-    reads = st.tuples(reader, _POOLED | message_ids())
-    single = _mostly(st.tuples(applies, _POOLED), reads, one_in=4).map(lambda pending: [pending])
-    rereads = st.builds(  # r reads in a row of one message, for read caches that count reads
-        lambda pending, count: [pending] * count,
-        st.tuples(reader, _POOLED),
-        _sizes(6, (16, 32, 33)),
-    )
-    macro = st.one_of(_stream(instance, readers), rereads, _messages(instance))
-    blocks = st.lists(_mostly(single, macro, one_in=5), min_size=4, max_size=max_ops)
-    pools = _mostly(
-        st.builds(  # a look-alike pool and shaped ones as one: a program mixes kinds of ids
-            lambda *pools: list(dict.fromkeys(i for pool in (pools[0], *pools[1]) for i in pool)),
-            st.sampled_from(_LOOKALIKE_POOLS),
-            st.lists(st.sampled_from(_SHAPED_POOLS), max_size=_MAX_POOLS - 1),
-        ),
-        st.lists(message_ids(), min_size=1, max_size=_POOL_SIZE, unique=True),
-        one_in=4,
-    )
+    def read(draw: st.DrawFn, message_id: str) -> Step:
+        if read_since and draw(st.booleans()):
+            offset = draw(st.integers(min_value=0, max_value=12))
+            return ReadSince(draw(names), None, message_id, offset, from_end=draw(st.booleans()))
+        return Get(draw(names), None, message_id)
 
     @st.composite
-    def build(draw: st.DrawFn) -> Program:
-        pool = draw(pools)
-        steps = tuple(
-            make(pool[pick % len(pool)] if isinstance(pick, int) else pick)
-            for block in draw(blocks)
-            for make, pick in block
-        )
-        return Program.of(names, steps)
+    def block(draw: st.DrawFn, pooled: st.SearchStrategy[str]) -> list[Step]:
+        if draw(st.integers(min_value=1, max_value=5)) < 5:  # a single step
+            if draw(st.integers(min_value=1, max_value=4)) < 4:
+                delta, final = draw(_SINGLE_DELTAS), draw(st.sampled_from(FINAL_CHOICES))
+                return [apply_step(draw(names), draw(pooled), delta, final, draw(_EXTRA))]
+            return [read(draw, draw(MESSAGE_IDS if draw(st.booleans()) else pooled))]
+        macro = draw(st.sampled_from(("stream", "rereads", "messages")))
+        if macro == "messages":
+            return _messages(draw, draw(names))
+        once = read(draw, draw(pooled))
+        if macro == "rereads":  # r reads in a row of one message, for read caches that count
+            return [once] * draw(_sizes(6, (16, 32, 33)))
+        return _stream(draw, partial(apply_step, once.instance, str(once.message_id)), once)
+
+    @st.composite
+    def build(draw: st.DrawFn) -> tuple[Step, ...]:
+        pooled = st.sampled_from(draw(_POOLS))
+        blocks = draw(st.lists(block(pooled), min_size=4, max_size=16))
+        return tuple(step for steps in blocks for step in steps)
 
     return build()

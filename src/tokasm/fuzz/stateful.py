@@ -15,9 +15,9 @@ from hypothesis import stateful as hs
 from hypothesis import strategies as st
 
 from tokasm.corpus.model import ModelAssembler
-from tokasm.corpus.steps import READ_SINCE, Get, ReadSince, features_of
+from tokasm.corpus.steps import READ_SINCE, Apply, Get, ReadSince, features_of
 from tokasm.fuzz import INSTANCE_NAMES
-from tokasm.fuzz._strategies import FINAL_CHOICES, apply_step, deltas, message_ids
+from tokasm.fuzz._strategies import DELTAS, FINAL_CHOICES, MESSAGE_IDS, apply_step
 
 if TYPE_CHECKING:
     from hypothesis import settings as Settings
@@ -27,40 +27,36 @@ if TYPE_CHECKING:
 
 __all__ = ["assembler_machine", "run_conformance_test"]  # what the old path re-exports
 
-_INSTANCES = INSTANCE_NAMES[:2]  # two instances, so shared state shows (ASM-STATE)
-_instances = st.sampled_from(_INSTANCES)
-_finals = st.sampled_from(FINAL_CHOICES)
+_NAMES = INSTANCE_NAMES[:2]  # two instances, so shared state shows (ASM-STATE)
+_INSTANCES = st.sampled_from(_NAMES)
+#: Well-formed events (APPEND-EMPTY: "" is sent, never dropped) and reads of any id (GET-UNKNOWN).
+_STEPS = st.builds(
+    apply_step,
+    _INSTANCES,
+    MESSAGE_IDS,
+    st.none() | DELTAS,
+    st.sampled_from(FINAL_CHOICES),
+    st.just({}),
+) | st.builds(Get, _INSTANCES, st.none(), MESSAGE_IDS)
+_READS_SINCE = st.builds(ReadSince, _INSTANCES, st.none(), MESSAGE_IDS, st.integers(0, 12))
 
 
 def assembler_machine(factory: AssemblerFactory) -> type[hs.RuleBasedStateMachine]:
     """A state machine class comparing ``factory``'s assemblers with the model."""
-    incremental = READ_SINCE in features_of(factory())
+    steps = _STEPS | _READS_SINCE if READ_SINCE in features_of(factory()) else _STEPS
 
     class AssemblerMachine(hs.RuleBasedStateMachine):
         def __init__(self) -> None:
             super().__init__()
-            self.real: dict[str, Assembler] = {name: factory() for name in _INSTANCES}
-            self.model = {name: ModelAssembler() for name in _INSTANCES}
-            self.named: dict[str, set[str]] = {name: set() for name in _INSTANCES}
+            self.real: dict[str, Assembler] = {name: factory() for name in _NAMES}
+            self.model = {name: ModelAssembler() for name in _NAMES}
+            self.named: dict[tuple[str, str], None] = {}  # (instance, id) of every apply
 
-        @hs.rule(
-            instance=_instances, message_id=message_ids(), delta=st.none() | deltas(), final=_finals
-        )
-        def apply(
-            self, instance: str, message_id: str, delta: str | None, final: bool | None
-        ) -> None:
-            self.named[instance].add(message_id)  # APPEND-EMPTY: "" is sent, never dropped
-            self.compare(apply_step(instance, delta, final, {})(message_id))
-
-        @hs.rule(instance=_instances, message_id=message_ids())
-        def get(self, instance: str, message_id: str) -> None:
-            # GET-TEXT, GET-UNKNOWN: unknown ids read as None and stay unknown
-            self.compare(Get(instance, None, message_id))
-
-        @hs.precondition(lambda _: incremental)
-        @hs.rule(instance=_instances, message_id=message_ids(), offset=st.integers(0, 12))
-        def read_since(self, instance: str, message_id: str, offset: int) -> None:
-            self.compare(ReadSince(instance, None, message_id, offset))
+        @hs.rule(step=steps)
+        def perform(self, step: Step) -> None:
+            if isinstance(step, Apply):
+                self.named[step.instance, str(step.message_id)] = None
+            self.compare(step)
 
         def compare(self, step: Step) -> None:
             """The model first, then the target: equal and of one type ('' is not None)."""
@@ -72,9 +68,8 @@ def assembler_machine(factory: AssemblerFactory) -> type[hs.RuleBasedStateMachin
 
         @hs.invariant()
         def every_message_reads_as_in_the_model(self) -> None:
-            for instance, named in self.named.items():
-                for message_id in named:
-                    self.compare(Get(instance, None, message_id))
+            for instance, message_id in self.named:
+                self.compare(Get(instance, None, message_id))
 
     AssemblerMachine.__name__ = f"AssemblerMachine[{getattr(factory, '__name__', factory)}]"
     return AssemblerMachine
