@@ -37,7 +37,10 @@ def test_backend_matches_the_model(factory: AssemblerFactory) -> None:
     ["drops-empty-delta", "case-insensitive-ids", "nonfinal-returns-text", "final-excludes-delta"],
 )
 def test_machine_catches_a_broken_assembler(mutant: str) -> None:
-    # Finding the mismatch is what is tested here; shrinking it would only cost time.
-    no_shrinking = settings(MACHINE_SETTINGS, max_examples=100, phases=[Phase.generate])
+    # Finding the mismatch is what is tested here, so the search is pinned (a random one
+    # missed about 3 times in 100); shrinking it would only cost time.
+    no_shrinking = settings(
+        MACHINE_SETTINGS, max_examples=100, phases=[Phase.generate], derandomize=True
+    )
     with pytest.raises(AssertionError, match="the model says"):
         run_conformance_test(MUTANTS[mutant].factory, no_shrinking)
