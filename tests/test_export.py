@@ -84,9 +84,7 @@ def exported_ids() -> frozenset[str]:
     """The ids ``tokasm export`` writes: all but those JSON cannot carry (split surrogate
     pairs) and the ``scale`` profile's, unless asked for. Found when first asked, not at
     collection, which every xdist worker does."""
-    return frozenset(
-        case.id for case in load_corpus() if not case.large and json_can_carry(case)
-    )
+    return frozenset(case.id for case in load_corpus() if not case.large and json_can_carry(case))
 
 
 def tokasm_verdicts(factory: Callable[[], Any], profiles: set[str]) -> dict[str, str]:
@@ -155,9 +153,7 @@ def test_only_cases_json_cannot_carry_and_the_scale_profile_are_left_out(
     exported: list[dict[str, Any]],
 ) -> None:
     left_out = {case.id for case in load_corpus()} - {case["id"] for case in exported}
-    assert left_out == {
-        case.id for case in load_corpus() if case.large or not json_can_carry(case)
-    }
+    assert left_out == {case.id for case in load_corpus() if case.large or not json_can_carry(case)}
 
 
 def test_the_scale_profile_is_exported_when_asked_for(tmp_path: Path) -> None:
