@@ -311,7 +311,8 @@ def test_a_class_without_a_cache_fails_cache_final_on_both_routes(
         {"mine.greeting": "passed", "mine.spaces": "passed", PROBE_ID: "failed"},
     )
     over_cmd = check_json(
-        target("Uncached", classes), "--no-bundled", "--cases", str(user_cases(small_export))
+        target("Uncached", classes),
+        *("--no-bundled", "--cases", str(user_cases(small_export)), "--fuzz-examples", "0"),
     )
     assert over_cmd[PROBE_ID]["outcome"] == "failed"
 
