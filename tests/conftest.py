@@ -1,34 +1,42 @@
 """Shared test setup: Hypothesis profiles (CI is derandomized so it cannot flake), and one
-bytecode cache for the session's subprocesses."""
+bytecode cache for the session's processes."""
 
 from __future__ import annotations
 
 import os
 import shutil
+import sys
 import tempfile
 from functools import partial
 
 import pytest
-from hypothesis import HealthCheck, settings
 
 from tokasm.fuzz import HYPOTHESIS_STORAGE_ENV
-
-settings.register_profile(
-    "ci",
-    derandomize=True,
-    deadline=None,
-    print_blob=True,
-    suppress_health_check=[HealthCheck.too_slow],
-)
-settings.register_profile("dev", deadline=None)
-settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
 
 
 def pytest_configure(config: pytest.Config) -> None:
     """The session's processes share what they can: Hypothesis's folder, and bytecode."""
     _one_hypothesis_folder(config)
     _one_bytecode_cache(config)
+    _hypothesis_profiles()
     _work_stealing(config)
+
+
+def _hypothesis_profiles() -> None:
+    """CI's profile is derandomized, so it cannot flake. Loaded once the bytecode cache is
+    set, so that importing hypothesis reads it."""
+    from hypothesis import HealthCheck, settings
+
+    settings.register_profile(
+        "ci",
+        derandomize=True,
+        deadline=None,
+        print_blob=True,
+        suppress_health_check=[HealthCheck.too_slow],
+    )
+    settings.register_profile("dev", deadline=None)
+    profile = os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev")
+    settings.load_profile(profile)
 
 
 @pytest.hookimpl(trylast=True)
@@ -59,35 +67,26 @@ def _one_hypothesis_folder(config: pytest.Config) -> None:
 
 
 def _one_bytecode_cache(config: pytest.Config) -> None:
-    """The suite's Python subprocesses (some 150 runs of tokasm, pytest and testees) share
-    one bytecode cache in a folder of the session's own.
+    """The session's Python processes (xdist's workers, and some 150 runs of tokasm, pytest
+    and testees) share one bytecode cache, kept in pytest's cache folder between sessions.
 
     Where ``PYTHONDONTWRITEBYTECODE`` keeps a machine's trees free of ``__pycache__``, each
-    run would otherwise compile tokasm from its source again: 0.25 s of a 0.45 s
-    ``check -k``. The session's folder keeps the trees just as clean, and goes at its end.
-    xdist's workers are not pointed at it themselves: they read the bytecode installed
-    with the standard library and the packages instead of compiling all that into an
-    empty folder (1 s less of collection each), and hand the folder on to their own runs.
+    process would otherwise compile tokasm from its source again (0.25 s of a 0.45 s
+    ``check -k``), and pytest would rewrite the asserts of every plugin's package again
+    (hypothesis's, tokasm's: 2 s of each worker's start). Set before xdist starts its
+    workers, so that they and every process they start inherit it. Without pytest's cache
+    (``-p no:cacheprovider``) the folder is the session's own, and goes at its end.
     """
     if hasattr(config, "workerinput"):
-        folder = os.environ.pop(_FOR_THE_WORKERS, None)
-        if folder is not None:
-            _bytecode_for_subprocesses(folder)
         return
     if not os.environ.get("PYTHONDONTWRITEBYTECODE") or "PYTHONPYCACHEPREFIX" in os.environ:
         return
-    folder = tempfile.mkdtemp(prefix="tokasm-tests-bytecode-")
-    config.add_cleanup(partial(shutil.rmtree, folder, ignore_errors=True))
-    if config.getoption("tx", None):  # xdist's workers (-n, --tx) start after this
-        os.environ[_FOR_THE_WORKERS] = folder
+    cache = getattr(config, "cache", None)
+    if cache is not None:
+        folder = str(cache.mkdir("bytecode"))
     else:
-        _bytecode_for_subprocesses(folder)
-
-
-#: How the controller tells xdist's workers the folder, without pointing them at it.
-_FOR_THE_WORKERS = "TOKASM_TESTS_BYTECODE"
-
-
-def _bytecode_for_subprocesses(folder: str) -> None:
+        folder = tempfile.mkdtemp(prefix="tokasm-tests-bytecode-")
+        config.add_cleanup(partial(shutil.rmtree, folder, ignore_errors=True))
     os.environ["PYTHONPYCACHEPREFIX"] = folder
     del os.environ["PYTHONDONTWRITEBYTECODE"]
+    sys.pycache_prefix, sys.dont_write_bytecode = folder, False  # this process's imports too

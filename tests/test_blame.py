@@ -55,9 +55,6 @@ def test_a_case_naming_the_mutants_rule_fails_and_the_summary_names_it_first(
     corpus: Corpus, name: str
 ) -> None:
     mutant = MUTANTS[name]
-    if mutant.profile == "scale":  # its 300,000 expanded steps go with this test
-        fresh = tuple(replace(c) if c.large else c for c in corpus)
-        corpus = replace(corpus, cases=fresh)
     cases, subject = corpus.by_id(), PythonTarget(mutant.factory, name)
     results = list(run_cases(subject, corpus, DEFAULT_PROFILES | {mutant.profile}))
     failing = [r for r in results if r.outcome in FAILING]
