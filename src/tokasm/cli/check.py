@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from tokasm import report
 from tokasm._display import safe_text
 from tokasm.cli import options
-from tokasm.corpus import PROFILES, expand, profile_gap
+from tokasm.corpus import PROFILES, profile_gap
 from tokasm.errors import CorpusError, ReportError, TargetError, UsageError, XfailError
 from tokasm.fuzz import CHECK_EXAMPLES, fuzz_phase
 from tokasm.implementations import BACKENDS
@@ -293,8 +293,6 @@ def run(args: argparse.Namespace) -> int:
     check = _Check(args, corpus, reports)
     try:
         check.cases, check.probes = _select(chosen, args)
-        if args.in_process:
-            expand(check.cases)
         xfail = report.load_xfail(args.xfail, corpus) if args.xfail else None
         for subject, _ in targets:  # a profile asked for that a target cannot run: not a skip
             gap = profile_gap(args.profile, chosen, subject.name, subject.features)
