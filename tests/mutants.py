@@ -491,6 +491,16 @@ class NonfinalReturnsText(_Correct):
 
 
 @_breaks("FINAL-RETURN")
+class FinalOfOpenReturnsNone(_Correct):
+    """Breaks FINAL-RETURN: finalizing an open message returns None (a forgotten return)."""
+
+    def apply(self, event: Event) -> str | None:
+        was_open = event["id"] in self._parts and event["id"] not in self._done
+        result = super().apply(event)
+        return None if was_open else result
+
+
+@_breaks("FINAL-RETURN")
 class FinalExcludesDelta(_Correct):
     """Breaks FINAL-RETURN: returns the text from before the final event's own delta."""
 

@@ -100,6 +100,13 @@ def test_a_report_names_the_file_of_a_user_case(
         (USER_CASES.replace("[APPEND-EXACT]", "[NO-SUCH-RULE]"), "requirement ids not in SPEC.md"),
         (USER_CASES.replace("returns: null", "return: null", 1), "unknown step key 'return'"),
         ("cases: [\n", "not valid YAML"),
+        (  # a step list holding itself
+            USER_CASES.replace(
+                "    steps:\n      - apply: {id: s",
+                "    steps: &s\n      - steps: *s\n        repeat: 1\n      - apply: {id: s",
+            ),
+            "recursive",
+        ),
     ],
 )
 def test_a_bad_user_file_is_a_usage_error_naming_it(

@@ -42,6 +42,12 @@ class _JsonLoader(_SafeLoader):
             seen.add(key_node.value)
         return super().construct_mapping(node, deep=deep)
 
+    def construct_document(self, node: yaml.Node) -> Any:
+        """Built whole at once, so a value inside itself (an alias in its own anchor) is
+        refused as "found unconstructable recursive node", where JSON cannot carry it."""
+        self.deep_construct = True
+        return super().construct_document(node)
+
     def construct_json_int(self, node: yaml.ScalarNode) -> int:
         value: int = self.construct_yaml_int(node)
         if abs(value) > MAX_SAFE_INTEGER:

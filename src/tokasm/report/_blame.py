@@ -42,6 +42,7 @@ SITUATIONS: dict[str, str] = {
     "final on a finalized id": "AFTER-REFINAL",
     "non-final apply on a finalized id": "AFTER-NONFINAL",
     "final on an unseen id": "FINAL-UNSEEN",
+    "final on an open id answered None": "FINAL-RETURN",  # a forgotten return
     "final on an open id": "FINAL-RETURN",
     "non-final apply with 'final: false'": "EVT-SHAPE",
     "non-final apply": "NONFINAL-NONE",
@@ -375,7 +376,9 @@ def _judged(replay: _Replay, index: int, failure: Failure) -> str | None:
     answered_none = failure.actual == {"returns": None}
     if answered_none and expected is not None and seen is not None and seen.read_unknown:
         return "a read answered what an earlier read got"
-    if found in _GETS:
+    if found == "final on an open id" and answered_none:
+        found = "final on an open id answered None"
+    elif found in _GETS:
         found = _get(seen, answered_none=answered_none)
     if "raises" in failure.actual and found in _ORDINARY:
         named = step.message_id in _ATTRIBUTES
