@@ -3091,6 +3091,33 @@ class WeakTextCache(RejoinsAfterFinal):
         return text
 
 
+class _Held:
+    """A text in a reference cycle: it outlives its last caller until the collector runs."""
+
+    __slots__ = ("__weakref__", "itself", "text")
+
+    def __init__(self, text: str) -> None:
+        self.text, self.itself = text, self
+
+
+class WeakCycleCache(RejoinsAfterFinal):
+    """Breaks CACHE-FINAL: as ``WeakTextCache``, but each text is held in a reference cycle,
+    so it stays cached until the garbage collector runs, and is joined again (and cached
+    again) at the first read after each collection."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._done: weakref.WeakValueDictionary[str, _Held] = weakref.WeakValueDictionary()
+
+    def _text(self, key: str) -> str:
+        if key not in self._finalized:
+            return super()._text(key)
+        held = self._done.get(key)
+        if held is None:
+            held = self._done[key] = _Held(super()._text(key))
+        return held.text
+
+
 #: Cost mutant name -> class: each breaks CACHE-FINAL, and the cost probe must flag it.
 COST_MUTANTS: dict[str, type[RejoinsAfterFinal]] = {
     _kebab(cls.__name__): cls
@@ -3112,5 +3139,6 @@ COST_MUTANTS: dict[str, type[RejoinsAfterFinal]] = {
         KeepsUtf8Bytes,
         KeepsCompressedText,
         WeakTextCache,
+        WeakCycleCache,
     )
 }
