@@ -3103,7 +3103,10 @@ class _Held:
 class WeakCycleCache(RejoinsAfterFinal):
     """Breaks CACHE-FINAL: as ``WeakTextCache``, but each text is held in a reference cycle,
     so it stays cached until the garbage collector runs, and is joined again (and cached
-    again) at the first read after each collection."""
+    again) at the first read after each collection. Over the protocol the testee's own
+    collector decides when, so only the in-process probe can free the cycles on purpose."""
+
+    IN_PROCESS_ONLY: ClassVar[bool] = True
 
     def __init__(self) -> None:
         super().__init__()
