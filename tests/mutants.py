@@ -3074,33 +3074,33 @@ class _Kept(str):
     __slots__ = ("__weakref__",)
 
 
+class _InACycle(str):
+    """A text that refers to itself: it outlives its last caller until the collector runs."""
+
+    itself: _InACycle
+
+
 class WeakTextCache(RejoinsAfterFinal):
     """Breaks CACHE-FINAL: finalized texts are cached through weak references, so a text no
     caller holds any more is gone, and joined again at the next read."""
 
     def __init__(self) -> None:
         super().__init__()
-        self._done: weakref.WeakValueDictionary[str, _Kept] = weakref.WeakValueDictionary()
+        self._done: weakref.WeakValueDictionary[str, str] = weakref.WeakValueDictionary()
+
+    def _keep(self, text: str) -> str:
+        return _Kept(text)
 
     def _text(self, key: str) -> str:
         if key not in self._finalized:
             return super()._text(key)
         text = self._done.get(key)
         if text is None:
-            text = self._done[key] = _Kept(super()._text(key))
+            text = self._done[key] = self._keep(super()._text(key))
         return text
 
 
-class _Held:
-    """A text in a reference cycle: it outlives its last caller until the collector runs."""
-
-    __slots__ = ("__weakref__", "itself", "text")
-
-    def __init__(self, text: str) -> None:
-        self.text, self.itself = text, self
-
-
-class WeakCycleCache(RejoinsAfterFinal):
+class WeakCycleCache(WeakTextCache):
     """Breaks CACHE-FINAL: as ``WeakTextCache``, but each text is held in a reference cycle,
     so it stays cached until the garbage collector runs, and is joined again (and cached
     again) at the first read after each collection. Over the protocol the testee's own
@@ -3108,17 +3108,10 @@ class WeakCycleCache(RejoinsAfterFinal):
 
     IN_PROCESS_ONLY: ClassVar[bool] = True
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._done: weakref.WeakValueDictionary[str, _Held] = weakref.WeakValueDictionary()
-
-    def _text(self, key: str) -> str:
-        if key not in self._finalized:
-            return super()._text(key)
-        held = self._done.get(key)
-        if held is None:
-            held = self._done[key] = _Held(super()._text(key))
-        return held.text
+    def _keep(self, text: str) -> str:
+        kept = _InACycle(text)
+        kept.itself = kept
+        return kept
 
 
 #: Cost mutant name -> class: each breaks CACHE-FINAL, and the cost probe must flag it.
