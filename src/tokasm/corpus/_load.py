@@ -84,6 +84,11 @@ class Case:
                 "number written without a decimal point)"
             ) from None
 
+    def drop_steps(self) -> None:
+        """Free the expanded steps (expanded again if asked for): kept for a whole run, a
+        case's steps make every full collection of the garbage collector slower."""
+        self.__dict__.pop("steps", None)
+
     @cached_property
     def features(self) -> frozenset[str]:
         """Read off the steps as written, so that a process that only sends the case on

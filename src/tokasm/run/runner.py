@@ -180,8 +180,8 @@ def run_case(subject: Target, case: Case, *, debug: bool = False) -> CaseResult:
     if not isinstance(subject, PythonTarget):
         try:
             return _run_steps(subject, case, debug)
-        finally:  # kept for the whole run, its steps would make every full collection slow
-            vars(case).pop("steps", None)
+        finally:
+            case.drop_steps()
 
     def fresh(other_mappings: bool = False) -> CaseResult:
         with contextlib.closing(subject.with_fresh_events(other_mappings=other_mappings)) as twin:
