@@ -18,11 +18,11 @@ from typing import TYPE_CHECKING, Any
 from tokasm._display import error_text
 from tokasm.bench._measure import (
     INCONCLUSIVE,
-    fit,
+    Point,
     format_seconds,
-    judge,
     peak_memory,
     predict_seconds,
+    verdicts,
 )
 from tokasm.bench._measure import time_action as _time
 from tokasm.bench.scenarios import SCENARIOS, long_workload
@@ -37,8 +37,6 @@ if TYPE_CHECKING:
     from tokasm.implementations import AssemblerFactory
 
 Line = dict[str, Any]
-#: The actions of a scenario timed so far, sweep (False) and long texts (True): size, set-up.
-Timed = dict[bool, list[tuple[int, "Action", float]]]
 
 #: A traced run is predicted at this many untraced ones (tracemalloc costs per allocation).
 TRACE_FACTOR = 5.0
@@ -88,25 +86,27 @@ def _climb(
     ]
     if scenario.on_long_text:
         ladders.append((True, spec["texts"], scenario.on_long_text, long_workload))
-    timed: Timed = {}
-    rounds: dict[bool, list[list[float]]] = {}
-    spent, one_run = 0.0, {False: scenario.text_sizes, True: True}
+    timed: dict[bool, list[tuple[Point, Action]]] = {}
+    spent, rounds, one_run = 0.0, 1, {False: scenario.text_sizes, True: True}
 
-    def batch(text: bool, size: int, action: Action, setup: float) -> Line:
-        """Time one batch into the last round; on a long text, the fastest of three single
-        runs after one that warms the caches up (which leaves out a rare step that copies the
-        text, such as a realloc that cannot grow in place, even in a single round)."""
+    def batch(text: bool, point: Point, action: Action) -> Line:
+        """Time one batch; on a long text, the fastest of three single runs after one that
+        warms the caches up (which leaves out a rare step that copies the text, such as a
+        realloc that cannot grow in place, even in a single round)."""
         seconds = _time(action, 0.0 if one_run[text] else spec["batch"], clock)
         if one_run[text]:
             seconds = min(_time(action, 0.0, clock) for _ in range(LONG_RUNS - 1))
-        rounds[text][-1].append(seconds)
-        return {"scenario": name, "size": size, "seconds": seconds, "setup": setup, "text": text}
+        point.batches.append(seconds)
+        return {"scenario": name, "size": point.size, "seconds": seconds,
+                "setup": point.setup_seconds, "text": text}  # fmt: skip
 
     for text, sizes, prepare, workload in ladders:
-        timed[text], rounds[text], costs = [], [[]], list[float]()
+        timed[text] = []
         steepest = 1.5 if text or scenario.per_operation else math.inf  # fixed count of ops
         for size in sizes:
-            predicted = predict_seconds([n for n, _, _ in timed[text]], costs, size, steepest)
+            costs = [p.setup_seconds + p.batches[0] for p, _ in timed[text]]
+            done = [p.size for p, _ in timed[text]]
+            predicted = predict_seconds(done, costs, size, steepest)
             left, runs = deadline - time.perf_counter(), LONG_RUNS if one_run[text] else 1
             if runs * predicted > budget or MIN_ROUNDS * runs * predicted > left:
                 batch_of = f", {runs} runs a batch" if runs > 1 else ""
@@ -124,14 +124,14 @@ def _climb(
             yield {"scenario": name, "size": size, "starting": "time", "text": text}
             start = time.perf_counter()
             action = prepare(factory, workload(size))
-            setup = time.perf_counter() - start
-            timed[text].append((size, action, setup))
-            yield batch(text, size, action, setup)
-            costs.append(setup + rounds[text][0][-1])
+            point = Point(size, scenario.operations(size, text), [], time.perf_counter() - start)
+            timed[text].append((point, action))
+            yield batch(text, point, action)
+        costs = [p.setup_seconds + p.batches[0] for p, _ in timed[text]]
         spent += sum(costs)
         traced = [
-            n
-            for (n, _, _), cost in zip(timed[text], costs, strict=True)
+            p.size
+            for (p, _), cost in zip(timed[text], costs, strict=True)
             if cost <= budget / 5 / TRACE_FACTOR
         ]
         if spec["memory"] and scenario.traced and traced and not text:
@@ -139,35 +139,30 @@ def _climb(
             peak = peak_memory(scenario, factory, scenario.workload(traced[-1]))
             memory = [peak.peak_bytes, peak.text_bytes, peak.seconds]
             yield {"scenario": name, "size": traced[-1], "memory": memory}
-    while len(rounds[False]) < spec["repeats"] and time.perf_counter() < deadline:
-        if len(rounds[False]) >= MIN_ROUNDS and (
-            spent > budget * spec["repeats"] / 6 or _settled(scenario, timed, rounds)
+    while rounds < spec["repeats"] and time.perf_counter() < deadline:
+        if rounds >= MIN_ROUNDS and (
+            spent > budget * spec["repeats"] / 6 or _settled(scenario, timed)
         ):
             return
+        rounds += 1
         for text, points in timed.items():
-            rounds[text].append([])
-            for size, action, setup in points:
-                yield {"scenario": name, "size": size, "starting": "time", "text": text}
-                yield batch(text, size, action, setup)
-                last = rounds[text][-1][-1]
+            for point, action in points:
+                yield {"scenario": name, "size": point.size, "starting": "time", "text": text}
+                yield batch(text, point, action)
+                last = point.batches[-1]
                 spent += LONG_RUNS * last if one_run[text] else max(last, spec["batch"])
 
 
-def _settled(scenario: Scenario, timed: Timed, rounds: dict[bool, list[list[float]]]) -> bool:
+def _settled(scenario: Scenario, timed: dict[bool, list[tuple[Point, Action]]]) -> bool:
     """The verdict, and the growth on long texts, are the same at one error and at three,
     and neither is in doubt."""
-    verdicts: list[set[str]] = [set(), set()]
-    for z in (1.0, 3.0):
-        sweep, *long = (
-            fit([n for n, _, _ in timed[text]], rounds[text], text or scenario.per_operation, z)
-            for text in timed
-        )
-        verdicts[0].add(judge(sweep, long[0], z) if long else sweep.verdict)
-        verdicts[1].update(fit.verdict for fit in long)
-    named = verdicts[0] | verdicts[1]
-    return all(len(v) < 2 for v in verdicts) and not any(
-        v == INCONCLUSIVE or "at least" in v for v in named
+    points = {text: [point for point, _ in ladder] for text, ladder in timed.items()}
+    (sweep, long), (sweep3, long3) = (
+        verdicts(points[False], points.get(True), scenario.per_operation, z) for z in (1, 3)
     )
+    pairs = [(sweep.verdict, sweep3.verdict)]
+    pairs += [(long.verdict, long3.verdict)] if long and long3 else []
+    return all(a == b and a != INCONCLUSIVE and "at least" not in a for a, b in pairs)
 
 
 def main() -> int:

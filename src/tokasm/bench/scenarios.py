@@ -198,9 +198,9 @@ class Scenario:
     def workload(self, size: int) -> Workload:
         return long_workload(size) if self.text_sizes else make_workload(size)
 
-    def operations(self, size: int) -> int:
+    def operations(self, size: int, long_text: bool = False) -> int:
         """How many ``unit``s one run of the action performs at ``size``."""
-        return {"read": READS, "append": APPENDS}.get(self.unit, size)
+        return APPENDS if long_text else {"read": READS, "append": APPENDS}.get(self.unit, size)
 
     @property
     def per_operation(self) -> bool:
