@@ -25,35 +25,25 @@ if TYPE_CHECKING:
 _SKIP, _STOPPED = "skip", "stopped"
 
 
-def _label(series: Series, default: str | None) -> str:
-    name = series.contender.name
+def _row(series: Series, sizes: Sequence[int], default: str | None) -> list[str]:
+    """The table's row: label, cost per operation at each size, exponent, growth on long
+    texts, verdict, peak memory."""
+    name, texts, traced = series.contender.name, series.texts, series.traced
     tags = ["default"] * (name == default) + ["per request"] * series.contender.per_request
-    return f"{name} ({', '.join(tags)})" if tags else name
-
-
-def _cell(series: Series, size: int) -> str:
-    point = next((p for p in series.points if p.size == size), None)
-    skip = next((s for s in series.skips if s.size == size), None)
-    if point or not skip:
-        return format_seconds(point.per_operation) if point else "-"
-    return _STOPPED if skip.interrupted else MAX_TIME if skip.limit == MAX_TIME else _SKIP
-
-
-def _memory_cell(series: Series) -> str:
-    traced = series.traced
-    if not series.scenario.traced:
-        return "n/a"
-    if traced is None or traced.memory is None:  # not asked for, or predicted over the budget
-        return "-"
-    at = "" if traced is series.points[-1] else f"@{format_size(traced.size)}"
-    return f"{traced.memory.ratio:.1f}x{at}"
-
-
-def _long_text_cell(series: Series) -> str:
-    if not series.scenario.on_long_text:
-        return "n/a"
-    texts = series.texts
-    return f"x{texts[-1].seconds / texts[0].seconds:.3g}" if len(texts) > 1 else "-"
+    cells = [f"{name} ({', '.join(tags)})" if tags else name]
+    for size in sizes:
+        point = next((p for p in series.points if p.size == size), None)
+        skip = next((s for s in series.skips if s.size == size), None)
+        limit = skip and (_STOPPED if skip.interrupted else MAX_TIME if skip.limit == MAX_TIME
+                          else _SKIP)  # fmt: skip
+        cells.append(format_seconds(point.per_operation) if point else limit or "-")
+    growth = f"x{texts[-1].seconds / texts[0].seconds:.3g}" if len(texts) > 1 else "-"
+    memory = "-"  # not asked for, or predicted over the budget
+    if traced and traced.memory:
+        at = "" if traced is series.points[-1] else f"@{format_size(traced.size)}"
+        memory = f"{traced.memory.ratio:.1f}x{at}"
+    return [*cells, _exponent_text(series), "n/a" if series.scenario.per_operation else growth,
+            _verdict_text(series), memory if series.scenario.traced else "n/a"]  # fmt: skip
 
 
 def _exponent_text(series: Series) -> str:
@@ -96,33 +86,31 @@ def _legend(results: Sequence[Series], settings: SweepSettings) -> str:
     return "\n".join(lines)
 
 
+def _line(cells: list[str], width: int, verdict_width: int) -> str:
+    label, *at, exponent, growth, verdict, memory = cells
+    return (f"{label:<{width}}{''.join(f'{cell:>9}' for cell in at)}{exponent:>12}{growth:>11}  "
+            f"{verdict:<{verdict_width}}{memory:>11}")  # fmt: skip
+
+
 def render_table(results: Sequence[Series], settings: SweepSettings, default: str | None) -> str:
-    """Per scenario: cost per operation at each size, exponent, growth on long texts, verdict,
-    peak memory."""
+    """A table per scenario, a row per implementation (``_row``), then the legend."""
     blocks: list[str] = []
     verdict_width = max(len("verdict"), *(len(_verdict_text(series)) for series in results))
     for scenario in dict.fromkeys(series.scenario for series in results):
-        rows = [series for series in results if series.scenario is scenario]
-        width = max(len("implementation"), *(len(_label(s, default)) for s in rows))
         sizes = scenario.sizes(settings.sizes, settings.texts)
-        header = (
-            f"{'implementation':<{width}}{''.join(f'{format_size(n):>9}' for n in sizes)}"
-            f"{'exponent':>12}{'long text':>11}  {'verdict':<{verdict_width}}{'peak mem':>11}"
-        )
+        rows = [(s, _row(s, sizes, default)) for s in results if s.scenario is scenario]
+        head = ["implementation", *map(format_size, sizes), "exponent", "long text", "verdict"]
+        widths = (max(len(row[0]) for row in [head, *(row for _, row in rows)]), verdict_width)
+        header = _line([*head, "peak mem"], *widths)
         lines = [f"{scenario.name}: {scenario.summary} (time per {scenario.unit})", header]
         lines.append("-" * len(header))
-        for series in rows:
-            label = _label(series, default)
-            lines.append(
-                f"{label:<{width}}{''.join(f'{_cell(series, n):>9}' for n in sizes)}"
-                f"{_exponent_text(series):>12}{_long_text_cell(series):>11}  "
-                f"{_verdict_text(series):<{verdict_width}}{_memory_cell(series):>11}"
-            )
+        for series, row in rows:
+            lines.append(_line(row, *widths))
             if series.error:
-                lines.append(f"  {label} raised: {series.error}")
+                lines.append(f"  {row[0]} raised: {series.error}")
             for skip in series.skips:
                 if skip.interrupted and skip.reason != series.error:
-                    lines.append(f"  {label} stopped at {format_size(skip.size)}: {skip.reason}")
+                    lines.append(f"  {row[0]} stopped at {format_size(skip.size)}: {skip.reason}")
         blocks.append("\n".join(lines))
     return "\n\n".join([*blocks, _legend(results, settings)])
 

@@ -93,7 +93,7 @@ class Series:
 
     @property
     def _verdicts(self) -> tuple[Fit, Fit | None]:
-        texts = self.texts if self.scenario.on_long_text else None
+        texts = None if self.scenario.per_operation else self.texts
         return verdicts(self.points, texts, self.scenario.per_operation)
 
 

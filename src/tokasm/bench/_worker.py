@@ -84,8 +84,8 @@ def _climb(
     ladders = [
         (False, scenario.sizes(spec["sizes"], spec["texts"]), scenario.prepare, scenario.workload)
     ]
-    if scenario.on_long_text:
-        ladders.append((True, spec["texts"], scenario.on_long_text, long_workload))
+    if not scenario.per_operation:
+        ladders.append((True, spec["texts"], scenario.long_text, long_workload))
     timed: dict[bool, list[tuple[Point, Action]]] = {}
     spent, rounds, one_run = 0.0, 1, {False: scenario.text_sizes, True: True}
 

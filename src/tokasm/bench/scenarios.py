@@ -58,8 +58,6 @@ class Workload:
 @lru_cache(maxsize=8)
 def make_workload(size: int, seed: int = SEED) -> Workload:
     """The ``size``-delta workload for ``seed``, built once per process."""
-    if size < 1:
-        raise ValueError(f"a workload needs at least one delta, got size {size}")
     rng = random.Random(seed)
     lengths = rng.choices(range(1, 13), weights=_WEIGHTS, k=size)
     for index in range(size):
@@ -112,85 +110,51 @@ def _read_since_each(
         offsets[message_id] += 0 if new_text is None else len(new_text)
 
 
-def _ids(messages: int) -> list[str]:
-    return [f"m{index}" for index in range(messages)] if messages > 1 else ["m"]
-
-
-def _stream(feed: Feed, messages: int) -> Callable[[AssemblerFactory, Workload], Action]:
-    """The whole stream from an empty message, then every message finalized."""
-
-    def prepare(factory: AssemblerFactory, workload: Workload) -> Action:
-        ids = _ids(messages)
-
-        def run() -> list[str]:
-            assembler = factory()
-            feed(assembler, workload, cycle(ids), dict.fromkeys(ids, 0))
-            texts = (assembler.apply({"id": message_id, "final": True}) for message_id in ids)
-            return [text for text in texts if text is not None]
-
-        return run
-
-    return prepare
-
-
-def _on_long_text(feed: Feed, messages: int) -> Callable[[AssemblerFactory, Workload], Action]:
-    """``APPENDS`` events, fed as the stream feeds them, to messages already holding the
-    workload's text (in one delta each: fast even for a class that copies per delta)."""
-
-    def prepare(factory: AssemblerFactory, workload: Workload) -> Action:
-        assembler, ids, small = factory(), _ids(messages), make_workload(APPENDS)
-        share = len(workload.source) // messages
-        for message_id in ids:
-            assembler.apply({"id": message_id, "delta": workload.source[:share]})
-        offsets = dict.fromkeys(ids, share)
-
-        def run() -> list[str]:
-            feed(assembler, small, cycle(ids), offsets)
-            return []
-
-        return run
-
-    return prepare
-
-
-def _reads(final: bool) -> Callable[[AssemblerFactory, Workload], Action]:
+def _reads(factory: AssemblerFactory, workload: Workload, final: bool) -> Action:
     """``READS`` calls of ``get()`` on a message streamed in the set-up, finalized or open
     (then read once first: the first read may join, the timed ones are re-reads)."""
+    assembler = factory()
+    _apply_each(assembler, workload, repeat("m"), {})
+    text = assembler.apply({"id": "m", "final": True}) if final else assembler.get("m")
+    texts, get = [] if text is None else [text], assembler.get
 
-    def prepare(factory: AssemblerFactory, workload: Workload) -> Action:
-        assembler = factory()
-        _apply_each(assembler, workload, repeat("m"), {})
-        text = assembler.apply({"id": "m", "final": True}) if final else assembler.get("m")
-        texts = [] if text is None else [text]
-        get = assembler.get
+    def run() -> list[str]:
+        for _ in repeat(None, READS):
+            get("m")
+        return texts
 
-        def run() -> list[str]:
-            for _ in repeat(None, READS):
-                get("m")
-            return texts
-
-        return run
-
-    return prepare
+    return run
 
 
 @dataclass(frozen=True)
 class Scenario:
-    """One way of using an assembler, timed over a sweep of stream sizes."""
+    """One way of using an assembler, timed over a sweep of sizes: a stream of ``event``s fed
+    by ``feed`` over ``messages``, ``READS`` re-``read``s (of a ``final`` message or not), or
+    ``APPENDS`` ``append``s to a message of each length of text."""
 
     name: str
     summary: str
-    #: What one operation is, for the cost-per-operation column.
     unit: str
-    prepare: Callable[[AssemblerFactory, Workload], Action]
-    #: Only for assemblers that have ``read_since`` (the incremental profile).
+    feed: Feed = _apply_each
+    messages: int = 1
     needs_read_since: bool = False
-    #: Whether a traced run says anything (its final texts are the yardstick).
-    traced: bool = True
-    #: Sized by the sweep's lengths of text (characters), not its numbers of deltas.
-    text_sizes: bool = False
-    #: The scenario's events on messages of the sweep's lengths of text: does one grow?
-    on_long_text: Callable[[AssemblerFactory, Workload], Action] | None = None
+    final: bool = False
+
+    @property
+    def per_operation(self) -> bool:
+        """A fixed count of operations timed at every size, not a stream (then its events are
+        also timed on long texts)."""
+        return self.unit != "event"
+
+    @property
+    def text_sizes(self) -> bool:
+        """Sized by the sweep's lengths of text, not its numbers of deltas; then a traced run
+        says nothing (its final texts are the yardstick)."""
+        return self.unit == "append"
+
+    @property
+    def traced(self) -> bool:
+        return not self.text_sizes
 
     def sizes(self, asked: Sequence[int], texts: Sequence[int]) -> list[int]:
         return sorted(texts if self.text_sizes else asked)
@@ -202,39 +166,63 @@ class Scenario:
         """How many ``unit``s one run of the action performs at ``size``."""
         return APPENDS if long_text else {"read": READS, "append": APPENDS}.get(self.unit, size)
 
+    def prepare(self, factory: AssemblerFactory, workload: Workload) -> Action:
+        """The scenario's action on ``factory``'s assemblers; a stream: from an empty
+        message, then every message finalized."""
+        if self.unit == "read":
+            return _reads(factory, workload, self.final)
+        if self.unit == "append":
+            return self.long_text(factory, workload)
+        ids, feed = self._ids, self.feed
+
+        def run() -> list[str]:
+            assembler = factory()
+            feed(assembler, workload, cycle(ids), dict.fromkeys(ids, 0))
+            texts = (assembler.apply({"id": message_id, "final": True}) for message_id in ids)
+            return [text for text in texts if text is not None]
+
+        return run
+
+    def long_text(self, factory: AssemblerFactory, workload: Workload) -> Action:
+        """``APPENDS`` events, fed as the stream feeds them, to messages already holding the
+        workload's text (in one delta each: fast even for a class that copies per delta)."""
+        assembler, ids, small = factory(), self._ids, make_workload(APPENDS)
+        share = len(workload.source) // self.messages
+        for message_id in ids:
+            assembler.apply({"id": message_id, "delta": workload.source[:share]})
+        offsets, feed = dict.fromkeys(ids, share), self.feed
+
+        def run() -> list[str]:
+            feed(assembler, small, cycle(ids), offsets)
+            return []
+
+        return run
+
     @property
-    def per_operation(self) -> bool:
-        """Whether a fixed count of operations is timed at every size, not a whole stream."""
-        return self.unit != "event"
-
-
-def _events(
-    name: str, summary: str, feed: Feed, messages: int = 1, reads: bool = False
-) -> Scenario:
-    stream, long = _stream(feed, messages), _on_long_text(feed, messages)
-    return Scenario(name, summary, "event", stream, reads, on_long_text=long)
+    def _ids(self) -> list[str]:
+        return [f"m{index}" for index in range(self.messages)] if self.messages > 1 else ["m"]
 
 
 #: Every scenario by name, in the order reports show them.
 SCENARIOS: dict[str, Scenario] = {
     scenario.name: scenario
     for scenario in (
-        _events("stream_then_finalize", "apply every delta of one message, then final "
-                "(STREAM-LINEAR)", _apply_each),
-        _events("read_each_delta_keep", "get() after every delta, caller keeps the snapshot "
-                "until the next one", _read_each(keep=True)),
-        _events("read_each_delta_drop", "get() after every delta, caller drops it at once",
-                _read_each(keep=False)),
+        Scenario("stream_then_finalize", "apply every delta of one message, then final "
+                 "(STREAM-LINEAR)", "event"),
+        Scenario("read_each_delta_keep", "get() after every delta, caller keeps the snapshot "
+                 "until the next one", "event", _read_each(keep=True)),
+        Scenario("read_each_delta_drop", "get() after every delta, caller drops it at once",
+                 "event", _read_each(keep=False)),
         Scenario("reread_unchanged", f"{READS} get() calls on an open message with no new "
-                 "delta", "read", _reads(final=False)),
+                 "delta", "read"),
         Scenario("get_after_final", f"{READS} get() calls on a finalized message (CACHE-FINAL)",
-                 "read", _reads(final=True)),
-        _events("interleaved", f"deltas spread round-robin over {MESSAGES} open messages, then "
-                "all finalized", _apply_each, MESSAGES),
+                 "read", final=True),
+        Scenario("interleaved", f"deltas spread round-robin over {MESSAGES} open messages, then "
+                 "all finalized", "event", messages=MESSAGES),
         Scenario("append_to_long", f"{APPENDS} appends to an open message of SIZE characters "
                  "(STREAM-LINEAR: an append that grows with the text makes a stream quadratic)",
-                 "append", _on_long_text(_apply_each, 1), traced=False, text_sizes=True),
-        _events("read_since_each_delta", "read_since(offset) after every delta, offset "
-                "advanced (INC-LINEAR)", _read_since_each, reads=True),
+                 "append"),
+        Scenario("read_since_each_delta", "read_since(offset) after every delta, offset "
+                 "advanced (INC-LINEAR)", "event", _read_since_each, needs_read_since=True),
     )
 }  # fmt: skip
