@@ -1,9 +1,9 @@
 """Scenarios x contenders over a sweep of sizes; a Python target only in a supervised worker.
 
-A worker (``_worker``) measures one contender and sends a JSON line per step; a line late
-past its deadline, a death or a bad line kills the worker's process group, is recorded
-(the size ``stopped``, and the scenario's error unless it hung measuring), and a new worker
-takes the scenarios after it. Protocol testees and ``--in-process`` run ``measure`` here.
+A worker (``_worker``) sends a JSON line per step; a late or bad line or a death kills its
+process group and stops that scenario (the size ``stopped``; the scenario's error unless it
+hung measuring); a new worker takes the scenarios after it. Protocol testees and
+``--in-process`` run ``measure`` here.
 """
 
 from __future__ import annotations
@@ -68,8 +68,7 @@ class Skip:
 
 @dataclass
 class Series:
-    """One scenario on one contender: points, skips, the error that ended it, the points on
-    long texts (``texts``)."""
+    """One scenario on one contender; ``texts``: its points on long texts."""
 
     scenario: Scenario
     contender: Contender
@@ -83,27 +82,22 @@ class Series:
         return next((p for p in self.points if p.memory is not None), None)
 
     @property
-    def growth(self) -> Fit | None:
-        """How the cost of an event grows from the shortest long text to the longest."""
-        return self._verdicts[1]
-
-    @property
     def fit(self) -> Fit:
-        return self._verdicts[0]
+        return self.verdicts[0]
 
     @property
-    def _verdicts(self) -> tuple[Fit, Fit | None]:
+    def verdicts(self) -> tuple[Fit, Fit | None]:
+        """The fit with its verdict, and how the cost of an event grows on long texts."""
         texts = None if self.scenario.per_operation else self.texts
         return verdicts(self.points, texts, self.scenario.per_operation)
 
 
 @dataclass(frozen=True)
 class SweepSettings:
-    """Sizes; rounds of one batch per size (at most ``repeats``); ``budget``: the most a run
-    may take (skipped if predicted over), and, times ``repeats`` / 6, what a scenario may
-    take before rounds past the third; ``batch``: the least a batch takes (seconds); memory
-    traced or not; ``max_time``: start nothing predicted to end later (None: no bound);
-    ``texts``: the lengths of the long texts (characters)."""
+    """``repeats``: most rounds of a batch per size; ``budget``: the most a run may take, and,
+    times ``repeats`` / 6, a scenario before rounds past the third; ``batch``: least seconds
+    a batch takes; ``max_time``: start nothing predicted to end later; ``texts``: the
+    lengths of the long texts."""
 
     sizes: tuple[int, ...]
     repeats: int = 3
@@ -155,8 +149,7 @@ def bundled_contenders(in_process: bool = False) -> list[Contender]:
 
 
 class _SubjectAssembler:
-    """An assembler whose every call is a request to a protocol testee (instance "bench");
-    the protocol carries only text and null."""
+    """Each call a request to a protocol testee (instance "bench"), which answers text or null."""
 
     def __init__(self, subject: Target) -> None:
         self._perform = subject.perform
@@ -184,11 +177,11 @@ def protocol_contender(subject: Target) -> Contender:
 
 
 class _WorkerFailed(Exception):
-    """The worker hung (``hung``), died, or sent what is not a line of its own."""
+    """The worker died, or sent what is not a line of its own."""
 
-    def __init__(self, message: str, hung: bool = False) -> None:
-        super().__init__(message)
-        self.hung = hung
+
+class _WorkerHung(_WorkerFailed):
+    """The worker sent no line in time."""
 
 
 def _spec(target: str | None, names: Sequence[str], settings: SweepSettings, last: float) -> Any:
@@ -211,8 +204,8 @@ class _Worker:
         )
 
     def lines(self, first: float, each: float, last: float) -> Iterator[Any]:
-        """Its lines until its end, decoded: the first within ``first`` s, each next within
-        ``each`` s, none after monotonic ``last``."""
+        """Its lines: the first within ``first`` s, each next within ``each``, none after
+        monotonic ``last``."""
         buffer, seconds, fd = b"", first, self._process.stdout.fileno()  # type: ignore[union-attr]
         while True:
             deadline = min(time.monotonic() + seconds, last)
@@ -220,7 +213,7 @@ class _Worker:
                 wait = deadline - time.monotonic()
                 if wait <= 0 or not select.select([fd], [], [], wait)[0]:
                     waited = seconds - (deadline - time.monotonic())
-                    raise _WorkerFailed(f"hung: no answer after {waited:.3g} s; killed", True)
+                    raise _WorkerHung(f"hung: no answer after {waited:.3g} s; killed")
                 if not (chunk := os.read(fd, 65536)):
                     return
                 if len(buffer := buffer + chunk) > MAX_LINE:
@@ -300,7 +293,9 @@ class _Recorder:
 
     def take(self, line: dict[str, Any]) -> None:
         """Record one line of the worker's (trusted: it was JSON from our own code)."""
-        if "hello" in line:
+        if "scenario" not in line:  # hello, or the target failed to make an assembler
+            if "error" in line:
+                raise _WorkerFailed(line["error"])
             return
         name, size, text = line["scenario"], line.get("size", 0), line.get("text", False)
         series, self.current = self.series[name], name
@@ -333,7 +328,7 @@ def _supervise(
     contender: Contender, recorder: _Recorder, settings: SweepSettings, last: float, load: float
 ) -> None:
     """Workers for ``contender`` until every scenario is done or errored, by monotonic
-    ``last``, each allowed ``load`` s for its first line."""
+    ``last``; ``load``: seconds for a worker's first line."""
     each = max(OVERRUN_FACTOR * settings.budget, OVERRUN_FLOOR)
     while left := [name for name in recorder.series if name not in recorder.done]:
         if time.monotonic() >= last - settings.budget:
@@ -349,7 +344,7 @@ def _supervise(
                 recorder.take(line)
             failure = None if set(left) <= recorder.done else worker.ended()
         except _WorkerFailed as error:
-            failure, hung = str(error), error.hung
+            failure, hung = str(error), isinstance(error, _WorkerHung)
         finally:
             worker.close()
         if failure is None:
