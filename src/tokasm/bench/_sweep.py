@@ -25,15 +25,15 @@ from tokasm._display import error_text
 from tokasm.bench._measure import Fit, MemoryPeak, Point, format_seconds, format_size, verdicts
 from tokasm.bench._worker import measure
 from tokasm.bench.scenarios import LONG_TEXTS
-from tokasm.corpus.steps import READ_SINCE, Apply, Get, ReadSince, features_of
+from tokasm.corpus.steps import OPS, READ_SINCE, features_of
 from tokasm.errors import TargetError
 from tokasm.implementations import BACKENDS
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Sequence
+    from collections.abc import Callable, Iterator, Sequence
 
     from tokasm.bench.scenarios import Scenario
-    from tokasm.implementations import Assembler, AssemblerFactory, Event
+    from tokasm.implementations import Assembler, AssemblerFactory
     from tokasm.run.targets import Target
 
 BUDGET, MAX_TIME = "budget", "max-time"
@@ -155,15 +155,10 @@ class _SubjectAssembler:
         self._perform = subject.perform
         subject.new("bench")
 
-    def apply(self, event: Event) -> str | None:
-        return self._perform(Apply("bench", None, event))  # type: ignore[return-value]
-
-    def get(self, message_id: str) -> str | None:
-        return self._perform(Get("bench", None, message_id))  # type: ignore[return-value]
-
-    def read_since(self, message_id: str, offset: int) -> str | None:
-        step = ReadSince("bench", None, message_id, offset)
-        return self._perform(step)  # type: ignore[return-value]
+    def __getattr__(self, op: str) -> Callable[..., Any]:
+        if op not in OPS:
+            raise AttributeError(op)
+        return lambda *arguments: self._perform(OPS[op]("bench", None, *arguments))
 
 
 def protocol_contender(subject: Target) -> Contender:
