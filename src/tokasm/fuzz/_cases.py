@@ -37,8 +37,7 @@ class _Flow(dict[str, Any]):
 
 
 class _CaseDumper(yaml.SafeDumper):
-    """Double-quotes a string that plain YAML would not keep exact (line breaks, CR, NUL,
-    edge whitespace)."""
+    """Double-quotes a string plain YAML would not keep exact (CR, NUL, edge whitespace)."""
 
 
 _CaseDumper.add_representer(str, lambda dumper, text: dumper.represent_scalar(

@@ -38,8 +38,7 @@ class _OutOfTime(BaseException):
 
 @dataclass(frozen=True)
 class Counterexample:
-    """The shrunk failing case (also as YAML), the target's failure on it, and whether it
-    failed again once saved and loaded back."""
+    """The shrunk failing case; ``reproduced``: it failed again once saved and loaded back."""
 
     document: dict[str, Any]
     yaml: str
@@ -72,8 +71,7 @@ class FuzzReport:
 
 def _run(subject: Target, case: Case) -> CaseResult:
     """``case`` run whole by a target that runs cases itself (a worker), else here."""
-    whole = getattr(subject, "run_case", None)
-    return whole(case) if callable(whole) else run_case(subject, case)
+    return subject.run_case(case) if hasattr(subject, "run_case") else run_case(subject, case)
 
 
 def _reproduces(subject: Target, yaml_text: str) -> bool:
