@@ -249,8 +249,7 @@ def load_contender(target: str, timeout: float) -> Contender:
         if line is None:
             raise TargetError(f"target {target!r}: {worker.ended()}")
         if "error" in line:
-            said = line["error"]
-            raise TargetError(said if line.get("loading") else f"target {target!r}: {said}")
+            raise TargetError(line["error"])
         return Contender(target, line["hello"]["read_since"], target=target)
     except _WorkerFailed:
         raise TargetError(
@@ -288,7 +287,7 @@ class _Recorder:
 
     def take(self, line: dict[str, Any]) -> None:
         """Record one line of the worker's (trusted: it was JSON from our own code)."""
-        if "scenario" not in line:  # hello, or the target failed to make an assembler
+        if "scenario" not in line:  # hello, or the target failed to load
             if "error" in line:
                 raise _WorkerFailed(line["error"])
             return

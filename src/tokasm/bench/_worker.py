@@ -1,9 +1,9 @@
 """``python -m tokasm.bench._worker SPEC``: measure one target, a JSON line per step.
 
 It defends nothing: ``_sweep`` gives every line a deadline and kills it on a hang or death.
-Lines: ``hello``; per scenario and size ``starting``, ``seconds``+``setup`` per batch
-(``text``: on a long text), ``memory`` [peak, text bytes, seconds], ``skip``+``reason``;
-``error``; ``done``.
+Lines: ``hello`` (or ``error``: it does not load); per scenario and size ``starting``,
+``seconds``+``setup`` per batch (``text``: on a long text), ``memory`` [peak, text bytes,
+seconds], ``skip``+``reason``; ``error``; ``done``.
 """
 
 from __future__ import annotations
@@ -51,12 +51,6 @@ def measure(
     factory: AssemblerFactory, spec: dict[str, Any], clock: Callable[[], float]
 ) -> Iterator[Line]:
     """Every scenario of ``spec`` on ``factory``, timed with ``clock``, as lines."""
-    try:
-        read_since = READ_SINCE in features_of(factory())
-    except (Exception, SystemExit) as error:
-        yield {"error": f"calling it raised {error_text(error)}"}
-        return
-    yield {"hello": {"read_since": read_since}}
     deadline = math.inf if spec["seconds"] is None else time.perf_counter() + spec["seconds"]
     for name in spec["scenarios"]:
         try:
@@ -168,14 +162,22 @@ def main() -> int:
     channel = os.fdopen(os.dup(1), "w", encoding="utf-8")  # before the target runs any code
     os.dup2(2, 1)  # what the target prints goes to stderr
     sys.stdout = sys.stderr
-    try:
-        factory = resolve_target(spec["target"])
-    except TargetError as error:
-        channel.write(json.dumps({"error": str(error), "loading": True}) + "\n")
-        return 2
-    for line in measure(factory, spec, time.thread_time):
+
+    def send(line: Line) -> None:
         channel.write(json.dumps(line) + "\n")
         channel.flush()
+
+    try:
+        factory = resolve_target(spec["target"])
+        send({"hello": {"read_since": READ_SINCE in features_of(factory())}})
+    except TargetError as error:
+        send({"error": str(error)})
+        return 2
+    except (Exception, SystemExit) as error:
+        send({"error": f"target {spec['target']!r}: calling it raised {error_text(error)}"})
+        return 2
+    for line in measure(factory, spec, time.thread_time):
+        send(line)
     return 0
 
 
