@@ -21,11 +21,10 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from tokasm._display import error_text
 from tokasm.bench._measure import Fit, MemoryPeak, Point, format_seconds, format_size, verdicts
-from tokasm.bench._worker import measure
+from tokasm.bench._worker import has_read_since, measure
 from tokasm.bench.scenarios import LONG_TEXTS
-from tokasm.corpus.steps import OPS, READ_SINCE, features_of
+from tokasm.corpus.steps import OPS, READ_SINCE
 from tokasm.errors import TargetError
 from tokasm.implementations import BACKENDS
 
@@ -135,17 +134,15 @@ def over_max_time(results: Sequence[Series]) -> list[Skip]:
 
 def python_contender(name: str, factory: AssemblerFactory) -> Contender:
     """An assembler factory measured in this process, unguarded (TargetError if it raises)."""
-    try:
-        return Contender(name, READ_SINCE in features_of(factory()), factory=factory)
-    except Exception as error:
-        raise TargetError(f"target {name!r}: calling it raised {error_text(error)}") from None
+    return Contender(name, has_read_since(name, factory), factory=factory)
 
 
 def bundled_contenders(in_process: bool = False) -> list[Contender]:
     """Every bundled backend, in registry order, each in a worker unless ``in_process``."""
-    if in_process:
-        return [python_contender(name, factory) for name, factory in BACKENDS.items()]
-    return [Contender(n, READ_SINCE in features_of(f()), target=n) for n, f in BACKENDS.items()]
+    return [
+        python_contender(n, f) if in_process else Contender(n, has_read_since(n, f), target=n)
+        for n, f in BACKENDS.items()
+    ]
 
 
 class _SubjectAssembler:

@@ -47,6 +47,14 @@ MIN_ROUNDS = 3
 LONG_RUNS = 4
 
 
+def has_read_since(name: str | None, factory: AssemblerFactory) -> bool:
+    """Whether ``factory``'s assemblers offer ``read_since``; TargetError if calling it raises."""
+    try:
+        return READ_SINCE in features_of(factory())
+    except (Exception, SystemExit) as error:
+        raise TargetError(f"target {name!r}: calling it raised {error_text(error)}") from None
+
+
 def measure(
     factory: AssemblerFactory, spec: dict[str, Any], clock: Callable[[], float]
 ) -> Iterator[Line]:
@@ -169,12 +177,9 @@ def main() -> int:
 
     try:
         factory = resolve_target(spec["target"])
-        send({"hello": {"read_since": READ_SINCE in features_of(factory())}})
+        send({"hello": {"read_since": has_read_since(spec["target"], factory)}})
     except TargetError as error:
         send({"error": str(error)})
-        return 2
-    except (Exception, SystemExit) as error:
-        send({"error": f"target {spec['target']!r}: calling it raised {error_text(error)}"})
         return 2
     for line in measure(factory, spec, time.thread_time):
         send(line)
