@@ -196,30 +196,24 @@ def to_json(
     }
 
 
-PLOT_FORMATS = (".png", ".svg")
 _COLUMNS = 4  # panels per row of the plot
 
 
-class PlotError(ReportError):
-    """The plot cannot be written: matplotlib missing, or an unsupported file type."""
-
-
 def check_plot(path: Path) -> None:
-    """Raise PlotError now if ``path`` cannot be written later (type, matplotlib)."""
-    if path.suffix.lower() not in PLOT_FORMATS:
-        raise PlotError(f"--plot {path}: the file name must end in .png or .svg")
+    """ReportError now, before measuring, if ``path`` cannot be written (type, matplotlib)."""
+    if path.suffix.lower() not in (".png", ".svg"):
+        raise ReportError(f"--plot {path}: the file name must end in .png or .svg")
     try:
         import matplotlib.figure  # noqa: F401
     except ImportError:
-        raise PlotError(
+        raise ReportError(
             "--plot needs matplotlib: pip install matplotlib (or, from a clone of tokasm, "
             "pip install '.[plot]')"
         ) from None
 
 
 def write_plot(results: Sequence[Series], path: Path, default: str | None) -> None:
-    """Write the plot to ``path`` (.png or .svg)."""
-    check_plot(path)
+    """Write the plot to ``path``, which ``check_plot`` has passed."""
     from matplotlib.figure import Figure
 
     scenarios = list(dict.fromkeys(series.scenario for series in results))
@@ -243,5 +237,4 @@ def write_plot(results: Sequence[Series], path: Path, default: str | None) -> No
         axis.set_visible(False)
     handles, labels = axes[0].get_legend_handles_labels()
     figure.legend(handles, labels, loc="outside lower center", ncols=min(len(labels), 7))
-    path.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(path)
