@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -29,8 +30,8 @@ from tokasm.bench import (
     verdict,
 )
 from tokasm.bench._measure import Fit, fit, judge
-from tokasm.bench._sweep import QUICK
-from tokasm.bench._worker import measure
+from tokasm.bench._sweep import QUICK, Contender, Series, climb
+from tokasm.bench._worker import Bench
 from tokasm.bench.scenarios import SCENARIOS
 from tokasm.cli import main
 from tokasm.implementations import BACKENDS, DEFAULT_BACKEND, Event
@@ -741,8 +742,8 @@ def test_rounds_go_on_only_while_the_verdict_is_in_doubt(growth: float, rounds: 
     """Linear: 3 rounds give the verdict. A small term growing with the count of events, not
     the text, is settled by the long texts. A larger one puts the exponent on the edge of
     superlinear and quadratic: the rounds go on to --repeats, where more can settle it."""
-    spec = {**dataclasses.asdict(QUICK), "scenarios": ["stream_then_finalize"], "seconds": None}
-    spec.update(memory=False, budget=600.0)
-    lines = list(measure(lambda: _Priced(6e-7, growth), spec, lambda: _Priced.now))
-    batches = [line["size"] for line in lines if "seconds" in line and not line["text"]]
-    assert {batches.count(size) for size in QUICK.sizes} == {rounds}
+    series = Series(SCENARIOS["stream_then_finalize"], Contender("priced", False))
+    settings = dataclasses.replace(QUICK, memory=False, budget=600.0)
+    bench = Bench(lambda: _Priced(6e-7, growth), lambda: _Priced.now, settings.batch)
+    climb(series, bench, settings, math.inf)
+    assert {len(point.batches) for point in series.points} == {rounds}

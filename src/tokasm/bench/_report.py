@@ -152,7 +152,7 @@ def _points_json(points: list[Point]) -> list[dict[str, Any]]:
 
 
 def _series_json(series: Series) -> dict[str, Any]:
-    (fitted, growth), traced = series.verdicts, series.traced
+    (fitted, growth), traced = series.verdicts(), series.traced
     return {
         "scenario": series.scenario.name,
         "implementation": series.contender.name,

@@ -1,9 +1,10 @@
 """Scenarios x contenders over a sweep of sizes; a Python target only in a supervised worker.
 
-A worker (``_worker``) sends a JSON line per step; a late or bad line or a death kills its
-process group and stops that scenario (the size ``stopped``; the scenario's error unless it
-hung measuring); a new worker takes the scenarios after it. Protocol testees and
-``--in-process`` run ``measure`` here.
+``climb`` decides each step and keeps every figure; a worker (``_worker``) only runs the
+steps. An answer late past its deadline, a bad one or a death kills the worker's process
+group and stops that scenario (the size ``stopped``; the scenario's error unless it hung
+measuring); a new worker takes the scenarios after it. Protocol testees and
+``--in-process`` run the steps here.
 """
 
 from __future__ import annotations
@@ -18,18 +19,28 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import IO, TYPE_CHECKING, Any, Protocol, cast
 
-from tokasm.bench._measure import Fit, MemoryPeak, Point, format_seconds, format_size, verdicts
-from tokasm.bench._worker import has_read_since, measure
+from tokasm.bench._measure import (
+    INCONCLUSIVE,
+    Fit,
+    MemoryPeak,
+    Point,
+    format_seconds,
+    format_size,
+    predict_seconds,
+    verdicts,
+)
+from tokasm.bench._worker import LONG_RUNS, Bench, Raised, has_read_since
 from tokasm.bench.scenarios import LONG_TEXTS
 from tokasm.corpus.steps import OPS, READ_SINCE
 from tokasm.errors import TargetError
 from tokasm.implementations import BACKENDS
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator, Sequence
+    from collections.abc import Sequence
 
     from tokasm.bench.scenarios import Scenario
     from tokasm.implementations import Assembler, AssemblerFactory
@@ -41,6 +52,10 @@ OVERRUN_FACTOR, OVERRUN_FLOOR = 3.0, 2.0
 #: Allowed beyond twice the load timeout for a worker's interpreter to start.
 START_SECONDS = 2.0
 MAX_LINE = 1 << 20
+#: A traced run is predicted at this many untraced ones (tracemalloc costs per allocation).
+TRACE_FACTOR = 5.0
+#: Rounds a size must have time for, and rounds run whatever they cost (a median of 3).
+MIN_ROUNDS = 3
 
 
 @dataclass(frozen=True)
@@ -82,13 +97,12 @@ class Series:
 
     @property
     def fit(self) -> Fit:
-        return self.verdicts[0]
+        return self.verdicts()[0]
 
-    @property
-    def verdicts(self) -> tuple[Fit, Fit | None]:
+    def verdicts(self, z: float = 2.0) -> tuple[Fit, Fit | None]:
         """The fit with its verdict, and how the cost of an event grows on long texts."""
         texts = None if self.scenario.per_operation else self.texts
-        return verdicts(self.points, texts, self.scenario.per_operation)
+        return verdicts(self.points, texts, self.scenario.per_operation, z)
 
 
 @dataclass(frozen=True)
@@ -176,46 +190,64 @@ class _WorkerHung(_WorkerFailed):
     """The worker sent no line in time."""
 
 
-def _spec(target: str | None, names: Sequence[str], settings: SweepSettings, last: float) -> Any:
-    """What a worker measures; ``seconds``: left until monotonic ``last`` less a budget."""
-    seconds = None if last == math.inf else last - settings.budget - time.monotonic()
-    return {**asdict(settings), "target": target, "scenarios": list(names), "seconds": seconds}
+#: One step of a sweep on one contender (``Bench``'s call): here, or asked of a worker.
+Step = Callable[[str, str, int, bool], Any]
 
 
 class _Worker:
-    """``python -m tokasm.bench._worker SPEC`` in a session of its own, stderr to a file."""
+    """``python -m tokasm.bench._worker TARGET BATCH`` in a session of its own, stderr to a
+    file; ``hello``: its first line, within ``first`` s; each answer within ``each`` s, none
+    after monotonic ``last``; ``size``: that of the step under way (None before one)."""
 
-    def __init__(self, spec: dict[str, Any]) -> None:
+    def __init__(self, target: str, batch: float, first: float, each: float, last: float):
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 (closed by ``close``)
         self._process = subprocess.Popen(
-            [sys.executable, "-m", "tokasm.bench._worker", json.dumps(spec)],
-            stdin=subprocess.DEVNULL,
+            [sys.executable, "-m", "tokasm.bench._worker", target, repr(batch)],
+            stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._stderr,
             start_new_session=True,
         )
+        pipes = (self._process.stdin, self._process.stdout)
+        self._stdin, self._stdout = cast("tuple[IO[bytes], IO[bytes]]", pipes)
+        self._buffer, self.each, self.last = b"", each, last
+        self.size: int | None = None
+        try:
+            self.hello = self._read(first)
+        except _WorkerFailed:
+            self.close()
+            raise
 
-    def lines(self, first: float, each: float, last: float) -> Iterator[Any]:
-        """Its lines: the first within ``first`` s, each next within ``each``, none after
-        monotonic ``last``."""
-        buffer, seconds, fd = b"", first, self._process.stdout.fileno()  # type: ignore[union-attr]
-        while True:
-            deadline = min(time.monotonic() + seconds, last)
-            while b"\n" not in buffer:
-                wait = deadline - time.monotonic()
-                if wait <= 0 or not select.select([fd], [], [], wait)[0]:
-                    waited = seconds - (deadline - time.monotonic())
-                    raise _WorkerHung(f"hung: no answer after {waited:.3g} s; killed")
-                if not (chunk := os.read(fd, 65536)):
-                    return
-                if len(buffer := buffer + chunk) > MAX_LINE:
-                    raise _WorkerFailed("sent a line of over 1 MB")
-            raw, _, buffer = buffer.partition(b"\n")
-            try:
-                yield json.loads(raw)
-            except ValueError:
-                raise _WorkerFailed(f"sent a line that is not a result: {raw[:200]!r}") from None
-            seconds = each
+    def __call__(self, op: str, name: str, size: int, text: bool = False) -> Any:
+        self.size = size
+        try:
+            self._stdin.write(json.dumps([op, name, size, text]).encode() + b"\n")
+            self._stdin.flush()
+        except OSError:
+            raise _WorkerFailed(self.ended()) from None
+        answer = self._read(self.each)
+        if "error" in answer:
+            raise Raised(answer["error"])
+        return answer["ok"]
+
+    def _read(self, seconds: float) -> Any:
+        fd = self._stdout.fileno()
+        deadline = min(time.monotonic() + seconds, self.last)
+        while b"\n" not in self._buffer:
+            wait = deadline - time.monotonic()
+            if wait <= 0 or not select.select([fd], [], [], wait)[0]:
+                waited = seconds - (deadline - time.monotonic())
+                raise _WorkerHung(f"hung: no answer after {waited:.3g} s; killed")
+            if not (chunk := os.read(fd, 65536)):
+                raise _WorkerFailed(self.ended())
+            if len(buffer := self._buffer + chunk) > MAX_LINE:
+                raise _WorkerFailed("sent a line of over 1 MB")
+            self._buffer = buffer
+        raw, _, self._buffer = self._buffer.partition(b"\n")
+        try:
+            return json.loads(raw)
+        except ValueError:
+            raise _WorkerFailed(f"sent a line that is not a result: {raw[:200]!r}") from None
 
     def ended(self) -> str:
         """How the worker ended (waited for briefly), with the tail of its stderr."""
@@ -233,122 +265,165 @@ class _Worker:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self._process.pid, signal.SIGKILL)
         self._process.wait()
-        self._process.stdout.close()  # type: ignore[union-attr]
-        self._stderr.close()
+        for pipe in (self._stdin, self._stdout, self._stderr):
+            with contextlib.suppress(OSError):
+                pipe.close()
 
 
 def load_contender(target: str, timeout: float) -> Contender:
     """A target loaded in a worker, to learn ``read_since``; TargetError if it fails or hangs."""
-    worker = _Worker(_spec(target, [], SMOKE, math.inf))
     seconds = 2 * timeout + START_SECONDS
     try:
-        line = next(worker.lines(seconds, seconds, time.monotonic() + seconds), None)
-        if line is None:
-            raise TargetError(f"target {target!r}: {worker.ended()}")
-        if "error" in line:
-            raise TargetError(line["error"])
-        return Contender(target, line["hello"]["read_since"], target=target)
-    except _WorkerFailed:
+        worker = _Worker(target, 0.0, seconds, seconds, time.monotonic() + seconds)
+    except _WorkerHung:
         raise TargetError(
             f"target {target!r}: loading it hung: no answer after "
             f"{seconds:.3g} s (twice --timeout, plus the start)"
         ) from None
-    finally:
-        worker.close()
+    except _WorkerFailed as error:
+        raise TargetError(f"target {target!r}: {error}") from None
+    worker.close()
+    if "error" in worker.hello:
+        raise TargetError(worker.hello["error"])
+    return Contender(target, worker.hello["hello"]["read_since"], target=target)
 
 
-class _Recorder:
-    """Turns the lines of one contender into its series."""
-
-    def __init__(self, series: dict[str, Series], progress: SweepProgress | None) -> None:
-        self.series, self.progress = series, progress
-        self.current: str | None = None
-        self.size: int | None = None  # of the measurement under way
-        self.done: set[str] = set()
-
-    def log(self, series: Series, size: int | None, outcome: str) -> None:
-        if self.progress:
-            at = "" if size is None else f" {format_size(size)}"
-            self.progress.finished(f"{series.scenario.name} {series.contender.name}{at}: {outcome}")
-
-    def _finished(self, series: Series) -> None:
-        for point in series.points:
-            memory = point.memory and f", peak mem {point.memory.ratio:.1f}x"
-            cost = f"{format_seconds(point.per_operation)} per {series.scenario.unit}"
-            self.log(series, point.size, cost + (memory or ""))
-        for point in series.texts:
-            cost = format_seconds(point.per_operation)
-            self.log(series, None, f"{cost} per event on {format_size(point.size)} characters")
-        for skip in series.skips:
-            self.log(series, skip.size, f"skipped, {skip.reason}")
-
-    def take(self, line: dict[str, Any]) -> None:
-        """Record one line of the worker's (trusted: it was JSON from our own code)."""
-        if "scenario" not in line:  # hello, or the target failed to load
-            if "error" in line:
-                raise _WorkerFailed(line["error"])
-            return
-        name, size, text = line["scenario"], line.get("size", 0), line.get("text", False)
-        series, self.current = self.series[name], name
-        points = series.texts if text else series.points
-        point = next((p for p in points if p.size == size), None)
-        if line.get("done"):
-            self.done.add(name)
-            self._finished(series)
-        elif "error" in line:
-            series.error = str(line["error"])[:2000]
-            self.log(series, None, f"raised {series.error}")
-        elif "starting" in line:
-            self.size = size
-            if self.progress:
-                what = "memory of " if line["starting"] == "memory" else ""
-                on = " characters" if text else ""
-                self.progress.starting(f"{name}: {what}{series.contender.name} at {size}{on}")
-        elif "skip" in line:
-            series.skips.append(Skip(size, line["skip"], line["reason"]))
-        elif "memory" in line:
-            point.memory = MemoryPeak(*line["memory"])  # type: ignore[union-attr]
-        else:
-            if point is None:
-                count = series.scenario.operations(size, text)
-                points.append(point := Point(size, count, setup_seconds=line["setup"]))
-            point.batches.append(line["seconds"])
-
-
-def _supervise(
-    contender: Contender, recorder: _Recorder, settings: SweepSettings, last: float, load: float
+def climb(
+    series: Series,
+    step: Step,
+    settings: SweepSettings,
+    deadline: float,
+    progress: SweepProgress | None = None,
 ) -> None:
-    """Workers for ``contender`` until every scenario is done or errored, by monotonic
-    ``last``; ``load``: seconds for a worker's first line."""
+    """One batch per size ascending, each predicted first, over the sweep's sizes and then
+    the long texts; then rounds over them all, at least ``MIN_ROUNDS`` and up to ``repeats``,
+    until the verdict and the growth are the same at one error and at three (then two are
+    well inside it), or the scenario has used its time (monotonic ``deadline``)."""
+    scenario, budget, name = series.scenario, settings.budget, series.scenario.name
+    ladders = [(False, scenario.sizes(settings.sizes, settings.texts), series.points)]
+    if not scenario.per_operation:
+        ladders.append((True, list(settings.texts), series.texts))
+    spent, rounds = 0.0, 1
+
+    def ask(op: str, size: int, text: bool = False) -> Any:
+        if progress:
+            what, on = "memory of " if op == "memory" else "", " characters" if text else ""
+            progress.starting(f"{name}: {what}{series.contender.name} at {size}{on}")
+        return step(op, name, size, text)
+
+    for text, sizes, points in ladders:
+        steepest = 1.5 if text or scenario.per_operation else math.inf  # fixed count of ops
+        for size in sizes:
+            costs = [p.setup_seconds + p.batches[0] for p in points]
+            predicted = predict_seconds([p.size for p in points], costs, size, steepest)
+            left = deadline - time.monotonic()
+            runs = LONG_RUNS if text or scenario.text_sizes else 1
+            if runs * predicted > budget or MIN_ROUNDS * runs * predicted > left:
+                batch_of = f", {runs} runs a batch" if runs > 1 else ""
+                why = (
+                    f"budget: predicted {format_seconds(predicted)} per run with its set-up"
+                    f"{batch_of}, budget {budget:g} s"
+                    if runs * predicted > budget
+                    else f"max-time: predicted {format_seconds(predicted * runs * MIN_ROUNDS)} for "
+                    f"{MIN_ROUNDS} batches, {max(left, 0.0):.3g} s left of --max-time"
+                )
+                if not text:  # a long text not timed only leaves the growth unknown
+                    series.skips.append(Skip(size, why.partition(":")[0], f"over --{why}"))
+                break
+            setup, seconds = ask("prepare", size, text)
+            points.append(Point(size, scenario.operations(size, text), [seconds], setup))
+        costs = [p.setup_seconds + p.batches[0] for p in points]
+        spent += sum(costs)
+        traced = [
+            p for p, cost in zip(points, costs, strict=True) if cost <= budget / 5 / TRACE_FACTOR
+        ]
+        memory = settings.memory and not series.contender.per_request  # a testee: elsewhere
+        if memory and scenario.traced and traced and not text:
+            traced[-1].memory = MemoryPeak(*ask("memory", traced[-1].size))
+    while rounds < settings.repeats and time.monotonic() < deadline:
+        if rounds >= MIN_ROUNDS and (spent > budget * settings.repeats / 6 or _settled(series)):
+            return
+        rounds += 1
+        for text, _, points in ladders:
+            for point in points:
+                point.batches.append(last := ask("time", point.size, text))
+                one_run = text or scenario.text_sizes
+                spent += LONG_RUNS * last if one_run else max(last, settings.batch)
+
+
+def _settled(series: Series) -> bool:
+    """The verdict, and the growth on long texts, are the same at one error and at three,
+    and neither is in doubt."""
+    (sweep, long), (sweep3, long3) = (series.verdicts(z) for z in (1, 3))
+    pairs = [(sweep.verdict, sweep3.verdict)]
+    pairs += [(long.verdict, long3.verdict)] if long and long3 else []
+    return all(a == b and a != INCONCLUSIVE and "at least" not in a for a, b in pairs)
+
+
+def _log(progress: SweepProgress | None, series: Series, size: int | None, outcome: str) -> None:
+    if progress:
+        at = "" if size is None else f" {format_size(size)}"
+        progress.finished(f"{series.scenario.name} {series.contender.name}{at}: {outcome}")
+
+
+def _finished(progress: SweepProgress | None, series: Series) -> None:
+    for point in series.points:
+        memory = point.memory and f", peak mem {point.memory.ratio:.1f}x"
+        cost = f"{format_seconds(point.per_operation)} per {series.scenario.unit}"
+        _log(progress, series, point.size, cost + (memory or ""))
+    for point in series.texts:
+        cost = format_seconds(point.per_operation)
+        _log(progress, series, None, f"{cost} per event on {format_size(point.size)} characters")
+    for skip in series.skips:
+        _log(progress, series, skip.size, f"skipped, {skip.reason}")
+
+
+def _sweep(
+    contender: Contender,
+    run: list[Series],
+    settings: SweepSettings,
+    last: float,
+    *,
+    load: float,
+    progress: SweepProgress | None,
+) -> None:
+    """Every scenario of ``run`` on ``contender``: here, or in a worker, a new one after one
+    hung or died (the size ``stopped``; the scenario's error unless it hung measuring), by
+    monotonic ``last``; ``load``: seconds for a worker's first line."""
     each = max(OVERRUN_FACTOR * settings.budget, OVERRUN_FLOOR)
-    while left := [name for name in recorder.series if name not in recorder.done]:
-        if time.monotonic() >= last - settings.budget:
-            for name in left:
-                size = min(recorder.series[name].scenario.sizes(settings.sizes, settings.texts))
-                recorder.series[name].skips.append(Skip(size, MAX_TIME, "--max-time reached"))
-            return
-        worker = _Worker(_spec(contender.target, left, settings, last))
-        recorder.current = recorder.size = None
-        hung = False
-        try:
-            for line in worker.lines(load, each, last):
-                recorder.take(line)
-            failure = None if set(left) <= recorder.done else worker.ended()
-        except _WorkerFailed as error:
-            failure, hung = str(error), isinstance(error, _WorkerHung)
-        finally:
+    deadline, worker = last - settings.budget, None
+    clock = time.perf_counter if contender.per_request else time.thread_time
+    bench = contender.factory and Bench(contender.factory, clock, settings.batch)
+    try:
+        for series in run:
+            sizes = series.scenario.sizes(settings.sizes, settings.texts)
+            try:
+                if bench is None and worker is None:
+                    if time.monotonic() >= deadline:
+                        series.skips.append(Skip(min(sizes), MAX_TIME, "--max-time reached"))
+                        continue
+                    worker = _Worker(str(contender.target), settings.batch, load, each, last)
+                    if "error" in worker.hello:
+                        raise _WorkerFailed(worker.hello["error"])
+                climb(series, bench or cast("Step", worker), settings, deadline, progress)
+            except Raised as error:
+                series.error = str(error)[:2000]
+                _log(progress, series, None, f"raised {series.error}")
+            except _WorkerFailed as error:
+                failure, size = str(error), worker and worker.size
+                if not isinstance(error, _WorkerHung) or size is None:  # loading: its error
+                    series.error = failure
+                limit = MAX_TIME if time.monotonic() >= last else BUDGET
+                series.skips.append(Skip(size or min(sizes), limit, failure, interrupted=True))
+                _log(progress, series, size or min(sizes), failure)
+                if worker:
+                    worker.close()
+                worker = None
+                continue
+            _finished(progress, series)
+    finally:
+        if worker:
             worker.close()
-        if failure is None:
-            return
-        name = recorder.current or left[0]
-        series = recorder.series[name]
-        limit = MAX_TIME if time.monotonic() >= last else BUDGET
-        if not hung or recorder.size is None:  # a hang while loading is the target's error
-            series.error = series.error or failure
-        size = recorder.size or min(series.scenario.sizes(settings.sizes, settings.texts))
-        series.skips.append(Skip(size, limit, failure, interrupted=True))
-        recorder.log(series, size, failure)
-        recorder.done.add(name)
 
 
 def run_sweep(
@@ -363,15 +438,13 @@ def run_sweep(
     last = time.monotonic() + bound
     results: list[Series] = []
     for contender in contenders:
-        run = [s for s in scenarios if contender.has_read_since or not s.needs_read_since]
-        recorder = _Recorder({s.name: Series(s, contender) for s in run}, progress)
-        if contender.factory is None:
-            _supervise(contender, recorder, settings, last, 2 * load_timeout + START_SECONDS)
-        else:
-            clock = time.perf_counter if contender.per_request else time.thread_time
-            spec = _spec(None, [s.name for s in run], settings, last)
-            spec["memory"] = settings.memory and not contender.per_request  # a testee: elsewhere
-            for line in measure(contender.factory, spec, clock):
-                recorder.take(line)
-        results.extend(recorder.series.values())
+        run = [
+            Series(s, contender)
+            for s in scenarios
+            if contender.has_read_since or not s.needs_read_since
+        ]
+        _sweep(
+            contender, run, settings, last, load=2 * load_timeout + START_SECONDS, progress=progress
+        )
+        results.extend(run)
     return results
