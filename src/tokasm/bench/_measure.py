@@ -8,7 +8,7 @@ import statistics
 import sys
 import time
 import tracemalloc
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -191,42 +191,6 @@ def judge(stream: Fit, long_text: Fit, z: float = 2.0) -> str:
     if long_text.verdict == "constant" and low in (None, "constant", "linear"):
         return "linear"
     return stream.verdict
-
-
-@dataclass
-class Point:
-    """One size: seconds per run of each batch (one a round), its set-up, its memory."""
-
-    size: int
-    operations: int
-    batches: list[float] = field(default_factory=list)
-    setup_seconds: float = 0.0
-    memory: MemoryPeak | None = None
-
-    @property
-    def seconds(self) -> float:
-        return min(self.batches)
-
-    @property
-    def per_operation(self) -> float:
-        return self.seconds / self.operations
-
-
-def verdicts(
-    points: Sequence[Point], texts: Sequence[Point] | None, per_operation: bool, z: float = 2.0
-) -> tuple[Fit, Fit | None]:
-    """The fit of a sweep, its verdict judged by the growth on long texts (if timed), and
-    that growth."""
-
-    def fitted(points: Sequence[Point], per_operation: bool) -> Fit:
-        rounds = list(zip(*(point.batches for point in points), strict=False))
-        return fit([point.size for point in points], rounds, per_operation, z)
-
-    stream = fitted(points, per_operation)
-    if texts is None:
-        return stream, None
-    growth = fitted(texts, True)
-    return Fit(stream.exponent, stream.error, judge(stream, growth, z)), growth
 
 
 def predict_seconds(

@@ -18,8 +18,8 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from pathlib import Path
 
-    from tokasm.bench._measure import MemoryPeak, Point
-    from tokasm.bench._sweep import Series, SweepSettings
+    from tokasm.bench._measure import MemoryPeak
+    from tokasm.bench._sweep import Point, Series, SweepSettings
 
 #: What a cell shows for a step not run (by the limit that skipped it), or stopped (killed).
 _SKIP, _STOPPED = "skip", "stopped"

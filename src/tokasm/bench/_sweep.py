@@ -27,11 +27,11 @@ from tokasm.bench._measure import (
     INCONCLUSIVE,
     Fit,
     MemoryPeak,
-    Point,
+    fit,
     format_seconds,
     format_size,
+    judge,
     predict_seconds,
-    verdicts,
 )
 from tokasm.bench._worker import LONG_RUNS, Bench, Raised, has_read_since
 from tokasm.bench.scenarios import LONG_TEXTS
@@ -70,6 +70,25 @@ class Contender:
     per_request: bool = False
 
 
+@dataclass
+class Point:
+    """One size: seconds per run of each batch (one a round), its set-up, its memory."""
+
+    size: int
+    operations: int
+    batches: list[float] = field(default_factory=list)
+    setup_seconds: float = 0.0
+    memory: MemoryPeak | None = None
+
+    @property
+    def seconds(self) -> float:
+        return min(self.batches)
+
+    @property
+    def per_operation(self) -> float:
+        return self.seconds / self.operations
+
+
 @dataclass(frozen=True)
 class Skip:
     """A size not run, or stopped (``interrupted``) where its worker was killed."""
@@ -100,9 +119,18 @@ class Series:
         return self.verdicts()[0]
 
     def verdicts(self, z: float = 2.0) -> tuple[Fit, Fit | None]:
-        """The fit with its verdict, and how the cost of an event grows on long texts."""
-        texts = None if self.scenario.per_operation else self.texts
-        return verdicts(self.points, texts, self.scenario.per_operation, z)
+        """The fit with its verdict for the exponent +- ``z`` errors, judged by how the cost
+        of an event grows on long texts (that growth: None for a fixed count of operations)."""
+
+        def fitted(points: list[Point], per_operation: bool) -> Fit:
+            rounds = list(zip(*(point.batches for point in points), strict=False))
+            return fit([point.size for point in points], rounds, per_operation, z)
+
+        stream = fitted(self.points, self.scenario.per_operation)
+        if self.scenario.per_operation:
+            return stream, None
+        growth = fitted(self.texts, True)
+        return Fit(stream.exponent, stream.error, judge(stream, growth, z)), growth
 
 
 @dataclass(frozen=True)

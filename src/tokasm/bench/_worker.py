@@ -65,12 +65,9 @@ class Bench:
 
     def prepare(self, scenario: Scenario, size: int, text: bool) -> list[float]:
         """The set-up's seconds and the first batch's."""
-        start = time.perf_counter()
-        if text:
-            action = scenario.long_text(self.factory, long_workload(size))
-        else:
-            action = scenario.prepare(self.factory, scenario.workload(size))
-        self.actions[size, text] = action
+        start, make = time.perf_counter(), scenario.long_text if text else scenario.prepare
+        workload = long_workload(size) if text else scenario.workload(size)
+        self.actions[size, text] = make(self.factory, workload)
         return [time.perf_counter() - start, self.time(scenario, size, text)]
 
     def time(self, scenario: Scenario, size: int, text: bool) -> float:
