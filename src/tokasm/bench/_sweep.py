@@ -419,7 +419,7 @@ def _sweep(
     hung or died (the size ``stopped``; the scenario's error unless it hung measuring), by
     monotonic ``last``; ``load``: seconds for a worker's first line."""
     each = max(OVERRUN_FACTOR * settings.budget, OVERRUN_FLOOR)
-    deadline, worker = last - settings.budget, None
+    deadline, worker, loading = last - settings.budget, None, 0.0
     clock = time.perf_counter if contender.per_request else time.thread_time
     bench = contender.factory and Bench(contender.factory, clock, settings.batch)
     try:
@@ -430,10 +430,13 @@ def _sweep(
                     if time.monotonic() >= deadline:
                         series.skips.append(Skip(min(sizes), MAX_TIME, "--max-time reached"))
                         continue
+                    loading = time.monotonic()
                     worker = _Worker(str(contender.target), settings.batch, load, each, last)
+                    loading = time.monotonic() - loading  # its time starts once it is loaded
                     if "error" in worker.hello:
                         raise _WorkerFailed(worker.hello["error"])
-                climb(series, bench or cast("Step", worker), settings, deadline, progress)
+                step = bench or cast("Step", worker)
+                climb(series, step, settings, deadline + loading, progress)
             except Raised as error:
                 series.error = str(error)[:2000]
                 _log(progress, series, None, f"raised {series.error}")
