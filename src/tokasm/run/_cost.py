@@ -66,10 +66,9 @@ class _Route:
 #: In process a join of 2500 to 3500 parts costs 5 to 25 copies of their text, a decode 10
 #: to 70; a cached read costs under one (measured with two CPU burners on 2 cores).
 IN_PROCESS = _Route(True, 4, (2500, 3500), (5, 40), 1100, (10, 3000), 3.0, 4.0, 200, 15)
-#: Over the protocol a read is a round trip (about 60 µs) of a text serialized each time; a
-#: re-join of its parts doubles it, for 8000 parts as for 20000 (the characters per part set
-#: the ratio, serializing the text against joining its parts), measured with two CPU burners.
-OVER_PROTOCOL = _Route(False, 2, (8000, 10000), (0.3, 0.6), 150, (10, 600), 1.4, 1.6, 200, 40)
+#: Over the protocol a read is a round trip (about 60 µs) of a text serialized each time;
+#: a re-join of 16000 to 20000 parts doubles it.
+OVER_PROTOCOL = _Route(False, 2, (16000, 20000), (0.3, 0.6), 150, (10, 600), 1.4, 1.6, 200, 40)
 #: Characters of the long text STREAM-LINEAR appends to (a copy costs more than a round trip).
 STREAM_CHARS = 2_000_000
 _POOL = 300_000  # characters of the text every text of the probe is cut from
