@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import gc
 import random
-import secrets
 import sys
 import uuid
 from dataclasses import dataclass
@@ -169,7 +168,7 @@ class _Traffic:
     )
 
     def __init__(self) -> None:
-        self.rng = random.Random(secrets.randbits(64))
+        self.rng = random.Random(random.SystemRandom().getrandbits(64))
         self._used: set[str] = set()
         self._pool = "".join(self.rng.choices(_UNITS, k=_POOL // 3))
 
