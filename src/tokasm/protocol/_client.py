@@ -13,6 +13,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import os
+import queue
 import select
 import shlex
 import signal
@@ -171,6 +172,8 @@ class _Process:
         self._fd, self._tail = self._stdout.fileno(), bytearray()
         self._lines: deque[bytes] = deque()  # whole lines read ahead
         self._partial = bytearray()  # the start of the next line
+        self._outbox: queue.SimpleQueue[bytes | None] | None = None  # the writer thread's
+        self._backlog = 0  # writes waiting for it
         self._drainer = threading.Thread(target=self._drain_stderr, args=(stderr,), daemon=True)
         self._drainer.start()
 
@@ -183,12 +186,22 @@ class _Process:
             pipe.close()
 
     def write(self, data: bytes) -> None:
-        """Write ``data``, on a thread if it may not fit the pipe: a child that stops reading
-        then costs its deadline (the reader sees it go), never a wait without end."""
-        if len(data) > _WRITE_AT_ONCE:
-            threading.Thread(target=self._write, args=(data, False), daemon=True).start()
-        else:
+        """Write ``data``, through the writer thread if it may not fit the pipe or earlier data
+        still waits there (so writes keep their order): a child that stops reading then costs
+        its deadline (the reader sees it go), never a wait without end."""
+        if len(data) <= _WRITE_AT_ONCE and not self._backlog:
             self._write(data, True)
+            return
+        if self._outbox is None:
+            self._outbox = queue.SimpleQueue()
+            threading.Thread(target=self._write_queued, args=(self._outbox,), daemon=True).start()
+        self._backlog += 1
+        self._outbox.put(data)
+
+    def _write_queued(self, outbox: queue.SimpleQueue[bytes | None]) -> None:
+        while (data := outbox.get()) is not None:
+            self._write(data, False)
+            self._backlog -= 1
 
     def _write(self, data: bytes, loud: bool) -> None:
         try:
@@ -280,6 +293,8 @@ class _Process:
                 self._stdin.close()
                 self.popen.wait(grace)
         self.kill_group()
+        if self._outbox is not None:
+            self._outbox.put(None)  # the writer thread ends once its pipe is closed
         self.popen.wait()
         self._drainer.join(timeout=EXIT_GRACE)  # its pipe closes when the group is gone
         _LIVE.discard(self)
@@ -341,7 +356,7 @@ class CommandTarget:
         self._start_timeout = max(
             timeout, START_TIMEOUT if start_timeout is None else start_timeout
         )
-        self._pipelined = window > 1
+        self._window = max(window, 1)
         self._queued: list[bytes] = []  # ``new`` requests sent with the next steps
         self._faults_in_a_row, self._breaker_faults = 0, breaker
         self._breaker: str | None = None  # why the remaining cases are not run
@@ -422,48 +437,48 @@ class CommandTarget:
         self._faults_in_a_row = 0
 
     def perform_steps(self, steps: Sequence[Step]) -> Generator[StepOutcome, None, None]:
-        """Each step's outcome in order, the requests (after any queued ``new``) pipelined. A
-        TargetFault ends it and kills the testee; leaving early reads the responses due."""
-        requests = [*self._queued, *map(_encoded, steps)]
-        ops = ["new"] * len(self._queued) + [step.op for step in steps]
-        self._queued = []
+        """Each step's outcome in order, the requests (after any queued ``new``) encoded and
+        written up to ``window`` ahead of the responses read. A TargetFault ends it and kills
+        the testee; leaving early reads the responses due."""
+        requests, self._queued = [*self._queued], []
+        news, ops = len(requests), ["new"] * len(requests) + [step.op for step in steps]
         process = self.running()
-        done, pipelined, read_line, timeout = 0, self._pipelined, process.read_line, self.timeout
+        done, sent, window, read_line = 0, 0, self._window, process.read_line
         try:
             process.refuse_unasked()
-            if pipelined:
-                process.write(b"".join(requests))
-            for request, op in zip(requests, ops, strict=True):
-                if not pipelined:
-                    process.write(request)
-                outcome = _outcome(read_line(timeout), op)
+            for op in ops:
+                if sent - done < (window + 1) // 2:  # top up, so the testee never runs dry
+                    ahead = steps[len(requests) - news : max(done + window - news, 0)]
+                    requests += map(_encoded, ahead)
+                    process.write(b"".join(requests[sent:]))
+                    sent = len(requests)
+                outcome = _outcome(read_line(self.timeout), op)
                 done += 1
                 if op != "new":
                     yield outcome
             process.refuse_unasked()
         except GeneratorExit:  # the case ended early, at a failing step: keep in step
-            self._drain(process, requests, len(ops) - done)
+            self._drain(process, requests, sent - done)
             raise
         except ImplementationError:  # a ``new`` was refused
-            self._drain(process, requests, len(ops) - done - 1)
+            self._drain(process, requests, sent - done - 1)
             raise
         except (ProtocolError, TargetFault) as error:
             reason = f"invalid response {error}" if isinstance(error, ProtocolError) else str(error)
-            if pipelined and done and "no response" in reason:
+            if sent - done > 1 and done and "no response" in reason:
                 reason += (
-                    f" ({len(requests) - done} requests were written ahead after {done} "
-                    "answered; a testee that drops the lines it read ahead, instead of reading "
-                    "stdin as a stream, needs --no-pipeline)"
+                    f" ({sent - done} requests were written ahead after {done} answered; a "
+                    "testee that drops the lines it read ahead, instead of reading stdin as a "
+                    "stream, needs --no-pipeline)"
                 )
-            sent = _shown(requests[min(done, len(requests) - 1)])
-            raise self.fault(process, sent, reason) from None
+            sent_request = _shown(requests[min(done, len(requests) - 1)])
+            raise self.fault(process, sent_request, reason) from None
         self.healthy()
 
     def _drain(self, process: _Process, requests: Sequence[bytes], due: int) -> None:
-        """Read and drop the ``due`` responses still to come (none unpipelined: nothing more
-        was sent), so the next case starts in step."""
+        """Read and drop the ``due`` responses still to come, so the next case starts in step."""
         try:
-            for _ in range(due if self._pipelined else 0):
+            for _ in range(due):
                 process.read_line(self.timeout)
         except TargetFault as fault:
             reason = f"{fault} (reading the responses due after the case ended early)"
