@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from tokasm.corpus._load import Corpus
-    from tokasm.implementations import AssemblerFactory
+    from tokasm.run.results import CaseResult
 
 
 @pytest.fixture(scope="module")
@@ -26,8 +26,13 @@ def corpus() -> Corpus:
     return load_corpus()
 
 
-def _run(corpus: Corpus, factory: AssemblerFactory, name: str) -> TargetRun:
-    results = tuple(run_cases(PythonTarget(factory, name), corpus))
+@pytest.fixture(scope="module")
+def forgets(corpus: Corpus) -> tuple[CaseResult, ...]:
+    """The results of ``RefinalReturnsNone``, run once: each test names its run as it likes."""
+    return tuple(run_cases(PythonTarget(RefinalReturnsNone, "forgets"), corpus))
+
+
+def _named(corpus: Corpus, results: tuple[CaseResult, ...], name: str) -> TargetRun:
     return TargetRun(name, name, results, corpus.version)
 
 
@@ -51,8 +56,10 @@ def test_unreadable_file_names_it(tmp_path: Path) -> None:
         load_xfail(tmp_path / "missing.txt")
 
 
-def test_listed_failure_is_xfailed_and_run_conforms(corpus: Corpus, tmp_path: Path) -> None:
-    broken = _run(corpus, RefinalReturnsNone, "forgets")
+def test_listed_failure_is_xfailed_and_run_conforms(
+    corpus: Corpus, forgets: tuple[CaseResult, ...], tmp_path: Path
+) -> None:
+    broken = _named(corpus, forgets, "forgets")
     failing = {r.case_id for r in broken.results if r.outcome == "failed"}
     assert "seed.example" in failing
     assert not broken.conforms
@@ -70,17 +77,20 @@ def test_listed_failure_is_xfailed_and_run_conforms(corpus: Corpus, tmp_path: Pa
 def test_listed_pass_is_xpassed_and_fails(corpus: Corpus, tmp_path: Path) -> None:
     path = tmp_path / "known.txt"
     path.write_text("seed.example  # was broken once\n", encoding="utf-8")
-    judged = apply_xfail(_run(corpus, ListJoinAssembler, "good"), load_xfail(path), corpus)
+    good = tuple(run_cases(PythonTarget(ListJoinAssembler, "good"), corpus))
+    judged = apply_xfail(_named(corpus, good, "good"), load_xfail(path), corpus)
     (xpassed,) = [r for r in judged.results if r.outcome == "xpassed"]
     assert xpassed.case_id == "seed.example"
     assert "was broken once" in xpassed.message
     assert not judged.conforms
 
 
-def test_line_matching_no_case_is_a_problem(corpus: Corpus, tmp_path: Path) -> None:
+def test_line_matching_no_case_is_a_problem(
+    corpus: Corpus, forgets: tuple[CaseResult, ...], tmp_path: Path
+) -> None:
     path = tmp_path / "known.txt"
     path.write_text("seed.example\nrenamed.case-*  # gone\n", encoding="utf-8")
-    judged = apply_xfail(_run(corpus, RefinalReturnsNone, "forgets"), load_xfail(path), corpus)
+    judged = apply_xfail(_named(corpus, forgets, "forgets"), load_xfail(path), corpus)
     assert judged.problems == (
         f"{path}:2: 'renamed.case-*' matches no case of corpus {corpus.version}; remove the line",
     )
@@ -88,9 +98,9 @@ def test_line_matching_no_case_is_a_problem(corpus: Corpus, tmp_path: Path) -> N
 
 
 def test_written_list_reloads_and_covers_exactly_todays_failures(
-    corpus: Corpus, tmp_path: Path
+    corpus: Corpus, forgets: tuple[CaseResult, ...], tmp_path: Path
 ) -> None:
-    broken = _run(corpus, RefinalReturnsNone, "forgets")
+    broken = _named(corpus, forgets, "forgets")
     path = tmp_path / "known.txt"
     write_text_atomically(path, render_xfail([broken]))
     lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line[:1] != "#"]
@@ -101,8 +111,10 @@ def test_written_list_reloads_and_covers_exactly_todays_failures(
     assert judged.summary["xfailed"] == broken.summary["failed"] + broken.summary["errored"]
 
 
-def test_written_list_of_several_targets_names_them(corpus: Corpus, tmp_path: Path) -> None:
-    runs = [_run(corpus, RefinalReturnsNone, "one"), _run(corpus, RefinalReturnsNone, "two")]
+def test_written_list_of_several_targets_names_them(
+    corpus: Corpus, forgets: tuple[CaseResult, ...], tmp_path: Path
+) -> None:
+    runs = [_named(corpus, forgets, "one"), _named(corpus, forgets, "two")]
     path = tmp_path / "known.txt"
     write_text_atomically(path, render_xfail(runs))
     (line,) = [ln for ln in path.read_text(encoding="utf-8").splitlines() if "seed.example" in ln]
@@ -131,8 +143,10 @@ def test_a_glob_matching_every_case_is_refused(corpus: Corpus, tmp_path: Path, g
         load_xfail(path, corpus)
 
 
-def test_written_list_keeps_reasons_and_never_writes_a_glob(corpus: Corpus, tmp_path: Path) -> None:
-    broken = _run(corpus, RefinalReturnsNone, "evil\n*\n#\x1b[0m")
+def test_written_list_keeps_reasons_and_never_writes_a_glob(
+    corpus: Corpus, forgets: tuple[CaseResult, ...], tmp_path: Path
+) -> None:
+    broken = _named(corpus, forgets, "evil\n*\n#\x1b[0m")
     failing = sorted(r.case_id for r in broken.results if r.outcome == "failed")
     path = tmp_path / "known.txt"
     path.write_text(f"{failing[0]}  # people wrote this\n", encoding="utf-8")
