@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import cache
 from typing import TYPE_CHECKING
 
 import pytest
@@ -18,6 +19,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from tokasm.corpus._load import Corpus
+    from tokasm.implementations import AssemblerFactory
     from tokasm.run.results import CaseResult
 
 
@@ -26,14 +28,14 @@ def corpus() -> Corpus:
     return load_corpus()
 
 
-@pytest.fixture(scope="module")
-def forgets(corpus: Corpus) -> tuple[CaseResult, ...]:
-    """The results of ``RefinalReturnsNone``, run once: each test names its run as it likes."""
-    return tuple(run_cases(PythonTarget(RefinalReturnsNone, "forgets"), corpus))
+@cache
+def _results(factory: AssemblerFactory) -> tuple[CaseResult, ...]:
+    """The factory's results on the bundled corpus, run once a process: results are data."""
+    return tuple(run_cases(PythonTarget(factory, "target"), load_corpus()))
 
 
-def _named(corpus: Corpus, results: tuple[CaseResult, ...], name: str) -> TargetRun:
-    return TargetRun(name, name, results, corpus.version)
+def _run(corpus: Corpus, factory: AssemblerFactory, name: str) -> TargetRun:
+    return TargetRun(name, name, _results(factory), corpus.version)
 
 
 def test_parse_comments_blank_lines_and_globs(tmp_path: Path) -> None:
@@ -56,10 +58,8 @@ def test_unreadable_file_names_it(tmp_path: Path) -> None:
         load_xfail(tmp_path / "missing.txt")
 
 
-def test_listed_failure_is_xfailed_and_run_conforms(
-    corpus: Corpus, forgets: tuple[CaseResult, ...], tmp_path: Path
-) -> None:
-    broken = _named(corpus, forgets, "forgets")
+def test_listed_failure_is_xfailed_and_run_conforms(corpus: Corpus, tmp_path: Path) -> None:
+    broken = _run(corpus, RefinalReturnsNone, "forgets")
     failing = {r.case_id for r in broken.results if r.outcome == "failed"}
     assert "seed.example" in failing
     assert not broken.conforms
@@ -77,20 +77,17 @@ def test_listed_failure_is_xfailed_and_run_conforms(
 def test_listed_pass_is_xpassed_and_fails(corpus: Corpus, tmp_path: Path) -> None:
     path = tmp_path / "known.txt"
     path.write_text("seed.example  # was broken once\n", encoding="utf-8")
-    good = tuple(run_cases(PythonTarget(ListJoinAssembler, "good"), corpus))
-    judged = apply_xfail(_named(corpus, good, "good"), load_xfail(path), corpus)
+    judged = apply_xfail(_run(corpus, ListJoinAssembler, "good"), load_xfail(path), corpus)
     (xpassed,) = [r for r in judged.results if r.outcome == "xpassed"]
     assert xpassed.case_id == "seed.example"
     assert "was broken once" in xpassed.message
     assert not judged.conforms
 
 
-def test_line_matching_no_case_is_a_problem(
-    corpus: Corpus, forgets: tuple[CaseResult, ...], tmp_path: Path
-) -> None:
+def test_line_matching_no_case_is_a_problem(corpus: Corpus, tmp_path: Path) -> None:
     path = tmp_path / "known.txt"
     path.write_text("seed.example\nrenamed.case-*  # gone\n", encoding="utf-8")
-    judged = apply_xfail(_named(corpus, forgets, "forgets"), load_xfail(path), corpus)
+    judged = apply_xfail(_run(corpus, RefinalReturnsNone, "forgets"), load_xfail(path), corpus)
     assert judged.problems == (
         f"{path}:2: 'renamed.case-*' matches no case of corpus {corpus.version}; remove the line",
     )
@@ -98,9 +95,9 @@ def test_line_matching_no_case_is_a_problem(
 
 
 def test_written_list_reloads_and_covers_exactly_todays_failures(
-    corpus: Corpus, forgets: tuple[CaseResult, ...], tmp_path: Path
+    corpus: Corpus, tmp_path: Path
 ) -> None:
-    broken = _named(corpus, forgets, "forgets")
+    broken = _run(corpus, RefinalReturnsNone, "forgets")
     path = tmp_path / "known.txt"
     write_text_atomically(path, render_xfail([broken]))
     lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line[:1] != "#"]
@@ -111,10 +108,8 @@ def test_written_list_reloads_and_covers_exactly_todays_failures(
     assert judged.summary["xfailed"] == broken.summary["failed"] + broken.summary["errored"]
 
 
-def test_written_list_of_several_targets_names_them(
-    corpus: Corpus, forgets: tuple[CaseResult, ...], tmp_path: Path
-) -> None:
-    runs = [_named(corpus, forgets, "one"), _named(corpus, forgets, "two")]
+def test_written_list_of_several_targets_names_them(corpus: Corpus, tmp_path: Path) -> None:
+    runs = [_run(corpus, RefinalReturnsNone, "one"), _run(corpus, RefinalReturnsNone, "two")]
     path = tmp_path / "known.txt"
     write_text_atomically(path, render_xfail(runs))
     (line,) = [ln for ln in path.read_text(encoding="utf-8").splitlines() if "seed.example" in ln]
@@ -143,10 +138,8 @@ def test_a_glob_matching_every_case_is_refused(corpus: Corpus, tmp_path: Path, g
         load_xfail(path, corpus)
 
 
-def test_written_list_keeps_reasons_and_never_writes_a_glob(
-    corpus: Corpus, forgets: tuple[CaseResult, ...], tmp_path: Path
-) -> None:
-    broken = _named(corpus, forgets, "evil\n*\n#\x1b[0m")
+def test_written_list_keeps_reasons_and_never_writes_a_glob(corpus: Corpus, tmp_path: Path) -> None:
+    broken = _run(corpus, RefinalReturnsNone, "evil\n*\n#\x1b[0m")
     failing = sorted(r.case_id for r in broken.results if r.outcome == "failed")
     path = tmp_path / "known.txt"
     path.write_text(f"{failing[0]}  # people wrote this\n", encoding="utf-8")
