@@ -2650,6 +2650,8 @@ class AppliesBackspaces(_Data):
     terminal would."""
 
     def _finish(self, text: str) -> str:
+        if "\b" not in text:  # nothing to erase: quickly (reads of long open messages)
+            return text
         kept: list[str] = []
         for char in text:
             if char == "\b":

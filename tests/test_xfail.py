@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import cache
 from typing import TYPE_CHECKING
 
 import pytest
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
 
     from tokasm.corpus._load import Corpus
     from tokasm.implementations import AssemblerFactory
+    from tokasm.run.results import CaseResult
 
 
 @pytest.fixture(scope="module")
@@ -26,9 +28,14 @@ def corpus() -> Corpus:
     return load_corpus()
 
 
+@cache
+def _results(factory: AssemblerFactory) -> tuple[CaseResult, ...]:
+    """The factory's results on the bundled corpus, run once a process: results are data."""
+    return tuple(run_cases(PythonTarget(factory, "target"), load_corpus()))
+
+
 def _run(corpus: Corpus, factory: AssemblerFactory, name: str) -> TargetRun:
-    results = tuple(run_cases(PythonTarget(factory, name), corpus))
-    return TargetRun(name, name, results, corpus.version)
+    return TargetRun(name, name, _results(factory), corpus.version)
 
 
 def test_parse_comments_blank_lines_and_globs(tmp_path: Path) -> None:
