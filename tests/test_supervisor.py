@@ -58,7 +58,7 @@ HOSTILE = {
         "time.monotonic = time.perf_counter = time.time = lambda: 0.0\n"
         "for signum in (signal.SIGABRT, signal.SIGTERM, signal.SIGINT):\n"
         "    signal.signal(signum, signal.SIG_IGN)\n"
-        "sys.stdout.write = sys.stdout.flush = sys.exit\n"
+        "stream = sys.stdout; stream.close(); stream.write = stream.flush = sys.exit\n"
         "sys.stdout = sys.stderr = sys.__stdout__ = None",
         None,
     ),
