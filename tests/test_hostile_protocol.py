@@ -5,9 +5,8 @@ hostile testee (tests/testees/hostile.py), and checks the exit code, that no
 traceback was printed, the JSON report against its schema, that no process
 of the testee's group is left, and the kit's peak memory where the attack is
 on memory. Timeouts are short; nothing sleeps: a test waits for an event (a
-FIFO read, a process exit), never for time to pass. The fuzz phase (and the
-cost probe) run only where they add to the attack (endless stderr: a longer
-run, more of it to drain). Where the attack is only on what the kit reads (a
+FIFO read, a process exit), never for time to pass. The fuzz phase and the
+cost probe are off (``QUICK``). Where the attack is only on what the kit reads (a
 stray line, a deep or huge response, a false name) and the testee neither
 hangs, floods nor spawns, the kit runs in this process (``kit_here``), its
 testee still a process of its own; so does an option refused at parse time.
@@ -194,7 +193,7 @@ def test_an_endless_line_on_stdout_is_a_fault_at_the_line_limit_with_bounded_mem
 def test_endless_stderr_without_a_line_feed_neither_grows_the_kit_nor_stops_the_run(
     tmp_path: Path, few: list[str]
 ) -> None:
-    ran = kit(tmp_path, "--cmd", hostile("endless-stderr", tmp_path), *few)
+    ran = kit(tmp_path, "--cmd", hostile("endless-stderr", tmp_path), *few, *QUICK)
     assert_clean(ran, EXIT_OK)
     assert {outcome for outcome, _ in outcomes(ran)} == {"passed"}
     assert ran.peak_bytes is not None

@@ -6,11 +6,11 @@ user's modules, as a user would: in a subprocess where the test acts on the
 process (signals it, closes the pipe it reads) or on start-up, in this process
 (tokasm_here) where only its output, exit code and reports matter (a target's
 worker and a --cmd testee are still processes of their own; what a target does
-to its process is test_supervisor's hostile family). The pytest route runs inline, but for the xdist test.
-Each test asserts the exit code, that no traceback was printed, and that every
-report written is valid (JSON Schema, JUnit parsed by ElementTree). Fuzzing is
-off (``--fuzz-examples 0``) and the case selection small wherever they are not
-under test.
+to its process is test_supervisor's hostile family). The pytest route runs
+inline, but for the xdist test. Each test asserts the exit code, that no
+traceback was printed, and that every report written is valid (JSON Schema,
+JUnit parsed by ElementTree). Fuzzing is off (``--fuzz-examples 0``) and the
+case selection small wherever they are not under test.
 """
 
 from __future__ import annotations

@@ -16,7 +16,6 @@ import pytest
 from helpers import QUICK, USER_CASES, tokasm_here, user_case_folder
 from tokasm.cli import main
 from tokasm.corpus import load_corpus, spec_dir
-from tokasm.run._cost import PROBE_IDS
 
 pytest_plugins = ["pytester"]
 
@@ -43,11 +42,16 @@ def check(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str
 
 
 def test_user_cases_run_after_the_bundled_corpus(
-    mine: Path, capsys: pytest.CaptureFixture[str]
+    mine: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, out, _ = check(capsys, "list-join", "--cases", str(mine))
+    report = tmp_path / "r.json"
+    chosen = ("-k", "seed.*", "-k", "mine.*", "--no-cost-probe", "--json", str(report))
+    code, out, _ = check(capsys, "list-join", "--cases", str(mine), *chosen)
     assert code == 0, out
-    assert f"{len(load_corpus()) + 2 + len(PROBE_IDS)} cases" in out  # and the cost probes
+    ran = [
+        case["id"] for case in json.loads(report.read_text(encoding="utf-8"))["runs"][0]["cases"]
+    ]
+    assert ran == ["seed.example", "mine.greeting", "mine.spaces"]
     code, out, _ = check(capsys, "list-join", "--cases", str(mine), "--no-bundled")
     assert code == 0, out
     assert ", 4 cases: 4 successes" in out  # the two cases and the two cost probes
