@@ -6,7 +6,8 @@ in this process (``tokasm_here``): the target runs in its worker, which is the b
 (what a target does to its process is test_supervisor's hostile family). Each asserts the
 exit code, that no traceback reached the output and, where reports were asked for, that
 they are valid (JSON Schema, parseable JUnit). The pytest route trusts its targets: it
-runs inline but where a target raises BaseException or hangs.
+runs inline (what a target raises is the case's failure; a hanging one is isolated),
+but where the test signals it.
 """
 
 from __future__ import annotations
@@ -401,7 +402,7 @@ def test_caller_habit_mutants_break_event_owned_and_no_one_else_is_blamed(projec
 
 
 def test_an_implementation_keeping_its_own_copies_conforms(project: Path) -> None:
-    ran = tokasm_here(project, "check", "copies:SnapshotsEvents", *QUICK)
+    ran = tokasm_here(project, "check", "copies:SnapshotsEvents", "-k", "caller.*", *FAST, *QUICK)
     assert ran.code == 0, ran.out
 
 
@@ -411,12 +412,10 @@ _SUITE = ("--pyargs", "tokasm.conformance", "-p", "no:cacheprovider")
 _NO_HYPOTHESIS_PLUGIN = ("-p", "no:hypothesispytest")
 
 
-def _conformance(pytester: pytest.Pytester, *args: str, inline: bool = False) -> pytest.RunResult:
-    """pytest on the conformance suite: in a subprocess, or inline for targets that are
-    harmless to the process running them."""
-    if inline:
-        return pytester.runpytest_inprocess(*_SUITE, *args)
-    return pytester.runpytest_subprocess(*_SUITE, *_NO_HYPOTHESIS_PLUGIN, *args)
+def _conformance(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+    """pytest on the conformance suite, inline: the route trusts its targets, and turns
+    what they raise, BaseException too, into the case's failure."""
+    return pytester.runpytest_inprocess(*_SUITE, *args)
 
 
 def test_the_pytest_route_errors_the_case_not_the_session(pytester: pytest.Pytester) -> None:
@@ -445,7 +444,6 @@ def test_the_pytest_route_gives_each_target_its_own_events(pytester: pytest.Pyte
         "list-join",
         "-k",
         "caller",
-        inline=True,
     )
     assert result.ret == 1
     outcomes = result.parseoutcomes()
@@ -490,7 +488,6 @@ def test_the_pytest_route_isolates_a_hanging_target(pytester: pytest.Pytester) -
         "0.5",
         "-k",
         "append.basic",
-        inline=True,  # the hanging target runs in its own testee process
     )
     assert result.ret == 1
     assert result.parseoutcomes()["failed"] == 1
