@@ -47,21 +47,22 @@ class Custom(BaseException):
 def deep_helper(error):
     raise error
 
-def make(error):
-    class Raiser(ListJoinAssembler):
-        def get(self, message_id):
-            deep_helper(error)
-    return Raiser
+ERRORS = {
+    "Exits": lambda: SystemExit(3),
+    "ExitsZero": lambda: SystemExit(0),
+    "Interrupts": KeyboardInterrupt,
+    "GeneratorExits": GeneratorExit,
+    "CustomBase": lambda: Custom("\\x1b[31mred\\nnew line\\ud83d"),
+}
 
-Exits = make(SystemExit(3))
-ExitsZero = make(SystemExit(0))
-Interrupts = make(KeyboardInterrupt())
-GeneratorExits = make(GeneratorExit())
-CustomBase = make(Custom("\\x1b[31mred\\nnew line\\ud83d"))
-
-class ApplyExits(ListJoinAssembler):
+class Raises(ListJoinAssembler):
     def apply(self, event):
-        sys.exit(0)
+        if event["id"] == "ApplyExits":
+            sys.exit(0)
+        return super().apply(event)
+
+    def get(self, message_id):
+        deep_helper(ERRORS[message_id]())
 """
 
 VALUES = """\
@@ -93,19 +94,19 @@ class OddStr(str):
 class Loud:
     def __repr__(self): return "\\x1b[31m" + "x" * 1_000_000 + "\\n\\ud83d"
 
-def make(value):
-    class Returns(ListJoinAssembler):
-        def get(self, message_id):
-            return value()
-    return Returns
+VALUES = {
+    "NastyValue": Nasty,
+    "LyingClass": Liar,
+    "OddStrWrong": lambda: OddStr("wrong"),
+    "HugeText": lambda: "\\x1b[31m\\ud83d\\n" * 2_000_000,
+    "LoudRepr": Loud,
+    "HugeList": lambda: ["x"] * 1_000_000,
+    "Bytes": lambda: b"The " * 100_000,
+}
 
-NastyValue = make(Nasty)
-LyingClass = make(Liar)
-OddStrWrong = make(lambda: OddStr("wrong"))
-HugeText = make(lambda: "\\x1b[31m\\ud83d\\n" * 2_000_000)
-LoudRepr = make(Loud)
-HugeList = make(lambda: ["x"] * 1_000_000)
-Bytes = make(lambda: b"The " * 100_000)
+class Returns(ListJoinAssembler):
+    def get(self, message_id):
+        return VALUES[message_id]()
 
 class RightOddStr(ListJoinAssembler):
     def get(self, message_id):
@@ -164,23 +165,18 @@ class ErrorWithHostileTb(Exception):
 class ErrorOfNameRaises(Exception, metaclass=NameRaises):
     pass
 
-def returning(value):
-    class Returns(ListJoinAssembler):
-        def get(self, message_id):
-            return value()
-    return Returns
+RETURNED = {"ReturnsClassRaises": ClassRaises, "ReturnsOfNameRaises": OfNameRaises}
+RAISED = {
+    "RaisesClassRaises": ErrorClassRaises,
+    "RaisesWithHostileTb": ErrorWithHostileTb,
+    "RaisesOfNameRaises": ErrorOfNameRaises,
+}
 
-def raising(error):
-    class Raises(ListJoinAssembler):
-        def get(self, message_id):
-            raise error()
-    return Raises
-
-ReturnsClassRaises = returning(ClassRaises)
-ReturnsOfNameRaises = returning(OfNameRaises)
-RaisesClassRaises = raising(ErrorClassRaises)
-RaisesWithHostileTb = raising(ErrorWithHostileTb)
-RaisesOfNameRaises = raising(ErrorOfNameRaises)
+class ReturnsOrRaises(ListJoinAssembler):
+    def get(self, message_id):
+        if message_id in RAISED:
+            raise RAISED[message_id]()
+        return RETURNED[message_id]()
 """
 
 EXIT_AT_IMPORT = "import sys\nsys.exit(0)\n"
@@ -242,44 +238,70 @@ def _outcomes(report: dict[str, object], target: str) -> dict[str, str]:
 REPORTS = ("--json", "r.json", "--junit", "r.xml")
 
 
+def _one_case_each(folder: Path, names: list[str]) -> tuple[str, ...]:
+    """``check`` options for ``folder``'s cases alone: one per name, ``hostile.NAME``
+    (lowercase), that applies a delta to the message NAME, then reads it back (``get``). A
+    hostile module does in each case what its message's id names, in one worker."""
+    folder.mkdir()
+    cases = "".join(
+        f"  - id: hostile.{name.lower()}\n    description: {name}\n    requirements: [GET-TEXT]\n"
+        f"    steps:\n      - apply: {{id: {name}, delta: 'The '}}\n        returns: null\n"
+        f"      - get: {name}\n        returns: 'The '\n"
+        for name in names
+    )
+    (folder / "cases.yaml").write_text(f"description: hostile\ncases:\n{cases}", encoding="utf-8")
+    return ("--cases", str(folder), "--no-bundled", *QUICK)
+
+
 # 1. Nothing a target raises decides the exit status --------------------------------------
 
 
 RAISING = ["Exits", "ExitsZero", "Interrupts", "GeneratorExits", "CustomBase", "ApplyExits"]
 
 
+def _line(source: str, text: str) -> int:
+    """The number of the line of ``source`` that is ``text``."""
+    return source.splitlines().index(text) + 1
+
+
 def test_base_exception_from_an_operation_errors_that_case_naming_the_users_frames(
     project: Path,
 ) -> None:
     """SystemExit, KeyboardInterrupt (not a Ctrl-C), GeneratorExit or the target's own
-    BaseException: each errors its case, shown escaped, at the user's frames not tokasm's."""
-    targets = [f"raisers:{name}" for name in RAISING]
-    ran = tokasm_here(project, "check", *targets, "chunked", *FAST, *REPORTS)
+    BaseException: each errors its case, shown escaped, at the user's frames not tokasm's;
+    the other target is checked as usual."""
+    chosen = _one_case_each(project / "raising", RAISING)
+    ran = tokasm_here(project, "check", "raisers:Raises", "chunked", *chosen, *REPORTS)
     assert ran.code == 1
     _no_traceback(ran)
     assert "CONFORMANCE FAILED" in ran.out
     report = _check_reports(project)
     assert set(_outcomes(report, "chunked").values()) == {"passed"}
-    for target in targets:
-        assert f"ERRORED {target}::" in ran.out
-        assert "errored" in _outcomes(report, target).values()
+    assert set(_outcomes(report, "raisers:Raises").values()) == {"errored"}
+    for name in RAISING:
+        assert f"ERRORED raisers:Raises::hostile.{name.lower()} " in ran.out
     assert "raised KeyboardInterrupt" in ran.out
     assert "interrupted" not in ran.err
     assert "Custom('\\x1b[31mred\\nnew line\\ud83d')" in ran.out
     assert "\x1b" not in ran.out
     raisers = str(project / "raisers.py")
-    assert f"at {raisers}:13 in get" in ran.out
-    assert f"at {raisers}:8 in deep_helper" in ran.out
+    assert (
+        f"at {raisers}:{_line(RAISERS, '        deep_helper(ERRORS[message_id]())')} in get"
+        in ran.out
+    )
+    assert f"at {raisers}:{_line(RAISERS, '    raise error')} in deep_helper" in ran.out
     assert "runner.py" not in ran.out
     assert "targets.py" not in ran.out
 
 
 def test_debug_shows_the_full_traceback_of_the_users_code(project: Path) -> None:
-    ran = tokasm_here(project, "check", "raisers:CustomBase", *FAST, "--debug")
+    chosen = _one_case_each(project / "raising", ["CustomBase"])
+    ran = tokasm_here(project, "check", "raisers:Raises", *chosen, "--debug")
     assert ran.code == 1
-    assert f'File "{project / "raisers.py"}", line 8, in deep_helper' in ran.out
+    line = _line(RAISERS, "    raise error")
+    assert f'File "{project / "raisers.py"}", line {line}, in deep_helper' in ran.out
     assert "raise error" in ran.out
-    assert "deep_helper(error)" in ran.out
+    assert "deep_helper(ERRORS[message_id]())" in ran.out
     assert "targets.py" not in ran.out
 
 
@@ -295,17 +317,35 @@ SHOWN = {
 
 
 def test_hostile_returned_values_are_shown_escaped_and_capped(project: Path) -> None:
-    ran = tokasm_here(project, "check", *(f"values:{name}" for name in SHOWN), *FAST, *REPORTS)
+    chosen = _one_case_each(project / "values", list(SHOWN))
+    ran = tokasm_here(project, "check", "values:Returns", *chosen, *REPORTS)
     assert ran.code == 1
     _no_traceback(ran)
-    for target, shown in SHOWN.items():
-        block = ran.out.split(f"FAILED values:{target}::append.basic", 1)[1]
-        assert shown in block.split("FAILED", 1)[0]
+    for name, shown in SHOWN.items():
+        block = ran.out.split(f"FAILED values:Returns::hostile.{name.lower()} ", 1)[1]
+        assert shown in block.split("FAILED", 1)[0], name
     assert "\x1b" not in ran.out
     assert len(ran.out) < 10_000 * len(SHOWN)
     report = _check_reports(project)
     assert "\x1b" not in json.dumps(report)  # what reports say of a target goes through _display
     assert os.path.getsize(project / "r.json") < 100_000
+
+
+def test_isolate_fails_a_result_that_is_not_text_as_in_process_without_a_testee_fault(
+    project: Path,
+) -> None:
+    """The protocol carries text or null only; the Python testee answers anything else so
+    that the step fails, never as a testee fault, which restarts it and, five cases in a
+    row, opens the circuit breaker on cases that pass."""
+    chosen = _one_case_each(project / "values", list(SHOWN))
+    in_worker = tokasm_here(project, "check", "values:Returns", *chosen, *REPORTS)
+    outcomes = _outcomes(_check_reports(project), "values:Returns")
+    isolated = tokasm_here(project, "check", "values:Returns", "--isolate", *chosen, *REPORTS)
+    assert (in_worker.code, isolated.code) == (1, 1), isolated.out
+    assert _outcomes(_check_reports(project), "values:Returns") == outcomes
+    assert set(outcomes.values()) == {"failed"}
+    assert "testee fault" not in isolated.out
+    assert "circuit breaker" not in isolated.out
 
 
 # A target whose frames come from a file that is not there, and whose module answers
@@ -326,7 +366,7 @@ exec(compile(SOURCE, "/nonexistent/lost_source.py", "exec"))
 __loader__ = _Loader()
 """
 
-ATTRIBUTE_TARGETS = [
+ATTRIBUTES_ACTS = [
     "ReturnsClassRaises",
     "ReturnsOfNameRaises",
     "RaisesClassRaises",
@@ -340,31 +380,17 @@ def test_what_a_target_returns_or_raises_cannot_end_the_run_through_its_attribut
 ) -> None:
     (project / "attributes.py").write_text(ATTRIBUTES, encoding="utf-8")
     (project / "lost_source.py").write_text(LOST_SOURCE, encoding="utf-8")
-    targets = [f"attributes:{name}" for name in ATTRIBUTE_TARGETS] + ["lost_source:Raises"]
-    ran = tokasm_here(project, "check", *targets, *FAST, *REPORTS)
+    attributes = _one_case_each(project / "attributes", ATTRIBUTES_ACTS)
+    ran = tokasm_here(project, "check", "attributes:ReturnsOrRaises", *attributes, *REPORTS)
     assert ran.code == 1, ran.out + ran.err
     _no_traceback(ran)
-    report = _check_reports(project)
-    for target in targets:
-        assert _outcomes(report, target)["append.basic"] in ("failed", "errored"), target
-
-
-def test_isolate_fails_a_result_that_is_not_text_as_in_process_without_a_testee_fault(
-    project: Path,
-) -> None:
-    """The protocol carries text or null only; the Python testee answers anything else so
-    that the step fails, never as a testee fault, which restarts it and, five cases in a
-    row, opens the circuit breaker on cases that pass."""
-    chosen = ("-k", "append.*", *QUICK)
-
-    in_process = tokasm_here(project, "check", "values:HugeList", *chosen, *REPORTS)
-    outcomes = _outcomes(_check_reports(project), "values:HugeList")
-    isolated = tokasm_here(project, "check", "values:HugeList", "--isolate", *chosen, *REPORTS)
-    assert (in_process.code, isolated.code) == (1, 1), isolated.out
-    assert _outcomes(_check_reports(project), "values:HugeList") == outcomes
-    assert "failed" in outcomes.values()
-    assert "testee fault" not in isolated.out
-    assert "circuit breaker" not in isolated.out
+    outcomes = _outcomes(_check_reports(project), "attributes:ReturnsOrRaises")
+    assert len(outcomes) == len(ATTRIBUTES_ACTS), ran.out
+    assert set(outcomes.values()) <= {"failed", "errored"}, ran.out
+    lost = tokasm_here(project, "check", "lost_source:Raises", *FAST, *REPORTS)
+    assert lost.code == 1, lost.out + lost.err
+    _no_traceback(lost)
+    assert _outcomes(_check_reports(project), "lost_source:Raises")["append.basic"] == "errored"
 
 
 def test_a_str_subclass_with_the_right_text_passes_whatever_it_overrides(project: Path) -> None:
@@ -420,13 +446,14 @@ def _conformance(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
 
 def test_the_pytest_route_errors_the_case_not_the_session(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(raisers=RAISERS, exits_at_import=EXIT_AT_IMPORT)
-    targets = [arg for name in RAISING for arg in ("--tokasm-assembler", f"raisers:{name}")]
+    _one_case_each(pytester.path / "raising", RAISING)
     result = _conformance(
-        pytester, *targets, "--tokasm-assembler", "list-join", "-k", "append.basic"
+        *(pytester, "--tokasm-assembler", "raisers:Raises", "--tokasm-assembler", "list-join"),
+        *("--tokasm-cases", "raising", "--tokasm-no-bundled", "-k", "hostile"),
     )
     assert result.ret == 1
     outcomes = result.parseoutcomes()
-    assert (outcomes["failed"], outcomes["passed"]) == (len(RAISING), 1)
+    assert (outcomes["failed"], outcomes["passed"]) == (len(RAISING), len(RAISING))
     assert "Traceback" not in result.stdout.str()
     loading = _conformance(pytester, "--tokasm-assembler", "exits_at_import:A")
     assert loading.ret == pytest.ExitCode.USAGE_ERROR
