@@ -37,6 +37,9 @@ pytest_plugins = ["pytester"]
 
 TESTEES = Path(__file__).resolve().parent / "testees"
 ONE_CASE = ("-k", "seed.example", "--fuzz-examples", "0")
+#: A check refused for its input before any case runs: in process, so that no worker
+#: starts meanwhile for nothing.
+REFUSED = (*ONE_CASE, "--in-process")
 
 # Conforming, but hostile to the kit's own output.
 HOSTILE = """\
@@ -359,7 +362,7 @@ def test_a_20_mb_error_in_process_is_capped_everywhere(project: Path) -> None:
 @pytest.mark.parametrize("glob", ["*", "**", "?*", "*?*", "*.*", "[a-z0-9]*"])
 def test_an_xfail_glob_matching_every_case_is_refused(project: Path, glob: str) -> None:
     (project / "known.txt").write_text(f"{glob}  # everything\n", encoding="utf-8")
-    ran = tokasm_here(project, "check", "broken:Impl", *ONE_CASE, "--xfail", "known.txt")
+    ran = tokasm_here(project, "check", "broken:Impl", *REFUSED, "--xfail", "known.txt")
     _clean(ran, 2)
     assert "matches every case" in ran.err
 
@@ -377,7 +380,7 @@ def test_a_missing_spec_folder_is_a_clean_error_and_help_still_works(
     assert "check" in helped.out
     versioned = tokasm_cmd(project, "--version")
     _clean(versioned, 0)
-    ran = tokasm_here(project, "check", "good:Impl", *ONE_CASE)
+    ran = tokasm_here(project, "check", "good:Impl", *REFUSED)
     _clean(ran, 2)
     assert SPEC_DIR_ENV in ran.err
     assert "no-such-spec" in ran.err
@@ -409,7 +412,7 @@ def test_hostile_corpus_files_are_clean_errors(
     root = copy_spec(project)
     (root / "cases" / "hostile.yaml").write_text(CASE_HEAD + body, encoding="utf-8")
     monkeypatch.setenv(SPEC_DIR_ENV, str(root))
-    ran = tokasm_here(project, "check", "good:Impl", *QUICK)
+    ran = tokasm_here(project, "check", "good:Impl", *REFUSED)
     _clean(ran, 2)
     assert "hostile.yaml" in ran.err
     assert named in ran.err
@@ -422,7 +425,7 @@ def test_an_endless_or_huge_xfail_file_is_a_clean_error(project: Path, source: s
         with (project / "sparse.txt").open("wb") as sparse:
             sparse.truncate(17 << 20)
         path = "sparse.txt"
-    ran = tokasm_here(project, "check", "good:Impl", *ONE_CASE, "--xfail", path)
+    ran = tokasm_here(project, "check", "good:Impl", *REFUSED, "--xfail", path)
     _clean(ran, 2)
     assert "larger than" in ran.err
 
