@@ -366,7 +366,7 @@ exec(compile(SOURCE, "/nonexistent/lost_source.py", "exec"))
 __loader__ = _Loader()
 """
 
-ATTRIBUTES_ACTS = [
+ATTRIBUTE_ACTS = [
     "ReturnsClassRaises",
     "ReturnsOfNameRaises",
     "RaisesClassRaises",
@@ -380,12 +380,12 @@ def test_what_a_target_returns_or_raises_cannot_end_the_run_through_its_attribut
 ) -> None:
     (project / "attributes.py").write_text(ATTRIBUTES, encoding="utf-8")
     (project / "lost_source.py").write_text(LOST_SOURCE, encoding="utf-8")
-    attributes = _one_case_each(project / "attributes", ATTRIBUTES_ACTS)
+    attributes = _one_case_each(project / "attributes", ATTRIBUTE_ACTS)
     ran = tokasm_here(project, "check", "attributes:ReturnsOrRaises", *attributes, *REPORTS)
     assert ran.code == 1, ran.out + ran.err
     _no_traceback(ran)
     outcomes = _outcomes(_check_reports(project), "attributes:ReturnsOrRaises")
-    assert len(outcomes) == len(ATTRIBUTES_ACTS), ran.out
+    assert len(outcomes) == len(ATTRIBUTE_ACTS), ran.out
     assert set(outcomes.values()) <= {"failed", "errored"}, ran.out
     lost = tokasm_here(project, "check", "lost_source:Raises", *FAST, *REPORTS)
     assert lost.code == 1, lost.out + lost.err

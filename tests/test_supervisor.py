@@ -45,6 +45,11 @@ HOSTILE = {
         "null = os.open(os.devnull, os.O_RDWR)\nfor fd in range(1 << 10):\n    os.dup2(null, fd)",
         "without answering",
     ),
+    "garble-the-channel": (  # its own line on every descriptor it may write to
+        "for fd in range(3, 64):\n    try:\n        os.write(fd, b'garbage\\n')\n"
+        "    except OSError:\n        pass",
+        "not JSON",
+    ),
     "flood": ("sys.stdout.write('x' * (16 << 20)); os._exit(3)", "exited with code 3"),
     "fork": ("os.fork()", None),  # only the worker answers: the next case's WRONG is seen
     "prints": (
