@@ -1,16 +1,14 @@
 """The run survives any testee (issue 10; docs/guarantees.md): hostile testees, a class each.
 
-Every test runs the kit as a user would, in a subprocess, against a real
-hostile testee (tests/testees/hostile.py), and checks the exit code, that no
-traceback was printed, the JSON report against its schema, that no process
-of the testee's group is left, and the kit's peak memory where the attack is
-on memory. Timeouts are short; nothing sleeps: a test waits for an event (a
-FIFO read, a process exit), never for time to pass. The fuzz phase (and the
-cost probe) run only where they add to the attack (endless stderr: a longer
-run, more of it to drain). Where the attack is only on what the kit reads (a
-stray line, a deep or huge response, a false name) and the testee neither
-hangs, floods nor spawns, the kit runs in this process (``kit_here``), its
-testee still a process of its own; so does an option refused at parse time.
+Every test runs the kit as a user would against a real hostile testee
+(tests/testees/hostile.py), and checks the exit code, that no traceback was
+printed, the JSON report against its schema, that no process of the testee's
+group is left, and the kit's peak memory where the attack is on memory.
+Timeouts are short; nothing sleeps: a test waits for an event (a FIFO read, a
+process exit), never for time to pass. The fuzz phase and the cost probe are
+off (``QUICK``). The kit runs in a subprocess where its memory is measured or
+the test signals it, else in this process (``kit_here``): the testee is a
+process of its own either way.
 """
 
 from __future__ import annotations
@@ -40,7 +38,7 @@ from tokasm.protocol._codec import MAX_LINE_BYTES
 from tokasm.protocol.testee import python_testee_command
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable
 
 HOSTILE = Path(__file__).resolve().parent / "testees" / "hostile.py"
 MEMORY_LIMIT = 500 * 1024 * 1024  # bytes the kit may peak at while attacked
@@ -85,13 +83,8 @@ _MEASURED = (
 )
 
 
-def start_kit(
-    tmp_path: Path,
-    *args: str,
-    shortened: Mapping[str, float] | None = None,
-    measured: bool = False,
-) -> subprocess.Popen[bytes]:
-    argv = [*tokasm_program(shortened), "check", "-q", "--json", str(tmp_path / "r.json"), *args]
+def start_kit(tmp_path: Path, *args: str, measured: bool = False) -> subprocess.Popen[bytes]:
+    argv = [*tokasm_program(), "check", "-q", "--json", str(tmp_path / "r.json"), *args]
     if measured:
         argv = [sys.executable, "-c", _MEASURED, str(tmp_path / "peak"), *argv]
     with (tmp_path / "out").open("wb") as out, (tmp_path / "err").open("wb") as err:
@@ -127,8 +120,9 @@ def valid_report(tmp_path: Path) -> Any:
     return report
 
 
-def kit(tmp_path: Path, *args: str, shortened: Mapping[str, float] | None = None) -> Ran:
-    return finish_kit(start_kit(tmp_path, *args, shortened=shortened, measured=True), tmp_path)
+def kit(tmp_path: Path, *args: str) -> Ran:
+    """The kit in a subprocess, its peak memory measured."""
+    return finish_kit(start_kit(tmp_path, *args, measured=True), tmp_path)
 
 
 @pytest.fixture
@@ -194,7 +188,7 @@ def test_an_endless_line_on_stdout_is_a_fault_at_the_line_limit_with_bounded_mem
 def test_endless_stderr_without_a_line_feed_neither_grows_the_kit_nor_stops_the_run(
     tmp_path: Path, few: list[str]
 ) -> None:
-    ran = kit(tmp_path, "--cmd", hostile("endless-stderr", tmp_path), *few)
+    ran = kit(tmp_path, "--cmd", hostile("endless-stderr", tmp_path), *few, *QUICK)
     assert_clean(ran, EXIT_OK)
     assert {outcome for outcome, _ in outcomes(ran)} == {"passed"}
     assert ran.peak_bytes is not None
@@ -242,10 +236,10 @@ def test_a_response_over_a_json_limit_costs_its_case_only(
 
 
 def test_a_wrapper_that_does_not_exec_leaves_no_process_and_the_breaker_bounds_the_run(
-    tmp_path: Path, few: list[str]
+    tmp_path: Path, kit_here: Callable[..., Ran], few: list[str]
 ) -> None:
     wrapped = shlex.join(["sh", "-c", hostile("hang-all", tmp_path) + "; :"])
-    ran = kit(tmp_path, "--timeout", HANG_TIMEOUT, "--cmd", wrapped, *few, *QUICK)
+    ran = kit_here("--timeout", HANG_TIMEOUT, "--cmd", wrapped, *few, *QUICK)
     assert_clean(ran, EXIT_FAILED)
     results = outcomes(ran)
     assert {outcome for outcome, _ in results} == {"errored"}
@@ -257,13 +251,15 @@ def test_a_wrapper_that_does_not_exec_leaves_no_process_and_the_breaker_bounds_t
     assert_no_process_left(reported_pgids(tmp_path))
 
 
-def test_restarts_that_hang_count_as_faults(tmp_path: Path, few: list[str]) -> None:
+def test_restarts_that_hang_count_as_faults(
+    tmp_path: Path, kit_here: Callable[..., Ran], few: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     # The hang strikes at the first request after hello, so no request is ever answered:
-    # the request timeout can be a hang's, and so can a restart's hello (START_TIMEOUT,
-    # 0.5 s here).
+    # the request timeout can be a hang's. A restart's hello gets at most START_TIMEOUT,
+    # which the first start needs whole on a loaded machine (0.5 s was missed at load 12).
     testee = hostile("hang-restart", tmp_path, "--at", "2")
-    start = {"tokasm.protocol._client.START_TIMEOUT": 0.5}
-    ran = kit(tmp_path, "--timeout", HANG_TIMEOUT, "--cmd", testee, *few, *QUICK, shortened=start)
+    monkeypatch.setattr("tokasm.protocol._client.START_TIMEOUT", 1.0)
+    ran = kit_here("--timeout", HANG_TIMEOUT, "--cmd", testee, *few, *QUICK)
     assert_clean(ran, EXIT_FAILED)
     messages = [message for outcome, message in outcomes(ran) if outcome == "errored"]
     faults = [message for message in messages if "circuit breaker" not in message]
@@ -295,12 +291,11 @@ def test_a_testee_started_while_the_corpus_is_read_is_the_one_used_or_killed(
 
 
 def test_a_crash_is_seen_when_the_process_exits_though_a_grandchild_holds_the_pipes(
-    tmp_path: Path, few: list[str]
+    tmp_path: Path, kit_here: Callable[..., Ran], few: list[str]
 ) -> None:
     # A long timeout: the crash must be found by the exit, never by waiting it out.
-    ran = kit(
-        tmp_path, "--timeout", "60", "--cmd", hostile("grandchild-crash", tmp_path), *few, *QUICK
-    )
+    crashes = hostile("grandchild-crash", tmp_path)
+    ran = kit_here("--timeout", "60", "--cmd", crashes, *few, *QUICK)
     assert_clean(ran, EXIT_FAILED)
     errored = [message for outcome, message in outcomes(ran) if outcome == "errored"]
     assert len(errored) == 1
@@ -440,8 +435,8 @@ def test_a_testee_that_cannot_take_pipelined_requests_is_told_to_use_no_pipeline
 ) -> None:
     testee = hostile("no-stream-reading", tmp_path)
     # Its first case times out, and tells it: one timeout, not the breaker's five.
-    ran = kit(tmp_path, "--timeout", TIMEOUT, "--maxfail", "1", "--cmd", testee, *few, *QUICK)
+    ran = kit_here("--timeout", TIMEOUT, "--maxfail", "1", "--cmd", testee, *few, *QUICK)
     assert_clean(ran, EXIT_FAILED)
     assert "--no-pipeline" in ran.out
-    fallback = kit_here("--no-pipeline", "--cmd", testee, *few, *QUICK)  # neither hangs nor floods
+    fallback = kit_here("--no-pipeline", "--cmd", testee, *few, *QUICK)
     assert_clean(fallback, EXIT_OK)

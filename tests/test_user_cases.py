@@ -16,7 +16,6 @@ import pytest
 from helpers import QUICK, USER_CASES, tokasm_here, user_case_folder
 from tokasm.cli import main
 from tokasm.corpus import load_corpus, spec_dir
-from tokasm.run._cost import PROBE_IDS
 
 pytest_plugins = ["pytester"]
 
@@ -31,6 +30,11 @@ class Impl(ListJoinAssembler):
 """
 
 
+#: A check refused for its cases, before any target runs: in process, so no worker starts
+#: meanwhile for nothing.
+REFUSED = ("list-join", "--in-process")
+
+
 @pytest.fixture
 def mine(tmp_path: Path) -> Path:
     return user_case_folder(tmp_path)
@@ -43,11 +47,16 @@ def check(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str
 
 
 def test_user_cases_run_after_the_bundled_corpus(
-    mine: Path, capsys: pytest.CaptureFixture[str]
+    mine: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, out, _ = check(capsys, "list-join", "--cases", str(mine))
+    report = tmp_path / "r.json"
+    chosen = ("-k", "seed.*", "-k", "mine.*", "--no-cost-probe", "--json", str(report))
+    code, out, _ = check(capsys, "list-join", "--cases", str(mine), *chosen)
     assert code == 0, out
-    assert f"{len(load_corpus()) + 2 + len(PROBE_IDS)} cases" in out  # and the cost probes
+    ran = [
+        case["id"] for case in json.loads(report.read_text(encoding="utf-8"))["runs"][0]["cases"]
+    ]
+    assert ran == ["seed.example", "mine.greeting", "mine.spaces"]
     code, out, _ = check(capsys, "list-join", "--cases", str(mine), "--no-bundled")
     assert code == 0, out
     assert ", 4 cases: 4 successes" in out  # the two cases and the two cost probes
@@ -114,7 +123,7 @@ def test_a_bad_user_file_is_a_usage_error_naming_it(
 ) -> None:
     bad = mine / "bad.yaml"
     bad.write_text(text, encoding="utf-8")
-    code, _, err = check(capsys, "list-join", "--cases", str(mine))
+    code, _, err = check(capsys, *REFUSED, "--cases", str(mine))
     assert code == 2
     assert str(bad) in err
     assert problem in err
@@ -126,7 +135,7 @@ def test_ids_are_unique_across_user_folders_too(
     other = tmp_path / "other"
     other.mkdir()
     (other / "copy.yaml").write_text(USER_CASES, encoding="utf-8")
-    code, _, err = check(capsys, "list-join", "--cases", str(mine), "--cases", str(other))
+    code, _, err = check(capsys, *REFUSED, "--cases", str(mine), "--cases", str(other))
     assert code == 2
     assert "duplicate id" in err
     assert str(other / "copy.yaml") in err
@@ -142,7 +151,7 @@ def test_ids_are_unique_across_user_folders_too(
 def test_bad_case_options_are_usage_errors(
     capsys: pytest.CaptureFixture[str], argv: list[str], problem: str
 ) -> None:
-    code, _, err = check(capsys, "list-join", *argv)
+    code, _, err = check(capsys, *REFUSED, *argv)
     assert code == 2
     assert problem in err
 
@@ -150,7 +159,7 @@ def test_bad_case_options_are_usage_errors(
 def test_an_empty_case_folder_is_refused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, _, err = check(capsys, "list-join", "--cases", str(tmp_path))
+    code, _, err = check(capsys, *REFUSED, "--cases", str(tmp_path))
     assert code == 2
     assert "no *.yaml case files" in err
 
