@@ -6,6 +6,7 @@ import json
 import os
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -169,15 +170,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _measure(args: argparse.Namespace, contenders: list[Contender]) -> int:
-    base = QUICK if args.quick else FULL
-    settings = bench.SweepSettings(
-        sizes=args.sizes or base.sizes,
-        repeats=args.repeats or base.repeats,
-        budget=args.budget or base.budget,
-        batch=base.batch,
+    given = {name: getattr(args, name) for name in ("sizes", "repeats", "budget", "max_time")}
+    settings = replace(
+        QUICK if args.quick else FULL,
         memory=not args.no_memory,
-        max_time=args.max_time or base.max_time,
-        texts=base.texts,
+        **{name: value for name, value in given.items() if value},
     )
     scenarios = [SCENARIOS[name] for name in args.scenario] or list(SCENARIOS.values())
     if any(contender.per_request for contender in contenders):

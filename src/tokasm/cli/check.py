@@ -24,7 +24,6 @@ from tokasm.protocol import (
     START_TIMEOUT,
     CommandTarget,
     WorkerTarget,
-    split_command,
 )
 from tokasm.run import (
     DEFAULT_PROFILES,
@@ -32,9 +31,7 @@ from tokasm.run import (
     PROBE_IDS,
     STREAM_PROBE_ID,
     CaseResult,
-    PythonTarget,
     TargetRun,
-    resolve_target,
     run_case,
     run_probe,
     skip_reason,
@@ -260,13 +257,10 @@ def _start_targets(args: argparse.Namespace) -> list[tuple[Target, str | None]]:
                 options.Console(sys.stderr).print(
                     f"loading {safe_text(name, report.NAME_LIMIT)} ..."
                 )
-            if args.in_process:
-                subject: Target = PythonTarget(resolve_target(name), name)
-            else:
-                subject = WorkerTarget(name, args.timeout, window=window)
+            subject = options.start_target(args, name, window=window)
             targets.append((subject, name if name in BACKENDS else None))
         for line in args.cmd:
-            targets.append((CommandTarget(split_command(line), args.timeout, window=window), None))
+            targets.append((options.start_target(args, line, command=True, window=window), None))
     except TargetError:
         for subject, _ in targets:
             subject.close()

@@ -9,18 +9,19 @@ import math
 import os
 from fnmatch import fnmatchcase
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO, TypeAlias
+from typing import TYPE_CHECKING, Any, TextIO, TypeAlias
 
 from tokasm._versions import PROTOCOL_VERSION, __version__
 from tokasm.bench import parse_size
 from tokasm.corpus import load_corpus, spec_dir
 from tokasm.errors import CorpusError, UsageError
-from tokasm.run import PROBE_IDS
+from tokasm.run import PROBE_IDS, PythonTarget, resolve_target
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
 
     from tokasm.corpus import Case, Corpus
+    from tokasm.run import Target
 
 Commands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 
@@ -90,6 +91,19 @@ def chosen_cases(args: argparse.Namespace) -> tuple[Corpus, list[Case]]:
         raise UsageError("--no-bundled needs at least one --cases DIR")
     corpus = load_corpus(user_cases=args.cases)
     return corpus, [case for case in corpus if not (args.no_bundled and case.bundled)]
+
+
+def start_target(
+    args: argparse.Namespace, target: str, *, command: bool = False, **settings: Any
+) -> Target:
+    """A testee ``command`` line, or a target in a worker or (--in-process) in this process."""
+    from tokasm.protocol import CommandTarget, WorkerTarget, split_command
+
+    if command:
+        return CommandTarget(split_command(target), args.timeout, **settings)
+    if args.in_process:
+        return PythonTarget(resolve_target(target), target)
+    return WorkerTarget(target, args.timeout, **settings)
 
 
 def select(cases: Iterable[Case], globs: list[str]) -> tuple[list[Case], list[str]]:
