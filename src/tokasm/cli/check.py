@@ -45,11 +45,7 @@ if TYPE_CHECKING:
     from tokasm.corpus import Case, Corpus
     from tokasm.run import Target
 
-#: What the cost probe costs, as docs/cost.md measured it (said in the description and
-#: in --cost-probe's help).
-PROBE_COST = "about 0.3 s each for a Python target, 0.3 to 3 s over the protocol"
-
-DESCRIPTION = f"""\
+DESCRIPTION = """\
 Run the conformance corpus against one or more targets.
 
 With no TARGET, every bundled backend is checked. A TARGET is MODULE:ATTR,
@@ -57,37 +53,28 @@ where ATTR is a class or a zero-argument factory returning a fresh assembler
 (the current folder is importable; MODULE may be a file's path), or the name
 of a bundled backend. Each runs in a worker process of its own: whatever it
 does there (exit, crash, hang, eat memory) errors the case it was running,
-and the run goes on (docs/guarantees.md). --in-process runs it in tokasm's
-own process instead, for a debugger, trusting it.
+and the run goes on (docs/guarantees.md).
 
-Output: a header with the tokasm, corpus and protocol versions; each case
-that did not pass, with its id, the rules (SPEC.md ids) it lists, its
-description, failing step, the event sent and the expected and actual values
-(by repr); for a target with failures, the rules most likely broken, worst
-first ("breaks AFTER-REFINAL: 10 cases, first: ..."); a report card (target x
-outcome); and a closing CONFORMANCE PASSED/FAILED line with the counts.
-Progress goes to stderr on a terminal only (never when CI is set, or with
---quiet). tokasm list and tokasm show CASE print the cases themselves.
+Output: the tokasm, corpus and protocol versions; each case that did not
+pass, with its rules (SPEC.md ids), description, failing step, the event sent
+and the expected and actual values; for a target with failures, the rules
+most likely broken, worst first; a report card (target x outcome); and a
+closing CONFORMANCE PASSED/FAILED line with the counts. tokasm list and
+tokasm show CASE print the cases themselves.
 
 Besides the corpus, each target gets two cost probes (docs/cost.md), reported,
-selected (-k) and listed (--xfail) like cases; {PROBE_COST}
-(--no-cost-probe skips both). cost.cache-final (CACHE-FINAL): reads after
-final must not grow with the message; the bundled naive-join breaks it by
-design, an expected failure. cost.stream-linear (STREAM-LINEAR, a SHOULD):
-whether an append costs more as the message's text grows; a finding, shown
-on a passed result, which fails only with --strict-cost.
+selected (-k) and listed (--xfail) like cases. cost.cache-final (CACHE-FINAL):
+reads after final must not grow with the message; the bundled naive-join
+breaks it by design, an expected failure. cost.stream-linear (STREAM-LINEAR,
+a SHOULD): whether an append costs more as the text grows; a finding, shown
+on a passed result.
 
-For CI: --junit and --json for machines, --markdown for a pull request.
-Report paths are checked before any case runs; an old report at a --json,
---junit or --markdown path is deleted when the first case runs, and each
-report is written whole (a temporary file, then a rename) when the run ends,
-so an interrupted run leaves none. PATH '-' sends that report to stdout (one
-at most), and the rest of the output to stderr.
-An implementation with known gaps keeps an --xfail list (one case id or glob
-per line, '# reason' allowed): listed cases that fail are expected failures;
-a listed case that passes, or a line matching no case, fails the run, so the
-list cannot go stale. --write-xfail writes today's failures as such a list.
-One --xfail file applies to every target of the run.
+Report paths are checked before any case runs; an old report is deleted when
+the first case runs and the new one written whole when the run ends, so an
+interrupted run leaves none. PATH '-' sends one report to stdout, and the
+rest of the output to stderr. Cases an --xfail list names (for every target)
+are expected to fail: one that passes, or a line matching no case, fails the
+run, so the list cannot go stale.
 
 The same checks from pytest, one test per case, then cost.cache-final and
 fuzz items (works with pytest-xdist):
@@ -191,7 +178,8 @@ def add_parser(commands: Commands) -> None:
         "--cost-probe",
         action=argparse.BooleanOptionalAction,
         help=f"measure CACHE-FINAL and STREAM-LINEAR on each target as the checks "
-        f"{' and '.join(PROBE_IDS)} (default on; {PROBE_COST}; docs/cost.md)",
+        f"{' and '.join(PROBE_IDS)} (default on; about 0.3 s each for a Python target, 0.3 to "
+        "3 s over the protocol; docs/cost.md)",
     )
     add(
         "--strict-cost",
