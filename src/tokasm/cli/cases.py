@@ -3,13 +3,11 @@ checks, before running anything; both include the cost probes, named like cases.
 
 from __future__ import annotations
 
-import difflib
 from typing import TYPE_CHECKING
 
 from tokasm._display import show
 from tokasm.cli.options import exit_codes, non_negative, select, subcommand
 from tokasm.corpus import Raises, load_corpus
-from tokasm.errors import CorpusError
 from tokasm.implementations import DEFAULT_BACKEND
 from tokasm.run import CACHE_FINAL, PROBE_ID, PROBE_STEPS, STREAM_LINEAR, STREAM_PROBE_ID
 
@@ -17,7 +15,7 @@ if TYPE_CHECKING:
     import argparse
 
     from tokasm.cli.options import Commands
-    from tokasm.corpus import Case, Corpus, Step
+    from tokasm.corpus import Case, Step
 
 EXIT_CODES = exit_codes("listed or shown", "not used (nothing is checked)")
 
@@ -29,18 +27,9 @@ TAIL_STEPS = 5
 _PROBES = {PROBE_ID: CACHE_FINAL, STREAM_PROBE_ID: STREAM_LINEAR}
 
 
-def _select(corpus: Corpus, globs: list[str]) -> tuple[list[Case], list[str]]:
-    cases, probes = select(corpus, globs)
-    if not cases and not probes:
-        close = difflib.get_close_matches(globs[0], [c.id for c in corpus] + [*_PROBES], n=3)
-        hint = f"; did you mean {', '.join(close)}?" if close else "; see tokasm list"
-        raise CorpusError(f"no case id matches {globs}{hint}")
-    return cases, probes
-
-
 def run_list(args: argparse.Namespace) -> int:
     corpus = load_corpus()
-    cases, probes = _select(corpus, args.globs)
+    cases, probes = select(corpus, args.globs)
     rows = [(c.id, c.profile, str(len(c.steps)), ", ".join(c.requirements)) for c in cases]
     rows += [(probe, "required", "probe", _PROBES[probe]) for probe in probes]
     header = ("id", "profile", "steps", "requirements")
@@ -81,7 +70,7 @@ def _render_case(case: Case, limit: int) -> str:
 
 
 def run_show(args: argparse.Namespace) -> int:
-    cases, probes = _select(load_corpus(), args.cases)
+    cases, probes = select(load_corpus(), args.cases)
     blocks = [_render_case(case, args.steps) for case in cases]
     if probes:
         blocks.append(PROBE_STEPS)  # both probes, each under its id

@@ -202,13 +202,10 @@ def add_parser(commands: Commands) -> None:
 
 def _select(chosen: list[Case], args: argparse.Namespace) -> tuple[list[Case], list[str]]:
     """The cases and probes ``-k`` selects; CorpusError, not a pass, if nothing is left."""
-    patterns = args.case
-    cases, probes = options.select(chosen, patterns)
-    if not cases and not probes:
-        raise CorpusError(f"no case id matches {patterns}")
+    cases, probes = options.select(chosen, args.case)
     if not cases and not args.cost_probe:
         raise CorpusError(
-            f"-k {' '.join(patterns)} selects only {', '.join(probes)}, which --no-cost-probe "
+            f"-k {' '.join(args.case)} selects only {', '.join(probes)}, which --no-cost-probe "
             "turns off: nothing to run"
         )
     return cases, probes if args.cost_probe else []

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import difflib
 import math
 import os
 from fnmatch import fnmatchcase
@@ -107,12 +108,20 @@ def start_target(
 
 
 def select(cases: Iterable[Case], globs: list[str]) -> tuple[list[Case], list[str]]:
-    """The cases and the cost probes whose id matches a glob (all of them for no glob)."""
+    """The cases and the cost probes whose id matches a glob (all of them for no glob);
+    CorpusError, not a pass, if none does."""
 
     def chosen(case_id: str) -> bool:
         return not globs or any(fnmatchcase(case_id, glob) for glob in globs)
 
-    return [case for case in cases if chosen(case.id)], [p for p in PROBE_IDS if chosen(p)]
+    every = list(cases)
+    selected = [case for case in every if chosen(case.id)]
+    probes = [probe for probe in PROBE_IDS if chosen(probe)]
+    if not selected and not probes:
+        close = difflib.get_close_matches(globs[0], [c.id for c in every] + [*PROBE_IDS], n=3)
+        hint = f"; did you mean {', '.join(close)}?" if close else "; see tokasm list"
+        raise CorpusError(f"no case id matches {globs}{hint}")
+    return selected, probes
 
 
 #: The longest timeout or budget an option takes: a day, which every wait of every
