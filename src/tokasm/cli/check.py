@@ -219,7 +219,7 @@ def _report_plan(args: argparse.Namespace) -> report.ReportPlan:
             keep = report.load_xfail(args.write_xfail)
         except XfailError as error:
             raise ReportError(f"--write-xfail: will not replace it: {error}") from None
-    return report.ReportPlan.checked(
+    return report.ReportPlan(
         [
             ("--json", args.json, report.json_text),
             ("--junit", args.junit, report.junit_text),
