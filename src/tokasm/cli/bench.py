@@ -14,7 +14,7 @@ from tokasm.bench import FULL, QUICK, SCENARIOS, format_size
 from tokasm.cli import options
 from tokasm.errors import ReportError
 from tokasm.implementations import DEFAULT_BACKEND
-from tokasm.protocol import DEFAULT_TIMEOUT, CommandTarget, split_command
+from tokasm.protocol import DEFAULT_TIMEOUT
 from tokasm.report import Progress, destination, progress_wanted, write_text_atomically
 from tokasm.run import resolve_target
 
@@ -118,7 +118,7 @@ def _contenders(args: argparse.Namespace, subjects: list[Target]) -> list[Conten
         else:
             contenders.append(bench.load_contender(target, args.timeout))
     for line in args.cmd:
-        subjects.append(CommandTarget(split_command(line), args.timeout))
+        subjects.append(options.start_target(args, line, command=True))
         contenders.append(bench.protocol_contender(subjects[-1]))
     return contenders
 
