@@ -9,7 +9,7 @@ from tokasm._display import show
 from tokasm.cli.options import exit_codes, non_negative, select, subcommand
 from tokasm.corpus import Raises, load_corpus
 from tokasm.implementations import DEFAULT_BACKEND
-from tokasm.run import CACHE_FINAL, PROBE_ID, PROBE_STEPS, STREAM_LINEAR, STREAM_PROBE_ID
+from tokasm.run import PROBE_IDS, PROBE_STEPS, probe_named
 
 if TYPE_CHECKING:
     import argparse
@@ -23,20 +23,18 @@ EXIT_CODES = exit_codes("listed or shown", "not used (nothing is checked)")
 HEAD_STEPS = 20
 TAIL_STEPS = 5
 
-#: The checks that are no corpus case (``-k`` and ``--xfail`` name them alike), and their rules.
-_PROBES = {PROBE_ID: CACHE_FINAL, STREAM_PROBE_ID: STREAM_LINEAR}
-
 
 def run_list(args: argparse.Namespace) -> int:
     corpus = load_corpus()
     cases, probes = select(corpus, args.globs)
     rows = [(c.id, c.profile, str(len(c.steps)), ", ".join(c.requirements)) for c in cases]
-    rows += [(probe, "required", "probe", _PROBES[probe]) for probe in probes]
+    # the cost probes, named like cases (-k and --xfail name them alike), with their rules
+    rows += [(p, "required", "probe", probe_named(p, "passed").requirements[0]) for p in probes]
     header = ("id", "profile", "steps", "requirements")
     widths = [max(len(row[i]) for row in [header, *rows]) for i in range(3)]
     for row in [header, *rows]:
         print(f"{row[0]:<{widths[0]}}  {row[1]:<{widths[1]}}  {row[2]:>{widths[2]}}  {row[3]}")
-    count, total = len(cases) + len(probes), len(corpus) + len(_PROBES)
+    count, total = len(cases) + len(probes), len(corpus) + len(PROBE_IDS)
     print(f"{count} of {total} checks (corpus {corpus.version} and the cost probes)")
     return 0
 

@@ -274,8 +274,7 @@ def run(args: argparse.Namespace) -> int:
         check.cases, check.probes = _select(chosen, args)
         xfail = report.load_xfail(args.xfail, corpus) if args.xfail else None
         for subject, _ in targets:  # a profile asked for that a target cannot run: not a skip
-            gap = profile_gap(args.profile, chosen, subject.name, subject.features)
-            if gap is not None:
+            if gap := profile_gap(args.profile, chosen, subject.name, subject.features):
                 raise TargetError(f"--profile: {gap}")
         reports.remove_stale()
         check.console.print(options.version_line())
