@@ -589,7 +589,7 @@ def test_a_quadratic_class_cannot_stretch_the_sweep_past_max_time(
     [
         ("--json", "/proc/nope/x.json", "cannot create its folder"),
         ("--markdown", "/proc/nope/x.md", "cannot create its folder"),
-        ("--json", "folder", "is a directory"),
+        ("--json", "folder", "is a folder"),
     ],
 )
 def test_an_unwritable_report_exits_2_before_measuring(
@@ -600,7 +600,7 @@ def test_an_unwritable_report_exits_2_before_measuring(
     assert ran.code == 2
     assert ran.out == ""
     [line] = ran.err.splitlines()
-    assert line.startswith(f"tokasm bench: error: {option} {path}: {message}")
+    assert line.startswith(f"tokasm bench: error: {option} {path!r}: {message}")
 
 
 def test_a_protocol_testee_is_measured_per_request(

@@ -73,18 +73,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def command() -> NoReturn:
-    """The ``tokasm`` program: ``main``, then exit with its status, every testee stopped."""
+    """The ``tokasm`` program: ``main``'s status as Python exits with any, every testee stopped."""
     try:
         with hypothesis_files_kept_by_tokasm():
-            code: int | str | None = main()
-    except SystemExit as stop:  # TokasmExit: --help, --version, SIGTERM's 143
-        code = stop.code
-    if isinstance(code, str):
-        print(code, file=sys.stderr)
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError):
-            silence()
-    end_testees()
-    sys.exit(code if isinstance(code, int) else 0 if code is None else EXIT_FAILED)
+            sys.exit(main())
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                silence()
+        end_testees()

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -14,8 +14,8 @@ from tokasm.bench import FULL, QUICK, SCENARIOS, format_size
 from tokasm.cli import options
 from tokasm.errors import ReportError
 from tokasm.implementations import DEFAULT_BACKEND
-from tokasm.protocol import DEFAULT_TIMEOUT, CommandTarget, split_command
-from tokasm.report import Progress, progress_wanted
+from tokasm.protocol import DEFAULT_TIMEOUT
+from tokasm.report import Progress, destination, progress_wanted, write_text_atomically
 from tokasm.run import resolve_target
 
 if TYPE_CHECKING:
@@ -118,7 +118,7 @@ def _contenders(args: argparse.Namespace, subjects: list[Target]) -> list[Conten
         else:
             contenders.append(bench.load_contender(target, args.timeout))
     for line in args.cmd:
-        subjects.append(CommandTarget(split_command(line), args.timeout))
+        subjects.append(options.start_target(args, line, command=True))
         contenders.append(bench.protocol_contender(subjects[-1]))
     return contenders
 
@@ -144,18 +144,16 @@ def _check_report_paths(args: argparse.Namespace) -> None:
     """ReportError (PlotError) now, before measuring, for a report that could not be written."""
     if args.plot:
         bench.check_plot(args.plot)
-    reports = {"--json": args.json, "--markdown": args.markdown, "--plot": args.plot}
-    for option, path in reports.items():
-        if path is None:
-            continue
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as error:
-            raise ReportError(f"{option} {path}: cannot create its folder: {error}") from None
-        if path.is_dir():
-            raise ReportError(f"{option} {path}: is a directory")
-        if not os.access(path if path.exists() else path.parent, os.W_OK):
-            raise ReportError(f"{option} {path}: not writable")
+    for option in ("--json", "--markdown", "--plot"):
+        path = getattr(args, option[2:])
+        if path is not None:
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as error:
+                raise ReportError(
+                    f"{option} {str(path)!r}: cannot create its folder: {error}"
+                ) from None
+            destination(option, path)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -169,15 +167,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _measure(args: argparse.Namespace, contenders: list[Contender]) -> int:
-    base = QUICK if args.quick else FULL
-    settings = bench.SweepSettings(
-        sizes=args.sizes or base.sizes,
-        repeats=args.repeats or base.repeats,
-        budget=args.budget or base.budget,
-        batch=base.batch,
+    given = {name: getattr(args, name) for name in ("sizes", "repeats", "budget", "max_time")}
+    settings = replace(
+        QUICK if args.quick else FULL,
         memory=not args.no_memory,
-        max_time=args.max_time or base.max_time,
-        texts=base.texts,
+        **{name: value for name, value in given.items() if value},
     )
     scenarios = [SCENARIOS[name] for name in args.scenario] or list(SCENARIOS.values())
     if any(contender.per_request for contender in contenders):
@@ -201,12 +195,12 @@ def _measure(args: argparse.Namespace, contenders: list[Contender]) -> int:
     try:
         if args.json:
             payload = bench.to_json(results, settings, DEFAULT_BACKEND)
-            args.json.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
+            write_text_atomically(args.json, json.dumps(payload, indent=2) + "\n")
         if args.markdown:
-            args.markdown.write_text(
+            write_text_atomically(
+                args.markdown,
                 f"# tokasm bench\n\nScaling exponent and verdict per scenario and backend:\n\n"
                 f"{matrix}\n\nDetails (time per operation at each size):\n\n```text\n{text}\n```\n",
-                encoding="utf-8",
             )
         if args.plot:
             bench.write_plot(results, args.plot, DEFAULT_BACKEND)

@@ -3,21 +3,19 @@ checks, before running anything; both include the cost probes, named like cases.
 
 from __future__ import annotations
 
-import difflib
 from typing import TYPE_CHECKING
 
 from tokasm._display import show
 from tokasm.cli.options import exit_codes, non_negative, select, subcommand
 from tokasm.corpus import Raises, load_corpus
-from tokasm.errors import CorpusError
 from tokasm.implementations import DEFAULT_BACKEND
-from tokasm.run import CACHE_FINAL, PROBE_ID, PROBE_STEPS, STREAM_LINEAR, STREAM_PROBE_ID
+from tokasm.run import PROBE_IDS, PROBE_STEPS, probe_named
 
 if TYPE_CHECKING:
     import argparse
 
     from tokasm.cli.options import Commands
-    from tokasm.corpus import Case, Corpus, Step
+    from tokasm.corpus import Case, Step
 
 EXIT_CODES = exit_codes("listed or shown", "not used (nothing is checked)")
 
@@ -25,29 +23,18 @@ EXIT_CODES = exit_codes("listed or shown", "not used (nothing is checked)")
 HEAD_STEPS = 20
 TAIL_STEPS = 5
 
-#: The checks that are no corpus case (``-k`` and ``--xfail`` name them alike), and their rules.
-_PROBES = {PROBE_ID: CACHE_FINAL, STREAM_PROBE_ID: STREAM_LINEAR}
-
-
-def _select(corpus: Corpus, globs: list[str]) -> tuple[list[Case], list[str]]:
-    cases, probes = select(corpus, globs)
-    if not cases and not probes:
-        close = difflib.get_close_matches(globs[0], [c.id for c in corpus] + [*_PROBES], n=3)
-        hint = f"; did you mean {', '.join(close)}?" if close else "; see tokasm list"
-        raise CorpusError(f"no case id matches {globs}{hint}")
-    return cases, probes
-
 
 def run_list(args: argparse.Namespace) -> int:
     corpus = load_corpus()
-    cases, probes = _select(corpus, args.globs)
+    cases, probes = select(corpus, args.globs)
     rows = [(c.id, c.profile, str(len(c.steps)), ", ".join(c.requirements)) for c in cases]
-    rows += [(probe, "required", "probe", _PROBES[probe]) for probe in probes]
+    # the cost probes, named like cases (-k and --xfail name them alike), with their rules
+    rows += [(p, "required", "probe", probe_named(p, "passed").requirements[0]) for p in probes]
     header = ("id", "profile", "steps", "requirements")
     widths = [max(len(row[i]) for row in [header, *rows]) for i in range(3)]
     for row in [header, *rows]:
         print(f"{row[0]:<{widths[0]}}  {row[1]:<{widths[1]}}  {row[2]:>{widths[2]}}  {row[3]}")
-    count, total = len(cases) + len(probes), len(corpus) + len(_PROBES)
+    count, total = len(cases) + len(probes), len(corpus) + len(PROBE_IDS)
     print(f"{count} of {total} checks (corpus {corpus.version} and the cost probes)")
     return 0
 
@@ -81,7 +68,7 @@ def _render_case(case: Case, limit: int) -> str:
 
 
 def run_show(args: argparse.Namespace) -> int:
-    cases, probes = _select(load_corpus(), args.cases)
+    cases, probes = select(load_corpus(), args.cases)
     blocks = [_render_case(case, args.steps) for case in cases]
     if probes:
         blocks.append(PROBE_STEPS)  # both probes, each under its id

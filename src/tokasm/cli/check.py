@@ -24,7 +24,6 @@ from tokasm.protocol import (
     START_TIMEOUT,
     CommandTarget,
     WorkerTarget,
-    split_command,
 )
 from tokasm.run import (
     DEFAULT_PROFILES,
@@ -32,9 +31,7 @@ from tokasm.run import (
     PROBE_IDS,
     STREAM_PROBE_ID,
     CaseResult,
-    PythonTarget,
     TargetRun,
-    resolve_target,
     run_case,
     run_probe,
     skip_reason,
@@ -48,11 +45,7 @@ if TYPE_CHECKING:
     from tokasm.corpus import Case, Corpus
     from tokasm.run import Target
 
-#: What the cost probe costs, as docs/cost.md measured it (said in the description and
-#: in --cost-probe's help).
-PROBE_COST = "about 0.3 s each for a Python target, 0.3 to 3 s over the protocol"
-
-DESCRIPTION = f"""\
+DESCRIPTION = """\
 Run the conformance corpus against one or more targets.
 
 With no TARGET, every bundled backend is checked. A TARGET is MODULE:ATTR,
@@ -60,37 +53,28 @@ where ATTR is a class or a zero-argument factory returning a fresh assembler
 (the current folder is importable; MODULE may be a file's path), or the name
 of a bundled backend. Each runs in a worker process of its own: whatever it
 does there (exit, crash, hang, eat memory) errors the case it was running,
-and the run goes on (docs/guarantees.md). --in-process runs it in tokasm's
-own process instead, for a debugger, trusting it.
+and the run goes on (docs/guarantees.md).
 
-Output: a header with the tokasm, corpus and protocol versions; each case
-that did not pass, with its id, the rules (SPEC.md ids) it lists, its
-description, failing step, the event sent and the expected and actual values
-(by repr); for a target with failures, the rules most likely broken, worst
-first ("breaks AFTER-REFINAL: 10 cases, first: ..."); a report card (target x
-outcome); and a closing CONFORMANCE PASSED/FAILED line with the counts.
-Progress goes to stderr on a terminal only (never when CI is set, or with
---quiet). tokasm list and tokasm show CASE print the cases themselves.
+Output: the tokasm, corpus and protocol versions; each case that did not
+pass, with its rules (SPEC.md ids), description, failing step, the event sent
+and the expected and actual values; for a target with failures, the rules
+most likely broken, worst first; a report card (target x outcome); and a
+closing CONFORMANCE PASSED/FAILED line with the counts. tokasm list and
+tokasm show CASE print the cases themselves.
 
 Besides the corpus, each target gets two cost probes (docs/cost.md), reported,
-selected (-k) and listed (--xfail) like cases; {PROBE_COST}
-(--no-cost-probe skips both). cost.cache-final (CACHE-FINAL): reads after
-final must not grow with the message; the bundled naive-join breaks it by
-design, an expected failure. cost.stream-linear (STREAM-LINEAR, a SHOULD):
-whether an append costs more as the message's text grows; a finding, shown
-on a passed result, which fails only with --strict-cost.
+selected (-k) and listed (--xfail) like cases. cost.cache-final (CACHE-FINAL):
+reads after final must not grow with the message; the bundled naive-join
+breaks it by design, an expected failure. cost.stream-linear (STREAM-LINEAR,
+a SHOULD): whether an append costs more as the text grows; a finding, shown
+on a passed result.
 
-For CI: --junit and --json for machines, --markdown for a pull request.
-Report paths are checked before any case runs; an old report at a --json,
---junit or --markdown path is deleted when the first case runs, and each
-report is written whole (a temporary file, then a rename) when the run ends,
-so an interrupted run leaves none. PATH '-' sends that report to stdout (one
-at most), and the rest of the output to stderr.
-An implementation with known gaps keeps an --xfail list (one case id or glob
-per line, '# reason' allowed): listed cases that fail are expected failures;
-a listed case that passes, or a line matching no case, fails the run, so the
-list cannot go stale. --write-xfail writes today's failures as such a list.
-One --xfail file applies to every target of the run.
+Report paths are checked before any case runs; an old report is deleted when
+the first case runs and the new one written whole when the run ends, so an
+interrupted run leaves none. PATH '-' sends one report to stdout, and the
+rest of the output to stderr. Cases an --xfail list names (for every target)
+are expected to fail: one that passes, or a line matching no case, fails the
+run, so the list cannot go stale.
 
 The same checks from pytest, one test per case, then cost.cache-final and
 fuzz items (works with pytest-xdist):
@@ -194,7 +178,8 @@ def add_parser(commands: Commands) -> None:
         "--cost-probe",
         action=argparse.BooleanOptionalAction,
         help=f"measure CACHE-FINAL and STREAM-LINEAR on each target as the checks "
-        f"{' and '.join(PROBE_IDS)} (default on; {PROBE_COST}; docs/cost.md)",
+        f"{' and '.join(PROBE_IDS)} (default on; about 0.3 s each for a Python target, 0.3 to "
+        "3 s over the protocol; docs/cost.md)",
     )
     add(
         "--strict-cost",
@@ -217,13 +202,10 @@ def add_parser(commands: Commands) -> None:
 
 def _select(chosen: list[Case], args: argparse.Namespace) -> tuple[list[Case], list[str]]:
     """The cases and probes ``-k`` selects; CorpusError, not a pass, if nothing is left."""
-    patterns = args.case
-    cases, probes = options.select(chosen, patterns)
-    if not cases and not probes:
-        raise CorpusError(f"no case id matches {patterns}")
+    cases, probes = options.select(chosen, args.case)
     if not cases and not args.cost_probe:
         raise CorpusError(
-            f"-k {' '.join(patterns)} selects only {', '.join(probes)}, which --no-cost-probe "
+            f"-k {' '.join(args.case)} selects only {', '.join(probes)}, which --no-cost-probe "
             "turns off: nothing to run"
         )
     return cases, probes if args.cost_probe else []
@@ -237,7 +219,7 @@ def _report_plan(args: argparse.Namespace) -> report.ReportPlan:
             keep = report.load_xfail(args.write_xfail)
         except XfailError as error:
             raise ReportError(f"--write-xfail: will not replace it: {error}") from None
-    return report.ReportPlan.checked(
+    return report.ReportPlan(
         [
             ("--json", args.json, report.json_text),
             ("--junit", args.junit, report.junit_text),
@@ -260,13 +242,10 @@ def _start_targets(args: argparse.Namespace) -> list[tuple[Target, str | None]]:
                 options.Console(sys.stderr).print(
                     f"loading {safe_text(name, report.NAME_LIMIT)} ..."
                 )
-            if args.in_process:
-                subject: Target = PythonTarget(resolve_target(name), name)
-            else:
-                subject = WorkerTarget(name, args.timeout, window=window)
+            subject = options.start_target(args, name, window=window)
             targets.append((subject, name if name in BACKENDS else None))
         for line in args.cmd:
-            targets.append((CommandTarget(split_command(line), args.timeout, window=window), None))
+            targets.append((options.start_target(args, line, command=True, window=window), None))
     except TargetError:
         for subject, _ in targets:
             subject.close()
@@ -295,8 +274,7 @@ def run(args: argparse.Namespace) -> int:
         check.cases, check.probes = _select(chosen, args)
         xfail = report.load_xfail(args.xfail, corpus) if args.xfail else None
         for subject, _ in targets:  # a profile asked for that a target cannot run: not a skip
-            gap = profile_gap(args.profile, chosen, subject.name, subject.features)
-            if gap is not None:
+            if gap := profile_gap(args.profile, chosen, subject.name, subject.features):
                 raise TargetError(f"--profile: {gap}")
         reports.remove_stale()
         check.console.print(options.version_line())

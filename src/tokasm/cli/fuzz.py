@@ -10,15 +10,13 @@ from typing import TYPE_CHECKING, Any
 from tokasm.cli import options
 from tokasm.errors import ReportError
 from tokasm.fuzz import INSTANCE_NAMES, SHRINK_BUDGET
-from tokasm.protocol import DEFAULT_TIMEOUT, CommandTarget, WorkerTarget, split_command
+from tokasm.protocol import DEFAULT_TIMEOUT
 from tokasm.report import destination, write_text_atomically
-from tokasm.run import PythonTarget, resolve_target
 
 if TYPE_CHECKING:
     import argparse
 
     from tokasm.cli.options import Commands
-    from tokasm.run import Target
 
 DESCRIPTION = """\
 Run Hypothesis-generated event programs against one target and the spec's model.
@@ -97,15 +95,6 @@ def add_parser(commands: Commands) -> None:
     parser.set_defaults(run=run)
 
 
-def _subject(args: argparse.Namespace) -> Target:
-    """The target; a testee is restarted after every fault, each example its own case."""
-    if args.cmd is not None:
-        return CommandTarget(split_command(args.cmd), args.timeout, breaker=None)
-    if args.in_process:
-        return PythonTarget(resolve_target(args.target), args.target)
-    return WorkerTarget(args.target, args.timeout, breaker=None)
-
-
 def _is_folder(save: str) -> bool:
     return save.endswith(("/", os.sep)) or Path(save).is_dir()
 
@@ -129,21 +118,13 @@ def _check_save(args: argparse.Namespace) -> None:
 
 
 def _save(args: argparse.Namespace, case_id: str, text: str) -> Path:
-    """Write a new file (never through a symlink), or with --force replace it whole."""
+    """Write a new file (never over a file or symlink unless --force), whole."""
     path = Path(args.save) / f"{case_id}.yaml" if _is_folder(args.save) else Path(args.save)
+    if not args.force and (path.exists() or path.is_symlink()):
+        raise ReportError(f"--save: {str(path)!r} exists; pass --force to replace it")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        if args.force:
-            write_text_atomically(path, text)
-            return path
-        with path.open("x", encoding="utf-8") as file:  # O_EXCL: no file, no symlink there
-            try:
-                file.write(text)
-            except OSError:
-                path.unlink()
-                raise
-    except FileExistsError:
-        raise ReportError(f"--save: {str(path)!r} exists; pass --force to replace it") from None
+        write_text_atomically(path, text)
     except OSError as error:
         raise ReportError(f"--save: cannot write {str(path)!r}: {error}") from error
     return path
@@ -153,7 +134,10 @@ def run(args: argparse.Namespace) -> int:
     from tokasm.fuzz import fuzz  # Hypothesis: not for --help or another command
 
     _check_save(args)
-    subject = _subject(args)
+    # a testee is restarted after every fault, each example its own case
+    subject = options.start_target(
+        args, args.cmd or args.target, command=args.cmd is not None, breaker=None
+    )
     try:
         names = ("examples", "seed", "budget", "shrink_budget", "instances")
         report = fuzz(subject, **{name: getattr(args, name) for name in names})

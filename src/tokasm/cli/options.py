@@ -5,22 +5,24 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import difflib
 import math
 import os
 from fnmatch import fnmatchcase
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO, TypeAlias
+from typing import TYPE_CHECKING, Any, TextIO, TypeAlias
 
 from tokasm._versions import PROTOCOL_VERSION, __version__
 from tokasm.bench import parse_size
 from tokasm.corpus import load_corpus, spec_dir
 from tokasm.errors import CorpusError, UsageError
-from tokasm.run import PROBE_IDS
+from tokasm.run import PROBE_IDS, PythonTarget, resolve_target
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
 
     from tokasm.corpus import Case, Corpus
+    from tokasm.run import Target
 
 Commands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 
@@ -92,13 +94,34 @@ def chosen_cases(args: argparse.Namespace) -> tuple[Corpus, list[Case]]:
     return corpus, [case for case in corpus if not (args.no_bundled and case.bundled)]
 
 
+def start_target(
+    args: argparse.Namespace, target: str, *, command: bool = False, **settings: Any
+) -> Target:
+    """A testee ``command`` line, or a target in a worker or (--in-process) in this process."""
+    from tokasm.protocol import CommandTarget, WorkerTarget, split_command
+
+    if command:
+        return CommandTarget(split_command(target), args.timeout, **settings)
+    if args.in_process:
+        return PythonTarget(resolve_target(target), target)
+    return WorkerTarget(target, args.timeout, **settings)
+
+
 def select(cases: Iterable[Case], globs: list[str]) -> tuple[list[Case], list[str]]:
-    """The cases and the cost probes whose id matches a glob (all of them for no glob)."""
+    """The cases and the cost probes whose id matches a glob (all of them for no glob);
+    CorpusError, not a pass, if none does."""
 
     def chosen(case_id: str) -> bool:
         return not globs or any(fnmatchcase(case_id, glob) for glob in globs)
 
-    return [case for case in cases if chosen(case.id)], [p for p in PROBE_IDS if chosen(p)]
+    every = list(cases)
+    selected = [case for case in every if chosen(case.id)]
+    probes = [probe for probe in PROBE_IDS if chosen(probe)]
+    if not selected and not probes:
+        close = difflib.get_close_matches(globs[0], [c.id for c in every] + [*PROBE_IDS], n=3)
+        hint = f"; did you mean {', '.join(close)}?" if close else "; see tokasm list"
+        raise CorpusError(f"no case id matches {globs}{hint}")
+    return selected, probes
 
 
 #: The longest timeout or budget an option takes: a day, which every wait of every

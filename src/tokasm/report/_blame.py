@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 import re
 import unicodedata
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING
@@ -431,17 +431,15 @@ def blame(results: Sequence[CaseResult], cases: Mapping[str, Case]) -> list[Blam
     a result whose case ``cases`` lacks (a probe) is judged by its listed rules only."""
     if not any(result.outcome in _BROKEN for result in results):
         return []
-    failing_weight: dict[str, float] = defaultdict(float)
-    ran_weight: dict[str, float] = defaultdict(float)
+    failing_weight: Counter[str] = Counter()
+    ran_weight: Counter[str] = Counter()
     candidates: list[tuple[CaseResult, dict[str, float]]] = []
     for result in results:
         if result.outcome not in _RAN:
             continue
         failing, ran = _evidence(result, cases.get(result.case_id))
-        for rule, weight in ran.items():
-            ran_weight[rule] += weight
-        for rule, weight in failing.items():
-            failing_weight[rule] += weight
+        ran_weight.update(ran)
+        failing_weight.update(failing)
         if result.outcome in _BROKEN:
             candidates.append((result, failing))
     scores = {rule: weight * weight / ran_weight[rule] for rule, weight in failing_weight.items()}

@@ -12,7 +12,7 @@ import stat
 import sys
 import tempfile
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, TypeAlias
 
@@ -386,32 +386,24 @@ def destination(option: str, given: Path) -> Path | None:
 Render: TypeAlias = "Callable[[Sequence[TargetRun]], str]"
 
 
-@dataclass(frozen=True)
 class ReportPlan:
-    """Every report asked for, (option, path or None: stdout, render), checked before the run;
-    ``kept``: the option whose file people edit, never deleted as stale."""
+    """Every report asked for, checked before the run: ReportError (exit 2) unless each path
+    can take its report, at most one is ``-`` (stdout), no two name one file and only ``kept``
+    (the file people edit, never deleted as stale) names the list read, ``source``."""
 
-    wanted: tuple[tuple[str, Path | None, Render], ...]
-    kept: str = ""
-
-    @classmethod
-    def checked(
-        cls,
-        requests: Sequence[tuple[str, Path | None, Render]],
-        source: Path | None = None,
-        kept: str = "",
-    ) -> ReportPlan:
-        """ReportError (exit 2) unless each path can take its report, at most one is ``-``, no
-        two name one file and only ``kept`` names the list read, ``source``."""
-        wanted = tuple(
+    def __init__(
+        self, requests: Sequence[tuple[str, Path | None, Render]], source: Path | None, kept: str
+    ) -> None:
+        self.kept = kept
+        self.wanted = [
             (option, destination(option, path), render)
             for option, path, render in requests
             if path is not None
-        )
-        if sum(path is None for _, path, _ in wanted) > 1:
+        ]
+        if sum(path is None for _, path, _ in self.wanted) > 1:
             raise ReportError("only one report can go to stdout ('-')")
         seen: dict[Path, str] = {}
-        for option, path, _ in wanted:
+        for option, path, _ in self.wanted:
             if path is None:
                 continue
             other = seen.setdefault(path, option)
@@ -419,7 +411,6 @@ class ReportPlan:
                 raise ReportError(f"{option} and {other} name the same file")
             if source is not None and path == Path(os.path.realpath(source)) and option != kept:
                 raise ReportError(f"{option} names the same file as the list read, {str(source)!r}")
-        return cls(wanted, kept)
 
     @property
     def to_stdout(self) -> bool:
