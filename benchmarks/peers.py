@@ -26,10 +26,10 @@ import sys
 from typing import TYPE_CHECKING, Any, cast
 
 from tokasm.bench import (
-    Contender,
+    BenchTarget,
     SweepSettings,
-    bundled_contenders,
-    python_contender,
+    bundled_targets,
+    python_target,
     render_table,
     run_sweep,
 )
@@ -193,14 +193,14 @@ PEERS: dict[str, Callable[[], _Peer]] = {
 }
 
 
-def _peer_contenders() -> list[Contender]:
-    contenders = []
+def _peer_targets() -> list[BenchTarget]:
+    bench_targets = []
     for name, factory in PEERS.items():
         try:
-            contenders.append(python_contender(name, factory))
+            bench_targets.append(python_target(name, factory))
         except TargetError as error:  # its library is not installed
             print(f"peers: skipping {name}: {error} (nox -s peers installs it)", file=sys.stderr)
-    return contenders
+    return bench_targets
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -222,13 +222,13 @@ def main(argv: list[str] | None = None) -> int:
         "--budget", type=positive_seconds, default=5.0, help="seconds per run at most"
     )
     args = parser.parse_args(argv)
-    peers = _peer_contenders()
+    peers = _peer_targets()
     if not peers:
         print("peers: none of the libraries is installed; run `nox -s peers`", file=sys.stderr)
         return 2
     settings = SweepSettings(sizes=args.sizes, repeats=3, budget=args.budget, batch=0.05)
     scenarios = [SCENARIOS[name] for name in args.scenario or ["stream_then_finalize"]]
-    results = run_sweep(scenarios, [*bundled_contenders(), *peers], settings)
+    results = run_sweep(scenarios, [*bundled_targets(), *peers], settings)
     print(DISCLAIMER)
     print()
     print(render_table(results, settings, DEFAULT_BACKEND))

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from tokasm.bench import python_contender, time_action
+from tokasm.bench import python_target, time_action
 from tokasm.bench.scenarios import SCENARIOS
 from tokasm.implementations import BACKENDS, DEFAULT_BACKEND
 
@@ -35,7 +35,7 @@ def test_scenario(
 ) -> None:
     scenario = SCENARIOS[bench_cell.scenario]
     factory = BACKENDS[bench_cell.backend]
-    if scenario.needs_read_since and not python_contender("", factory).has_read_since:
+    if scenario.needs_read_since and not python_target("", factory).has_read_since:
         pytest.skip(f"{bench_cell.backend} has no read_since")
     predicted = timings.predicted(bench_cell)
     if predicted > timings.budget:

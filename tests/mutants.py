@@ -2883,7 +2883,7 @@ class ReadCacheClearedByAnyApply(RejoinsAfterFinal):
 class CachesOnlyShortTexts(JoinsOnceAtFinal):
     """Breaks CACHE-FINAL: only texts up to 32 KiB are cached, to bound memory; a longer one
     is joined again at every read. In process only: over the protocol the probe's texts
-    are 3000 characters."""
+    are under 12,000 characters."""
 
     IN_PROCESS_ONLY: ClassVar[bool] = True
 

@@ -30,7 +30,7 @@ from tokasm.bench import (
     verdict,
 )
 from tokasm.bench._measure import Fit, fit, judge
-from tokasm.bench._sweep import QUICK, Contender, Series, climb
+from tokasm.bench._sweep import QUICK, BenchTarget, Series, climb
 from tokasm.bench._worker import Bench
 from tokasm.bench.scenarios import SCENARIOS
 from tokasm.cli import main
@@ -550,7 +550,7 @@ def test_a_quadratic_class_cannot_stretch_the_sweep_past_max_time(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """With a budget of a day, only --max-time stops the climb: the first size predicted to
-    end past the contender's share of it is not started, and is reported as such."""
+    end past the bench_target's share of it is not started, and is reported as such."""
     ran = _bench(
         capsys,
         project,
@@ -742,7 +742,7 @@ def test_rounds_go_on_only_while_the_verdict_is_in_doubt(growth: float, rounds: 
     """Linear: 3 rounds give the verdict. A small term growing with the count of events, not
     the text, is settled by the long texts. A larger one puts the exponent on the edge of
     superlinear and quadratic: the rounds go on to --repeats, where more can settle it."""
-    series = Series(SCENARIOS["stream_then_finalize"], Contender("priced", False))
+    series = Series(SCENARIOS["stream_then_finalize"], BenchTarget("priced", False))
     settings = dataclasses.replace(QUICK, memory=False, budget=600.0)
     bench = Bench(lambda: _Priced(6e-7, growth), lambda: _Priced.now, settings.batch)
     climb(series, bench, settings, math.inf)

@@ -18,21 +18,21 @@ from tokasm.bench._sweep import (
     FULL,
     QUICK,
     SMOKE,
-    Contender,
+    BenchTarget,
     SweepSettings,
-    bundled_contenders,
-    load_contender,
+    bundled_targets,
+    load_target,
     over_max_time,
-    protocol_contender,
-    python_contender,
+    protocol_target,
+    python_target,
     run_sweep,
 )
 from tokasm.bench.scenarios import SCENARIOS, make_workload
 
 __all__ = [
-    "FULL", "QUICK", "SCENARIOS", "SMOKE", "Contender", "SweepSettings", "bundled_contenders",
-    "check_plot", "format_seconds", "format_size", "interleaved_min", "load_contender",
+    "FULL", "QUICK", "SCENARIOS", "SMOKE", "BenchTarget", "SweepSettings", "bundled_targets",
+    "check_plot", "format_seconds", "format_size", "interleaved_min", "load_target",
     "make_workload", "over_max_time", "parse_size", "peak_memory", "predict_seconds",
-    "protocol_contender", "python_contender", "render_matrix", "render_table", "run_sweep",
+    "protocol_target", "python_target", "render_matrix", "render_table", "run_sweep",
     "scaling_exponent", "time_action", "to_json", "verdict", "write_plot",
 ]  # fmt: skip

@@ -28,8 +28,8 @@ _SKIP, _STOPPED = "skip", "stopped"
 def _row(series: Series, sizes: Sequence[int], default: str | None) -> list[str]:
     """The table's row: label, cost per operation at each size, exponent, growth on long
     texts, verdict, peak memory."""
-    name, texts, traced = series.contender.name, series.texts, series.traced
-    tags = ["default"] * (name == default) + ["per request"] * series.contender.per_request
+    name, texts, traced = series.bench_target.name, series.texts, series.traced
+    tags = ["default"] * (name == default) + ["per request"] * series.bench_target.per_request
     cells = [f"{name} ({', '.join(tags)})" if tags else name]
     for size in sizes:
         point = next((p for p in series.points if p.size == size), None)
@@ -117,8 +117,8 @@ def render_table(results: Sequence[Series], settings: SweepSettings, default: st
 
 def render_matrix(results: Sequence[Series], default: str | None) -> str:
     """A Markdown table: one row per scenario, one column per implementation."""
-    names = list(dict.fromkeys(series.contender.name for series in results))
-    cell = {(s.scenario.name, s.contender.name): s for s in results}
+    names = list(dict.fromkeys(series.bench_target.name for series in results))
+    cell = {(s.scenario.name, s.bench_target.name): s for s in results}
     head = ["scenario", *(f"{name} (default)" if name == default else name for name in names)]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for scenario in dict.fromkeys(series.scenario.name for series in results):
@@ -155,8 +155,8 @@ def _series_json(series: Series) -> dict[str, Any]:
     (fitted, growth), traced = series.verdicts(), series.traced
     return {
         "scenario": series.scenario.name,
-        "implementation": series.contender.name,
-        "per_request": series.contender.per_request,
+        "implementation": series.bench_target.name,
+        "per_request": series.bench_target.per_request,
         "unit": series.scenario.unit,
         "points": _points_json(series.points),
         "skipped_sizes": [skip.size for skip in series.skips],
@@ -223,7 +223,7 @@ def write_plot(results: Sequence[Series], path: Path, default: str | None) -> No
     for axis, scenario in zip(axes, scenarios, strict=False):
         shown = [series for series in results if series.scenario is scenario and series.points]
         for series in shown:
-            name = series.contender.name
+            name = series.bench_target.name
             label, width = (f"{name} (default)", 2.5) if name == default else (name, 1.2)
             sizes, seconds = [p.size for p in series.points], [p.seconds for p in series.points]
             axis.plot(sizes, seconds, marker="o", linewidth=width, label=label)

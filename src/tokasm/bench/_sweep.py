@@ -1,4 +1,4 @@
-"""Scenarios x contenders over a sweep of sizes; a Python target only in a supervised worker.
+"""Scenarios x targets over a sweep of sizes; a Python target only in a supervised worker.
 
 ``climb`` decides each step and keeps every figure; a worker (``_worker``) only runs the
 steps. An answer late past its deadline, a bad one or a death kills the worker's process
@@ -59,7 +59,7 @@ MIN_ROUNDS = 3
 
 
 @dataclass(frozen=True)
-class Contender:
+class BenchTarget:
     """What to measure: a ``target`` run in a worker, or a ``factory`` run here (over the
     line protocol, ``per_request``: each call a request, in wall time, memory not traced)."""
 
@@ -101,10 +101,10 @@ class Skip:
 
 @dataclass
 class Series:
-    """One scenario on one contender; ``texts``: its points on long texts."""
+    """One scenario on one target; ``texts``: its points on long texts."""
 
     scenario: Scenario
-    contender: Contender
+    bench_target: BenchTarget
     points: list[Point] = field(default_factory=list)
     skips: list[Skip] = field(default_factory=list)
     error: str | None = None
@@ -174,15 +174,15 @@ def over_max_time(results: Sequence[Series]) -> list[Skip]:
     return [skip for series in results for skip in series.skips if skip.limit == MAX_TIME]
 
 
-def python_contender(name: str, factory: AssemblerFactory) -> Contender:
+def python_target(name: str, factory: AssemblerFactory) -> BenchTarget:
     """An assembler factory measured in this process, unguarded (TargetError if it raises)."""
-    return Contender(name, has_read_since(name, factory), factory=factory)
+    return BenchTarget(name, has_read_since(name, factory), factory=factory)
 
 
-def bundled_contenders(in_process: bool = False) -> list[Contender]:
+def bundled_targets(in_process: bool = False) -> list[BenchTarget]:
     """Every bundled backend, in registry order, each in a worker unless ``in_process``."""
     return [
-        python_contender(n, f) if in_process else Contender(n, has_read_since(n, f), target=n)
+        python_target(n, f) if in_process else BenchTarget(n, has_read_since(n, f), target=n)
         for n, f in BACKENDS.items()
     ]
 
@@ -190,9 +190,9 @@ def bundled_contenders(in_process: bool = False) -> list[Contender]:
 class _SubjectAssembler:
     """Each call a request to a protocol testee (instance "bench"), which answers text or null."""
 
-    def __init__(self, subject: Target) -> None:
-        self._perform = subject.perform
-        subject.new("bench")
+    def __init__(self, target: Target) -> None:
+        self._perform = target.perform
+        target.new("bench")
 
     def __getattr__(self, op: str) -> Callable[..., Any]:
         if op not in OPS:
@@ -200,14 +200,14 @@ class _SubjectAssembler:
         return lambda *arguments: self._perform(OPS[op]("bench", None, *arguments))
 
 
-def protocol_contender(subject: Target) -> Contender:
+def protocol_target(target: Target) -> BenchTarget:
     """A running testee, ``cmd:NAME``; each factory call starts a fresh assembler in it."""
 
     def factory() -> Assembler:
-        return _SubjectAssembler(subject)
+        return _SubjectAssembler(target)
 
-    has_read_since = READ_SINCE in subject.features
-    return Contender(f"cmd:{subject.name}", has_read_since, factory=factory, per_request=True)
+    has_read_since = READ_SINCE in target.features
+    return BenchTarget(f"cmd:{target.name}", has_read_since, factory=factory, per_request=True)
 
 
 class _WorkerFailed(Exception):
@@ -218,7 +218,7 @@ class _WorkerHung(_WorkerFailed):
     """The worker sent no line in time."""
 
 
-#: One step of a sweep on one contender (``Bench``'s call): here, or asked of a worker.
+#: One step of a sweep on one target (``Bench``'s call): here, or asked of a worker.
 Step = Callable[[str, str, int, bool], Any]
 
 
@@ -298,7 +298,7 @@ class _Worker:
                 pipe.close()
 
 
-def load_contender(target: str, timeout: float) -> Contender:
+def load_target(target: str, timeout: float) -> BenchTarget:
     """A target loaded in a worker, to learn ``read_since``; TargetError if it fails or hangs."""
     seconds = 2 * timeout + START_SECONDS
     try:
@@ -313,7 +313,7 @@ def load_contender(target: str, timeout: float) -> Contender:
     worker.close()
     if "error" in worker.hello:
         raise TargetError(worker.hello["error"])
-    return Contender(target, worker.hello["hello"]["read_since"], target=target)
+    return BenchTarget(target, worker.hello["hello"]["read_since"], target=target)
 
 
 def climb(
@@ -336,7 +336,7 @@ def climb(
     def ask(op: str, size: int, text: bool = False) -> Any:
         if progress:
             what, on = "memory of " if op == "memory" else "", " characters" if text else ""
-            progress.starting(f"{name}: {what}{series.contender.name} at {size}{on}")
+            progress.starting(f"{name}: {what}{series.bench_target.name} at {size}{on}")
         return step(op, name, size, text)
 
     for text, sizes, points in ladders:
@@ -365,7 +365,7 @@ def climb(
         traced = [
             p for p, cost in zip(points, costs, strict=True) if cost <= budget / 5 / TRACE_FACTOR
         ]
-        memory = settings.memory and not series.contender.per_request  # a testee: elsewhere
+        memory = settings.memory and not series.bench_target.per_request  # a testee: elsewhere
         if memory and scenario.traced and traced and not text:
             traced[-1].memory = MemoryPeak(*ask("memory", traced[-1].size))
     while rounds < settings.repeats and time.monotonic() < deadline:
@@ -391,7 +391,7 @@ def _settled(series: Series) -> bool:
 def _log(progress: SweepProgress | None, series: Series, size: int | None, outcome: str) -> None:
     if progress:
         at = "" if size is None else f" {format_size(size)}"
-        progress.finished(f"{series.scenario.name} {series.contender.name}{at}: {outcome}")
+        progress.finished(f"{series.scenario.name} {series.bench_target.name}{at}: {outcome}")
 
 
 def _finished(progress: SweepProgress | None, series: Series) -> None:
@@ -407,7 +407,7 @@ def _finished(progress: SweepProgress | None, series: Series) -> None:
 
 
 def _sweep(
-    contender: Contender,
+    bench_target: BenchTarget,
     run: list[Series],
     settings: SweepSettings,
     last: float,
@@ -415,13 +415,13 @@ def _sweep(
     load: float,
     progress: SweepProgress | None,
 ) -> None:
-    """Every scenario of ``run`` on ``contender``: here, or in a worker, a new one after one
+    """Every scenario of ``run`` on ``bench_target``: here, or in a worker, a new one after one
     hung or died (the size ``stopped``; the scenario's error unless it hung measuring), by
     monotonic ``last``; ``load``: seconds for a worker's first line."""
     each = max(OVERRUN_FACTOR * settings.budget, OVERRUN_FLOOR)
     deadline, worker, loading = last - settings.budget, None, 0.0
-    clock = time.perf_counter if contender.per_request else time.thread_time
-    bench = contender.factory and Bench(contender.factory, clock, settings.batch)
+    clock = time.perf_counter if bench_target.per_request else time.thread_time
+    bench = bench_target.factory and Bench(bench_target.factory, clock, settings.batch)
     try:
         for series in run:
             sizes = series.scenario.sizes(settings.sizes, settings.texts)
@@ -431,7 +431,7 @@ def _sweep(
                         series.skips.append(Skip(min(sizes), MAX_TIME, "--max-time reached"))
                         continue
                     loading = time.monotonic()
-                    worker = _Worker(str(contender.target), settings.batch, load, each, last)
+                    worker = _Worker(str(bench_target.target), settings.batch, load, each, last)
                     loading = time.monotonic() - loading  # its time starts once it is loaded
                     if "error" in worker.hello:
                         raise _WorkerFailed(worker.hello["error"])
@@ -459,23 +459,28 @@ def _sweep(
 
 def run_sweep(
     scenarios: Sequence[Scenario],
-    contenders: Sequence[Contender],
+    bench_targets: Sequence[BenchTarget],
     settings: SweepSettings,
     progress: SweepProgress | None = None,
     load_timeout: float = 5.0,
 ) -> list[Series]:
-    """Every scenario on every contender that supports it, in turn, until ``max_time``."""
+    """Every scenario on every target that supports it, in turn, until ``max_time``."""
     bound = math.inf if settings.max_time is None else settings.max_time + settings.budget
     last = time.monotonic() + bound
     results: list[Series] = []
-    for contender in contenders:
+    for bench_target in bench_targets:
         run = [
-            Series(s, contender)
+            Series(s, bench_target)
             for s in scenarios
-            if contender.has_read_since or not s.needs_read_since
+            if bench_target.has_read_since or not s.needs_read_since
         ]
         _sweep(
-            contender, run, settings, last, load=2 * load_timeout + START_SECONDS, progress=progress
+            bench_target,
+            run,
+            settings,
+            last,
+            load=2 * load_timeout + START_SECONDS,
+            progress=progress,
         )
         results.extend(run)
     return results

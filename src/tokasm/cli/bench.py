@@ -21,7 +21,7 @@ from tokasm.run import resolve_target
 if TYPE_CHECKING:
     import argparse
 
-    from tokasm.bench import Contender
+    from tokasm.bench import BenchTarget
     from tokasm.cli.options import Commands
     from tokasm.run import Target
 
@@ -105,22 +105,22 @@ def add_parser(commands: Commands) -> None:
     parser.set_defaults(run=run)
 
 
-def _contenders(args: argparse.Namespace, subjects: list[Target]) -> list[Contender]:
+def _bench_targets(args: argparse.Namespace, targets: list[Target]) -> list[BenchTarget]:
     """Bundled backends (unless --only), then each target; TargetError for a bad one."""
     only = args.only and (args.targets or args.cmd)
-    contenders = [] if only else bench.bundled_contenders(args.in_process)
-    known = {contender.name for contender in contenders}
+    bench_targets = [] if only else bench.bundled_targets(args.in_process)
+    known = {bench_target.name for bench_target in bench_targets}
     for target in dict.fromkeys(args.targets):
         if target in known:
             continue
         if args.in_process:
-            contenders.append(bench.python_contender(target, resolve_target(target)))
+            bench_targets.append(bench.python_target(target, resolve_target(target)))
         else:
-            contenders.append(bench.load_contender(target, args.timeout))
+            bench_targets.append(bench.load_target(target, args.timeout))
     for line in args.cmd:
-        subjects.append(options.start_target(args, line, command=True))
-        contenders.append(bench.protocol_contender(subjects[-1]))
-    return contenders
+        targets.append(options.start_target(args, line, command=True))
+        bench_targets.append(bench.protocol_target(targets[-1]))
+    return bench_targets
 
 
 class _Progress:
@@ -157,16 +157,16 @@ def _check_report_paths(args: argparse.Namespace) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    subjects: list[Target] = []
+    targets: list[Target] = []
     try:
         _check_report_paths(args)
-        return _measure(args, _contenders(args, subjects))
+        return _measure(args, _bench_targets(args, targets))
     finally:
-        for subject in subjects:
-            subject.close()
+        for target in targets:
+            target.close()
 
 
-def _measure(args: argparse.Namespace, contenders: list[Contender]) -> int:
+def _measure(args: argparse.Namespace, bench_targets: list[BenchTarget]) -> int:
     given = {name: getattr(args, name) for name in ("sizes", "repeats", "budget", "max_time")}
     settings = replace(
         QUICK if args.quick else FULL,
@@ -174,12 +174,12 @@ def _measure(args: argparse.Namespace, contenders: list[Contender]) -> int:
         **{name: value for name, value in given.items() if value},
     )
     scenarios = [SCENARIOS[name] for name in args.scenario] or list(SCENARIOS.values())
-    if any(contender.per_request for contender in contenders):
+    if any(bench_target.per_request for bench_target in bench_targets):
         print("protocol testees are measured per request: their costs include the round trip")
     started = time.perf_counter()
     progress = None if args.quiet else _Progress(progress_wanted(sys.stderr))
     try:
-        results = bench.run_sweep(scenarios, contenders, settings, progress, args.timeout)
+        results = bench.run_sweep(scenarios, bench_targets, settings, progress, args.timeout)
     finally:
         if progress and progress.line:
             progress.line.erase()
@@ -189,7 +189,7 @@ def _measure(args: argparse.Namespace, contenders: list[Contender]) -> int:
     runs = "" if fewest == settings.repeats else f"{fewest} to "
     stopped = bench.over_max_time(results) and f", stopped by --max-time {settings.max_time:g} s"
     print(
-        f"{text}\n\n{matrix}\n\n{len(scenarios)} scenarios x {len(contenders)} implementations, "
+        f"{text}\n\n{matrix}\n\n{len(scenarios)} scenarios x {len(bench_targets)} implementations, "
         f"min of {runs}{settings.repeats}, in {time.perf_counter() - started:.0f} s{stopped or ''}"
     )
     try:
@@ -206,7 +206,7 @@ def _measure(args: argparse.Namespace, contenders: list[Contender]) -> int:
             bench.write_plot(results, args.plot, DEFAULT_BACKEND)
     except OSError as error:
         raise ReportError(f"cannot write report: {error}") from None
-    if failed := sorted({s.contender.name for s in results if s.error}):
+    if failed := sorted({s.bench_target.name for s in results if s.error}):
         print(f"tokasm bench: {', '.join(failed)} raised, hung or died; see the table")
         return 1
     return 0

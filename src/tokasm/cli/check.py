@@ -242,13 +242,13 @@ def _start_targets(args: argparse.Namespace) -> list[tuple[Target, str | None]]:
                 options.Console(sys.stderr).print(
                     f"loading {safe_text(name, report.NAME_LIMIT)} ..."
                 )
-            subject = options.start_target(args, name, window=window)
-            targets.append((subject, name if name in BACKENDS else None))
+            target = options.start_target(args, name, window=window)
+            targets.append((target, name if name in BACKENDS else None))
         for line in args.cmd:
             targets.append((options.start_target(args, line, command=True, window=window), None))
     except TargetError:
-        for subject, _ in targets:
-            subject.close()
+        for target, _ in targets:
+            target.close()
         raise
     return targets
 
@@ -265,24 +265,24 @@ def run(args: argparse.Namespace) -> int:
                 corpus, chosen = options.chosen_cases(args)
             except UsageError:
                 with contextlib.suppress(TargetError):
-                    for subject, _ in starting.result():
-                        subject.close()
+                    for target, _ in starting.result():
+                        target.close()
                 raise
             targets = starting.result()
     check = _Check(args, corpus, reports)
     try:
         check.cases, check.probes = _select(chosen, args)
         xfail = report.load_xfail(args.xfail, corpus) if args.xfail else None
-        for subject, _ in targets:  # a profile asked for that a target cannot run: not a skip
-            if gap := profile_gap(args.profile, chosen, subject.name, subject.features):
+        for target, _ in targets:  # a profile asked for that a target cannot run: not a skip
+            if gap := profile_gap(args.profile, chosen, target.name, target.features):
                 raise TargetError(f"--profile: {gap}")
         reports.remove_stale()
         check.console.print(options.version_line())
-        for index, (subject, backend) in enumerate(targets):
-            left = check.run_target(subject, report.expected_failures(backend, xfail))
+        for index, (target, backend) in enumerate(targets):
+            left = check.run_target(target, report.expected_failures(backend, xfail))
             if check.failures >= check.maxfail:
                 unstarted = [other.name for other, _ in targets[index + 1 :]]
-                parts = [f"{left} checks of {subject.name} and its fuzz phase"] if left else []
+                parts = [f"{left} checks of {target.name} and its fuzz phase"] if left else []
                 parts += [f"targets {', '.join(unstarted)}"] if unstarted else []
                 check.console.print(
                     f"stopped after {check.failures} unexpected failures (--maxfail "
@@ -291,8 +291,8 @@ def run(args: argparse.Namespace) -> int:
                 )
                 break
     finally:
-        for subject, _ in targets:
-            subject.close()
+        for target, _ in targets:
+            target.close()
     failures = reports.write(check.runs, check.stdout.print)
     check.console.print(report.render_card(check.runs))
     check.console.print(report.render_verdict(check.runs, len(check.cases) + len(check.probes)))
@@ -316,34 +316,34 @@ class _Check:
         self.stdout = options.Console(sys.stdout)
         self.console = options.Console(sys.stderr) if reports.to_stdout else self.stdout
 
-    def _checks(self, subject: Target) -> Iterator[CaseResult]:
-        worker = subject if isinstance(subject, WorkerTarget) else None
+    def _checks(self, target: Target) -> Iterator[CaseResult]:
+        worker = target if isinstance(target, WorkerTarget) else None
         for case in self.cases:
-            reason = skip_reason(case, self.profiles, subject.features)
+            reason = skip_reason(case, self.profiles, target.features)
             if reason:
                 yield CaseResult.of(case, "skipped", reason)
             elif worker:
                 yield worker.run_case(case, debug=self.args.debug)
             else:
-                yield run_case(subject, case, debug=self.args.debug)
+                yield run_case(target, case, debug=self.args.debug)
         strict = self.args.strict_cost
         for probe in self.probes:
             yield (
                 worker.probe(probe, strict=strict)
                 if worker
-                else run_probe(probe, subject, strict=strict)
+                else run_probe(probe, target, strict=strict)
             )
 
-    def run_target(self, subject: Target, lists: list[report.XfailList]) -> int:
+    def run_target(self, target: Target, lists: list[report.XfailList]) -> int:
         """Every check (until --maxfail) and the fuzz phase, printing what did not pass; the
         number of checks --maxfail left unrun."""
         args, results = self.args, []
         problems: tuple[str, ...] = ()
         size = len(self.cases) + len(self.probes)
         started = time.perf_counter()
-        checks = timed(self._checks(subject))
+        checks = timed(self._checks(target))
         if report.progress_wanted(sys.stderr, args.quiet):
-            label = safe_text(subject.name, report.NAME_LIMIT)
+            label = safe_text(target.name, report.NAME_LIMIT)
             checks = report.Progress(label, size).track(checks)
         try:
             for result in checks:
@@ -354,18 +354,18 @@ class _Check:
                     break
             else:  # the fuzz phase looks for what the corpus missed: after a clean run only
                 ran = [r for r in results if r.case_id not in PROBE_IDS]
-                if not isinstance(subject, WorkerTarget):
-                    problems = fuzz_phase(subject, ran, args.fuzz_examples)
+                if not isinstance(target, WorkerTarget):
+                    problems = fuzz_phase(target, ran, args.fuzz_examples)
                 elif args.fuzz_examples and all(r.outcome in ("passed", "skipped") for r in ran):
-                    problems = subject.fuzz(args.fuzz_examples)  # in the worker, in process
+                    problems = target.fuzz(args.fuzz_examples)  # in the worker, in process
                 self.failures += len(problems)
         finally:
-            subject.close()
-        if isinstance(subject, CommandTarget):  # e.g. a testee that restarted as another
-            problems = (*subject.problems, *problems)
+            target.close()
+        if isinstance(target, CommandTarget):  # e.g. a testee that restarted as another
+            problems = (*target.problems, *problems)
         duration = time.perf_counter() - started
         done = TargetRun(
-            subject.name, subject.name, tuple(results), self.corpus.version, problems, duration
+            target.name, target.name, tuple(results), self.corpus.version, problems, duration
         )
         for xfail in lists:
             done = report.apply_xfail(done, xfail, self.corpus)

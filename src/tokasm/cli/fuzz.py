@@ -135,14 +135,14 @@ def run(args: argparse.Namespace) -> int:
 
     _check_save(args)
     # a testee is restarted after every fault, each example its own case
-    subject = options.start_target(
+    target = options.start_target(
         args, args.cmd or args.target, command=args.cmd is not None, breaker=None
     )
     try:
         names = ("examples", "seed", "budget", "shrink_budget", "instances")
-        report = fuzz(subject, **{name: getattr(args, name) for name in names})
+        report = fuzz(target, **{name: getattr(args, name) for name in names})
     finally:
-        subject.close()
+        target.close()
     console, found = options.Console(sys.stdout), report.counterexample
     if found is None:
         console.print(f"tokasm fuzz: {report.summary()}")

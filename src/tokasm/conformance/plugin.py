@@ -67,7 +67,7 @@ class Selection:
     """What a session checks: the cases, then the cost probe and the fuzz phase in ``tokasm
     check``'s order; the profiles; the expected failures."""
 
-    subjects: Mapping[str, Target]
+    targets: Mapping[str, Target]
     checks: tuple[Check, ...]
     profiles: frozenset[str]
     listed: XfailList | None
@@ -77,7 +77,7 @@ class Selection:
     @classmethod
     def load(
         cls,
-        subjects: Mapping[str, Target],
+        targets: Mapping[str, Target],
         profiles: Iterable[str],
         cases: Iterable[str | Path],
         bundled: bool,
@@ -98,31 +98,31 @@ class Selection:
         if stale := [] if listed is None else listed.stale(corpus):
             raise XfailError("; ".join(stale))
         chosen = [case for case in corpus if bundled or not case.bundled]
-        for target, subject in subjects.items():
-            if gap := profile_gap(profiles, chosen, target, subject.features):
+        for name, target in targets.items():
+            if gap := profile_gap(profiles, chosen, name, target.features):
                 raise TargetError(gap)
         selected = frozenset(DEFAULT_PROFILES | set(profiles))
         checks: tuple[Check, ...] = (*chosen, PROBE_ID, FUZZ_ID)
         examples = CHECK_EXAMPLES if fuzz_examples is None else fuzz_examples
-        return cls(subjects, checks, selected, listed, corpus.version, examples)
+        return cls(targets, checks, selected, listed, corpus.version, examples)
 
     def params(self) -> list[ParameterSet]:
-        """One (subject, check) per target and check, named ``id`` (``target/id`` for several
+        """One (target, check) per target and check, named ``id`` (``target/id`` for several
         targets), a strict xfail where an expected-failure list names it."""
         from tokasm.report._xfail import expected_failures
 
         params = []
-        for target, subject in self.subjects.items():
-            lists = expected_failures(target, self.listed)
+        for name, target in self.targets.items():
+            lists = expected_failures(name, self.listed)
             for check in self.checks:
                 key = check if isinstance(check, str) else check.id
                 found = [(ls, e) for ls in lists if (e := ls.entry_for(key)) is not None]
                 marks = [pytest.mark.xfail(strict=True, reason=ls.why(e)) for ls, e in found[:1]]
-                name = f"{target}/{key}" if len(self.subjects) > 1 else key
-                params.append(pytest.param(subject, check, id=name, marks=marks))
+                label = f"{name}/{key}" if len(self.targets) > 1 else key
+                params.append(pytest.param(target, check, id=label, marks=marks))
         return params
 
-    def check(self, subject: Target, check: Check) -> None:
+    def check(self, target: Target, check: Check) -> None:
         """Run one case, the cost probe or the fuzz phase as a pytest test."""
         from tokasm.protocol import WorkerTarget
         from tokasm.run import FAILING, probe_cache_final, run_case, skip_reason
@@ -130,7 +130,7 @@ class Selection:
         if check == FUZZ_ID:
             if self.fuzz_examples <= 0:
                 pytest.skip("fuzzing turned off (0 examples)")
-            if subject in _FAILED_A_CASE:
+            if target in _FAILED_A_CASE:
                 pytest.skip(
                     "a case of this target failed: fuzzing looks for what the corpus missed, "
                     "so, as in tokasm check, it runs only for a target that passed every case "
@@ -138,18 +138,18 @@ class Selection:
                 )
             from tokasm.fuzz import fuzz_phase
 
-            for problem in fuzz_phase(subject, (), self.fuzz_examples):
+            for problem in fuzz_phase(target, (), self.fuzz_examples):
                 pytest.fail(problem, pytrace=False)
             return
-        worker = subject if isinstance(subject, WorkerTarget) else None
+        worker = target if isinstance(target, WorkerTarget) else None
         if isinstance(check, str):  # the cost probe
-            result = worker.probe(check) if worker else probe_cache_final(subject)
-        elif reason := skip_reason(check, self.profiles, subject.features):
+            result = worker.probe(check) if worker else probe_cache_final(target)
+        elif reason := skip_reason(check, self.profiles, target.features):
             pytest.skip(reason)
         else:
-            result = worker.run_case(check) if worker else run_case(subject, check)
+            result = worker.run_case(check) if worker else run_case(target, check)
         if result.outcome in FAILING:
-            _FAILED_A_CASE.add(subject)
+            _FAILED_A_CASE.add(target)
         if result.outcome == "skipped":
             pytest.skip(result.message)
         if result.outcome != "passed":
@@ -177,12 +177,12 @@ def suite(
     from tokasm.run import PythonTarget
 
     label = name or f"{factory.__module__}:{getattr(factory, '__qualname__', repr(factory))}"
-    subjects = {label: PythonTarget(factory, label)}
-    selection = Selection.load(subjects, tuple(profiles), cases, bundled, xfail)
+    targets = {label: PythonTarget(factory, label)}
+    selection = Selection.load(targets, tuple(profiles), cases, bundled, xfail)
 
-    @pytest.mark.parametrize(("subject", "case"), selection.params())
-    def test_case(subject: Target, case: Check) -> None:
-        selection.check(subject, case)
+    @pytest.mark.parametrize(("target", "case"), selection.params())
+    def test_case(target: Target, case: Check) -> None:
+        selection.check(target, case)
 
     test_case.__doc__ = f"tokasm corpus {selection.version} against {label}"
     return test_case
@@ -239,29 +239,29 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    for subject in config.stash.get(_TARGETS, {}).values():
-        subject.close()
+    for target in config.stash.get(_TARGETS, {}).values():
+        target.close()
     config.stash.get(_UNDO_SIGNALS, lambda: None)()
 
 
 def test_case(
-    tokasm_subject: Target | None, tokasm_case: Check, pytestconfig: pytest.Config
+    tokasm_target: Target | None, tokasm_case: Check, pytestconfig: pytest.Config
 ) -> None:
     """One corpus case, the cost probe or the fuzz phase against one target (the test that
     ``test_conformance`` holds); the placeholder, run under pytest-xdist, fails."""
-    if tokasm_subject is None:
+    if tokasm_target is None:
         pytest.fail(_NO_TARGET, pytrace=False)
-    pytestconfig.stash[_SELECTION].check(tokasm_subject, tokasm_case)
+    pytestconfig.stash[_SELECTION].check(tokasm_target, tokasm_case)
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """One item per (target, check), or the placeholder refused once collection is final."""
-    if not {"tokasm_subject", "tokasm_case"} <= set(metafunc.fixturenames):
+    if not {"tokasm_target", "tokasm_case"} <= set(metafunc.fixturenames):
         return
     selection = metafunc.config.stash.get(_SELECTION, None)
     placeholder = [pytest.param(None, "", id=_NO_TARGET_ID)]
     metafunc.parametrize(
-        ("tokasm_subject", "tokasm_case"), placeholder if selection is None else selection.params()
+        ("tokasm_target", "tokasm_case"), placeholder if selection is None else selection.params()
     )
 
 

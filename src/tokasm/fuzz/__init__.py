@@ -32,7 +32,7 @@ HYPOTHESIS_STORAGE_ENV = "HYPOTHESIS_STORAGE_DIRECTORY"
 
 
 def fuzz_phase(
-    subject: Target, corpus_results: Iterable[CaseResult], examples: int = CHECK_EXAMPLES
+    target: Target, corpus_results: Iterable[CaseResult], examples: int = CHECK_EXAMPLES
 ) -> tuple[str, ...]:
     """The disagreement found, if any: a run-level problem, never an xfail-able case. It
     looks for what the corpus missed, so it runs only when every case passed or skipped."""
@@ -41,7 +41,7 @@ def fuzz_phase(
     from tokasm.fuzz._search import fuzz
 
     # 20 s: a slow target cannot stall the run.
-    report = fuzz(subject, examples=examples, seed=0, budget=20.0, shrink_budget=3.0)
+    report = fuzz(target, examples=examples, seed=0, budget=20.0, shrink_budget=3.0)
     if (found := report.counterexample) is None:
         return ()
     return (f"fuzz {report.verdict()}\n{found.result.message}\nshrunk counterexample (save it "

@@ -69,18 +69,18 @@ class FuzzReport:
         return f"{self.target}: {self.verdict()}"
 
 
-def _run(subject: Target, case: Case) -> CaseResult:
+def _run(target: Target, case: Case) -> CaseResult:
     """``case`` run whole by a target that runs cases itself (a worker), else here."""
-    return subject.run_case(case) if hasattr(subject, "run_case") else run_case(subject, case)
+    return target.run_case(case) if hasattr(target, "run_case") else run_case(target, case)
 
 
-def _reproduces(subject: Target, yaml_text: str) -> bool:
+def _reproduces(target: Target, yaml_text: str) -> bool:
     """Save the case as a corpus file, load it through the loader, and run it again."""
     with tempfile.TemporaryDirectory(prefix="tokasm-fuzz-") as folder:
         path = Path(folder) / "counterexample.yaml"
         path.write_text(yaml_text, encoding="utf-8")
         (case,) = load_file(path)
-    return _run(subject, case).outcome != "passed"
+    return _run(target, case).outcome != "passed"
 
 
 def _deadline(seconds: float | None) -> float:
@@ -88,7 +88,7 @@ def _deadline(seconds: float | None) -> float:
 
 
 def fuzz(
-    subject: Target,
+    target: Target,
     *,
     examples: int = 500,
     seed: int | None = None,
@@ -96,20 +96,20 @@ def fuzz(
     shrink_budget: float | None = SHRINK_BUDGET,
     instances: int = 2,
 ) -> FuzzReport:
-    """Run up to ``examples`` programs on ``subject`` and shrink the first disagreement;
+    """Run up to ``examples`` programs on ``target`` and shrink the first disagreement;
     ``seed`` repeats a run. No example starts after ``budget`` seconds; shrinking takes at most
     ``shrink_budget``, then dropping steps as long again (None: no limit, so the counterexample
     depends on the seed alone)."""
     seed = random.randrange(2**32) if seed is None else seed
-    strategy = programs(instances, READ_SINCE in subject.features)
-    description = f"Counterexample from tokasm fuzz against {subject.name} (seed {seed})"
+    strategy = programs(instances, READ_SINCE in target.features)
+    description = f"Counterexample from tokasm fuzz against {target.name} (seed {seed})"
     started, deadline = _clocks.monotonic(), _deadline(budget)
     failures: list[tuple[tuple[Step, ...], CaseResult]] = []
     searched = 0
 
     def run(program: tuple[Step, ...]) -> CaseResult:
         document = case_document(program, description)
-        return _run(subject, Case(document["cases"][0], Path("<tokasm fuzz>")))
+        return _run(target, Case(document["cases"][0], Path("<tokasm fuzz>")))
 
     def test(program: tuple[Step, ...]) -> None:
         nonlocal deadline, searched
@@ -149,6 +149,6 @@ def fuzz(
                 program, result = fewer, outcome
         document = case_document(program, description)
         text = dump_case_file(document)
-        found = Counterexample(document, text, result, _reproduces(subject, text))
+        found = Counterexample(document, text, result, _reproduces(target, text))
     seconds = _clocks.monotonic() - started
-    return FuzzReport(subject.name, seed, searched, seconds, out_of_time, found)
+    return FuzzReport(target.name, seed, searched, seconds, out_of_time, found)

@@ -79,65 +79,65 @@ class _Worker(PythonTarget):
         return super().perform(step)
 
 
-def _run_case(subject: PythonTarget, request: Message) -> Message:
+def _run_case(target: PythonTarget, request: Message) -> Message:
     case = parse_case(request["case"], Path(request["source"]))
-    return {"ok": True, "case": run_case(subject, case, debug=request["debug"]).to_data()}
+    return {"ok": True, "case": run_case(target, case, debug=request["debug"]).to_data()}
 
 
-def _run_probe(subject: PythonTarget, request: Message) -> Message:
-    result = run_probe(request["id"], subject, strict=request["strict"])
+def _run_probe(target: PythonTarget, request: Message) -> Message:
+    result = run_probe(request["id"], target, strict=request["strict"])
     return {"ok": True, "case": result.to_data()}
 
 
-def _run_fuzz(subject: PythonTarget, request: Message) -> Message:
+def _run_fuzz(target: PythonTarget, request: Message) -> Message:
     from tokasm.fuzz import fuzz_phase  # Hypothesis, only for the fuzz phase
 
-    return {"ok": True, "problems": list(fuzz_phase(subject, (), request["examples"]))}
+    return {"ok": True, "problems": list(fuzz_phase(target, (), request["examples"]))}
 
 
 #: The ops of tokasm's own worker, beside the protocol's: tokasm alone sends them.
 _WORKER_OPS = {"case": _run_case, "probe": _run_probe, "fuzz": _run_fuzz}
 
 
-def _dispatch(subject: PythonTarget, request: Message) -> Message:
+def _dispatch(target: PythonTarget, request: Message) -> Message:
     op = request.get("op")
     if op == "hello":
         if not is_current_version(request.get("protocol")):
             raise ProtocolError(f"this testee speaks protocol {PROTOCOL_VERSION} only")
-        return hello_response(subject.name, subject.features)
+        return hello_response(target.name, target.features)
     if op == "new":
-        subject.new(string_field(request, "instance"))
+        target.new(string_field(request, "instance"))
         return OK
-    if isinstance(subject, _Worker) and isinstance(op, str) and op in _WORKER_OPS:
-        return _WORKER_OPS[op](subject, request)
+    if isinstance(target, _Worker) and isinstance(op, str) and op in _WORKER_OPS:
+        return _WORKER_OPS[op](target, request)
     step = OPS.get(op) if isinstance(op, str) else None
-    if step is None or (step.feature is not None and step.feature not in subject.features):
+    if step is None or (step.feature is not None and step.feature not in target.features):
         raise ProtocolError(f"unknown op {op!r}")
-    result = subject.perform(step.from_request(request))
+    result = target.perform(step.from_request(request))
     if isinstance(result, Foreign):  # the protocol carries text or null only: an error of a
         return error_response(NOT_TEXT, result.shown)  # kind no step expects, as in process
     return {"ok": True, "result": result}
 
 
-def respond(subject: PythonTarget, line: bytes) -> Message:
+def respond(target: PythonTarget, line: bytes) -> Message:
     """The response to one request line; never raises for a bad request or a raising assembler."""
     try:
-        return _dispatch(subject, decode(line))
+        return _dispatch(target, decode(line))
     except ProtocolError as error:
         return error_response("ProtocolError", str(error))
     except ImplementationError as error:
         return error_response(error.kind, error.message)
 
 
-def serve(subject: PythonTarget, requests: IO[bytes], responses: IO[bytes]) -> None:
+def serve(target: PythonTarget, requests: IO[bytes], responses: IO[bytes]) -> None:
     """Answer each request line with one response line until end of input; a process the
     target forked answers nothing (only the one that read the request does)."""
     server = os.getpid()
     for line in requests:
         if line.strip():
-            if isinstance(subject, _Worker):
-                subject.last = _clocks.monotonic()
-            response = encode(respond(subject, line))
+            if isinstance(target, _Worker):
+                target.last = _clocks.monotonic()
+            response = encode(respond(target, line))
             if os.getpid() != server:
                 os._exit(0)
             responses.write(response)
@@ -175,7 +175,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     add("--worker", type=float, metavar="TIMEOUT", help="serve as tokasm's worker: "
         "heartbeats every TIMEOUT/4 seconds during a case")  # fmt: skip
     args = parser.parse_args(argv)
-    target: str = args.target
+    name: str = args.target
     requests, responses = _private_channel()  # before the target's module runs any code
     if args.worker is not None:
         # Memory exhaustion is a MemoryError, not the OOM killer; a crash, or the SIGABRT
@@ -183,13 +183,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         resource.setrlimit(resource.RLIMIT_AS, (WORKER_MEMORY, WORKER_MEMORY))
         faulthandler.enable(file=sys.stderr)
     try:
-        factory = resolve_target(target)
+        factory = resolve_target(name)
         if args.strict:
-            factory, target = partial(_strict, factory), f"{target} (strict)"
-        subject = (
-            PythonTarget(factory, target)
+            factory, name = partial(_strict, factory), f"{name} (strict)"
+        target = (
+            PythonTarget(factory, name)
             if args.worker is None
-            else _Worker(factory, target, responses, args.worker)
+            else _Worker(factory, name, responses, args.worker)
         )
     except TargetError as error:
         print(f"tokasm testee: error: {error}", file=sys.stderr)
@@ -198,7 +198,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 responses.write(encode(error_response("TargetError", str(error))))
                 responses.flush()
         return 2
-    serve(subject, requests, responses)
+    serve(target, requests, responses)
     return 0
 
 

@@ -205,10 +205,10 @@ def _apply(message_id: str, delta: str | None = None, *, final: bool = False) ->
     return Apply(_INSTANCE, None, event | {"final": True} if final else event)
 
 
-def _performed(subject: Target, steps: Sequence[tuple[Step, str | None]]) -> None:
+def _performed(target: Target, steps: Sequence[tuple[Step, str | None]]) -> None:
     """Perform ``steps`` pipelined; each must return its expected answer."""
     deadline = _clocks.monotonic() + BUILD_BUDGET
-    outcomes = subject.perform_steps([step for step, _ in steps])
+    outcomes = target.perform_steps([step for step, _ in steps])
     for done, (outcome, (step, want)) in enumerate(zip(outcomes, steps, strict=True), 1):
         if isinstance(outcome, ImplementationError):
             raise outcome
@@ -257,16 +257,19 @@ class _Pair:
     parts: int
 
 
-def _built(subject: Target, route: _Route) -> tuple[_Traffic, list[_Pair], list[str], str]:
+def _built(target: Target, route: _Route) -> tuple[_Traffic, list[_Pair], list[str], str]:
     """Stream the probe's messages into a fresh instance and read each once, checked (a
     target caching at its first read passes): traffic, pairs, fillers and an open message."""
     traffic = _Traffic()
     rng = traffic.rng
     messages: dict[str, list[str]] = {}
     pairs = []
-    for shape in traffic.shapes(route.long):
+    low, high = route.chars
+    for index, shape in enumerate(traffic.shapes(route.long)):
         long, parts = traffic.id(shape), rng.randint(*route.parts)
-        deltas = messages[long] = traffic.deltas(parts, int(parts * rng.uniform(*route.chars)))
+        # One text from the top half of the lengths: a cache kept for short texts only misses.
+        each = rng.uniform((low + high) / 2 if index == 0 else low, high)
+        deltas = messages[long] = traffic.deltas(parts, int(parts * each))
         text = "".join(deltas)
         # In process a short text; over the protocol the same text in two parts.
         twin = traffic.text(rng.randint(20, 200)) if route.in_process else text
@@ -280,7 +283,7 @@ def _built(subject: Target, route: _Route) -> tuple[_Traffic, list[_Pair], list[
         key, chars = traffic.id(), rng.randint(*route.filler_chars)
         (messages if index % 2 else later)[key] = traffic.deltas(rng.randint(1, 3), chars)
     fillers = [*messages.keys() - {key for p in pairs for key in (p.long, p.reference)}, *later]
-    subject.new(_INSTANCE)
+    target.new(_INSTANCE)
     opened = traffic.id()
     steps = [  # long messages finalized either way in turn
         *_streamed(traffic, messages, {p.long: i % 2 == 0 for i, p in enumerate(pairs)}),
@@ -290,18 +293,18 @@ def _built(subject: Target, route: _Route) -> tuple[_Traffic, list[_Pair], list[
     messages.update(later)
     reads = [(Get(_INSTANCE, None, key), "".join(deltas)) for key, deltas in messages.items()]
     rng.shuffle(reads)
-    _performed(subject, [*steps, *reads])
+    _performed(target, [*steps, *reads])
     return traffic, pairs, fillers, opened
 
 
-def _timer(subject: Target) -> Callable[[Step, str | None], float]:
+def _timer(target: Target) -> Callable[[Step, str | None], float]:
     """Seconds of one unpipelined step, plus in process the kit's copy of ``copy``. In process
     CPU time, which the scheduler does not move (not on Windows: 15 ms ticks), the answer
     dropped unconverted; over the protocol the wall clock."""
-    clock, perform = _clocks.perf_counter, cast("Callable[[Step], object]", subject.perform)
-    if isinstance(subject, PythonTarget):
+    clock, perform = _clocks.perf_counter, cast("Callable[[Step], object]", target.perform)
+    if isinstance(target, PythonTarget):
         clock = _clocks.process_time if sys.platform != "win32" else clock
-        perform = subject.perform_raw
+        perform = target.perform_raw
 
     def timed(step: Step, copy: str | None) -> float:
         start = clock()
@@ -313,12 +316,12 @@ def _timer(subject: Target) -> Callable[[Step, str | None], float]:
     return timed
 
 
-def _measure_reads(subject: Target, route: _Route) -> Callable[[], Timing]:
+def _measure_reads(target: Target, route: _Route) -> Callable[[], Timing]:
     """One measurement: rounds of untimed traffic (a delta to the open message, a new message
     finalized, a read of every filler), each then a timed read of each long message and of its
     reference in a random order; the Timing of the worst long message."""
-    traffic, pairs, fillers, opened = _built(subject, route)
-    timed, rng = _timer(subject), traffic.rng
+    traffic, pairs, fillers, opened = _built(target, route)
+    timed, rng = _timer(target), traffic.rng
 
     def measure() -> Timing:
         best = {(pair, side): float("inf") for pair in pairs for side in (0, 1)}
@@ -329,7 +332,7 @@ def _measure_reads(subject: Target, route: _Route) -> Callable[[], Timing]:
                 _apply(traffic.id(), traffic.text(rng.randint(1, 40)), final=True),
                 *(Get(_INSTANCE, None, key) for key in fillers),
             ]
-            for outcome in subject.perform_steps(between):
+            for outcome in target.perform_steps(between):
                 if isinstance(outcome, ImplementationError):
                     raise outcome
             if route.in_process:  # untimed; what only a reference cycle kept is freed, as
@@ -363,17 +366,17 @@ def probe_named(probe_id: str, outcome: Outcome, message: str = "", note: str = 
     return CaseResult(probe_id, description, outcome, message, (rule,), note=note)
 
 
-def run_probe(probe_id: str, subject: Target, *, strict: bool = False) -> CaseResult:
+def run_probe(probe_id: str, target: Target, *, strict: bool = False) -> CaseResult:
     """Run the probe ``probe_id``: a pass carries its figure in ``note``; a target answering
     wrong is skipped. ``strict``: a STREAM-LINEAR finding fails (``--strict-cost``)."""
-    route = IN_PROCESS if isinstance(subject, PythonTarget) else OVER_PROTOCOL
+    route = IN_PROCESS if isinstance(target, PythonTarget) else OVER_PROTOCOL
     # The garbage collector off: a collection would stall a timed read, and one over the
     # probe's many messages (none in a cycle) costs a run more than the probe itself.
     gc.disable()
     try:
         if probe_id == PROBE_ID:
-            return _cache_final(subject, route)
-        return _stream_linear(subject, route, strict)
+            return _cache_final(target, route)
+        return _stream_linear(target, route, strict)
     except _NotMeasured as why:
         return probe_named(probe_id, "skipped", f"not measured: {why}")
     except TargetFault as fault:
@@ -384,16 +387,16 @@ def run_probe(probe_id: str, subject: Target, *, strict: bool = False) -> CaseRe
         gc.enable()
 
 
-def probe_cache_final(subject: Target) -> CaseResult:
-    return run_probe(PROBE_ID, subject)
+def probe_cache_final(target: Target) -> CaseResult:
+    return run_probe(PROBE_ID, target)
 
 
-def probe_stream_linear(subject: Target, *, strict: bool = False) -> CaseResult:
-    return run_probe(STREAM_PROBE_ID, subject, strict=strict)
+def probe_stream_linear(target: Target, *, strict: bool = False) -> CaseResult:
+    return run_probe(STREAM_PROBE_ID, target, strict=strict)
 
 
-def _cache_final(subject: Target, route: _Route) -> CaseResult:
-    verdict = judge(_measure_reads(subject, route), route.limit)
+def _cache_final(target: Target, route: _Route) -> CaseResult:
+    verdict = judge(_measure_reads(target, route), route.limit)
     against = (
         "a short text's read and a copy of the text"
         if route.in_process
@@ -413,18 +416,18 @@ def _cache_final(subject: Target, route: _Route) -> CaseResult:
     )
 
 
-def _stream_linear(subject: Target, route: _Route, strict: bool) -> CaseResult:
+def _stream_linear(target: Target, route: _Route, strict: bool) -> CaseResult:
     """Appends of two characters to a short and to a long text, in turn, each timed."""
     traffic = _Traffic()
     short, long = traffic.id(), traffic.id()
     # A character past Latin-1: each character is two bytes, a copy twice as long.
     block = traffic.text(STREAM_CHARS // route.stream_deltas - 1) + "€"
-    subject.new(_INSTANCE)
+    target.new(_INSTANCE)
     _performed(
-        subject,
+        target,
         [(_apply(short, "x"), None), *((_apply(long, block), None),) * route.stream_deltas],
     )
-    timed = _timer(subject)
+    timed = _timer(target)
     steps = {key: _apply(key, "ab") for key in (short, long)}
 
     def measure() -> Timing:
@@ -437,7 +440,7 @@ def _stream_linear(subject: Target, route: _Route, strict: bool) -> CaseResult:
     verdict = judge(measure, route.stream_limit)
     appended = "ab" * (len(verdict.timings) * route.rounds)
     _performed(
-        subject,
+        target,
         [
             (_apply(short, final=True), "x" + appended),
             (_apply(long, final=True), block * route.stream_deltas + appended),

@@ -137,13 +137,13 @@ def skip_reason(case: Case, profiles: Collection[str], features: Collection[str]
     return None
 
 
-def _run_steps(subject: Target, case: Case, debug: bool) -> CaseResult:
+def _run_steps(target: Target, case: Case, debug: bool) -> CaseResult:
     doing: Step | str = "creating the case's instances"  # the step sent, for a fault
     instance = ""
     try:
         for instance in case.instances:
-            subject.new(instance)
-        with contextlib.closing(subject.perform_steps(case.steps)) as outcomes:
+            target.new(instance)
+        with contextlib.closing(target.perform_steps(case.steps)) as outcomes:
             for step in case.steps:
                 doing = step
                 outcome, expect = next(outcomes), step.expect
@@ -157,7 +157,7 @@ def _run_steps(subject: Target, case: Case, debug: bool) -> CaseResult:
                 if failed is not None:
                     return failed
             doing = "the end of the case"
-            next(outcomes, None)  # lets the subject finish, e.g. check for unasked output
+            next(outcomes, None)  # lets the target finish, e.g. check for unasked output
     except TargetFault as fault:
         said = "\n".join(safe_text(line) for line in str(fault).splitlines()[:_FAULT_LINES])
         if isinstance(doing, str):
@@ -173,24 +173,24 @@ def _run_steps(subject: Target, case: Case, debug: bool) -> CaseResult:
     return CaseResult.of(case, "passed")
 
 
-def run_case(subject: Target, case: Case, *, debug: bool = False) -> CaseResult:
+def run_case(target: Target, case: Case, *, debug: bool = False) -> CaseResult:
     """Run one case on fresh instances. In process, a case failing with the caller's habits
     but passing with fresh events breaks EVENT-OWNED; a case of other mappings failing so
     but passing with the habits breaks MAP-ANY."""
-    if not isinstance(subject, PythonTarget):
+    if not isinstance(target, PythonTarget):
         try:
-            return _run_steps(subject, case, debug)
+            return _run_steps(target, case, debug)
         finally:
             case.drop_steps()
 
     def fresh(other_mappings: bool = False) -> CaseResult:
-        with contextlib.closing(subject.with_fresh_events(other_mappings=other_mappings)) as twin:
+        with contextlib.closing(target.with_fresh_events(other_mappings=other_mappings)) as twin:
             return _run_steps(twin, case, debug)
 
     mapped = fresh(other_mappings=True) if case.events_in_process == OTHER_MAPPINGS else None
     if mapped is not None and mapped.outcome not in FAILING:
         return mapped
-    result = _run_steps(subject, case, debug)
+    result = _run_steps(target, case, debug)
     if (
         result.outcome == "failed"
         and (result.failure is None or result.failure.kind != "event-owned")
@@ -203,7 +203,7 @@ def run_case(subject: Target, case: Case, *, debug: bool = False) -> CaseResult:
 
 
 def run_cases(
-    subject: Target,
+    target: Target,
     cases: Iterable[Case],
     profiles: Collection[str] = DEFAULT_PROFILES,
     *,
@@ -211,9 +211,9 @@ def run_cases(
 ) -> Iterator[CaseResult]:
     """Run or skip each case in order, yielding each result as it lands."""
     for case in cases:
-        reason = skip_reason(case, profiles, subject.features)
+        reason = skip_reason(case, profiles, target.features)
         yield (
             CaseResult.of(case, "skipped", reason)
             if reason
-            else run_case(subject, case, debug=debug)
+            else run_case(target, case, debug=debug)
         )
