@@ -54,6 +54,7 @@ def short_overrun(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("tokasm.bench._sweep.OVERRUN_FACTOR", 0.0)
     monkeypatch.setattr("tokasm.bench._sweep.OVERRUN_FLOOR", 0.5)
 
+
 # A quadratic assembler of the user's own: every delta copies the whole text.
 QUADRATIC = """\
 class Impl:

@@ -457,7 +457,9 @@ def test_cli_shrink_budget_reaches_the_fuzzer(
 
 def test_cli_fuzzes_a_protocol_testee(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     testee = f"{sys.executable} -m tokasm.protocol.testee"
-    clean = _fuzz(capsys, project, "--cmd", f"{testee} list-join", "--examples", "30", "--seed", "0")
+    clean = _fuzz(
+        capsys, project, "--cmd", f"{testee} list-join", "--examples", "30", "--seed", "0"
+    )
     assert clean.code == 0, clean.out + clean.err
     broken = _fuzz(
         capsys, project, "--cmd", f"{testee} {BROKEN}", "--seed", "4", "--shrink-budget", "600"
