@@ -653,7 +653,8 @@ def test_a_testee_that_cannot_start_exits_2(
 def test_plot_is_written(tmp_path: Path, suffix: str, magic: bytes) -> None:
     pytest.importorskip("matplotlib")
     plot = tmp_path / "docs" / f"bench{suffix}"
-    args = [*TINY, "--no-memory", "--scenario", "get_after_final", "--plot", str(plot)]
+    args = ["chunked", "list-join", "--only", *TINY, "--no-memory", "--scenario", "get_after_final"]
+    args += ["--plot", str(plot)]
     assert main(["bench", *args]) == 0
     data = plot.read_bytes()
     assert data.startswith(magic)
