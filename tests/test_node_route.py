@@ -221,7 +221,7 @@ def target(name: str, classes: Path) -> str:
 @pytest.mark.parametrize(
     ("name", "rule"),
     [
-        ("reference", None),
+        pytest.param("reference", None, marks=pytest.mark.slow),  # the whole export
         ("unusual-but-correct", None),
         ("Async", None),
         ("read-since-utf16", "INC-READ-SINCE"),
