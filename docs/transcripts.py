@@ -149,7 +149,7 @@ def _mask(text: str, varies: Varies) -> str:
         flags=re.M,
     )
     if varies == "figures":
-        text = re.sub(r"-?\d+(\.\d+)?x?", "<n>", text)
+        text = re.sub(r"-?\d+(\.\d+)?(e[+-]\d+)?x?", "<n>", text)  # x987 or x1.02e+03
         text = re.sub(
             r"(at least |worse than )?(constant|superlinear|linear|quadratic)|inconclusive|grows"
             r"|skip|max-time|stopped|@<n>k?",

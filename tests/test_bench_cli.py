@@ -43,9 +43,18 @@ REPO = Path(__file__).resolve().parent.parent
 TINY = ("--quick", "--sizes", "40,80,160", "--repeats", "1", "--budget", "600", "--quiet")
 #: A sweep of two scenarios, the first cut short by a broken run, the second whole.
 _TWO_SCENARIOS = (
-    *("--only", *TINY, "--budget", "0.1"),
+    *("--only", *TINY),
     *("--scenario", "stream_then_finalize", "--scenario", "interleaved", "--json", "out.json"),
 )
+
+
+@pytest.fixture
+def short_overrun(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker silent for half a second is killed, whatever the budget (TINY's, so large
+    that a loaded machine skips no size: a budget as short would skip some)."""
+    monkeypatch.setattr("tokasm.bench._sweep.OVERRUN_FACTOR", 0.0)
+    monkeypatch.setattr("tokasm.bench._sweep.OVERRUN_FLOOR", 0.5)
+
 
 # A quadratic assembler of the user's own: every delta copies the whole text.
 QUADRATIC = """\
@@ -316,11 +325,14 @@ def test_a_target_that_raises_costs_its_series_and_exits_1(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     ran = _bench(
-        capsys, project, "flaky:Impl", *TINY, "--no-memory", "--scenario", "stream_then_finalize"
+        capsys,
+        project,
+        *("flaky:Impl", "list-join", "--only", *TINY),
+        *("--no-memory", "--scenario", "stream_then_finalize"),
     )
     assert ran.code == 1
     assert "flaky:Impl raised: RuntimeError('fiftieth event')" in ran.out
-    assert "list-join" in ran.out  # the others were still measured
+    assert "\nlist-join " in ran.out  # the other was still measured
     assert "Traceback" not in ran.err
 
 
@@ -328,11 +340,14 @@ def test_a_target_that_exits_costs_its_series_not_the_run(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     ran = _bench(
-        capsys, project, "exits:Impl", *TINY, "--no-memory", "--scenario", "stream_then_finalize"
+        capsys,
+        project,
+        *("exits:Impl", "list-join", "--only", *TINY),
+        *("--no-memory", "--scenario", "stream_then_finalize"),
     )
     assert ran.code == 1
     assert "exits:Impl raised: SystemExit(3)" in ran.out
-    assert "list-join" in ran.out
+    assert "\nlist-join " in ran.out
     assert "Traceback" not in ran.err
 
 
@@ -343,17 +358,13 @@ def test_a_target_that_exits_costs_its_series_not_the_run(
         ("CrashesOnALongMessage", "the worker ended (killed by SIGSEGV)"),
     ],
 )
+@pytest.mark.usefixtures("short_overrun")
 def test_a_worker_that_dies_or_hangs_costs_that_scenario_only(
-    project: Path,
-    capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
-    target: str,
-    said: str,
+    project: Path, capsys: pytest.CaptureFixture[str], target: str, said: str
 ) -> None:
     """At 80 deltas the target ends its process, crashes or hangs: its worker is killed and
     that scenario is its error; the next scenario runs in a new worker, at 40 deltas only
     (a message of 80 deltas would kill it again), and the run goes on to the end."""
-    monkeypatch.setattr("tokasm.bench._sweep.OVERRUN_FLOOR", 0.5)
     ran = _bench(
         capsys,
         project,
@@ -373,12 +384,12 @@ def test_a_worker_that_dies_or_hangs_costs_that_scenario_only(
     assert f"slow_assemblers:{target} raised, hung or died" in ran.out
 
 
+@pytest.mark.usefixtures("short_overrun")
 def test_a_run_that_hangs_is_stopped_and_the_sweep_goes_on(
-    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A run still silent after its deadline is killed: that size is ``stopped``, with why;
     the sizes measured keep their figures, and the next scenario runs in a new worker."""
-    monkeypatch.setattr("tokasm.bench._sweep.OVERRUN_FLOOR", 0.5)
     ran = _bench(
         capsys,
         project,
@@ -643,7 +654,8 @@ def test_a_testee_that_cannot_start_exits_2(
 def test_plot_is_written(tmp_path: Path, suffix: str, magic: bytes) -> None:
     pytest.importorskip("matplotlib")
     plot = tmp_path / "docs" / f"bench{suffix}"
-    args = [*TINY, "--no-memory", "--scenario", "get_after_final", "--plot", str(plot)]
+    args = ["chunked", "list-join", "--only", *TINY, "--no-memory", "--scenario", "get_after_final"]
+    args += ["--plot", str(plot)]
     assert main(["bench", *args]) == 0
     data = plot.read_bytes()
     assert data.startswith(magic)
@@ -687,8 +699,10 @@ def test_durations_switch_unit_before_rounding_to_a_thousand(seconds: float, sho
 
 
 def test_a_target_whose_loading_hangs_exits_2(
-    project: Path, capsys: pytest.CaptureFixture[str]
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Given twice --timeout and the worker's start: both short here, as it hangs anyway."""
+    monkeypatch.setattr("tokasm.bench._sweep.START_SECONDS", 0.3)
     (project / "stuck.py").write_text("import time\ntime.sleep(600)\n", encoding="utf-8")
     ran = _bench(capsys, project, "stuck:Impl", *TINY, "--timeout", "0.1")
     assert ran.code == 2

@@ -36,11 +36,14 @@ from tokasm.implementations import ListJoinAssembler as Impl
 # Breaks AFTER-REFINAL only: a second final appends its delta before answering.
 BROKEN = "mutants:RefinalAppendsDelta"
 
-#: The corpus is what these tests exercise; fuzzing (tests/test_fuzz.py) and the cost
-#: probe (tests/test_cost.py) have their own.
-NO_FUZZ = QUICK
-#: The one case a test needs, where the corpus is not what it tests (threads, xfail lists).
+# Every run here leaves out fuzzing (tests/test_fuzz.py) and the cost probe
+# (tests/test_cost.py), and most of the corpus, which is not what these tests test.
+
+#: The one case a test needs (threads, xfail lists, the program's exit).
 ONE_CASE = (*QUICK, "-k", "seed.example")
+#: The cases the reports are tested on: failures of BROKEN (seed.example and after.* break
+#: AFTER-REFINAL), passes, and skips (strict.*: a profile not asked for).
+REPORTED = (*QUICK, "-k", "seed.example", "-k", "after.*", "-k", "strict.*")
 
 
 @pytest.fixture
@@ -58,11 +61,13 @@ def failing_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Ran]:
     (folder / "good.py").write_text(GOOD, encoding="utf-8")
     shutil.copy(MUTANTS, folder)
     reports = ("--json", "report.json", "--junit", "junit.xml", "--markdown", "card.md")
-    return folder, tokasm_here(folder, "check", BROKEN, "good:Impl", *NO_FUZZ, *reports)
+    return folder, tokasm_here(folder, "check", BROKEN, "good:Impl", *REPORTED, *reports)
 
 
 def test_correct_implementation_exits_0(project: Path) -> None:
-    ran = tokasm_cmd(project, "check", "good:Impl", *NO_FUZZ)
+    """The program's exit and framing, on one case: the same class (list-join) passes the
+    whole corpus in the README's transcript of ``tokasm check`` (tests/test_docs.py)."""
+    ran = tokasm_cmd(project, "check", "good:Impl", *ONE_CASE)
     assert ran.code == 0, ran.out + ran.err
     lines = ran.out.splitlines()
     assert lines[0] == f"tokasm {tokasm.__version__} (corpus {load_corpus().version}, protocol 1)"
@@ -201,6 +206,7 @@ def test_reports_are_written_and_valid(failing_run: tuple[Path, Ran]) -> None:
     failed = {case["id"] for case in broken["cases"] if case["outcome"] == "failed"}
     assert "seed.example" in failed
     assert broken["summary"]["failed"] == len(failed)
+    assert {case["outcome"] for case in broken["cases"]} == {"passed", "failed", "skipped"}
 
     suites = ET.parse(project / "junit.xml").getroot()
     assert [suite.get("name") for suite in suites] == [BROKEN, "good:Impl"]
@@ -237,8 +243,8 @@ def test_xfail_list_round_trip(project: Path, capsys: pytest.CaptureFixture[str]
 def test_stale_xfail_line_fails_the_run(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (project / "known.txt").write_text("no.such.case.*  # fixed long ago\n", encoding="utf-8")
     with user_folder(project):
-        ran = tokasm_main(capsys, "check", "good:Impl", "--xfail", "known.txt", *NO_FUZZ)
-    assert ran.code == 1
+        ran = tokasm_main(capsys, "check", "good:Impl", "--xfail", "known.txt", *ONE_CASE)
+    assert ran.code == 1  # a line is stale if it matches no case of the corpus, run or not
     assert "known.txt:1: 'no.such.case.*' matches no case" in ran.out
 
 
@@ -298,8 +304,8 @@ def test_wheel_carries_corpus_and_runs_from_anywhere(tmp_path: Path) -> None:
         check=True,
     )
     assert Path(where.stdout.strip()) == installed / "tokasm" / "_spec"
-    probe = subprocess.run(
-        [sys.executable, "-m", "tokasm", "check", "good:Impl", *NO_FUZZ],
+    probe = subprocess.run(  # every case file loads; one case runs
+        [sys.executable, "-m", "tokasm", "check", "good:Impl", *ONE_CASE],
         cwd=empty,
         env=env,
         capture_output=True,

@@ -67,16 +67,17 @@ def test_transcript_matches_what_its_commands_print_now(name: str) -> None:
 
 def test_a_benchmark_table_reads_the_same_whatever_its_figures_and_widths() -> None:
     """A verdict that flips (linear, superlinear) on a loaded machine widens the table and
-    its rule: both are figures, masked, or the bench transcript fails now and then."""
+    its rule, and a ratio near a thousand prints as x987 or x1.02e+03: all are figures,
+    masked, or the bench transcript fails now and then."""
     wide = (
-        "implementation   2k  exponent  verdict       peak mem\n"
-        "------------------------------------------------------\n"
-        "str-concat   1.44us      1.45  superlinear       2.0x\n"
+        "implementation   2k  exponent  long text  verdict       peak mem\n"
+        "-----------------------------------------------------------------\n"
+        "str-concat   1.44us      1.45  x1.02e+03  superlinear       2.0x\n"
     )
     narrow = (
-        "implementation   2k  exponent  verdict   peak mem\n"
-        "--------------------------------------------------\n"
-        "str-concat    1.8us      1.11  linear        2.0x\n"
+        "implementation   2k  exponent  long text  verdict   peak mem\n"
+        "-------------------------------------------------------------\n"
+        "str-concat    1.8us      1.11       x987  linear        2.0x\n"
     )
     assert transcripts._mask(wide, "figures") == transcripts._mask(narrow, "figures")
     assert transcripts._mask(wide, "figures") != transcripts._mask(narrow + "more\n", "figures")

@@ -7,6 +7,11 @@ per-case verdicts must agree, for the reference assembler, an async one and
 broken ones; the in-process route cannot be passed by ending the process
 early, by a stale or match-all expected-failure list, nor by a class without
 a cache (CACHE-FINAL).
+
+The reference class meets the whole export on every route; the other classes, whose
+point is how they answer, meet all of it but the long and stress cases (``light_export``):
+megabytes of text per case, most of what a route costs, that test the routes' scale,
+not a class's answers.
 """
 
 from __future__ import annotations
@@ -117,6 +122,20 @@ def small_export(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+#: The scale groups of the corpus: the cases ``light_export`` leaves out.
+HEAVY = ("long.", "stress.")
+
+
+@pytest.fixture(scope="module")
+def light_export(export_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``export_dir`` without the long and stress cases, as links to its files."""
+    folder = tmp_path_factory.mktemp("light")
+    for path in export_dir.glob("*.json"):
+        if not path.name.startswith(HEAVY):
+            (folder / path.name).symlink_to(path)
+    return folder
+
+
 def user_cases(export: Path) -> Path:
     """The folder of user cases ``small_export`` was made from."""
     return export.parent / "my-cases"
@@ -159,15 +178,19 @@ def conformance(export_dir: Path, target: str, *runner: str, **env: str) -> Ran:
     return Ran(done.returncode, done.stdout, done.stderr)
 
 
+def tap_verdicts(tap: str) -> dict[str, str]:
+    """Each test's verdict from a TAP report of ``node --test``."""
+    return {
+        case_id: {"SKIP": "skipped", "TODO": "xfailed"}.get(directive, "")
+        or ("passed" if status == "ok" else "failed")
+        for status, case_id, directive in _TAP.findall(tap)
+    }
+
+
 def node_test(export_dir: Path, target: str, **env: str) -> tuple[int, dict[str, str]]:
     """Exit code of ``node --test`` and each test's verdict from its TAP report."""
     done = conformance(export_dir, target, **env)
-    verdicts = {
-        case_id: {"SKIP": "skipped", "TODO": "xfailed"}.get(directive, "")
-        or ("passed" if status == "ok" else "failed")
-        for status, case_id, directive in _TAP.findall(done.out)
-    }
-    return done.code, verdicts
+    return done.code, tap_verdicts(done.out)
 
 
 def check_json(target: str, *argv: str) -> dict[str, dict[str, str]]:
@@ -179,14 +202,14 @@ def check_json(target: str, *argv: str) -> dict[str, dict[str, str]]:
     return {case["id"]: case for case in run["cases"]}
 
 
-def check_cmd(export_dir: Path, target: str, *profile: str) -> dict[str, str]:
-    """Each exported case's verdict from ``tokasm check --cmd`` (the export leaves out
-    the cases JSON cannot carry: docs/export.md)."""
-    exported = {path.stem for path in export_dir.glob("*.json")}
+def check_cmd(export_dir: Path, target: str, *argv: str) -> dict[str, str]:
+    """The verdict of each case of the export from ``tokasm check --cmd ARGV`` run on
+    those cases only (-k; the export leaves out the cases JSON cannot carry:
+    docs/export.md), and of each cost probe ARGV selects; no fuzzing."""
+    selected = [arg for path in export_dir.glob("*.json") for arg in ("-k", path.stem)]
     return {
         case_id: "failed" if case["outcome"] == "errored" else case["outcome"]
-        for case_id, case in check_json(target, *QUICK, *profile).items()
-        if case_id in exported
+        for case_id, case in check_json(target, "--fuzz-examples", "0", *selected, *argv).items()
     }
 
 
@@ -198,20 +221,26 @@ def target(name: str, classes: Path) -> str:
 @pytest.mark.parametrize(
     ("name", "rule"),
     [
-        ("reference", None),
+        pytest.param("reference", None, marks=pytest.mark.slow),  # the whole export
         ("unusual-but-correct", None),
         ("Async", None),
         ("read-since-utf16", "INC-READ-SINCE"),
     ],
 )
 def test_node_test_and_check_cmd_give_the_same_verdicts(
-    export_dir: Path, classes: Path, name: str, rule: str | None
+    export_dir: Path, light_export: Path, classes: Path, name: str, rule: str | None
 ) -> None:
-    """Async included: both routes await the Promises apply, get and readSince return."""
-    code, in_process = node_test(export_dir, target(name, classes), profiles=",".join(OPTIONAL))
+    """Async included: both routes await the Promises apply, get and readSince return. The
+    reference class passes the cost probes over the protocol too."""
+    export = export_dir if name == "reference" else light_export
+    code, in_process = node_test(export, target(name, classes), profiles=",".join(OPTIONAL))
     assert in_process.pop(PROBE_ID) == "passed"
-    profiles = (f"--profile={p}" for p in OPTIONAL if p not in LARGE_PROFILES)  # not exported
-    assert in_process == check_cmd(export_dir, target(name, classes), *profiles)
+    profiles = [f"--profile={p}" for p in OPTIONAL if p not in LARGE_PROFILES]  # not exported
+    probes = ("-k", "cost.*") if name == "reference" else ("--no-cost-probe",)
+    over_cmd = check_cmd(export, target(name, classes), *profiles, *probes)
+    if name == "reference":
+        assert (over_cmd.pop(PROBE_ID), over_cmd.pop("cost.stream-linear")) == ("passed",) * 2
+    assert in_process == over_cmd
     failed = [case for case, verdict in in_process.items() if verdict == "failed"]
     if rule is None:
         assert (code, failed) == (0, [])
@@ -246,9 +275,10 @@ def test_expected_failures_are_todos_and_a_listed_case_that_passes_fails(
 def test_a_stale_expected_failure_line_fails_the_run(small_export: Path, tmp_path: Path) -> None:
     listed = tmp_path / "xfail.txt"
     listed.write_text("mine.gone  # fixed long ago\ncost.cache-final\n", encoding="utf-8")
-    code, verdicts = node_test(small_export, CLASSES["reference"], xfail=str(listed))
-    assert (code != 0, verdicts["xfail"], verdicts["mine.greeting"]) == (True, "failed", "passed")
     done = conformance(small_export, CLASSES["reference"], xfail=str(listed))
+    verdicts = tap_verdicts(done.out)
+    assert done.code != 0
+    assert (verdicts["xfail"], verdicts["mine.greeting"]) == ("failed", "passed")
     assert "'mine.gone' matches no case of the export" in done.out
     assert "'cost.cache-final' matches no case" not in done.out, "a cost check is a known id"
 
@@ -287,9 +317,9 @@ def test_undefined_is_named_as_a_wrong_answer_on_both_routes(
 ) -> None:
     """Not a fault of the testee: the step fails, showing that it returned undefined."""
     shown = 'returned undefined (null means "no text")'
-    code, verdicts = node_test(small_export, target("VoidApply", classes))
-    assert (code != 0, verdicts["mine.greeting"]) == (True, "failed")
-    assert f"actual:   {shown}" in conformance(small_export, target("VoidApply", classes)).out
+    done = conformance(small_export, target("VoidApply", classes))
+    assert (done.code != 0, tap_verdicts(done.out)["mine.greeting"]) == (True, "failed")
+    assert f"actual:   {shown}" in done.out
     over_cmd = check_json(
         target("VoidApply", classes),
         "--no-bundled",
@@ -349,12 +379,12 @@ def docs_loader(tmp_path: Path) -> Path:
 
 @pytest.mark.parametrize("name", ["reference", "trims-text"])
 def test_the_docs_loader_gives_the_same_verdicts(
-    export_dir: Path, tmp_path: Path, name: str
+    light_export: Path, tmp_path: Path, name: str
 ) -> None:
     module, class_name = CLASSES[name].rsplit(":", 1)
-    done = node(str(docs_loader(tmp_path)), str(export_dir), module, class_name)
+    done = node(str(docs_loader(tmp_path)), str(light_export), module, class_name)
     verdicts = dict(line.split(" ", 1)[::-1] for line in done.stdout.splitlines())
-    assert verdicts == check_cmd(export_dir, CLASSES[name])
+    assert verdicts == check_cmd(light_export, CLASSES[name], "--no-cost-probe")
     assert done.returncode == (0 if name == "reference" else 1), done.stderr
 
 

@@ -337,6 +337,7 @@ def _in_xdist_run(name: str) -> bool:
     return any(word in name.rsplit("/", 1)[-1] for word in XDIST_WORDS)
 
 
+@pytest.mark.slow  # the whole corpus, three targets, three routes
 def test_pytest_route_and_check_agree_serially_and_under_xdist(
     project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
