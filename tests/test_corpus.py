@@ -213,6 +213,7 @@ def test_step_repeat_with_variable_expands_in_order(spec: Path) -> None:
     assert [step.where for step in case.steps] == [
         "1[0].1", "1[0].2", "1[1].1", "1[1].2", "1[2].1", "1[2].2", "2",
     ]  # fmt: skip
+    assert case.step_count == 7  # what ``tokasm list`` shows, counted without expanding
     assert [s.event for s in case.steps if isinstance(s, Apply)] == [
         {"id": f"m{i}", "delta": f"<{i}>"} for i in range(3)
     ]
@@ -230,6 +231,7 @@ def test_nested_repeats_see_outer_variables(spec: Path) -> None:
     )
     (case,) = load_file(path, spec)
     assert [s.message_id for s in case.steps if isinstance(s, Get)] == ["0.0", "0.1", "1.0", "1.1"]
+    assert case.step_count == 4
 
 
 def test_text_repeat_concat_and_variable(spec: Path) -> None:

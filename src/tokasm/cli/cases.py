@@ -27,7 +27,7 @@ TAIL_STEPS = 5
 def run_list(args: argparse.Namespace) -> int:
     corpus = load_corpus()
     cases, probes = select(corpus, args.globs)
-    rows = [(c.id, c.profile, str(len(c.steps)), ", ".join(c.requirements)) for c in cases]
+    rows = [(c.id, c.profile, str(c.step_count), ", ".join(c.requirements)) for c in cases]
     # the cost probes, named like cases (-k and --xfail name them alike), with their rules
     rows += [(p, "required", "probe", probe_named(p, "passed").requirements[0]) for p in probes]
     header = ("id", "profile", "steps", "requirements")

@@ -84,6 +84,11 @@ class Case:
                 "number written without a decimal point)"
             ) from None
 
+    @property
+    def step_count(self) -> int:
+        """How many steps the case expands into, counted without expanding it."""
+        return _counted(self.document["steps"])
+
     def drop_steps(self) -> None:
         """Free the expanded steps (expanded again if asked for): kept for a whole run, a
         case's steps make every full collection of the garbage collector slower."""
@@ -182,6 +187,10 @@ class Case:
 
 #: How another process rebuilds a case from its ``document``, unchecked.
 parse_case = Case
+
+
+def _counted(raws: list[Any]) -> int:
+    return sum(raw["repeat"] * _counted(raw["steps"]) if "repeat" in raw else 1 for raw in raws)
 
 
 def _writes(steps: object, op: str) -> bool:
