@@ -20,6 +20,9 @@ def pytest_configure(config: pytest.Config) -> None:
     _one_bytecode_cache(config)
     _hypothesis_profiles()
     _work_stealing(config)
+    # Imported before any inline pytester run, whose module snapshot would otherwise drop
+    # yaml and re-import it afresh, beside a case loader built on the first copy.
+    import tokasm.corpus._yaml  # noqa: F401
 
 
 def _hypothesis_profiles() -> None:
