@@ -6,8 +6,10 @@ a problem, and a glob matching every case refused: it would excuse any implement
 
 from __future__ import annotations
 
+import fnmatch
+import re
 from dataclasses import dataclass, replace
-from fnmatch import fnmatchcase
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 from tokasm._display import safe_text
@@ -46,14 +48,33 @@ class XfailEntry:
 
 @dataclass(frozen=True)
 class XfailList:
-    """A parsed expected-failure file."""
+    """A parsed expected-failure file; literal ids in a dict, globs compiled once."""
 
     source: str
     entries: tuple[XfailEntry, ...]
 
+    @cached_property
+    def _index(self) -> tuple[dict[str, XfailEntry], dict[str, tuple[XfailEntry, re.Pattern[str]]]]:
+        """Each literal id's and each glob's first line (globs in line order, compiled)."""
+        literals: dict[str, XfailEntry] = {}
+        globs: dict[str, tuple[XfailEntry, re.Pattern[str]]] = {}
+        for entry in self.entries:
+            if not any(char in entry.pattern for char in _GLOB_CHARS):
+                literals.setdefault(entry.pattern, entry)
+            elif entry.pattern not in globs:
+                globs[entry.pattern] = (entry, re.compile(fnmatch.translate(entry.pattern)))
+        return literals, globs
+
     def entry_for(self, case_id: str) -> XfailEntry | None:
         """The first line that lists ``case_id``, or None."""
-        return next((e for e in self.entries if fnmatchcase(case_id, e.pattern)), None)
+        literals, globs = self._index
+        literal = literals.get(case_id)
+        for entry, regex in globs.values():
+            if literal is not None and entry.line > literal.line:
+                break
+            if regex.match(case_id):
+                return entry
+        return literal
 
     def why(self, entry: XfailEntry) -> str:
         """``listed in FILE:LINE (reason)``, for messages."""
@@ -61,8 +82,11 @@ class XfailList:
         return f"{where} ({entry.reason})" if entry.reason else where
 
     def _matches(self, ids: set[str]) -> dict[XfailEntry, int]:
-        """How many of ``ids`` each line matches."""
-        return {e: sum(fnmatchcase(i, e.pattern) for i in ids) for e in self.entries}
+        """How many of ``ids`` each line matches (a literal: 1 or 0)."""
+        globs = {
+            pattern: len(list(filter(r.match, ids))) for pattern, (_, r) in self._index[1].items()
+        }
+        return {e: globs.get(e.pattern, e.pattern in ids) for e in self.entries}
 
     def _line(self, entry: XfailEntry) -> str:
         return f"{self.source}:{entry.line}: '{safe_text(entry.pattern, NAME_LIMIT)}'"
