@@ -17,14 +17,17 @@ import pytest
 from tokasm.cli import main
 from tokasm.corpus._load import load_corpus
 from tokasm.errors import TargetError
+from tokasm.corpus import parse_case
+from tokasm.protocol import PIPELINE_WINDOW
 from tokasm.protocol._client import CommandTarget
-from tokasm.run.runner import run_cases
+from tokasm.run.runner import run_case, run_cases
 
 if TYPE_CHECKING:
     from tokasm.corpus._load import Case
     from tokasm.run.results import CaseResult
 
 FAULTY = Path(__file__).resolve().parent / "testees" / "faulty.py"
+GREEDY = FAULTY.with_name("greedy.py")
 TIMEOUT = 0.25  # a hang costs this; far above a normal request (well under 1 ms)
 STRIKE_AT = 4  # request number (hello is 1); well inside the first few cases
 
@@ -172,3 +175,21 @@ def test_isolate_exits_2_for_a_target_that_does_not_import(
 ) -> None:
     assert main(["check", "--isolate", "no_such_module:Impl"]) == 2
     assert "no_such_module" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("window", [PIPELINE_WINDOW, 1])
+def test_requests_are_written_at_most_the_window_ahead(tmp_path: Path, window: int) -> None:
+    """A case of 5,000 steps: the testee never holds more than the window's requests
+    unanswered (PROTOCOL.md), and with a window it does hold more than one."""
+    record = tmp_path / "most"
+    apply = {"apply": {"id": "m", "delta": "a"}, "returns": None}
+    document = {"id": "long", "description": "5,000 appends", "requirements": ["APPEND"],
+                "steps": [{"repeat": 5000, "steps": [apply]}]}  # fmt: skip
+    target = CommandTarget([sys.executable, str(GREEDY), str(record)], window=window)
+    try:
+        assert run_case(target, parse_case(document, tmp_path / "long.yaml")).outcome == "passed"
+    finally:
+        target.close()
+    most = int(record.read_text())
+    assert most <= window + 1  # the window, and the case's ``new``
+    assert most > 1 or window == 1
