@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING
 import pytest
 
 from tokasm.cli import main
+from tokasm.corpus import parse_case
 from tokasm.corpus._load import load_corpus
 from tokasm.errors import TargetError
-from tokasm.corpus import parse_case
 from tokasm.protocol import PIPELINE_WINDOW
 from tokasm.protocol._client import CommandTarget
 from tokasm.run.runner import run_case, run_cases
