@@ -35,7 +35,7 @@ def main() -> None:
         sys.stdout.buffer.write(encode(respond(target, line)))
         sys.stdout.buffer.flush()
         answered += 1
-        Path(sys.argv[1]).write_text(str(most))
+    Path(sys.argv[1]).write_text(str(most))
 
 
 if __name__ == "__main__":

@@ -173,7 +173,6 @@ class _Process:
         self._lines: deque[bytes] = deque()  # whole lines read ahead
         self._partial = bytearray()  # the start of the next line
         self._outbox: queue.SimpleQueue[bytes | None] | None = None  # the writer thread's
-        self._backlog = 0  # writes waiting for it
         self._drainer = threading.Thread(target=self._drain_stderr, args=(stderr,), daemon=True)
         self._drainer.start()
 
@@ -186,22 +185,20 @@ class _Process:
             pipe.close()
 
     def write(self, data: bytes) -> None:
-        """Write ``data``, through the writer thread if it may not fit the pipe or earlier data
-        still waits there (so writes keep their order): a child that stops reading then costs
-        its deadline (the reader sees it go), never a wait without end."""
-        if len(data) <= _WRITE_AT_ONCE and not self._backlog:
+        """Write ``data``; from the first that may not fit the pipe on, every write goes through
+        one writer thread, in order: a child that stops reading then costs its deadline (the
+        reader sees it go), never a wait without end."""
+        if self._outbox is None and len(data) <= _WRITE_AT_ONCE:
             self._write(data, True)
             return
         if self._outbox is None:
             self._outbox = queue.SimpleQueue()
             threading.Thread(target=self._write_queued, args=(self._outbox,), daemon=True).start()
-        self._backlog += 1
         self._outbox.put(data)
 
     def _write_queued(self, outbox: queue.SimpleQueue[bytes | None]) -> None:
         while (data := outbox.get()) is not None:
             self._write(data, False)
-            self._backlog -= 1
 
     def _write(self, data: bytes, loud: bool) -> None:
         try:
@@ -447,7 +444,7 @@ class CommandTarget:
         try:
             process.refuse_unasked()
             for op in ops:
-                if sent - done < (window + 1) // 2:  # top up, so the testee never runs dry
+                if sent < len(ops) and sent - done < (window + 1) // 2:  # never runs dry
                     ahead = steps[len(requests) - news : max(done + window - news, 0)]
                     requests += map(_encoded, ahead)
                     process.write(b"".join(requests[sent:]))
