@@ -17,25 +17,22 @@ if TYPE_CHECKING:
     from tokasm.bench.scenarios import Action, Scenario, Workload
     from tokasm.implementations import AssemblerFactory
 
-_SUFFIXES = (("M", 1_000_000), ("k", 1_000))
+_SUFFIXES = {"M": 1_000_000, "k": 1_000}
 
 
 def format_size(size: int) -> str:
     """``256000`` -> ``256k``, ``1000000`` -> ``1M``; other numbers as they are."""
-    for suffix, factor in _SUFFIXES:
+    for suffix, factor in _SUFFIXES.items():
         if size >= factor and size % factor == 0:
             return f"{size // factor}{suffix}"
     return str(size)
 
 
 def parse_size(text: str) -> int:
-    """``4k`` -> 4000, ``1M`` -> 1000000, ``500`` -> 500; ValueError if not a positive size."""
-    stripped, factor = text.strip(), 1
-    for suffix, value in _SUFFIXES:
-        if stripped.endswith((suffix, suffix.lower())):
-            stripped, factor = stripped[:-1], value
-            break
-    size = int(stripped) * factor
+    """``4k`` -> 4000, ``1M`` or ``1m`` -> 1000000, ``500`` -> 500; ValueError unless >= 1."""
+    stripped = text.strip()
+    factor = {**_SUFFIXES, "m": 1_000_000}.get(stripped[-1:])
+    size = int(stripped[:-1] if factor else stripped) * (factor or 1)
     if size < 1:
         raise ValueError(f"size must be at least 1, got {text!r}")
     return size
@@ -57,13 +54,12 @@ def time_action(
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        runs, start = 0, clock()
-        while True:
+        runs, start = 1, clock()
+        action()
+        while (elapsed := clock() - start) < batch:
             action()
             runs += 1
-            elapsed = clock() - start
-            if elapsed >= batch:
-                return elapsed / runs
+        return elapsed / runs
     finally:
         if was_enabled:
             gc.enable()

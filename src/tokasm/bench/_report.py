@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from tokasm._versions import __version__
 from tokasm.bench._measure import FIT_POINTS, GROWTH, format_seconds, format_size
-from tokasm.bench._sweep import MAX_TIME, over_max_time
+from tokasm.bench._sweep import BUDGET, MAX_TIME, over_max_time
 from tokasm.bench.scenarios import APPENDS
 from tokasm.errors import ReportError
 
@@ -23,20 +23,16 @@ if TYPE_CHECKING:
 
 #: What a cell shows for a step not run (by the limit that skipped it), or stopped (killed).
 _SKIP, _STOPPED = "skip", "stopped"
+_SKIPPED = {BUDGET: _SKIP, MAX_TIME: MAX_TIME}
 
 
 def _row(series: Series, sizes: Sequence[int], default: str | None) -> list[str]:
-    """The table's row: label, cost per operation at each size, exponent, growth on long
-    texts, verdict, peak memory."""
+    """Label, cost per operation at each size, exponent, growth, verdict, peak memory."""
     name, texts, traced = series.bench_target.name, series.texts, series.traced
     tags = ["default"] * (name == default) + ["per request"] * series.bench_target.per_request
-    cells = [f"{name} ({', '.join(tags)})" if tags else name]
-    for size in sizes:
-        point = next((p for p in series.points if p.size == size), None)
-        skip = next((s for s in series.skips if s.size == size), None)
-        limit = skip and (_STOPPED if skip.interrupted else MAX_TIME if skip.limit == MAX_TIME
-                          else _SKIP)  # fmt: skip
-        cells.append(format_seconds(point.per_operation) if point else limit or "-")
+    shown = {s.size: _STOPPED if s.interrupted else _SKIPPED[s.limit] for s in series.skips[::-1]}
+    shown |= {point.size: format_seconds(point.per_operation) for point in series.points}
+    cells = [f"{name} ({', '.join(tags)})" if tags else name, *(shown.get(n, "-") for n in sizes)]
     growth = f"x{texts[-1].seconds / texts[0].seconds:.3g}" if len(texts) > 1 else "-"
     memory = "-"  # not asked for, or predicted over the budget
     if traced and traced.memory:

@@ -21,7 +21,8 @@ import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import IO, TYPE_CHECKING, Any, Protocol, cast
+from functools import partial
+from typing import IO, TYPE_CHECKING, Any, TypeAlias, cast
 
 from tokasm.bench._measure import (
     INCONCLUSIVE,
@@ -43,7 +44,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from tokasm.bench.scenarios import Scenario
-    from tokasm.implementations import Assembler, AssemblerFactory
+    from tokasm.implementations import AssemblerFactory
     from tokasm.run.targets import Target
 
 BUDGET, MAX_TIME = "budget", "max-time"
@@ -60,8 +61,7 @@ MIN_ROUNDS = 3
 
 @dataclass(frozen=True)
 class BenchTarget:
-    """What to measure: a ``target`` run in a worker, or a ``factory`` run here (over the
-    line protocol, ``per_request``: each call a request, in wall time, memory not traced)."""
+    """A ``target`` run in a worker, or a ``factory`` run here (``per_request``: a testee's)."""
 
     name: str
     has_read_since: bool
@@ -161,12 +161,8 @@ QUICK = SweepSettings(
 SMOKE = SweepSettings((50, 200), 1, budget=1.0, batch=0.0, texts=(1_000, 4_000, 16_000))
 
 
-class SweepProgress(Protocol):
-    """Told what the sweep does: a live line shows steps, a log shows finished cells."""
-
-    def starting(self, step: str) -> None: ...
-
-    def finished(self, cell: str) -> None: ...
+#: Told each step as it starts (False) and each cell as it is finished (True).
+SweepProgress: TypeAlias = Callable[[str, bool], None]
 
 
 def over_max_time(results: Sequence[Series]) -> list[Skip]:
@@ -202,10 +198,7 @@ class _SubjectAssembler:
 
 def protocol_target(target: Target) -> BenchTarget:
     """A running testee, ``cmd:NAME``; each factory call starts a fresh assembler in it."""
-
-    def factory() -> Assembler:
-        return _SubjectAssembler(target)
-
+    factory = partial(_SubjectAssembler, target)
     has_read_since = READ_SINCE in target.features
     return BenchTarget(f"cmd:{target.name}", has_read_since, factory=factory, per_request=True)
 
@@ -224,8 +217,8 @@ Step = Callable[[str, str, int, bool], Any]
 
 class _Worker:
     """``python -m tokasm.bench._worker TARGET BATCH`` in a session of its own, stderr to a
-    file; ``hello``: its first line, within ``first`` s; each answer within ``each`` s, none
-    after monotonic ``last``; ``size``: that of the step under way (None before one)."""
+    file; loaded within ``first`` s (TargetError if it fails), each answer within ``each`` s,
+    none after monotonic ``last``; ``size``: that of the step under way (None before one)."""
 
     def __init__(self, target: str, batch: float, first: float, each: float, last: float):
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 (closed by ``close``)
@@ -241,10 +234,13 @@ class _Worker:
         self._buffer, self.each, self.last = b"", each, last
         self.size: int | None = None
         try:
-            self.hello = self._read(first)
-        except _WorkerFailed:
+            hello = self._read(first)
+            if "error" in hello:
+                raise TargetError(hello["error"])
+        except (_WorkerFailed, TargetError):
             self.close()
             raise
+        self.read_since: bool = hello["hello"]["read_since"]
 
     def __call__(self, op: str, name: str, size: int, text: bool = False) -> Any:
         self.size = size
@@ -311,9 +307,7 @@ def load_target(target: str, timeout: float) -> BenchTarget:
     except _WorkerFailed as error:
         raise TargetError(f"target {target!r}: {error}") from None
     worker.close()
-    if "error" in worker.hello:
-        raise TargetError(worker.hello["error"])
-    return BenchTarget(target, worker.hello["hello"]["read_since"], target=target)
+    return BenchTarget(target, worker.read_since, target=target)
 
 
 def climb(
@@ -336,7 +330,7 @@ def climb(
     def ask(op: str, size: int, text: bool = False) -> Any:
         if progress:
             what, on = "memory of " if op == "memory" else "", " characters" if text else ""
-            progress.starting(f"{name}: {what}{series.bench_target.name} at {size}{on}")
+            progress(f"{name}: {what}{series.bench_target.name} at {size}{on}", False)
         return step(op, name, size, text)
 
     for text, sizes, points in ladders:
@@ -391,7 +385,7 @@ def _settled(series: Series) -> bool:
 def _log(progress: SweepProgress | None, series: Series, size: int | None, outcome: str) -> None:
     if progress:
         at = "" if size is None else f" {format_size(size)}"
-        progress.finished(f"{series.scenario.name} {series.bench_target.name}{at}: {outcome}")
+        progress(f"{series.scenario.name} {series.bench_target.name}{at}: {outcome}", True)
 
 
 def _finished(progress: SweepProgress | None, series: Series) -> None:
@@ -407,7 +401,7 @@ def _finished(progress: SweepProgress | None, series: Series) -> None:
 
 
 def _sweep(
-    bench_target: BenchTarget,
+    target: BenchTarget,
     run: list[Series],
     settings: SweepSettings,
     last: float,
@@ -415,38 +409,34 @@ def _sweep(
     load: float,
     progress: SweepProgress | None,
 ) -> None:
-    """Every scenario of ``run`` on ``bench_target``: here, or in a worker, a new one after one
-    hung or died (the size ``stopped``; the scenario's error unless it hung measuring), by
-    monotonic ``last``; ``load``: seconds for a worker's first line."""
+    """Every scenario of ``run`` on ``target``, here or in a worker (a new one after one hung
+    or died), by monotonic ``last``; ``load``: seconds for a worker's first line."""
     each = max(OVERRUN_FACTOR * settings.budget, OVERRUN_FLOOR)
     deadline, worker, loading = last - settings.budget, None, 0.0
-    clock = time.perf_counter if bench_target.per_request else time.thread_time
-    bench = bench_target.factory and Bench(bench_target.factory, clock, settings.batch)
+    clock = time.perf_counter if target.per_request else time.thread_time
+    bench = target.factory and Bench(target.factory, clock, settings.batch)
     try:
         for series in run:
-            sizes = series.scenario.sizes(settings.sizes, settings.texts)
+            first = min(series.scenario.sizes(settings.sizes, settings.texts))
             try:
                 if bench is None and worker is None:
                     if time.monotonic() >= deadline:
-                        series.skips.append(Skip(min(sizes), MAX_TIME, "--max-time reached"))
+                        series.skips.append(Skip(first, MAX_TIME, "--max-time reached"))
                         continue
                     loading = time.monotonic()
-                    worker = _Worker(str(bench_target.target), settings.batch, load, each, last)
+                    worker = _Worker(str(target.target), settings.batch, load, each, last)
                     loading = time.monotonic() - loading  # its time starts once it is loaded
-                    if "error" in worker.hello:
-                        raise _WorkerFailed(worker.hello["error"])
-                step = bench or cast("Step", worker)
-                climb(series, step, settings, deadline + loading, progress)
+                climb(series, bench or cast("Step", worker), settings, deadline + loading, progress)
             except Raised as error:
                 series.error = str(error)[:2000]
                 _log(progress, series, None, f"raised {series.error}")
-            except _WorkerFailed as error:
+            except (_WorkerFailed, TargetError) as error:
                 failure, size = str(error), worker and worker.size
                 if not isinstance(error, _WorkerHung) or size is None:  # loading: its error
                     series.error = failure
                 limit = MAX_TIME if time.monotonic() >= last else BUDGET
-                series.skips.append(Skip(size or min(sizes), limit, failure, interrupted=True))
-                _log(progress, series, size or min(sizes), failure)
+                series.skips.append(Skip(size or first, limit, failure, interrupted=True))
+                _log(progress, series, size or first, failure)
                 if worker:
                     worker.close()
                 worker = None
@@ -466,21 +456,12 @@ def run_sweep(
 ) -> list[Series]:
     """Every scenario on every target that supports it, in turn, until ``max_time``."""
     bound = math.inf if settings.max_time is None else settings.max_time + settings.budget
-    last = time.monotonic() + bound
+    last, load = time.monotonic() + bound, 2 * load_timeout + START_SECONDS
     results: list[Series] = []
-    for bench_target in bench_targets:
+    for target in bench_targets:
         run = [
-            Series(s, bench_target)
-            for s in scenarios
-            if bench_target.has_read_since or not s.needs_read_since
+            Series(s, target) for s in scenarios if target.has_read_since or not s.needs_read_since
         ]
-        _sweep(
-            bench_target,
-            run,
-            settings,
-            last,
-            load=2 * load_timeout + START_SECONDS,
-            progress=progress,
-        )
-        results.extend(run)
+        _sweep(target, run, settings, last, load=load, progress=progress)
+        results += run
     return results

@@ -19,9 +19,6 @@ if TYPE_CHECKING:
 
     from tokasm.implementations import Assembler, AssemblerFactory, IncrementalAssembler
 
-__all__ = ["APPENDS", "LONG_TEXTS", "MESSAGES", "READS", "SCENARIOS", "SEED", "Action",
-           "Scenario", "Workload", "long_workload", "make_workload"]  # fmt: skip
-
 #: The timed work of one scenario run; returns the final texts.
 Action: TypeAlias = Callable[[], list[str]]
 #: Feeds a workload's deltas to the message ids in turn, reading as the scenario does;
@@ -30,17 +27,15 @@ Feed: TypeAlias = Callable[["Assembler", "Workload", "Iterator[str]", dict[str, 
 
 #: Reads timed by the re-read scenarios, whatever the message size.
 READS = 1000
-#: Events timed on a long text; by default at these lengths: long enough that copying the
-#: text outweighs a fixed cost of 300us per event.
+#: Events timed on a long text; the default lengths: a copy of the text outweighs 300us.
 APPENDS = 50
 LONG_TEXTS = (256_000, 1_000_000, 4_000_000, 16_000_000)
 #: Messages open at once in the interleaved scenario.
 MESSAGES = 64
 #: Same seed, same text: runs and machines compare like with like.
 SEED = 20260401
-#: Delta lengths 1-12, weighted as LLM token text is (mostly 2-6), now and then a
-#: multi-kilobyte one (a tool call's arguments); ASCII (wider characters change only the
-#: string kind, which each backend's tests cover).
+#: Delta lengths 1-12 weighted as LLM token text (mostly 2-6), rarely a multi-kilobyte one
+#: (a tool call's arguments); ASCII (the string kind is each backend's tests' concern).
 _WEIGHTS = (4, 8, 10, 12, 10, 8, 6, 4, 3, 2, 1, 1)
 _LARGE_CHANCE, _LARGE_LENGTHS = 1e-4, (1024, 8192)
 _ALPHABET = "abcdefghijklmnopqrstuvwxyz" + " " * 6 + ".,\n"
@@ -111,8 +106,7 @@ def _read_since_each(
 
 
 def _reads(factory: AssemblerFactory, workload: Workload, final: bool) -> Action:
-    """``READS`` calls of ``get()`` on a message streamed in the set-up, finalized or open
-    (then read once first: the first read may join, the timed ones are re-reads)."""
+    """``READS`` re-reads of a message streamed in the set-up, finalized or open (read once)."""
     assembler = factory()
     _apply_each(assembler, workload, repeat("m"), {})
     text = assembler.apply({"id": "m", "final": True}) if final else assembler.get("m")
@@ -128,9 +122,8 @@ def _reads(factory: AssemblerFactory, workload: Workload, final: bool) -> Action
 
 @dataclass(frozen=True)
 class Scenario:
-    """One way of using an assembler, timed over a sweep of sizes: a stream of ``event``s fed
-    by ``feed`` over ``messages``, ``READS`` re-``read``s (of a ``final`` message or not), or
-    ``APPENDS`` ``append``s to a message of each length of text."""
+    """A stream of ``event``s fed by ``feed`` over ``messages``, ``READS`` re-``read``s (of a
+    ``final`` message or not), or ``APPENDS`` ``append``s to a message of each text length."""
 
     name: str
     summary: str
@@ -142,14 +135,12 @@ class Scenario:
 
     @property
     def per_operation(self) -> bool:
-        """A fixed count of operations timed at every size, not a stream (then its events are
-        also timed on long texts)."""
+        """A fixed count of operations at every size; a stream's events are timed on long texts."""
         return self.unit != "event"
 
     @property
     def text_sizes(self) -> bool:
-        """Sized by the sweep's lengths of text, not its numbers of deltas; then a traced run
-        says nothing (its final texts are the yardstick)."""
+        """Sized by lengths of text, not numbers of deltas (so never traced: no final texts)."""
         return self.unit == "append"
 
     @property
@@ -167,8 +158,7 @@ class Scenario:
         return APPENDS if long_text else {"read": READS, "append": APPENDS}.get(self.unit, size)
 
     def prepare(self, factory: AssemblerFactory, workload: Workload) -> Action:
-        """The scenario's action on ``factory``'s assemblers; a stream: from an empty
-        message, then every message finalized."""
+        """The action on ``factory``'s assemblers; a stream's ends with every message final."""
         if self.unit == "read":
             return _reads(factory, workload, self.final)
         if self.unit == "append":
@@ -184,8 +174,7 @@ class Scenario:
         return run
 
     def long_text(self, factory: AssemblerFactory, workload: Workload) -> Action:
-        """``APPENDS`` events, fed as the stream feeds them, to messages already holding the
-        workload's text (in one delta each: fast even for a class that copies per delta)."""
+        """``APPENDS`` events fed as the stream does to messages holding the text (one delta)."""
         assembler, ids, small = factory(), self._ids, make_workload(APPENDS)
         share = len(workload.source) // self.messages
         for message_id in ids:

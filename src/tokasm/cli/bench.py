@@ -123,23 +123,6 @@ def _bench_targets(args: argparse.Namespace, targets: list[Target]) -> list[Benc
     return bench_targets
 
 
-class _Progress:
-    """On a terminal (``line``), one stderr line rewritten with the step under way; else one
-    line per finished cell, nothing rewritten (a log would keep every rewrite)."""
-
-    def __init__(self, live: bool) -> None:
-        self.line, self._started = Progress("bench") if live else None, time.perf_counter()
-
-    def starting(self, step: str) -> None:
-        if self.line:
-            self.line.draw(f"bench: {step}")
-
-    def finished(self, cell: str) -> None:
-        if not self.line:
-            seconds = time.perf_counter() - self._started
-            print(f"bench: {cell} [{seconds:.0f} s]", file=sys.stderr, flush=True)
-
-
 def _check_report_paths(args: argparse.Namespace) -> None:
     """ReportError (PlotError) now, before measuring, for a report that could not be written."""
     if args.plot:
@@ -177,12 +160,22 @@ def _measure(args: argparse.Namespace, bench_targets: list[BenchTarget]) -> int:
     if any(bench_target.per_request for bench_target in bench_targets):
         print("protocol testees are measured per request: their costs include the round trip")
     started = time.perf_counter()
-    progress = None if args.quiet else _Progress(progress_wanted(sys.stderr))
+    line = Progress("bench") if progress_wanted(sys.stderr, args.quiet) else None
+
+    def progress(text: str, finished: bool) -> None:
+        """On a terminal, the step under way; else a line per finished cell (a log keeps all)."""
+        if line and not finished:
+            line.draw(f"bench: {text}")
+        elif finished and not line:
+            seconds = time.perf_counter() - started
+            print(f"bench: {text} [{seconds:.0f} s]", file=sys.stderr, flush=True)
+
     try:
-        results = bench.run_sweep(scenarios, bench_targets, settings, progress, args.timeout)
+        sweep = None if args.quiet else progress
+        results = bench.run_sweep(scenarios, bench_targets, settings, sweep, args.timeout)
     finally:
-        if progress and progress.line:
-            progress.line.erase()
+        if line:
+            line.erase()
     text = bench.render_table(results, settings, DEFAULT_BACKEND)
     matrix = bench.render_matrix(results, DEFAULT_BACKEND)
     fewest = min((len(p.batches) for s in results for p in s.points), default=settings.repeats)
