@@ -88,6 +88,10 @@ class Point:
     def per_operation(self) -> float:
         return self.seconds / self.operations
 
+    @property
+    def first_cost(self) -> float:
+        return self.setup_seconds + self.batches[0]
+
 
 @dataclass(frozen=True)
 class Skip:
@@ -119,8 +123,7 @@ class Series:
         return self.verdicts()[0]
 
     def verdicts(self, z: float = 2.0) -> tuple[Fit, Fit | None]:
-        """The fit with its verdict for the exponent +- ``z`` errors, judged by how the cost
-        of an event grows on long texts (that growth: None for a fixed count of operations)."""
+        """The fit and verdict at +- ``z`` errors, judged with the growth on long texts (if any)."""
 
         def fitted(points: list[Point], per_operation: bool) -> Fit:
             rounds = list(zip(*(point.batches for point in points), strict=False))
@@ -317,10 +320,9 @@ def climb(
     deadline: float,
     progress: SweepProgress | None = None,
 ) -> None:
-    """One batch per size ascending, each predicted first, over the sweep's sizes and then
-    the long texts; then rounds over them all, at least ``MIN_ROUNDS`` and up to ``repeats``,
-    until the verdict and the growth are the same at one error and at three (then two are
-    well inside it), or the scenario has used its time (monotonic ``deadline``)."""
+    """A batch per size ascending, each predicted first, over the sizes then the long texts;
+    then rounds over them all (``MIN_ROUNDS`` to ``repeats``) until the verdicts are settled
+    or the scenario has used its time (monotonic ``deadline``)."""
     scenario, budget, name = series.scenario, settings.budget, series.scenario.name
     ladders = [(False, scenario.sizes(settings.sizes, settings.texts), series.points)]
     if not scenario.per_operation:
@@ -336,7 +338,7 @@ def climb(
     for text, sizes, points in ladders:
         steepest = 1.5 if text or scenario.per_operation else math.inf  # fixed count of ops
         for size in sizes:
-            costs = [p.setup_seconds + p.batches[0] for p in points]
+            costs = [p.first_cost for p in points]
             predicted = predict_seconds([p.size for p in points], costs, size, steepest)
             left = deadline - time.monotonic()
             runs = LONG_RUNS if text or scenario.text_sizes else 1
@@ -354,11 +356,8 @@ def climb(
                 break
             setup, seconds = ask("prepare", size, text)
             points.append(Point(size, scenario.operations(size, text), [seconds], setup))
-        costs = [p.setup_seconds + p.batches[0] for p in points]
-        spent += sum(costs)
-        traced = [
-            p for p, cost in zip(points, costs, strict=True) if cost <= budget / 5 / TRACE_FACTOR
-        ]
+        spent += sum(p.first_cost for p in points)
+        traced = [p for p in points if p.first_cost <= budget / 5 / TRACE_FACTOR]
         memory = settings.memory and not series.bench_target.per_request  # a testee: elsewhere
         if memory and scenario.traced and traced and not text:
             traced[-1].memory = MemoryPeak(*ask("memory", traced[-1].size))
@@ -374,8 +373,7 @@ def climb(
 
 
 def _settled(series: Series) -> bool:
-    """The verdict, and the growth on long texts, are the same at one error and at three,
-    and neither is in doubt."""
+    """The verdict and the growth are the same at one error and at three, neither in doubt."""
     (sweep, long), (sweep3, long3) = (series.verdicts(z) for z in (1, 3))
     pairs = [(sweep.verdict, sweep3.verdict)]
     pairs += [(long.verdict, long3.verdict)] if long and long3 else []

@@ -27,8 +27,7 @@ if TYPE_CHECKING:
     from tokasm.bench.scenarios import Action, Scenario
     from tokasm.implementations import AssemblerFactory
 
-#: Runs of a batch on a long text: one that warms the caches up, then those of which the
-#: fastest counts.
+#: Runs of a batch on a long text: one warms the caches up, the fastest of the others counts.
 LONG_RUNS = 4
 
 
@@ -45,8 +44,7 @@ def has_read_since(name: str | None, factory: AssemblerFactory) -> bool:
 
 
 class Bench:
-    """The steps of a sweep on one target, timed with ``clock``; it keeps the actions of the
-    scenario under way, for the rounds after the first."""
+    """The steps of a sweep on one target, timed with ``clock``; keeps the scenario's actions."""
 
     def __init__(self, factory: AssemblerFactory, clock: Callable[[], float], batch: float):
         self.factory, self.clock, self.batch = factory, clock, batch
@@ -54,8 +52,7 @@ class Bench:
         self.scenario = ""
 
     def __call__(self, op: str, name: str, size: int, text: bool = False) -> Any:
-        """Step ``op`` of scenario ``name`` at ``size`` (on a long text); Raised if the target
-        raised in it."""
+        """Step ``op`` of scenario ``name`` at ``size``; Raised if the target raised in it."""
         if name != self.scenario:
             self.actions, self.scenario = {}, name
         try:
@@ -71,9 +68,8 @@ class Bench:
         return [time.perf_counter() - start, self.time(scenario, size, text)]
 
     def time(self, scenario: Scenario, size: int, text: bool) -> float:
-        """Seconds per run of a batch; on a long text, the fastest of three single runs after
-        one that warms the caches up (which leaves out a rare step that copies the text, such
-        as a realloc that cannot grow in place, even in a single round)."""
+        """Seconds per run of a batch; on a long text, of the fastest run (a rare realloc that
+        copies the text is left out even in a single round)."""
         action = self.actions[size, text]
         if not (text or scenario.text_sizes):
             return _time(action, self.batch, self.clock)

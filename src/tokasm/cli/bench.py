@@ -111,11 +111,9 @@ def _bench_targets(args: argparse.Namespace, targets: list[Target]) -> list[Benc
     bench_targets = [] if only else bench.bundled_targets(args.in_process)
     known = {bench_target.name for bench_target in bench_targets}
     for target in dict.fromkeys(args.targets):
-        if target in known:
-            continue
-        if args.in_process:
+        if target not in known and args.in_process:
             bench_targets.append(bench.python_target(target, resolve_target(target)))
-        else:
+        elif target not in known:
             bench_targets.append(bench.load_target(target, args.timeout))
     for line in args.cmd:
         targets.append(options.start_target(args, line, command=True))
