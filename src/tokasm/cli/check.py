@@ -155,13 +155,13 @@ def add_parser(commands: Commands) -> None:
     )
     options.add_options(
         parser,
-        ("--maxfail", maxfail, {"type": options.at_least_one, "metavar": "N"}),
+        ("--maxfail", maxfail, options.NUMBER),
         ("--cost-probe", cost_probe, {"action": argparse.BooleanOptionalAction}),
         ("--strict-cost", strict_cost, FLAG),
         (
             "--fuzz-examples",
             fuzz_examples,
-            {"type": options.non_negative, "metavar": "N", "default": CHECK_EXAMPLES},
+            {**options.NUMBER, "type": options.non_negative, "default": CHECK_EXAMPLES},
         ),
     )
     # cost_probe on, set apart from the option: Python 3.10 appends "(default: True)" to the

@@ -158,6 +158,7 @@ LISTED: dict[str, Any] = {"action": "append", "default": []}
 PATH: dict[str, Any] = {"type": Path, "metavar": "PATH"}
 FILE: dict[str, Any] = {"type": Path, "metavar": "FILE"}
 SECONDS: dict[str, Any] = {"type": positive_seconds, "metavar": "SECONDS"}
+NUMBER: dict[str, Any] = {"type": at_least_one, "metavar": "N"}
 
 
 def add_options(group: argparse._ActionsContainer, *table: Option) -> None:
