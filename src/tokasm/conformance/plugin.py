@@ -18,8 +18,8 @@ if TYPE_CHECKING:
 
     from tokasm.corpus import Case
     from tokasm.implementations import AssemblerFactory
-    from tokasm.report._xfail import XfailList
-    from tokasm.run.targets import Target
+    from tokasm.report import XfailList
+    from tokasm.run import Target
 
 FUZZ_ID = "fuzz"
 #: What one item checks: a corpus case, or the cost probe or the fuzz phase by its id.
@@ -90,7 +90,7 @@ class Selection:
         from tokasm.corpus import load_corpus, profile_gap
         from tokasm.errors import TargetError, XfailError
         from tokasm.fuzz import CHECK_EXAMPLES
-        from tokasm.report._xfail import load_xfail
+        from tokasm.report import load_xfail
         from tokasm.run import DEFAULT_PROFILES, PROBE_ID
 
         corpus = load_corpus(user_cases=[Path(folder) for folder in cases])
@@ -109,7 +109,7 @@ class Selection:
     def params(self) -> list[ParameterSet]:
         """One (target, check) per target and check, named ``id`` (``target/id`` for several
         targets), a strict xfail where an expected-failure list names it."""
-        from tokasm.report._xfail import expected_failures
+        from tokasm.report import expected_failures
 
         params = []
         for name, target in self.targets.items():
