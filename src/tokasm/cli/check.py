@@ -201,8 +201,7 @@ def _report_plan(args: argparse.Namespace) -> report.ReportPlan:
 
 
 def _start_targets(args: argparse.Namespace, targets: list[tuple[Target, str | None]]) -> None:
-    """Every target (and its bundled backend's name) started into ``targets`` now: a bad one
-    exits 2 at once."""
+    """Start every target into ``targets``, with its backend's name: a bad one exits 2 at once."""
     window = 1 if args.no_pipeline else PIPELINE_WINDOW
     loading = report.progress_wanted(sys.stderr, args.quiet)  # an SDK's import may take a while
     for name in args.targets or ([] if args.cmd else list(BACKENDS)):
