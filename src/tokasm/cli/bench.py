@@ -161,12 +161,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _measure(args: argparse.Namespace, bench_targets: list[BenchTarget]) -> int:
-    given = {name: getattr(args, name) for name in ("sizes", "repeats", "budget", "max_time")}
-    settings = replace(
-        QUICK if args.quick else FULL,
-        memory=not args.no_memory,
-        **{name: value for name, value in given.items() if value},
-    )
+    names = ("sizes", "repeats", "budget", "max_time")
+    given = {name: value for name in names if (value := getattr(args, name))}
+    settings = replace(QUICK if args.quick else FULL, memory=not args.no_memory, **given)
     scenarios = [SCENARIOS[name] for name in args.scenario] or list(SCENARIOS.values())
     if any(bench_target.per_request for bench_target in bench_targets):
         print("protocol testees are measured per request: their costs include the round trip")
