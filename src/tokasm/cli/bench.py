@@ -6,12 +6,12 @@ import json
 import sys
 import time
 from dataclasses import replace
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tokasm import bench
 from tokasm.bench import FULL, QUICK, SCENARIOS, format_size
 from tokasm.cli import options
+from tokasm.cli.options import FILE, FLAG, LISTED, NUMBER, PATH, SECONDS
 from tokasm.errors import ReportError
 from tokasm.implementations import DEFAULT_BACKEND
 from tokasm.protocol import DEFAULT_TIMEOUT
@@ -62,11 +62,7 @@ def add_parser(commands: Commands) -> None:
         DESCRIPTION,
         EXIT_CODES,
     )
-    flag, path = {"action": "store_true"}, {"type": Path, "metavar": "PATH"}
-    file = {**path, "metavar": "FILE"}
-    seconds = {"type": options.positive_seconds, "metavar": "SECONDS"}
-    listed = {"action": "append", "default": []}
-    named = {**listed, "choices": list(SCENARIOS), "metavar": "NAME"}
+    named = {**LISTED, "choices": list(SCENARIOS), "metavar": "NAME"}
     size_list = {"type": options.size_list, "metavar": "N,N,..."}
     parser.add_argument("targets", nargs="*", metavar="TARGET", help=options.TARGET_HELP)
     quick = (
@@ -80,28 +76,26 @@ def add_parser(commands: Commands) -> None:
         f"per-request timeout of --cmd testees (default {DEFAULT_TIMEOUT:g}); loading a target "
         "may take twice as long"
     )
-    for names, text, more in (
-        (["--cmd"], cmd, {**listed, "metavar": "COMMAND LINE"}),
-        (["--only"], "measure only the given targets, no bundled backend", flag),
-        (["--quick"], quick, flag),
-        (["--scenario"], "run only this scenario (repeatable)", named),
-        (["--sizes"], f"stream sizes in deltas, e.g. 1k,10k,100k (default {sizes})", size_list),
-        (["--repeats"], "up to N rounds", {"type": options.at_least_one, "metavar": "N"}),
-        (["--budget"], f"skip a run predicted slower than this (default {FULL.budget:g})", seconds),
-        (
-            ["--max-time"],
-            f"start nothing predicted to end later than this (default {FULL.max_time:g})",
-            seconds,
-        ),
-        (["--no-memory"], "skip the tracemalloc runs", flag),
-        (["--json"], "write every figure as JSON", path),
-        (["--plot"], "write a log-log plot (.png or .svg; needs [plot])", file),
-        (["--markdown"], "write the tables as Markdown (docs/bench.md)", path),
-        (["--timeout"], timeout, {**seconds, "default": DEFAULT_TIMEOUT}),
-        (["--in-process"], unguarded, flag),
-        (["-q", "--quiet"], "no progress: no live line, no per-cell log", flag),
-    ):
-        parser.add_argument(*names, help=text, **more)
+    budget = f"skip a run predicted slower than this (default {FULL.budget:g})"
+    max_time = f"start nothing predicted to end later than this (default {FULL.max_time:g})"
+    options.add_options(
+        parser,
+        ("--cmd", cmd, {**LISTED, "metavar": "COMMAND LINE"}),
+        ("--only", "measure only the given targets, no bundled backend", FLAG),
+        ("--quick", quick, FLAG),
+        ("--scenario", "run only this scenario (repeatable)", named),
+        ("--sizes", f"stream sizes in deltas, e.g. 1k,10k,100k (default {sizes})", size_list),
+        ("--repeats", "up to N rounds", NUMBER),
+        ("--budget", budget, SECONDS),
+        ("--max-time", max_time, SECONDS),
+        ("--no-memory", "skip the tracemalloc runs", FLAG),
+        ("--json", "write every figure as JSON", PATH),
+        ("--plot", "write a log-log plot (.png or .svg; needs [plot])", FILE),
+        ("--markdown", "write the tables as Markdown (docs/bench.md)", PATH),
+        ("--timeout", timeout, {**SECONDS, "default": DEFAULT_TIMEOUT}),
+        ("--in-process", unguarded, FLAG),
+        ("-q --quiet", "no progress: no live line, no per-cell log", FLAG),
+    )
     parser.set_defaults(run=run)
 
 
@@ -148,12 +142,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _measure(args: argparse.Namespace, bench_targets: list[BenchTarget]) -> int:
-    given = {name: getattr(args, name) for name in ("sizes", "repeats", "budget", "max_time")}
-    settings = replace(
-        QUICK if args.quick else FULL,
-        memory=not args.no_memory,
-        **{name: value for name, value in given.items() if value},
-    )
+    names = ("sizes", "repeats", "budget", "max_time")
+    given = {name: value for name in names if (value := getattr(args, name))}
+    settings = replace(QUICK if args.quick else FULL, memory=not args.no_memory, **given)
     scenarios = [SCENARIOS[name] for name in args.scenario] or list(SCENARIOS.values())
     if any(bench_target.per_request for bench_target in bench_targets):
         print("protocol testees are measured per request: their costs include the round trip")

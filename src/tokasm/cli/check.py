@@ -3,44 +3,34 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
+import itertools
 import math
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tokasm import report
 from tokasm._display import safe_text
 from tokasm.cli import options
+from tokasm.cli.options import FILE, FLAG, LISTED, PATH
 from tokasm.corpus import PROFILES, profile_gap
-from tokasm.errors import CorpusError, ReportError, TargetError, UsageError, XfailError
+from tokasm.errors import CorpusError, ReportError, TargetError, XfailError
 from tokasm.fuzz import CHECK_EXAMPLES, fuzz_phase
 from tokasm.implementations import BACKENDS
-from tokasm.protocol import (
-    DEFAULT_TIMEOUT,
-    PIPELINE_WINDOW,
-    START_TIMEOUT,
-    CommandTarget,
-    WorkerTarget,
-)
+from tokasm.protocol import DEFAULT_TIMEOUT, PIPELINE_WINDOW, START_TIMEOUT, CommandTarget
 from tokasm.run import (
     DEFAULT_PROFILES,
     FAILING,
     PROBE_IDS,
     STREAM_PROBE_ID,
-    CaseResult,
     TargetRun,
-    run_case,
+    run_cases,
     run_probe,
-    skip_reason,
     timed,
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
-
     from tokasm.cli.options import Commands
     from tokasm.corpus import Case, Corpus
     from tokasm.run import Target
@@ -93,107 +83,86 @@ def add_parser(commands: Commands) -> None:
     parser = options.subcommand(
         commands, "check", "run the conformance corpus against targets", DESCRIPTION, EXIT_CODES
     )
-    add = parser.add_argument
-    add("targets", nargs="*", metavar="TARGET", help=options.TARGET_HELP)
-    add(
-        "--profile",
-        action="append",
-        choices=PROFILES,
-        default=[],
-        help="also run this optional profile (repeatable); 'required' always runs, "
-        "'incremental' runs on targets that have read_since",
+    parser.add_argument("targets", nargs="*", metavar="TARGET", help=options.TARGET_HELP)
+    profile = (
+        "also run this optional profile (repeatable); 'required' always runs, "
+        "'incremental' runs on targets that have read_since"
     )
-    add(
-        "-k",
-        "--case",
-        action="append",
-        default=[],
-        metavar="GLOB",
-        help="run only cases whose id matches this glob (repeatable)",
+    glob = "run only cases whose id matches this glob (repeatable)"
+    options.add_options(
+        parser,
+        ("--profile", profile, {**LISTED, "choices": PROFILES}),
+        ("-k --case", glob, {**LISTED, "metavar": "GLOB"}),
     )
     options.add_case_options(parser)
-    testees = parser.add_argument_group("protocol testees (spec/PROTOCOL.md)")
-    testees.add_argument(
-        "--cmd",
-        action="append",
-        default=[],
-        metavar="COMMAND LINE",
-        help="also check this testee command, started once and spoken to over the line "
-        "protocol (repeatable; split like a shell would, e.g. 'node tokasm-testee.js')",
+    cmd = (
+        "also check this testee command, started once and spoken to over the line "
+        "protocol (repeatable; split like a shell would, e.g. 'node tokasm-testee.js')"
     )
-    testees.add_argument(
-        "--timeout",
-        type=options.positive_seconds,
-        default=DEFAULT_TIMEOUT,
-        metavar="SECONDS",
-        help=f"seconds one call into a target may take (default {DEFAULT_TIMEOUT:g}); a call "
+    timeout = (
+        f"seconds one call into a target may take (default {DEFAULT_TIMEOUT:g}); a call "
         "that takes longer errors its case (with its stack, for a Python target), the "
         "target's process is killed and a fresh one runs the next case. Starting a testee "
-        f"gets at least {START_TIMEOUT:g} s; loading a Python target, 60 s",
+        f"gets at least {START_TIMEOUT:g} s; loading a Python target, 60 s"
     )
-    for option, text in (
-        (
-            "--no-pipeline",
-            "send testees one request at a time, waiting for each response (by default a "
-            f"case's requests are written up to {PIPELINE_WINDOW} ahead; spec/PROTOCOL.md)",
-        ),
-        (
-            "--isolate",
-            "deprecated, and the default now: every Python TARGET runs in a worker process",
-        ),
-    ):
-        testees.add_argument(option, action="store_true", help=text)
-    add(
-        "--in-process",
-        action="store_true",
-        help="run Python targets in tokasm's own process, for a debugger (pdb): UNGUARDED, "
+    pipeline = (
+        "send testees one request at a time, waiting for each response (by default a "
+        f"case's requests are written up to {PIPELINE_WINDOW} ahead; spec/PROTOCOL.md)"
+    )
+    isolate = "deprecated, and the default now: every Python TARGET runs in a worker process"
+    options.add_options(
+        parser.add_argument_group("protocol testees (spec/PROTOCOL.md)"),
+        ("--cmd", cmd, {**LISTED, "metavar": "COMMAND LINE"}),
+        ("--timeout", timeout, {**options.SECONDS, "default": DEFAULT_TIMEOUT}),
+        ("--no-pipeline", pipeline, FLAG),
+        ("--isolate", isolate, FLAG),
+    )
+    in_process = (
+        "run Python targets in tokasm's own process, for a debugger (pdb): UNGUARDED, "
         "it trusts the target (no --timeout; a target that exits, crashes or hangs ends "
-        "or stops the run)",
+        "or stops the run)"
     )
-    reports = parser.add_argument_group("reports and expected failures")
-    for option, metavar, text in (
-        ("--json", "PATH", "write a JSON report (schema: spec/report.schema.json); '-' for stdout"),
-        ("--junit", "PATH", "write JUnit XML; '-' for stdout"),
-        ("--markdown", "PATH", "write a Markdown report card for a PR; '-' for stdout"),
-        ("--xfail", "FILE", "expected failures: one case id or glob per line, '# reason' allowed"),
-        (
-            "--write-xfail",
-            "FILE",
-            "write the cases failing now as an --xfail file (ids sorted, reasons as comments; "
-            "a reason already in FILE is kept); '-' for stdout",
-        ),
-    ):
-        reports.add_argument(option, type=Path, metavar=metavar, help=text)
-    reports.add_argument(
-        "-q", "--quiet", action="store_true", help="no progress line (it is off in CI anyway)"
+    options.add_options(parser, ("--in-process", in_process, FLAG))
+    write_xfail = (
+        "write the cases failing now as an --xfail file (ids sorted, reasons as comments; "
+        "a reason already in FILE is kept); '-' for stdout"
     )
-    add(
-        "--maxfail",
-        type=options.at_least_one,
-        metavar="N",
-        help="stop after N unexpected failures, counted across targets (expected failures "
-        "do not count); the output says what was not run",
+    options.add_options(
+        parser.add_argument_group("reports and expected failures"),
+        ("--json", "write a JSON report (schema: spec/report.schema.json); '-' for stdout", PATH),
+        ("--junit", "write JUnit XML; '-' for stdout", PATH),
+        ("--markdown", "write a Markdown report card for a PR; '-' for stdout", PATH),
+        ("--xfail", "expected failures: one case id or glob per line, '# reason' allowed", FILE),
+        ("--write-xfail", write_xfail, FILE),
+        ("-q --quiet", "no progress line (it is off in CI anyway)", FLAG),
     )
-    add(
-        "--cost-probe",
-        action=argparse.BooleanOptionalAction,
-        help=f"measure CACHE-FINAL and STREAM-LINEAR on each target as the checks "
+    maxfail = (
+        "stop after N unexpected failures, counted across targets (expected failures "
+        "do not count); the output says what was not run"
+    )
+    cost_probe = (
+        f"measure CACHE-FINAL and STREAM-LINEAR on each target as the checks "
         f"{' and '.join(PROBE_IDS)} (default on; about 0.3 s each for a Python target, 0.3 to "
-        "3 s over the protocol; docs/cost.md)",
+        "3 s over the protocol; docs/cost.md)"
     )
-    add(
-        "--strict-cost",
-        action="store_true",
-        help=f"fail {STREAM_PROBE_ID} when an append grows with the text (by default a finding)",
+    strict_cost = (
+        f"fail {STREAM_PROBE_ID} when an append grows with the text (by default a finding)"
     )
-    add(
-        "--fuzz-examples",
-        type=options.non_negative,
-        default=CHECK_EXAMPLES,
-        metavar="N",
-        help=f"when every case passes, fuzz each target against the model with N examples "
+    fuzz_examples = (
+        f"when every case passes, fuzz each target against the model with N examples "
         f"(default {CHECK_EXAMPLES}, fixed seed; 0 turns it off); a disagreement fails the run "
-        "and prints the shrunk counterexample as a corpus case (more: tokasm fuzz)",
+        "and prints the shrunk counterexample as a corpus case (more: tokasm fuzz)"
+    )
+    options.add_options(
+        parser,
+        ("--maxfail", maxfail, options.NUMBER),
+        ("--cost-probe", cost_probe, {"action": argparse.BooleanOptionalAction}),
+        ("--strict-cost", strict_cost, FLAG),
+        (
+            "--fuzz-examples",
+            fuzz_examples,
+            {**options.NUMBER, "type": options.non_negative, "default": CHECK_EXAMPLES},
+        ),
     )
     # cost_probe on, set apart from the option: Python 3.10 appends "(default: True)" to the
     # help of a BooleanOptionalAction that has a default of its own.
@@ -231,46 +200,32 @@ def _report_plan(args: argparse.Namespace) -> report.ReportPlan:
     )
 
 
-def _start_targets(args: argparse.Namespace) -> list[tuple[Target, str | None]]:
-    """Every target (and its bundled backend's name) started now: a bad one exits 2 at once."""
-    targets: list[tuple[Target, str | None]] = []
+def _start_targets(args: argparse.Namespace, targets: list[tuple[Target, str | None]]) -> None:
+    """Start every target into ``targets``, with its backend's name: a bad one exits 2 at once."""
     window = 1 if args.no_pipeline else PIPELINE_WINDOW
     loading = report.progress_wanted(sys.stderr, args.quiet)  # an SDK's import may take a while
-    try:
-        for name in args.targets or ([] if args.cmd else list(BACKENDS)):
-            if loading:
-                options.Console(sys.stderr).print(
-                    f"loading {safe_text(name, report.NAME_LIMIT)} ..."
-                )
-            target = options.start_target(args, name, window=window)
-            targets.append((target, name if name in BACKENDS else None))
-        for line in args.cmd:
-            targets.append((options.start_target(args, line, command=True, window=window), None))
-    except TargetError:
-        for target, _ in targets:
-            target.close()
-        raise
-    return targets
+    for name in args.targets or ([] if args.cmd else list(BACKENDS)):
+        if loading:
+            options.Console(sys.stderr).print(f"loading {safe_text(name, report.NAME_LIMIT)} ...")
+        target = options.start_target(args, name, window=window)
+        targets.append((target, name if name in BACKENDS else None))
+    for line in args.cmd:
+        targets.append((options.start_target(args, line, command=True, window=window), None))
 
 
 def run(args: argparse.Namespace) -> int:
     reports = _report_plan(args)  # a bad report path is refused before the corpus is read
-    if args.in_process:  # the target's import is the user's to debug: in the main thread
-        targets = _start_targets(args)
-        corpus, chosen = options.chosen_cases(args)
-    else:  # workers start and import their targets while the corpus loads
-        with ThreadPoolExecutor(1) as pool:
-            starting = pool.submit(_start_targets, args)
-            try:
-                corpus, chosen = options.chosen_cases(args)
-            except UsageError:
-                with contextlib.suppress(TargetError):
-                    for target, _ in starting.result():
-                        target.close()
-                raise
-            targets = starting.result()
-    check = _Check(args, corpus, reports)
+    targets: list[tuple[Target, str | None]] = []
     try:
+        if args.in_process:  # the target's import is the user's to debug: in the main thread
+            _start_targets(args, targets)
+            corpus, chosen = options.chosen_cases(args)
+        else:  # workers start and import their targets while the corpus loads
+            with ThreadPoolExecutor(1) as pool:
+                starting = pool.submit(_start_targets, args, targets)
+                corpus, chosen = options.chosen_cases(args)
+                starting.result()
+        check = _Check(args, corpus, reports)
         check.cases, check.probes = _select(chosen, args)
         xfail = report.load_xfail(args.xfail, corpus) if args.xfail else None
         for target, _ in targets:  # a profile asked for that a target cannot run: not a skip
@@ -316,24 +271,6 @@ class _Check:
         self.stdout = options.Console(sys.stdout)
         self.console = options.Console(sys.stderr) if reports.to_stdout else self.stdout
 
-    def _checks(self, target: Target) -> Iterator[CaseResult]:
-        worker = target if isinstance(target, WorkerTarget) else None
-        for case in self.cases:
-            reason = skip_reason(case, self.profiles, target.features)
-            if reason:
-                yield CaseResult.of(case, "skipped", reason)
-            elif worker:
-                yield worker.run_case(case, debug=self.args.debug)
-            else:
-                yield run_case(target, case, debug=self.args.debug)
-        strict = self.args.strict_cost
-        for probe in self.probes:
-            yield (
-                worker.probe(probe, strict=strict)
-                if worker
-                else run_probe(probe, target, strict=strict)
-            )
-
     def run_target(self, target: Target, lists: list[report.XfailList]) -> int:
         """Every check (until --maxfail) and the fuzz phase, printing what did not pass; the
         number of checks --maxfail left unrun."""
@@ -341,7 +278,9 @@ class _Check:
         problems: tuple[str, ...] = ()
         size = len(self.cases) + len(self.probes)
         started = time.perf_counter()
-        checks = timed(self._checks(target))
+        probes = (run_probe(probe, target, strict=args.strict_cost) for probe in self.probes)
+        cases = run_cases(target, self.cases, self.profiles, debug=args.debug)
+        checks = timed(itertools.chain(cases, probes))
         if report.progress_wanted(sys.stderr, args.quiet):
             label = safe_text(target.name, report.NAME_LIMIT)
             checks = report.Progress(label, size).track(checks)
@@ -354,10 +293,7 @@ class _Check:
                     break
             else:  # the fuzz phase looks for what the corpus missed: after a clean run only
                 ran = [r for r in results if r.case_id not in PROBE_IDS]
-                if not isinstance(target, WorkerTarget):
-                    problems = fuzz_phase(target, ran, args.fuzz_examples)
-                elif args.fuzz_examples and all(r.outcome in ("passed", "skipped") for r in ran):
-                    problems = target.fuzz(args.fuzz_examples)  # in the worker, in process
+                problems = fuzz_phase(target, ran, args.fuzz_examples)
                 self.failures += len(problems)
         finally:
             target.close()

@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tokasm.cli.options import add_case_options, chosen_cases, exit_codes, silence, subcommand
+from tokasm.cli import options
 from tokasm.corpus import LARGE_PROFILES, json_can_carry, write_folder, write_lines
 from tokasm.errors import ReportError, UsageError
 
@@ -34,11 +34,13 @@ corpus and options. A case JSON cannot carry exactly (a surrogate pair split
 across deltas, SURR-SPLIT-PAIR) is left out and named on stderr.
 """
 
-EXIT_CODES = exit_codes("the export was written", "not used: export finds no target at fault")
+EXIT_CODES = options.exit_codes(
+    "the export was written", "not used: export finds no target at fault"
+)
 
 
 def add_parser(commands: Commands) -> None:
-    parser = subcommand(
+    parser = options.subcommand(
         commands,
         "export",
         "write the corpus as plain JSON for any language",
@@ -46,27 +48,21 @@ def add_parser(commands: Commands) -> None:
         EXIT_CODES,
     )
     parser.add_argument("out", type=Path, metavar="OUT", help="a folder, or with jsonl a file or -")
-    parser.add_argument(
-        "--format",
-        choices=("json", "jsonl"),
-        default="json",
-        help="json: one file per case in the folder OUT (default); jsonl: one case per line",
+    formats = "json: one file per case in the folder OUT (default); jsonl: one case per line"
+    large = "also write the cases of this profile, left out by default for their size"
+    options.add_options(
+        parser,
+        ("--format", formats, {"choices": ("json", "jsonl"), "default": "json"}),
+        ("--profile", large, {**options.LISTED, "choices": sorted(LARGE_PROFILES)}),
     )
-    parser.add_argument(
-        "--profile",
-        action="append",
-        choices=sorted(LARGE_PROFILES),
-        default=[],
-        help="also write the cases of this profile, left out by default for their size",
-    )
-    add_case_options(parser)
+    options.add_case_options(parser)
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     if args.format == "json" and str(args.out) == "-":
         raise UsageError("writing to stdout (-) needs --format jsonl")
-    corpus, chosen = chosen_cases(args)
+    corpus, chosen = options.chosen_cases(args)
     chosen = [case for case in chosen if not case.large or case.profile in args.profile]
     left_out = [case.id for case in chosen if not json_can_carry(case)]
     cases = [case for case in chosen if case.id not in left_out]
@@ -82,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as error:
         raise UsageError(str(error)) from None
     except BrokenPipeError:  # ``tokasm export - | head``: the reader has what it wanted
-        silence()
+        options.silence()
         return 0
     except OSError as error:
         raise ReportError(f"cannot write the export: {error}") from error

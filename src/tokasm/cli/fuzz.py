@@ -5,9 +5,10 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from tokasm.cli import options
+from tokasm.cli.options import FLAG, NUMBER, SECONDS
 from tokasm.errors import ReportError
 from tokasm.fuzz import INSTANCE_NAMES, SHRINK_BUDGET
 from tokasm.protocol import DEFAULT_TIMEOUT
@@ -47,51 +48,33 @@ def add_parser(commands: Commands) -> None:
     target = parser.add_mutually_exclusive_group(required=True)
     target.add_argument("target", nargs="?", metavar="TARGET", help=options.TARGET_HELP)
     target.add_argument("--cmd", metavar="COMMAND LINE", help="a protocol testee (PROTOCOL.md)")
-    add = parser.add_argument
-    seconds: dict[str, Any] = {"type": options.positive_seconds, "metavar": "SECONDS"}
-    add(
-        "--examples",
-        type=options.at_least_one,
-        default=500,
-        metavar="N",
-        help="programs to try (default 500)",
+    shrink = (
+        "how long Hypothesis may shrink a disagreement, and dropping steps as long again "
+        f"(default {SHRINK_BUDGET:g})"
     )
-    add("--seed", type=options.non_negative, metavar="N", help="repeat a run (default: random)")
-    add("--budget", **seconds, help="start no new example after this long (default: no limit)")
-    add(
-        "--shrink-budget",
-        **seconds,
-        default=SHRINK_BUDGET,
-        help=f"how long Hypothesis may shrink a disagreement, and dropping steps as long again "
-        f"(default {SHRINK_BUDGET:g})",
+    in_process = (
+        "run a Python TARGET in tokasm's own process, for pdb: unguarded (no timeout; "
+        "a target that exits ends the run)"
     )
-    add(
-        "--instances",
-        type=int,
-        choices=range(1, len(INSTANCE_NAMES) + 1),
-        default=2,
-        metavar="N",
-        help=f"assemblers per program, 1 to {len(INSTANCE_NAMES)} (default 2)",
+    save = (
+        "also write the case to a new FILE, or as CASE-ID.yaml into DIR (an existing "
+        "folder, or a path ending in '/')"
     )
-    add(
-        "--timeout",
-        **seconds,
-        default=DEFAULT_TIMEOUT,
-        help=f"seconds a call into the target may run (default {DEFAULT_TIMEOUT:g})",
+    most = len(INSTANCE_NAMES)
+    instances = {"type": int, "choices": range(1, most + 1), "default": 2, "metavar": "N"}
+    timeout = f"seconds a call into the target may run (default {DEFAULT_TIMEOUT:g})"
+    options.add_options(
+        parser,
+        ("--examples", "programs to try (default 500)", {**NUMBER, "default": 500}),
+        ("--seed", "repeat a run (default: random)", {**NUMBER, "type": options.non_negative}),
+        ("--budget", "start no new example after this long (default: no limit)", SECONDS),
+        ("--shrink-budget", shrink, {**SECONDS, "default": SHRINK_BUDGET}),
+        ("--instances", f"assemblers per program, 1 to {most} (default 2)", instances),
+        ("--timeout", timeout, {**SECONDS, "default": DEFAULT_TIMEOUT}),
+        ("--in-process", in_process, FLAG),
+        ("--save", save, {"metavar": "FILE|DIR"}),
+        ("--force", "let --save replace an existing file, whole", FLAG),
     )
-    add(
-        "--in-process",
-        action="store_true",
-        help="run a Python TARGET in tokasm's own process, for pdb: unguarded (no timeout; "
-        "a target that exits ends the run)",
-    )
-    add(
-        "--save",
-        metavar="FILE|DIR",
-        help="also write the case to a new FILE, or as CASE-ID.yaml into DIR (an existing "
-        "folder, or a path ending in '/')",
-    )
-    add("--force", action="store_true", help="let --save replace an existing file, whole")
     parser.set_defaults(run=run)
 
 

@@ -67,25 +67,6 @@ def subcommand(
     return parser
 
 
-def add_case_options(parser: argparse.ArgumentParser) -> None:
-    """``--cases`` and ``--no-bundled`` of ``check`` and ``export``."""
-    group = parser.add_argument_group("your own cases (spec/CASES.md, 'Your own cases')")
-    group.add_argument(
-        "--cases",
-        action="append",
-        type=Path,
-        default=[],
-        metavar="DIR",
-        help="also load the case files in this folder (*.yaml, or one file; repeatable): "
-        "the corpus's schema, ids unique across all cases, SPEC.md requirement ids",
-    )
-    group.add_argument(
-        "--no-bundled",
-        action="store_true",
-        help="leave out the bundled corpus: only the --cases files",
-    )
-
-
 def chosen_cases(args: argparse.Namespace) -> tuple[Corpus, list[Case]]:
     """The corpus with the user's cases loaded, and the cases ``--no-bundled`` leaves."""
     if args.no_bundled and not args.cases:
@@ -168,6 +149,36 @@ def size_list(text: str) -> tuple[int, ...]:
     if not sizes:
         raise argparse.ArgumentTypeError("no size given")
     return sizes
+
+
+#: An option of the commands' tables: its names (``"-k --case"``), help and settings.
+Option: TypeAlias = "tuple[str, str, dict[str, Any]]"
+FLAG: dict[str, Any] = {"action": "store_true"}
+LISTED: dict[str, Any] = {"action": "append", "default": []}
+PATH: dict[str, Any] = {"type": Path, "metavar": "PATH"}
+FILE: dict[str, Any] = {"type": Path, "metavar": "FILE"}
+SECONDS: dict[str, Any] = {"type": positive_seconds, "metavar": "SECONDS"}
+NUMBER: dict[str, Any] = {"type": at_least_one, "metavar": "N"}
+
+
+def add_options(group: argparse._ActionsContainer, *table: Option) -> None:
+    """Add each option of ``table``, in order, to a parser or one of its groups."""
+    for names, text, settings in table:
+        group.add_argument(*names.split(), help=text, **settings)
+
+
+def add_case_options(parser: argparse.ArgumentParser) -> None:
+    """``--cases`` and ``--no-bundled`` of ``check`` and ``export``."""
+    add_options(
+        parser.add_argument_group("your own cases (spec/CASES.md, 'Your own cases')"),
+        (
+            "--cases",
+            "also load the case files in this folder (*.yaml, or one file; repeatable): "
+            "the corpus's schema, ids unique across all cases, SPEC.md requirement ids",
+            {**LISTED, "type": Path, "metavar": "DIR"},
+        ),
+        ("--no-bundled", "leave out the bundled corpus: only the --cases files", FLAG),
+    )
 
 
 def silence(fd: int = 1) -> None:

@@ -18,8 +18,8 @@ if TYPE_CHECKING:
 
     from tokasm.corpus import Case
     from tokasm.implementations import AssemblerFactory
-    from tokasm.report._xfail import XfailList
-    from tokasm.run.targets import Target
+    from tokasm.report import XfailList
+    from tokasm.run import Target
 
 FUZZ_ID = "fuzz"
 #: What one item checks: a corpus case, or the cost probe or the fuzz phase by its id.
@@ -90,7 +90,7 @@ class Selection:
         from tokasm.corpus import load_corpus, profile_gap
         from tokasm.errors import TargetError, XfailError
         from tokasm.fuzz import CHECK_EXAMPLES
-        from tokasm.report._xfail import load_xfail
+        from tokasm.report import load_xfail
         from tokasm.run import DEFAULT_PROFILES, PROBE_ID
 
         corpus = load_corpus(user_cases=[Path(folder) for folder in cases])
@@ -109,7 +109,7 @@ class Selection:
     def params(self) -> list[ParameterSet]:
         """One (target, check) per target and check, named ``id`` (``target/id`` for several
         targets), a strict xfail where an expected-failure list names it."""
-        from tokasm.report._xfail import expected_failures
+        from tokasm.report import expected_failures
 
         params = []
         for name, target in self.targets.items():
@@ -124,8 +124,7 @@ class Selection:
 
     def check(self, target: Target, check: Check) -> None:
         """Run one case, the cost probe or the fuzz phase as a pytest test."""
-        from tokasm.protocol import WorkerTarget
-        from tokasm.run import FAILING, probe_cache_final, run_case, skip_reason
+        from tokasm.run import FAILING, run_cases, run_probe
 
         if check == FUZZ_ID:
             if self.fuzz_examples <= 0:
@@ -141,13 +140,10 @@ class Selection:
             for problem in fuzz_phase(target, (), self.fuzz_examples):
                 pytest.fail(problem, pytrace=False)
             return
-        worker = target if isinstance(target, WorkerTarget) else None
         if isinstance(check, str):  # the cost probe
-            result = worker.probe(check) if worker else probe_cache_final(target)
-        elif reason := skip_reason(check, self.profiles, target.features):
-            pytest.skip(reason)
-        else:
-            result = worker.run_case(check) if worker else run_case(target, check)
+            result = run_probe(check, target)
+        else:  # a case outside the profiles is skipped, as below
+            (result,) = run_cases(target, [check], self.profiles)
         if result.outcome in FAILING:
             _FAILED_A_CASE.add(target)
         if result.outcome == "skipped":
@@ -215,14 +211,16 @@ def pytest_configure(config: pytest.Config) -> None:
     if option("tokasm_no_bundled") and not option("tokasm_cases"):
         raise pytest.UsageError("--tokasm-no-bundled needs at least one --tokasm-cases DIR")
     flag = "--tokasm-assembler"
+    isolate, timeout = option("tokasm_isolate"), option("tokasm_timeout") or DEFAULT_TIMEOUT
+    if isolate:  # pytest has no SIGTERM handler: testees first
+        config.stash[_UNDO_SIGNALS] = fatal_signals_kill_testees()
     try:  # a testee started before a usage error is closed by pytest_unconfigure
         for target in option("tokasm_assembler"):
-            if not option("tokasm_isolate"):
-                targets[target] = PythonTarget(resolve_target(target), target)
-                continue
-            if _UNDO_SIGNALS not in config.stash:  # pytest has no SIGTERM handler: testees first
-                config.stash[_UNDO_SIGNALS] = fatal_signals_kill_testees()
-            targets[target] = WorkerTarget(target, option("tokasm_timeout") or DEFAULT_TIMEOUT)
+            targets[target] = (
+                WorkerTarget(target, timeout)
+                if isolate
+                else PythonTarget(resolve_target(target), target)
+            )
         flag = "--tokasm-profile"
         config.stash[_SELECTION] = Selection.load(
             targets,

@@ -38,6 +38,10 @@ def fuzz_phase(
     looks for what the corpus missed, so it runs only when every case passed or skipped."""
     if examples <= 0 or any(r.outcome not in ("passed", "skipped") for r in corpus_results):
         return ()
+    from tokasm.run import Worker
+
+    if isinstance(target, Worker):  # run in the worker's process
+        return target.fuzz(examples)
     from tokasm.fuzz._search import fuzz
 
     # 20 s: a slow target cannot stall the run.

@@ -25,12 +25,12 @@ from tokasm.run.results import (
     timed,
 )
 from tokasm.run.runner import DEFAULT_PROFILES, run_case, run_cases, skip_reason
-from tokasm.run.targets import Foreign, PythonTarget, StepOutcome, Target, resolve_target
+from tokasm.run.targets import Foreign, PythonTarget, StepOutcome, Target, Worker, resolve_target
 
 __all__ = [
     "CACHE_FINAL", "DEFAULT_PROFILES", "FAILING", "FAILURE_KINDS", "NOT_TEXT", "OUTCOMES",
     "PROBE_ID", "PROBE_IDS", "PROBE_STEPS", "STREAM_LINEAR", "STREAM_PROBE_ID", "CaseResult",
     "Failure", "Foreign", "Outcome", "PythonTarget", "StepOutcome", "Target", "TargetRun",
-    "probe_cache_final", "probe_named", "resolve_target", "run_case", "run_cases", "run_probe",
-    "skip_reason", "summarize", "timed",
+    "Worker", "probe_cache_final", "probe_named", "resolve_target", "run_case", "run_cases",
+    "run_probe", "skip_reason", "summarize", "timed",
 ]  # fmt: skip

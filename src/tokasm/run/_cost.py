@@ -19,7 +19,7 @@ from tokasm._display import show
 from tokasm.corpus.steps import Apply, Get
 from tokasm.errors import ImplementationError, TargetFault
 from tokasm.run.results import CaseResult
-from tokasm.run.targets import PythonTarget
+from tokasm.run.targets import PythonTarget, Worker
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -369,6 +369,8 @@ def probe_named(probe_id: str, outcome: Outcome, message: str = "", note: str = 
 def run_probe(probe_id: str, target: Target, *, strict: bool = False) -> CaseResult:
     """Run the probe ``probe_id``: a pass carries its figure in ``note``; a target answering
     wrong is skipped. ``strict``: a STREAM-LINEAR finding fails (``--strict-cost``)."""
+    if isinstance(target, Worker):  # timed in the worker's process
+        return target.probe(probe_id, strict=strict)
     route = IN_PROCESS if isinstance(target, PythonTarget) else OVER_PROTOCOL
     # The garbage collector off: a collection would stall a timed read, and one over the
     # probe's many messages (none in a cycle) costs a run more than the probe itself.

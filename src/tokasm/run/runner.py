@@ -15,7 +15,7 @@ from tokasm.corpus.steps import Raises, Returns
 from tokasm.errors import EventNotOwned, ImplementationError, TargetFault
 from tokasm.run._caller import OTHER_MAPPINGS
 from tokasm.run.results import FAILING, NOT_TEXT, CaseResult, Failure
-from tokasm.run.targets import Foreign, PythonTarget
+from tokasm.run.targets import Foreign, PythonTarget, Worker
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Iterable, Iterator
@@ -176,7 +176,9 @@ def _run_steps(target: Target, case: Case, debug: bool) -> CaseResult:
 def run_case(target: Target, case: Case, *, debug: bool = False) -> CaseResult:
     """Run one case on fresh instances. In process, a case failing with the caller's habits
     but passing with fresh events breaks EVENT-OWNED; a case of other mappings failing so
-    but passing with the habits breaks MAP-ANY."""
+    but passing with the habits breaks MAP-ANY. A worker runs the case whole."""
+    if isinstance(target, Worker):
+        return target.run_case(case, debug=debug)
     if not isinstance(target, PythonTarget):
         try:
             return _run_steps(target, case, debug)

@@ -10,7 +10,7 @@ import traceback
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, TypeAlias, TypeVar, cast
+from typing import TYPE_CHECKING, Protocol, TypeAlias, TypeVar, cast, runtime_checkable
 
 from tokasm._display import class_name, error_text, safe_text, show, type_name
 from tokasm.corpus.steps import Apply, features_of
@@ -22,12 +22,14 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Generator, Sequence
     from types import TracebackType
 
+    from tokasm.corpus._load import Case
     from tokasm.corpus.steps import Step
     from tokasm.implementations import Assembler, AssemblerFactory
+    from tokasm.run.results import CaseResult
 
 _T = TypeVar("_T")
 
-__all__ = ["Foreign", "PythonTarget", "StepOutcome", "Target", "resolve_target"]
+__all__ = ["Foreign", "PythonTarget", "StepOutcome", "Target", "Worker", "resolve_target"]
 
 #: What performing a step gives: its result, or the error the implementation raised.
 StepOutcome: TypeAlias = "str | Foreign | ImplementationError | None"
@@ -45,6 +47,16 @@ class Target(Protocol):
     def perform(self, step: Step) -> str | Foreign | None: ...
     def perform_steps(self, steps: Sequence[Step]) -> Generator[StepOutcome, None, None]: ...
     def close(self) -> None: ...
+
+
+@runtime_checkable
+class Worker(Protocol):
+    """A target whose worker process runs whole checks (``tokasm.protocol.WorkerTarget``):
+    ``run_case``, ``run_probe`` and ``fuzz_phase`` hand them over to it."""
+
+    def run_case(self, case: Case, *, debug: bool = False) -> CaseResult: ...
+    def probe(self, probe_id: str, *, strict: bool = False) -> CaseResult: ...
+    def fuzz(self, examples: int) -> tuple[str, ...]: ...
 
 
 _TOKASM = Path(__file__).resolve().parent.parent
