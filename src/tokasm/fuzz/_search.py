@@ -69,18 +69,13 @@ class FuzzReport:
         return f"{self.target}: {self.verdict()}"
 
 
-def _run(target: Target, case: Case) -> CaseResult:
-    """``case`` run whole by a target that runs cases itself (a worker), else here."""
-    return target.run_case(case) if hasattr(target, "run_case") else run_case(target, case)
-
-
 def _reproduces(target: Target, yaml_text: str) -> bool:
     """Save the case as a corpus file, load it through the loader, and run it again."""
     with tempfile.TemporaryDirectory(prefix="tokasm-fuzz-") as folder:
         path = Path(folder) / "counterexample.yaml"
         path.write_text(yaml_text, encoding="utf-8")
         (case,) = load_file(path)
-    return _run(target, case).outcome != "passed"
+    return run_case(target, case).outcome != "passed"
 
 
 def _deadline(seconds: float | None) -> float:
@@ -109,7 +104,7 @@ def fuzz(
 
     def run(program: tuple[Step, ...]) -> CaseResult:
         document = case_document(program, description)
-        return _run(target, Case(document["cases"][0], Path("<tokasm fuzz>")))
+        return run_case(target, Case(document["cases"][0], Path("<tokasm fuzz>")))
 
     def test(program: tuple[Step, ...]) -> None:
         nonlocal deadline, searched
