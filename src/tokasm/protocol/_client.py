@@ -93,9 +93,8 @@ atexit.register(end_testees)  # whatever route started them, none outlives tokas
 
 @contextlib.contextmanager
 def testees_end_with_the_run() -> Iterator[None]:
-    """Meanwhile SIGTERM kills every child group and ends the run (``EXIT_TERMINATED``);
-    SIGINT kills them and raises KeyboardInterrupt, a second one exits at once (in process a
-    target may swallow the first). At the end any child still running is killed."""
+    """Meanwhile SIGTERM or SIGINT kills every child group and ends the run (a second SIGINT
+    at once: in process a target may swallow the first); at the end none is left."""
     interrupts = []
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
@@ -156,9 +155,8 @@ def exit_description(code: int) -> str:
 
 
 class _Process:
-    """One child in its own process group: requests written in order by one writer thread (a
-    child that stops reading costs its deadline, never a wait without end), lines read under
-    a deadline, stderr drained by another thread into a bounded tail."""
+    """A child in its own group; one thread writes its requests in order (one that stops
+    reading costs a deadline, not a hang) and one keeps the tail of its stderr."""
 
     def __init__(self, argv: Sequence[str], *, stacks_on_abort: bool) -> None:
         self.stacks_on_abort = stacks_on_abort
@@ -201,8 +199,7 @@ class _Process:
         self._outbox.put(data)
 
     def read_line(self, timeout: float, *, beats_for: float = 0.0) -> bytes:
-        """The next line; TargetFault if none within ``timeout``, if stdout closed or if it is
-        too long. With ``beats_for``, a heartbeat renews the deadline up to that long."""
+        """The next line, or TargetFault; a heartbeat renews ``timeout`` up to ``beats_for``."""
         start = time.monotonic()
         deadline = start + timeout
         while True:
@@ -253,8 +250,7 @@ class _Process:
             )
 
     def stderr_tail(self) -> str:
-        """The last lines of stderr once its writers are gone (or ``EXIT_GRACE`` passed),
-        indented; all of the stacks a worker's faulthandler wrote for a hung call, if any."""
+        """The last lines of stderr, indented; all of the stacks a worker's faulthandler wrote."""
         self._threads[0].join(timeout=EXIT_GRACE)
         text = bytes(self._tail).decode("utf-8", "replace")
         stacks = text.rfind(_STACKS)
@@ -274,8 +270,7 @@ class _Process:
             self.popen.kill()  # in case it left the group it was started in
 
     def kill(self, grace: float = 0.0) -> None:
-        """Close stdin once the queued requests are written and give the child ``grace``
-        seconds to exit; then kill its group, reap it and release the pipes. Safe to repeat."""
+        """Close stdin, wait ``grace`` s for an exit, kill the group and reap it; repeatable."""
         self._outbox.put(None)
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.popen.wait(grace)
@@ -303,8 +298,7 @@ def _encoded(request: bytes | Step) -> bytes:
 
 
 def _outcome(line: bytes, op: str) -> StepOutcome:
-    """A response's result or the ImplementationError it answers (raised for ``new``: its
-    refusal ends the case); ProtocolError naming the line if it is not valid."""
+    """A response's result or error (raised for ``new``: its refusal ends the case)."""
     if line == codec.NULL_RESULT:
         return None
     try:
@@ -318,11 +312,7 @@ def _outcome(line: bytes, op: str) -> StepOutcome:
 
 
 class CommandTarget:
-    """A ``Target`` served by a testee command: started once, restarted after a fault.
-
-    ``name`` and ``features`` are what the first hello declared; a restarted testee that
-    declares others is recorded in ``problems``.
-    """
+    """A ``Target`` served by a testee command: started once, restarted after a fault."""
 
     #: tokasm's own worker: its hello may answer its load error, and a missed deadline sends
     #: it SIGABRT first (its faulthandler writes its stacks); a foreign testee is killed at once.
@@ -390,8 +380,7 @@ class CommandTarget:
         return process
 
     def _fault(self, process: _Process, request: str, reason: str) -> TargetFault:
-        """Kill the testee over a fault of the running case (saying which request, why, and
-        its stderr tail), and count the case."""
+        """Kill the testee over a fault of the running case, and count the case."""
         process.kill()
         self._process = None
         after = "\n(the testee was killed; a fresh one starts with the next case)"
@@ -421,9 +410,8 @@ class CommandTarget:
         return self._process
 
     def perform_steps(self, steps: Sequence[Step]) -> Generator[StepOutcome, None, None]:
-        """Each step's outcome in order, the requests (after any queued ``new``) encoded and
-        written up to ``window`` ahead of the responses read. A TargetFault ends it and kills
-        the testee; leaving early reads the responses due."""
+        """Each step's outcome, its request (after any queued ``new``) written ahead, at most
+        ``window`` requests before their responses; leaving early reads the responses due."""
         items: list[bytes | Step] = [*self._queued, *steps]
         self._queued = []
         process = self._running()
@@ -443,7 +431,13 @@ class CommandTarget:
             done = len(items)
             process.refuse_unasked()
         except (GeneratorExit, ImplementationError):  # ended early, or a ``new`` was refused
-            self._drain(process, requests, len(requests) - done - 1)
+            try:  # so that the next case starts in step
+                for _ in range(len(requests) - done - 1):
+                    process.read_line(self.timeout)
+            except TargetFault as fault:
+                reason = f"{fault} (reading the responses due after the case ended early)"
+                raise self._fault(process, _shown(requests[-1]), reason) from None
+            self._faults_in_a_row = 0
             raise
         except (ProtocolError, TargetFault) as error:
             reason = f"invalid response {error}" if isinstance(error, ProtocolError) else str(error)
@@ -456,16 +450,6 @@ class CommandTarget:
             sent_request = _shown(requests[min(done, len(requests) - 1)])
             raise self._fault(process, sent_request, reason) from None
         self._faults_in_a_row = 0  # a case without a fault: the breaker counts from 0 again
-
-    def _drain(self, process: _Process, requests: Sequence[bytes], due: int) -> None:
-        """Read and drop the ``due`` responses still to come, so the next case starts in step."""
-        try:
-            for _ in range(due):
-                process.read_line(self.timeout)
-        except TargetFault as fault:
-            reason = f"{fault} (reading the responses due after the case ended early)"
-            raise self._fault(process, _shown(requests[-1]), reason) from None
-        self._faults_in_a_row = 0
 
     def new(self, instance: str) -> None:
         """Queue a fresh instance; its request goes with the next steps."""
@@ -492,8 +476,7 @@ def python_testee_command(target: str, *options: str) -> list[str]:
 
 
 class WorkerTarget(CommandTarget):
-    """A Python target (``MODULE:ATTR`` or a bundled backend) served by tokasm's worker
-    (``protocol.testee --worker``), which runs whole cases and answers their results as data."""
+    """A Python target served by tokasm's worker, which runs whole cases and answers data."""
 
     worker = True
 
@@ -537,8 +520,7 @@ class WorkerTarget(CommandTarget):
         return tuple(problems)
 
     def _ask(self, request: dict[str, object], label: str, check: CaseResult) -> CaseResult:
-        """The worker's result as data, under the check's own names (``check``); a fault of
-        the worker errors it, saying what happened."""
+        """The worker's result, under the check's own names; a fault of the worker errors it."""
         try:
             answer = self._exchange(request, label, self.timeout * BEATS_FOR)
             result = CaseResult.from_data(answer.get("case"))
@@ -553,8 +535,7 @@ class WorkerTarget(CommandTarget):
         )
 
     def _exchange(self, request: dict[str, object], label: str, beats_for: float) -> codec.Message:
-        """The worker's answer, heartbeats renewing the deadline for up to ``beats_for`` s; else
-        ProtocolError saying what went wrong (a fault kills the worker, counted for the breaker)."""
+        """The worker's answer, or ProtocolError saying why not (a fault is counted)."""
         try:
             process = self._running()
         except TargetFault as fault:

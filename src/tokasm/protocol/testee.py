@@ -1,10 +1,8 @@
 """Serve a Python assembler over the line protocol; with ``--worker``, tokasm's worker.
 
-The worker also answers tokasm's own ops (``case``, ``probe``, ``fuzz``) with results as
-data, writes heartbeats between the steps of a long case, and enables faulthandler, so the
-SIGABRT the supervisor sends a hung call leaves its stacks. It defends nothing: the
-supervisor kills it on any fault. Its channel is private: before the target loads, fd 0
-and 1 point at /dev/null and stderr.
+The worker also runs tokasm's own ops (``case``, ``probe``, ``fuzz``), beats between steps,
+and dumps its stacks on the SIGABRT sent to a hung call. It defends nothing: the supervisor
+kills it on any fault. Before the target loads, fds 0 and 1 go to /dev/null and stderr.
 """
 
 from __future__ import annotations
