@@ -413,17 +413,16 @@ class CommandTarget:
         """Each step's outcome, its request (after any queued ``new``) written ahead, at most
         ``window`` requests before their responses; leaving early reads the responses due."""
         items: list[bytes | Step] = [*self._queued, *steps]
-        self._queued = []
+        requests, self._queued = [*self._queued], []  # encoded as the window reaches them
         process = self._running()
-        requests: list[bytes] = []
-        done = 0  # responses read
+        done = sent = 0  # responses read, requests written
         try:
             process.refuse_unasked()
             for done, item in enumerate(items):
-                if len(requests) < len(items) and len(requests) - done < (self._window + 1) // 2:
-                    ahead = [*map(_encoded, items[len(requests) : done + self._window])]
-                    process.write(b"".join(ahead))
-                    requests += ahead
+                if sent < len(items) and sent - done < (self._window + 1) // 2:
+                    requests += map(_encoded, items[len(requests) : done + self._window])
+                    process.write(b"".join(requests[sent:]))
+                    sent = len(requests)
                 if isinstance(item, bytes):
                     _outcome(process.read_line(self.timeout), "new")
                 else:
@@ -432,7 +431,7 @@ class CommandTarget:
             process.refuse_unasked()
         except (GeneratorExit, ImplementationError):  # ended early, or a ``new`` was refused
             try:  # so that the next case starts in step
-                for _ in range(len(requests) - done - 1):
+                for _ in range(sent - done - 1):
                     process.read_line(self.timeout)
             except TargetFault as fault:
                 reason = f"{fault} (reading the responses due after the case ended early)"
@@ -441,10 +440,10 @@ class CommandTarget:
             raise
         except (ProtocolError, TargetFault) as error:
             reason = f"invalid response {error}" if isinstance(error, ProtocolError) else str(error)
-            if len(requests) - done > 1 and done and "no response" in reason:
+            if sent - done > 1 and done and "no response" in reason:
                 reason += (
-                    f" ({len(requests) - done} requests were written ahead after {done} answered;"
-                    " a testee that drops the lines it read ahead, instead of reading stdin as a "
+                    f" ({sent - done} requests were written ahead after {done} answered; a "
+                    "testee that drops the lines it read ahead, instead of reading stdin as a "
                     "stream, needs --no-pipeline)"
                 )
             sent_request = _shown(requests[min(done, len(requests) - 1)])
