@@ -17,7 +17,7 @@ from tokasm.cli import options
 from tokasm.corpus._paths import spec_dir
 from tokasm.protocol import _client as _protocol_client
 from tokasm.protocol import _codec as _protocol
-from tokasm.protocol import testee, worker
+from tokasm.protocol import testee
 from tokasm.report import _render as _reports
 from tokasm.report import _xfail
 
@@ -42,11 +42,11 @@ CONSTANTS: dict[str, float] = {
                 "STDERR_TAIL_BYTES",
                 "STDERR_TAIL_LINES",
                 "PIPELINE_WINDOW",
+                "FUZZ_SECONDS",
             ),
         ),
         (options, ("MAX_SECONDS",)),
         (testee, ("WORKER_MEMORY",)),
-        (worker, ("FUZZ_SECONDS",)),
         (errors, ("EXIT_OK", "EXIT_FAILED", "EXIT_USAGE", "EXIT_INTERRUPTED", "EXIT_TERMINATED")),
     )
     for name in names

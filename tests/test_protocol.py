@@ -18,10 +18,9 @@ from helpers import QUICK, example_session
 from tokasm.cli import main
 from tokasm.corpus._load import load_corpus
 from tokasm.corpus.steps import Apply, ReadSince
-from tokasm.errors import ImplementationError
+from tokasm.errors import ImplementationError, ProtocolError
 from tokasm.protocol._client import CommandTarget
 from tokasm.protocol._codec import (
-    ProtocolError,
     decode,
     encode,
     hello_request,

@@ -17,10 +17,9 @@ import pytest
 from helpers import example_session
 from tokasm.corpus._load import load_corpus
 from tokasm.corpus._paths import spec_dir
-from tokasm.errors import ImplementationError
+from tokasm.errors import ImplementationError, ProtocolError
 from tokasm.implementations import BACKENDS, strict
 from tokasm.protocol._codec import (
-    ProtocolError,
     decode,
     encode,
     hello_request,

@@ -7,13 +7,14 @@ from tokasm.protocol._client import (
     PIPELINE_WINDOW,
     START_TIMEOUT,
     CommandTarget,
+    WorkerTarget,
     end_testees,
     fatal_signals_kill_testees,
     kill_testees,
+    python_testee_command,
     split_command,
     testees_end_with_the_run,
 )
-from tokasm.protocol.worker import WorkerTarget, python_testee_command
 
 __all__ = [
     "DEFAULT_TIMEOUT", "PIPELINE_WINDOW", "START_TIMEOUT", "CommandTarget", "WorkerTarget",

@@ -1,11 +1,11 @@
 """Supervise testee processes and speak the line protocol with them (spec/PROTOCOL.md).
 
-The kit's one trust boundary is here: whatever runs a target's code (a foreign testee or
-tokasm's own Python worker) runs in a child process in a group of its own, and nothing it
-does reaches tokasm's process, which reads only bytes from its pipes. Every response has a
-deadline (a worker's heartbeat renews it); a timeout, exit, crash or bad line is a
-``TargetFault`` that costs the running case: the group is killed, a fresh child starts at
-the next case, and after ``BREAKER_FAULTS`` faulted cases in a row the rest error at once.
+The kit's one trust boundary is here: whatever runs a target's code (a foreign testee, or
+tokasm's worker for a Python target) runs in a child process in a group of its own, and
+tokasm's process reads only bytes from its pipes. Every read has a deadline (a worker's
+heartbeat renews it); a timeout, exit, crash or bad line is a ``TargetFault`` that costs the
+running case: the group is killed, a fresh child starts at the next case, and after
+``BREAKER_FAULTS`` faulted cases in a row the rest error at once.
 """
 
 from __future__ import annotations
@@ -18,20 +18,26 @@ import select
 import shlex
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections import deque
+from dataclasses import replace
+from subprocess import PIPE
 from typing import IO, TYPE_CHECKING, Any, cast
 
 from tokasm import errors
 from tokasm._display import show
 from tokasm.errors import ImplementationError, ProtocolError, TargetError, TargetFault
 from tokasm.protocol import _codec as codec
+from tokasm.run._cost import probe_named
+from tokasm.run.results import CaseResult
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Generator, Iterator, Sequence
     from types import FrameType
 
+    from tokasm.corpus._load import Case
     from tokasm.corpus.steps import Step
     from tokasm.run.targets import Foreign, StepOutcome
 
@@ -41,21 +47,21 @@ DEFAULT_TIMEOUT = 5.0
 START_TIMEOUT = 10.0
 #: Seconds a Python target has to load in the worker (an SDK may import hundreds of modules).
 LOAD_TIMEOUT = 60.0
-#: Faulted cases in a row after which a testee is not restarted and the rest error at once
-#: (five: a fault striking a few neighbouring cases of one topic does not hide the run).
+#: Faulted cases in a row after which a testee is not restarted and the rest error at once.
 BREAKER_FAULTS = 5
 #: Requests written ahead of their responses by default (``--no-pipeline`` makes it 1).
 PIPELINE_WINDOW = 1024
-#: What the worker writes between the steps of a long case: it renews the deadline, for at
-#: most ``BEATS_FOR`` times ``--timeout`` a case.
+#: The worker's line between the steps of a long case: it renews the deadline, for at most
+#: ``BEATS_FOR`` times ``--timeout`` a case.
 HEARTBEAT = b'{"busy":true}'
 BEATS_FOR = 60
+#: The longest check's fuzz phase may take in the worker, shrinking included.
+FUZZ_SECONDS = 60.0
 #: Seconds a testee gets to exit after its stdin closes, before its group is killed.
 EXIT_GRACE = 1.0
 STDERR_TAIL_BYTES = 16 * 1024
 STDERR_TAIL_LINES = 20
 _STDERR_LINE_CHARS = 500
-_WRITE_AT_ONCE = 1 << 15  # bytes of requests written at once, not on a thread
 _ALIVE_CHECK = 0.1  # seconds between checks that the child still runs, while waiting
 _STACKS, _STACK_LINES = "Fatal Python error: Aborted", 80  # a worker's stacks, kept whole
 
@@ -87,9 +93,8 @@ atexit.register(end_testees)  # whatever route started them, none outlives tokas
 
 @contextlib.contextmanager
 def testees_end_with_the_run() -> Iterator[None]:
-    """Meanwhile SIGTERM kills every child group and ends the run (``EXIT_TERMINATED``);
-    SIGINT kills them and raises KeyboardInterrupt, a second one exits at once (in process a
-    target may swallow the first). At the end any child still running is killed."""
+    """Meanwhile SIGTERM or SIGINT kills every child group and ends the run (a second SIGINT
+    at once: in process a target may swallow the first); at the end none is left."""
     interrupts = []
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
@@ -150,19 +155,14 @@ def exit_description(code: int) -> str:
 
 
 class _Process:
-    """One child in its own process group: lines written and read under a deadline; its
-    stderr drained on a thread into a bounded tail."""
+    """A child in its own group; one thread writes its requests in order (one that stops
+    reading costs a deadline, not a hang) and one keeps the tail of its stderr."""
 
     def __init__(self, argv: Sequence[str], *, stacks_on_abort: bool) -> None:
         self.stacks_on_abort = stacks_on_abort
-        try:
+        try:  # its own session and group: killed whole, never by a terminal
             self.popen = subprocess.Popen(
-                argv,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                bufsize=0,
-                start_new_session=True,  # its own group: killed whole, never by a terminal
+                argv, stdin=PIPE, stdout=PIPE, stderr=PIPE, start_new_session=True
             )
         except OSError as error:
             raise TargetFault(f"cannot start it: {error}") from None
@@ -172,9 +172,13 @@ class _Process:
         self._fd, self._tail = self._stdout.fileno(), bytearray()
         self._lines: deque[bytes] = deque()  # whole lines read ahead
         self._partial = bytearray()  # the start of the next line
-        self._outbox: queue.SimpleQueue[bytes | None] | None = None  # the writer thread's
-        self._drainer = threading.Thread(target=self._drain_stderr, args=(stderr,), daemon=True)
-        self._drainer.start()
+        self._outbox: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+        self._threads = [
+            threading.Thread(target=self._drain_stderr, args=(stderr,), daemon=True),
+            threading.Thread(target=self._write_queued, daemon=True),
+        ]
+        for thread in self._threads:
+            thread.start()
 
     def _drain_stderr(self, pipe: IO[bytes]) -> None:
         with contextlib.suppress(OSError, ValueError):
@@ -184,32 +188,18 @@ class _Process:
         with contextlib.suppress(OSError):
             pipe.close()
 
+    def _write_queued(self) -> None:
+        with contextlib.suppress(OSError, ValueError):  # stdin closed: the reader sees why
+            while (data := self._outbox.get()) is not None:
+                self._stdin.write(data)
+                self._stdin.flush()
+            self._stdin.close()
+
     def write(self, data: bytes) -> None:
-        """Write ``data``; from the first that may not fit the pipe on, every write goes through
-        one writer thread, in order: a child that stops reading then costs its deadline (the
-        reader sees it go), never a wait without end."""
-        if self._outbox is None and len(data) <= _WRITE_AT_ONCE:
-            self._write(data, True)
-            return
-        if self._outbox is None:
-            self._outbox = queue.SimpleQueue()
-            threading.Thread(target=self._write_queued, args=(self._outbox,), daemon=True).start()
         self._outbox.put(data)
 
-    def _write_queued(self, outbox: queue.SimpleQueue[bytes | None]) -> None:
-        while (data := outbox.get()) is not None:
-            self._write(data, False)
-
-    def _write(self, data: bytes, loud: bool) -> None:
-        try:
-            self._stdin.write(data)
-        except (OSError, ValueError):
-            if loud:
-                raise TargetFault(self._gone("stdin", "before reading the request")) from None
-
     def read_line(self, timeout: float, *, beats_for: float = 0.0) -> bytes:
-        """The next line; TargetFault if none within ``timeout``, if stdout closed or if it is
-        too long. With ``beats_for``, a heartbeat renews the deadline up to that long."""
+        """The next line, or TargetFault; a heartbeat renews ``timeout`` up to ``beats_for``."""
         start = time.monotonic()
         deadline = start + timeout
         while True:
@@ -233,7 +223,11 @@ class _Process:
     def _read(self) -> None:
         chunk = os.read(self._fd, 1 << 20)
         if not chunk:
-            raise TargetFault(self._gone("stdout", "without answering"))
+            try:
+                code = self.popen.wait(EXIT_GRACE)
+            except subprocess.TimeoutExpired:
+                raise TargetFault("closed its stdout without answering") from None
+            raise TargetFault(f"{exit_description(code)} without answering")
         first, *lines = chunk.split(b"\n")
         if max([len(self._partial) + len(first), *map(len, lines)]) > codec.MAX_LINE_BYTES:
             raise TargetFault(f"wrote a line longer than the limit of {codec.MAX_LINE_BYTES} bytes")
@@ -255,16 +249,9 @@ class _Process:
                 f"request): {show(unasked.decode('utf-8', 'replace'))}"
             )
 
-    def _gone(self, pipe: str, when: str) -> str:
-        try:
-            return f"{exit_description(self.popen.wait(EXIT_GRACE))} {when}"
-        except subprocess.TimeoutExpired:
-            return f"closed its {pipe} {when}"
-
     def stderr_tail(self) -> str:
-        """The last lines of stderr once its writers are gone (or ``EXIT_GRACE`` passed),
-        indented; all of the stacks a worker's faulthandler wrote for a hung call, if any."""
-        self._drainer.join(timeout=EXIT_GRACE)
+        """The last lines of stderr, indented; all of the stacks a worker's faulthandler wrote."""
+        self._threads[0].join(timeout=EXIT_GRACE)
         text = bytes(self._tail).decode("utf-8", "replace")
         stacks = text.rfind(_STACKS)
         lines = text[max(stacks, 0) :].splitlines()
@@ -283,17 +270,14 @@ class _Process:
             self.popen.kill()  # in case it left the group it was started in
 
     def kill(self, grace: float = 0.0) -> None:
-        """Kill the child's group (after ``grace`` seconds to exit, its stdin closed), reap it
-        and release the pipes; safe to repeat."""
-        with contextlib.suppress(OSError, subprocess.TimeoutExpired):
-            if grace:
-                self._stdin.close()
-                self.popen.wait(grace)
+        """Close stdin, wait ``grace`` s for an exit, kill the group and reap it; repeatable."""
+        self._outbox.put(None)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.popen.wait(grace)
         self.kill_group()
-        if self._outbox is not None:
-            self._outbox.put(None)  # the writer thread ends once its pipe is closed
         self.popen.wait()
-        self._drainer.join(timeout=EXIT_GRACE)  # its pipe closes when the group is gone
+        for thread in self._threads:  # their pipes close when the group is gone
+            thread.join(timeout=EXIT_GRACE)
         _LIVE.discard(self)
         for pipe in (self._stdin, self._stdout):
             with contextlib.suppress(OSError):
@@ -304,16 +288,17 @@ def _shown(request: bytes) -> str:
     return show(request.decode("ascii").rstrip("\n"))  # a request is ASCII JSON
 
 
-def _encoded(step: Step) -> bytes:
+def _encoded(request: bytes | Step) -> bytes:
+    if isinstance(request, bytes):
+        return request
     try:
-        return codec.encode(step.request())
+        return codec.encode(request.request())
     except (TypeError, ValueError, RecursionError) as error:
-        raise TargetFault(f"{step.op!r} request cannot be sent as JSON: {error}") from None
+        raise TargetFault(f"{request.op!r} request cannot be sent as JSON: {error}") from None
 
 
 def _outcome(line: bytes, op: str) -> StepOutcome:
-    """A response's result or the ImplementationError it answers (raised for ``new``: its
-    refusal ends the case); ProtocolError naming the line if it is not valid."""
+    """A response's result or error (raised for ``new``: its refusal ends the case)."""
     if line == codec.NULL_RESULT:
         return None
     try:
@@ -327,15 +312,11 @@ def _outcome(line: bytes, op: str) -> StepOutcome:
 
 
 class CommandTarget:
-    """A ``Target`` served by a testee command: started once, restarted after a fault.
+    """A ``Target`` served by a testee command: started once, restarted after a fault."""
 
-    ``name`` and ``features`` are what the first hello declared; a restarted testee that
-    declares others is recorded in ``problems``.
-    """
-
-    #: Whether a testee that misses a deadline gets SIGABRT first (tokasm's worker, whose
-    #: faulthandler then writes its stacks); a foreign testee is killed at once.
-    stacks_on_abort = False
+    #: tokasm's own worker: its hello may answer its load error, and a missed deadline sends
+    #: it SIGABRT first (its faulthandler writes its stacks); a foreign testee is killed at once.
+    worker = False
 
     def __init__(
         self,
@@ -348,12 +329,10 @@ class CommandTarget:
     ) -> None:
         if not argv:
             raise TargetError("command '': empty command line")
-        self._argv = list(argv)
-        self.timeout = timeout
+        self._argv, self.timeout, self._window = list(argv), timeout, max(window, 1)
         self._start_timeout = max(
             timeout, START_TIMEOUT if start_timeout is None else start_timeout
         )
-        self._window = max(window, 1)
         self._queued: list[bytes] = []  # ``new`` requests sent with the next steps
         self._faults_in_a_row, self._breaker_faults = 0, breaker
         self._breaker: str | None = None  # why the remaining cases are not run
@@ -374,20 +353,22 @@ class CommandTarget:
     def _start_failed(self, fault: TargetFault) -> TargetError:
         return TargetError(f"command {shlex.join(self._argv)!r}: {fault}")
 
-    def _greet(self, process: _Process) -> tuple[str, frozenset[str]]:
-        """Send hello and read the answer: the testee's name and features."""
-        process.write(codec.encode(codec.hello_request()))
-        return codec.parse_hello(codec.decode(process.read_line(self._start_timeout)))
-
     def _start(self) -> _Process:
         """A fresh testee that has answered hello; TargetFault (its stderr tail) if not."""
-        process = _Process(self._argv, stacks_on_abort=self.stacks_on_abort)
+        process = _Process(self._argv, stacks_on_abort=self.worker)
+        hello = codec.encode(codec.hello_request())
         try:
-            name, features = self._greet(process)
+            process.write(hello)
+            response = codec.decode(process.read_line(self._start_timeout))
+            if self.worker and response.get("kind") == "TargetError":
+                raise TargetError(str(response.get("error")))  # the target did not load
+            name, features = codec.parse_hello(response)
         except (ProtocolError, TargetFault) as error:
             process.kill()
-            hello = _shown(codec.encode(codec.hello_request()))
-            raise TargetFault(f"request {hello}: {error}{process.stderr_tail()}") from None
+            raise TargetFault(f"request {_shown(hello)}: {error}{process.stderr_tail()}") from None
+        except TargetError:
+            process.kill()
+            raise
         if self._restarts == 0:
             self.name, self.features = name, features
         elif (name, features) != (self.name, self.features):
@@ -398,9 +379,8 @@ class CommandTarget:
             )
         return process
 
-    def fault(self, process: _Process, request: str, reason: str) -> TargetFault:
-        """Kill the testee over a fault of the running case (saying which request, why, and
-        its stderr tail), and count the case."""
+    def _fault(self, process: _Process, request: str, reason: str) -> TargetFault:
+        """Kill the testee over a fault of the running case, and count the case."""
         process.kill()
         self._process = None
         after = "\n(the testee was killed; a fresh one starts with the next case)"
@@ -417,7 +397,7 @@ class CommandTarget:
             )
         return TargetFault(message)
 
-    def running(self) -> _Process:
+    def _running(self) -> _Process:
         """The testee, restarted if the last case killed it; TargetFault if it cannot be."""
         if self._breaker is not None:
             raise TargetFault(self._breaker)
@@ -429,36 +409,34 @@ class CommandTarget:
                 raise self._counted(f"restarting the testee failed: {fault}") from None
         return self._process
 
-    def healthy(self) -> None:
-        """The running case ended without a fault: the breaker's count starts again."""
-        self._faults_in_a_row = 0
-
     def perform_steps(self, steps: Sequence[Step]) -> Generator[StepOutcome, None, None]:
-        """Each step's outcome in order, the requests (after any queued ``new``) encoded and
-        written up to ``window`` ahead of the responses read. A TargetFault ends it and kills
-        the testee; leaving early reads the responses due."""
-        requests, self._queued = [*self._queued], []
-        news, ops = len(requests), ["new"] * len(requests) + [step.op for step in steps]
-        process = self.running()
-        done, sent, window, read_line = 0, 0, self._window, process.read_line
+        """Each step's outcome, its request (after any queued ``new``) written ahead, at most
+        ``window`` requests before their responses; leaving early reads the responses due."""
+        items: list[bytes | Step] = [*self._queued, *steps]
+        requests, self._queued = [*self._queued], []  # encoded as the window reaches them
+        process = self._running()
+        done = sent = 0  # responses read, requests written
         try:
             process.refuse_unasked()
-            for op in ops:
-                if sent < len(ops) and sent - done < (window + 1) // 2:  # never runs dry
-                    ahead = steps[len(requests) - news : max(done + window - news, 0)]
-                    requests += map(_encoded, ahead)
+            for done, item in enumerate(items):
+                if sent < len(items) and sent - done < (self._window + 1) // 2:
+                    requests += map(_encoded, items[len(requests) : done + self._window])
                     process.write(b"".join(requests[sent:]))
                     sent = len(requests)
-                outcome = _outcome(read_line(self.timeout), op)
-                done += 1
-                if op != "new":
-                    yield outcome
+                if isinstance(item, bytes):
+                    _outcome(process.read_line(self.timeout), "new")
+                else:
+                    yield _outcome(process.read_line(self.timeout), item.op)
+            done = len(items)
             process.refuse_unasked()
-        except GeneratorExit:  # the case ended early, at a failing step: keep in step
-            self._drain(process, requests, sent - done)
-            raise
-        except ImplementationError:  # a ``new`` was refused
-            self._drain(process, requests, sent - done - 1)
+        except (GeneratorExit, ImplementationError):  # ended early, or a ``new`` was refused
+            try:  # so that the next case starts in step
+                for _ in range(sent - done - 1):
+                    process.read_line(self.timeout)
+            except TargetFault as fault:
+                reason = f"{fault} (reading the responses due after the case ended early)"
+                raise self._fault(process, _shown(requests[-1]), reason) from None
+            self._faults_in_a_row = 0
             raise
         except (ProtocolError, TargetFault) as error:
             reason = f"invalid response {error}" if isinstance(error, ProtocolError) else str(error)
@@ -469,18 +447,8 @@ class CommandTarget:
                     "stream, needs --no-pipeline)"
                 )
             sent_request = _shown(requests[min(done, len(requests) - 1)])
-            raise self.fault(process, sent_request, reason) from None
-        self.healthy()
-
-    def _drain(self, process: _Process, requests: Sequence[bytes], due: int) -> None:
-        """Read and drop the ``due`` responses still to come, so the next case starts in step."""
-        try:
-            for _ in range(due):
-                process.read_line(self.timeout)
-        except TargetFault as fault:
-            reason = f"{fault} (reading the responses due after the case ended early)"
-            raise self.fault(process, _shown(requests[-1]), reason) from None
-        self.healthy()
+            raise self._fault(process, sent_request, reason) from None
+        self._faults_in_a_row = 0  # a case without a fault: the breaker counts from 0 again
 
     def new(self, instance: str) -> None:
         """Queue a fresh instance; its request goes with the next steps."""
@@ -499,3 +467,85 @@ class CommandTarget:
         if self._process is not None:
             self._process.kill(EXIT_GRACE)
             self._process = None
+
+
+def python_testee_command(target: str, *options: str) -> list[str]:
+    """The argv that serves ``target`` over the protocol with this interpreter."""
+    return [sys.executable, "-m", "tokasm.protocol.testee", *options, target]
+
+
+class WorkerTarget(CommandTarget):
+    """A Python target served by tokasm's worker, which runs whole cases and answers data."""
+
+    worker = True
+
+    def __init__(
+        self,
+        target: str,
+        timeout: float = DEFAULT_TIMEOUT,
+        *,
+        strict: bool = False,
+        window: int = PIPELINE_WINDOW,
+        breaker: int | None = BREAKER_FAULTS,
+    ) -> None:
+        self.target = target
+        options = ["--worker", repr(timeout), *(["--strict"] if strict else [])]
+        argv = python_testee_command(target, *options)
+        super().__init__(argv, timeout, LOAD_TIMEOUT, window=window, breaker=breaker)
+
+    def _start_failed(self, fault: TargetFault) -> TargetError:
+        return TargetError(f"target {self.target!r}: loading it failed: {fault}")
+
+    def run_case(self, case: Case, *, debug: bool = False) -> CaseResult:
+        """``case`` run whole in the worker; a fault of the worker errors it."""
+        request = {"op": "case", "case": case.document, "source": str(case.source), "debug": debug}
+        return self._ask(request, f"case {case.id!r}", CaseResult.of(case, "errored"))
+
+    def probe(self, probe_id: str, *, strict: bool = False) -> CaseResult:
+        """The cost probe ``probe_id`` (``run._cost.PROBE_IDS``), timed in the worker."""
+        request = {"op": "probe", "id": probe_id, "strict": strict}
+        return self._ask(request, f"the cost probe {probe_id}", probe_named(probe_id, "errored"))
+
+    def fuzz(self, examples: int) -> tuple[str, ...]:
+        """``check``'s fuzz phase, run in the worker: the disagreement found, if any."""
+        request = {"op": "fuzz", "examples": examples}
+        try:
+            answer = self._exchange(request, "the fuzz phase", max(self.timeout, FUZZ_SECONDS))
+            problems = answer.get("problems")
+            if not isinstance(problems, list) or not all(isinstance(p, str) for p in problems):
+                raise ProtocolError(f"not a list of problems: {str(answer)[:200]}")
+        except ProtocolError as error:
+            return (f"fuzz phase: {error}",)
+        return tuple(problems)
+
+    def _ask(self, request: dict[str, object], label: str, check: CaseResult) -> CaseResult:
+        """The worker's result, under the check's own names; a fault of the worker errors it."""
+        try:
+            answer = self._exchange(request, label, self.timeout * BEATS_FOR)
+            result = CaseResult.from_data(answer.get("case"))
+        except ProtocolError as error:
+            return replace(check, message=f"testee fault in the worker: {error}")
+        return replace(
+            result,
+            case_id=check.case_id,
+            description=check.description,
+            source=check.source,
+            requirements=result.requirements or check.requirements,
+        )
+
+    def _exchange(self, request: dict[str, object], label: str, beats_for: float) -> codec.Message:
+        """The worker's answer, or ProtocolError saying why not (a fault is counted)."""
+        try:
+            process = self._running()
+        except TargetFault as fault:
+            raise ProtocolError(str(fault)) from None
+        try:
+            process.refuse_unasked()
+            process.write(codec.encode(request))
+            response = codec.decode(process.read_line(self.timeout, beats_for=beats_for))
+            if response.get("ok") is not True:
+                raise ProtocolError(f"not an answer: {str(response)[:200]}")
+        except (ProtocolError, TargetFault) as error:
+            raise ProtocolError(str(self._fault(process, label, str(error)))) from None
+        self._faults_in_a_row = 0
+        return response

@@ -1,8 +1,5 @@
-"""The line protocol, version 1 (spec/PROTOCOL.md): one JSON object a line.
-
-Both ends (the kit's client and the Python testee) build and check their messages here, so
-they cannot drift apart. The client enforces MAX_LINE_BYTES on a testee's lines as it reads.
-"""
+"""The line protocol's messages (spec/PROTOCOL.md), built and checked here by both ends (the
+kit's client and the Python testee), so that they cannot drift apart."""
 
 from __future__ import annotations
 
@@ -16,12 +13,6 @@ from tokasm.errors import ImplementationError, ProtocolError
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
-
-__all__ = [
-    "KNOWN_FEATURES", "MAX_LINE_BYTES", "MAX_NAME_CHARS", "MAX_TEXT_CHARS", "NULL_RESULT", "OK",
-    "Message", "ProtocolError", "decode", "encode", "error_response", "hello_request",
-    "hello_response", "is_current_version", "new_request", "parse_hello", "parse_result",
-]  # fmt: skip
 
 #: Features a testee may declare in its hello; each enables one optional op.
 KNOWN_FEATURES: frozenset[str] = frozenset(step.feature for step in OPS.values() if step.feature)
@@ -53,8 +44,7 @@ _DECODER = json.JSONDecoder(parse_constant=_not_json)
 
 
 def encode(message: Mapping[str, object]) -> bytes:
-    """Compact JSON, non-ASCII escaped, then LF; TypeError, ValueError or RecursionError if
-    JSON cannot carry a value (NaN, a date, a cycle)."""
+    """Compact ASCII JSON and LF; TypeError, ValueError or RecursionError if JSON cannot."""
     return ("".join(_PARTS(message)) + "\n").encode("ascii")
 
 

@@ -1,12 +1,8 @@
 """Serve a Python assembler over the line protocol; with ``--worker``, tokasm's worker.
 
-``python -m tokasm.protocol.testee TARGET`` answers the protocol's ops (spec/PROTOCOL.md).
-As the worker it also answers ``case`` (a whole corpus case run here, with a caller's
-habits, its result as data), ``probe`` (a cost probe) and ``fuzz`` (check's fuzz phase),
-writes heartbeats between the steps of a long case and enables faulthandler, so the
-SIGABRT the supervisor sends a hung call leaves its stacks. It defends nothing: the
-supervisor kills it on any fault. Its channel is private: before the target loads, fd 0
-and 1 point at /dev/null and stderr.
+The worker also runs tokasm's own ops (``case``, ``probe``, ``fuzz``), beats between steps,
+and dumps its stacks on the SIGABRT sent to a hung call. It defends nothing: the supervisor
+kills it on any fault. Before the target loads, fds 0 and 1 go to /dev/null and stderr.
 """
 
 from __future__ import annotations
@@ -26,7 +22,7 @@ from tokasm.corpus import parse_case
 from tokasm.corpus.steps import OPS, string_field
 from tokasm.errors import ImplementationError, ProtocolError, TargetError
 from tokasm.implementations import strict
-from tokasm.protocol._client import HEARTBEAT
+from tokasm.protocol._client import HEARTBEAT, python_testee_command
 from tokasm.protocol._codec import (
     OK,
     decode,
@@ -35,7 +31,6 @@ from tokasm.protocol._codec import (
     hello_response,
     is_current_version,
 )
-from tokasm.protocol.worker import python_testee_command
 from tokasm.run._cost import run_probe
 from tokasm.run.results import NOT_TEXT
 from tokasm.run.runner import run_case
@@ -58,17 +53,17 @@ class _Worker(PythonTarget):
     """A ``PythonTarget`` that tells the supervisor it is alive between calls."""
 
     def __init__(
-        self, factory: AssemblerFactory, name: str, responses: IO[bytes], timeout: float
+        self, factory: AssemblerFactory, name: str, out: IO[bytes], timeout: float
     ) -> None:
         super().__init__(factory, name)
-        self._responses, self._interval = responses, timeout / 4
+        self._out, self._interval = out, timeout / 4
         self.last = _clocks.monotonic()  # when the last request came or heartbeat went
 
     def _beat(self) -> None:
         if _clocks.monotonic() - self.last >= self._interval:
             self.last = _clocks.monotonic()
-            self._responses.write(HEARTBEAT + b"\n")
-            self._responses.flush()
+            self._out.write(HEARTBEAT + b"\n")
+            self._out.flush()
 
     def new(self, instance: str) -> None:
         self._beat()
@@ -79,24 +74,17 @@ class _Worker(PythonTarget):
         return super().perform(step)
 
 
-def _run_case(target: PythonTarget, request: Message) -> Message:
-    case = parse_case(request["case"], Path(request["source"]))
-    return {"ok": True, "case": run_case(target, case, debug=request["debug"]).to_data()}
-
-
-def _run_probe(target: PythonTarget, request: Message) -> Message:
-    result = run_probe(request["id"], target, strict=request["strict"])
-    return {"ok": True, "case": result.to_data()}
-
-
-def _run_fuzz(target: PythonTarget, request: Message) -> Message:
+def _worker_answer(target: PythonTarget, request: Message) -> Message:
+    """The answer to one of tokasm's own ops, which tokasm alone sends its worker."""
+    if request["op"] == "case":
+        case = parse_case(request["case"], Path(request["source"]))
+        return {"ok": True, "case": run_case(target, case, debug=request["debug"]).to_data()}
+    if request["op"] == "probe":
+        result = run_probe(request["id"], target, strict=request["strict"])
+        return {"ok": True, "case": result.to_data()}
     from tokasm.fuzz import fuzz_phase  # Hypothesis, only for the fuzz phase
 
     return {"ok": True, "problems": list(fuzz_phase(target, (), request["examples"]))}
-
-
-#: The ops of tokasm's own worker, beside the protocol's: tokasm alone sends them.
-_WORKER_OPS = {"case": _run_case, "probe": _run_probe, "fuzz": _run_fuzz}
 
 
 def _dispatch(target: PythonTarget, request: Message) -> Message:
@@ -108,8 +96,8 @@ def _dispatch(target: PythonTarget, request: Message) -> Message:
     if op == "new":
         target.new(string_field(request, "instance"))
         return OK
-    if isinstance(target, _Worker) and isinstance(op, str) and op in _WORKER_OPS:
-        return _WORKER_OPS[op](target, request)
+    if isinstance(target, _Worker) and op in ("case", "probe", "fuzz"):
+        return _worker_answer(target, request)
     step = OPS.get(op) if isinstance(op, str) else None
     if step is None or (step.feature is not None and step.feature not in target.features):
         raise ProtocolError(f"unknown op {op!r}")
@@ -186,11 +174,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         factory = resolve_target(name)
         if args.strict:
             factory, name = partial(_strict, factory), f"{name} (strict)"
-        target = (
-            PythonTarget(factory, name)
-            if args.worker is None
-            else _Worker(factory, name, responses, args.worker)
-        )
+        if args.worker is None:
+            target = PythonTarget(factory, name)
+        else:
+            target = _Worker(factory, name, responses, args.worker)
     except TargetError as error:
         print(f"tokasm testee: error: {error}", file=sys.stderr)
         for line in requests if args.worker is not None else ():
