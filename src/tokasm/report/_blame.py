@@ -117,11 +117,8 @@ class _Message:
 
 
 def _delta(step: Step) -> object:
-    return (
-        step.event.get("delta")
-        if isinstance(step, Apply) and isinstance(step.event, dict)
-        else None
-    )
+    event = step.event if isinstance(step, Apply) else None
+    return event.get("delta") if isinstance(event, dict) else None
 
 
 def _weight(found: str) -> float:
