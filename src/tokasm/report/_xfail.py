@@ -68,13 +68,9 @@ class XfailList:
     def entry_for(self, case_id: str) -> XfailEntry | None:
         """The first line that lists ``case_id``, or None."""
         literals, globs = self._index
-        literal = literals.get(case_id)
-        for entry, regex in globs.values():
-            if literal is not None and entry.line > literal.line:
-                break
-            if regex.match(case_id):
-                return entry
-        return literal
+        glob = next((entry for entry, regex in globs.values() if regex.match(case_id)), None)
+        found = [entry for entry in (literals.get(case_id), glob) if entry is not None]
+        return min(found, key=lambda entry: entry.line, default=None)
 
     def why(self, entry: XfailEntry) -> str:
         """``listed in FILE:LINE (reason)``, for messages."""
