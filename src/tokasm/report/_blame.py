@@ -14,7 +14,7 @@ import unicodedata
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from tokasm.corpus.steps import Apply, Raises, ReadSince
 
@@ -99,8 +99,7 @@ def _id_keys(message_id: str) -> tuple[str, ...]:
 
 @dataclass
 class _Message:
-    """A message as the replay knows it; a copy is a step's view (``parts`` of ``deltas``,
-    ``read`` of ``reads``: those lists only grow)."""
+    """A message as the replay knows it; a copy is a step's view (of lists that only grow)."""
 
     length: int = 0
     final: bool = False
@@ -118,11 +117,8 @@ class _Message:
 
 
 def _delta(step: Step) -> object:
-    return (
-        step.event.get("delta")
-        if isinstance(step, Apply) and isinstance(step.event, dict)
-        else None
-    )
+    event = step.event if isinstance(step, Apply) else None
+    return event.get("delta") if isinstance(event, dict) else None
 
 
 def _weight(found: str) -> float:
@@ -130,8 +126,7 @@ def _weight(found: str) -> float:
 
 
 class _Replay:
-    """A case replayed once, no answer known: each step's situation and its message's view,
-    so each failing step is judged from here (a mutant sweep fails a case thousands of times)."""
+    """A case replayed once, no answer known: each step's situation and its message's view."""
 
     def __init__(self, steps: Sequence[Step]) -> None:
         self.steps = steps
@@ -160,9 +155,7 @@ class _Replay:
                     met[rule] = weight
                     self.rises.append((index, rule, weight))
         self.others = {  # by instance: deltas of its messages (some, not all)
-            instance: [d for message in messages.values() for d in message.deltas[:9] if d][
-                :_OTHERS
-            ]
+            instance: [d for m in messages.values() for d in m.deltas[:9] if d][:_OTHERS]
             for instance, messages in self.instances.items()
         }
 
@@ -205,7 +198,10 @@ class _Replay:
         if self.open_messages.get(step.instance, 0) >= _MANY_OPEN:
             return "one of hundreds of open messages"
         if isinstance(step, ReadSince):
-            return _read_since(step, message)
+            if message is None:
+                return "read_since of an unknown id"
+            at_end = step.offset >= message.length
+            return "read_since at or past the end" if at_end else "read_since within the text"
         if message is None:
             self.unknown_reads.add((step.instance, str(step.message_id)))
         return _get(message, answered_none=False)
@@ -234,9 +230,7 @@ class _Replay:
             return "final on an open id"
         return "non-final apply with 'final: false'" if "final" in event else "non-final apply"
 
-    def _record(
-        self, instance: str, event: dict[str, object], messages: dict[str, _Message]
-    ) -> None:
+    def _record(self, instance: str, event: dict[str, Any], messages: dict[str, _Message]) -> None:
         message_id = str(event["id"])
         message = messages.get(message_id)
         if message is None:
@@ -255,13 +249,6 @@ class _Replay:
         if not message.final and event.get("final") is True:
             message.final = True
             self.open_messages[instance] -= 1
-
-
-def _read_since(step: ReadSince, message: _Message | None) -> str:
-    if message is None:
-        return "read_since of an unknown id"
-    at_end = step.offset >= message.length
-    return "read_since at or past the end" if at_end else "read_since within the text"
 
 
 def _get(message: _Message | None, *, answered_none: bool) -> str:
@@ -344,16 +331,11 @@ def _wrong_text(
 #: The rule a failure of these kinds breaks, whatever its step: a caller's habits alone, or
 #: another caller's events alone, fail the case.
 _RULE_OF_KIND = {"event-owned": "EVENT-OWNED", "event-shape": "MAP-ANY", "not-text": "RETURN-TYPE"}
-#: Replays by ``id`` of their case (which holds dicts, so cannot be hashed), kept alive here.
-_REPLAYS: dict[int, tuple[Case, _Replay]] = {}
 
 
+@lru_cache(maxsize=1024)  # a mutant sweep fails a case thousands of times
 def _replay(case: Case) -> _Replay:
-    if id(case) not in _REPLAYS:
-        if len(_REPLAYS) >= 1024:
-            _REPLAYS.clear()
-        _REPLAYS[id(case)] = (case, _Replay(case.steps))
-    return _REPLAYS[id(case)][1]
+    return _Replay(case.steps)
 
 
 def _judged(replay: _Replay, index: int, failure: Failure) -> str | None:

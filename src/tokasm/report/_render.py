@@ -368,7 +368,7 @@ def destination(option: str, given: Path) -> Path | None:
         why = "is a folder; give a file name"
     elif not real.parent.is_dir():
         why = f"folder {str(real.parent)!r} does not exist"
-    elif (real.exists() or _is_special(real)) and not os.access(real, os.W_OK):
+    elif real.exists() and not os.access(real, os.W_OK):
         why = "is not writable" if _is_special(real) else "exists and is read-only"
     elif not _is_special(real):
         try:  # the truth about the folder, whoever runs this (root ignores permissions)
@@ -387,9 +387,8 @@ Render: TypeAlias = "Callable[[Sequence[TargetRun]], str]"
 
 
 class ReportPlan:
-    """Every report asked for, checked before the run: ReportError (exit 2) unless each path
-    can take its report, at most one is ``-`` (stdout), no two name one file and only ``kept``
-    (the file people edit, never deleted as stale) names the list read, ``source``."""
+    """Every report asked for, checked before the run (ReportError, exit 2): only ``kept``, the
+    file people edit, may name the list read, ``source``, and is never deleted as stale."""
 
     def __init__(
         self, requests: Sequence[tuple[str, Path | None, Render]], source: Path | None, kept: str

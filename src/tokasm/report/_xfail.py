@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
+from collections import defaultdict
 from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import TYPE_CHECKING
@@ -34,7 +35,6 @@ _STILL_FAILING = frozenset({"failed", "errored", "xfailed"})
 MAX_XFAIL_BYTES = 16 << 20
 
 _GLOB_CHARS = "*?["
-_REASON_LIMIT = 300  # characters of a reason --write-xfail writes
 
 
 @dataclass(frozen=True)
@@ -68,13 +68,9 @@ class XfailList:
     def entry_for(self, case_id: str) -> XfailEntry | None:
         """The first line that lists ``case_id``, or None."""
         literals, globs = self._index
-        literal = literals.get(case_id)
-        for entry, regex in globs.values():
-            if literal is not None and entry.line > literal.line:
-                break
-            if regex.match(case_id):
-                return entry
-        return literal
+        glob = next((entry for entry, regex in globs.values() if regex.match(case_id)), None)
+        found = [entry for entry in (literals.get(case_id), glob) if entry is not None]
+        return min(found, key=lambda entry: entry.line, default=None)
 
     def why(self, entry: XfailEntry) -> str:
         """``listed in FILE:LINE (reason)``, for messages."""
@@ -157,24 +153,23 @@ def _entry_text(case_id: str) -> str | None:
 
 def render_xfail(runs: Sequence[TargetRun], keep: XfailList | None = None) -> str:
     """Today's failures of every target, ids sorted; the reasons people wrote in ``keep`` kept."""
-    several = len(runs) > 1
-    failures: dict[str, list[str]] = {}
+    failures: defaultdict[str, list[str]] = defaultdict(list)
     for run in runs:
+        target = f"{run.target}: " if len(runs) > 1 else ""
         for result in run.results:
             if result.outcome in _STILL_FAILING:
-                reason = f"{result.outcome}: {(result.message.splitlines() or [''])[0]}"
-                reason = f"{run.target}: {reason}" if several else reason
-                failures.setdefault(result.case_id, []).append(reason)
-    names = ", ".join(safe_text(r.target, _REASON_LIMIT) for r in runs)
+                first = (result.message.splitlines() or [""])[0]
+                failures[result.case_id].append(f"{target}{result.outcome}: {first}")
+    names = ", ".join(safe_text(r.target, NAME_LIMIT) for r in runs)
     lines = [
         "# tokasm expected failures: one case id or glob per line, '# reason' allowed.",
-        f"# Written by tokasm check --write-xfail for {safe_text(names, _REASON_LIMIT)}.",
+        f"# Written by tokasm check --write-xfail for {safe_text(names, NAME_LIMIT)}.",
     ]
     for case_id in sorted(failures):
         entry = _entry_text(case_id)
         kept = None if keep is None else keep.entry_for(case_id)
         reason = kept.reason if kept is not None and kept.reason else "; ".join(failures[case_id])
-        reason = safe_text(reason, _REASON_LIMIT)
+        reason = safe_text(reason, NAME_LIMIT)
         if entry is None:
             lines.append(f"# cannot list case id '{safe_text(case_id, NAME_LIMIT)}': {reason}")
         else:
