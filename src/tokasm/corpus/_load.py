@@ -14,6 +14,7 @@ import re
 import string
 from dataclasses import dataclass, field
 from functools import cache, cached_property
+from itertools import pairwise
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, get_args
 
 from tokasm.corpus._paths import shipped, spec_dir
@@ -253,12 +254,11 @@ def _validate(document: Any, source: Path, schema_path: Path) -> None:
 
 def _unknown_step_key(document: Any, path: list[Any], schema: Any) -> str | None:
     """An error "unknown step key 'repaet'" (the schema's names the key the typo left out)."""
-    node, step, parent = document, None, None
-    for part in path:
+    node, step = document, None
+    for parent, part in pairwise([None, *path]):
         node = node[part]
         if parent == "steps" and isinstance(node, dict):  # an element of a list of steps
             step = node
-        parent = part
     kinds = ("apply", "apply_raw", "get", "read_since", "repeat_steps")
     known = {key for kind in kinds for key in schema["$defs"][kind]["properties"]}
     unknown = sorted(set(step or ()) - known)

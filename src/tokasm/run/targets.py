@@ -120,8 +120,7 @@ class PythonTarget:
                 else ""
             )
             raise TargetError(f"target {shown}: calling it raised {error.message}{hint}") from error
-        missing = [m for m in ("apply", "get") if not callable(getattr(probe, m, None))]
-        if missing:
+        if missing := [m for m in ("apply", "get") if not callable(getattr(probe, m, None))]:
             raise TargetError(
                 f"target {shown}: it made a {type_name(probe)}, which has no {missing[0]}() method"
             )
