@@ -26,8 +26,7 @@ _SPLIT_PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")
 
 
 def json_can_carry(case: Case) -> bool:
-    """False when a text holds a split surrogate pair (SURR-SPLIT-PAIR), which JSON reads
-    back as one character. (Unescaped JSON keeps code points, and no two strings touch.)"""
+    """False if a text holds a split surrogate pair (SURR-SPLIT-PAIR): JSON reads one character."""
     steps = [_step_document(step) for step in case.steps]
     return not _SPLIT_PAIR.search(json.dumps(steps, ensure_ascii=False))
 
@@ -59,9 +58,8 @@ def _case_line(case: Case, corpus: Corpus) -> str:
 
 def write_folder(folder: Path, cases: Iterable[Case], corpus: Corpus) -> int:
     """Write ``CASE-ID.json`` per case into ``folder``, replacing an earlier export there;
-    returns the bytes written. Only files the marker names and that read as exported cases
-    are removed, and every file is created anew: a folder that is neither empty nor an
-    earlier export is refused (ValueError), so no file of the user's is ever touched."""
+    returns the bytes written. Only exported cases the marker names are removed, and no
+    file is overwritten: a folder neither empty nor an export is refused (ValueError)."""
     folder.mkdir(parents=True, exist_ok=True)
     marker = folder / MARKER
     if marker.is_symlink() or (any(folder.iterdir()) and not marker.is_file()):
@@ -94,9 +92,4 @@ def write_folder(folder: Path, cases: Iterable[Case], corpus: Corpus) -> int:
 
 def write_lines(out: TextIO, cases: Iterable[Case], corpus: Corpus) -> int:
     """Write one case per line to the text stream ``out``; returns the characters written."""
-    written = 0
-    for case in cases:
-        line = _case_line(case, corpus)
-        out.write(line)
-        written += len(line)
-    return written
+    return sum(out.write(_case_line(case, corpus)) for case in cases)

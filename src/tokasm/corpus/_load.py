@@ -1,8 +1,7 @@
-"""Load the YAML case files into cases whose compact forms expand into plain steps.
+"""Load YAML case files into cases whose compact forms expand into plain steps.
 
-The spec folder tokasm ships is trusted (its tests check it against ``case.schema.json``)
-and each of its cases is expanded when first used. Any other case file is checked against
-the schema and expanded on load; every error names the file and, where it can, the case.
+Trusted: the spec folder tokasm ships (its tests check it). Any other case file is checked
+against the schema and expanded on load; an error names the file and, where it can, the case.
 """
 
 from __future__ import annotations
@@ -15,6 +14,7 @@ import re
 import string
 from dataclasses import dataclass, field
 from functools import cache, cached_property
+from itertools import pairwise
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, get_args
 
 from tokasm.corpus._paths import shipped, spec_dir
@@ -36,8 +36,7 @@ LARGE_PROFILES: frozenset[Profile] = frozenset({"scale"})
 
 @dataclass(frozen=True)
 class Case:
-    """One case as written (``document``, JSON values only), its file, and whether it is
-    bundled (False: from a user's ``--cases`` files); another process rebuilds it from these."""
+    """A case as written (JSON values only), its file, and whether it is bundled (not --cases)."""
 
     document: dict[str, Any] = field(hash=False, repr=False)
     source: Path
@@ -90,14 +89,12 @@ class Case:
         return _counted(self.document["steps"])
 
     def drop_steps(self) -> None:
-        """Free the expanded steps (expanded again if asked for): kept for a whole run, a
-        case's steps make every full collection of the garbage collector slower."""
+        """Free the expanded steps: kept for a run, they slow every full garbage collection."""
         self.__dict__.pop("steps", None)
 
     @cached_property
     def features(self) -> frozenset[str]:
-        """Read off the steps as written, so that a process that only sends the case on
-        need not expand it."""
+        """Read off the steps as written: a process that only sends the case on never expands it."""
         return frozenset(
             step.feature
             for step in OPS.values()
@@ -160,8 +157,7 @@ class Case:
         return int(expanded)
 
     def _text(self, raw: object, env: Mapping[str, int]) -> str:
-        """The text expression ``raw``: a string (its ``${var}`` filled in inside an ``as``
-        repeat; outside one, '$' is literal), ``concat``, ``code_point`` or ``repeat``."""
+        """A string (``${var}`` filled in inside an ``as`` repeat), concat, code_point or repeat."""
         if type(raw) is str:
             if not env or "$" not in raw:
                 return raw
@@ -223,8 +219,7 @@ _VARIABLE = re.compile(r"\$\{([_a-zA-Z][_a-zA-Z0-9]*)\}")
 
 @cache
 def _format(raw: str) -> str | None:
-    """``raw`` as a ``str.format_map`` form (``${var}`` as ``{var}``), several times faster
-    than ``string.Template``; None if a '$' is left over (``$$``, ``$var``)."""
+    """``raw`` as a faster ``str.format_map`` form; None if a '$' is left (``$$``, ``$var``)."""
     parts = _VARIABLE.split(raw)
     literals = parts[::2]
     if any("$" in literal for literal in literals):
@@ -258,14 +253,12 @@ def _validate(document: Any, source: Path, schema_path: Path) -> None:
 
 
 def _unknown_step_key(document: Any, path: list[Any], schema: Any) -> str | None:
-    """The error as "unknown step key 'repaet'" when it is in a step with a key no kind of
-    step takes (the schema's own message names a key the typo left out)."""
-    node, step, parent = document, None, None
-    for part in path:
+    """An error "unknown step key 'repaet'" (the schema's names the key the typo left out)."""
+    node, step = document, None
+    for parent, part in pairwise([None, *path]):
         node = node[part]
         if parent == "steps" and isinstance(node, dict):  # an element of a list of steps
             step = node
-        parent = part
     kinds = ("apply", "apply_raw", "get", "read_since", "repeat_steps")
     known = {key for kind in kinds for key in schema["$defs"][kind]["properties"]}
     unknown = sorted(set(step or ()) - known)
@@ -277,8 +270,7 @@ def _unknown_step_key(document: Any, path: list[Any], schema: Any) -> str | None
 def load_file(
     path: Path, root: Path | None = None, *, trusted: bool = False, bundled: bool = True
 ) -> list[Case]:
-    """The cases of one case file. Unless ``trusted`` (the spec folder tokasm ships), the
-    file is checked against the schema of ``root``'s spec and every case expanded now."""
+    """The cases of one file; unless ``trusted``, checked against ``root``'s schema and expanded."""
     from tokasm.corpus._yaml import read_json_values  # not imported by a worker
 
     document: Any = read_json_values(path)
@@ -291,9 +283,8 @@ def load_file(
 
 
 def load_corpus(root: Path | None = None, user_cases: Iterable[Path] = ()) -> Corpus:
-    """Every ``cases/*.yaml`` under ``root`` (default: the spec folder in use), then the
-    case files in ``user_cases`` (folders of ``*.yaml``, or single files), under the same
-    rules: ids unique across both, requirement ids from ``root``'s SPEC.md."""
+    """Every ``cases/*.yaml`` under ``root`` (default: the spec in use), then ``user_cases``
+    (folders of ``*.yaml``, or files): ids unique across both, requirements from its SPEC.md."""
     root = spec_dir() if root is None else root
     corpus = _bundled(root, None if root.is_absolute() else os.getcwd())
     files: list[Path] = []
@@ -323,20 +314,15 @@ def _bundled(root: Path, folder: str | None) -> Corpus:
         version = (root / "VERSION").read_text(encoding="utf-8").strip()
     except (OSError, ValueError) as error:
         raise CorpusError(f"{root / 'VERSION'}: cannot read: {error}") from None
-    cases = _load_files(files, root, {}, bundled=True, trusted=shipped(root))
+    cases = _load_files(files, root, {}, bundled=True)
     return Corpus(version=version, root=root, cases=cases)
 
 
 def _load_files(
-    files: Iterable[Path],
-    root: Path,
-    seen: dict[str, Path],
-    *,
-    bundled: bool,
-    trusted: bool = False,
+    files: Iterable[Path], root: Path, seen: dict[str, Path], *, bundled: bool
 ) -> tuple[Case, ...]:
     """Load ``files`` in order, refusing an id already in ``seen`` or an unknown requirement."""
-    known = requirement_ids(root)
+    known, trusted = requirement_ids(root), bundled and shipped(root)
     cases: list[Case] = []
     for path in files:
         for case in load_file(path, root, trusted=trusted, bundled=bundled):
@@ -376,8 +362,7 @@ def expand(cases: Iterable[Case]) -> None:
 def profile_gap(
     requested: Iterable[str], cases: Iterable[Case], target: str, features: Set[str]
 ) -> str | None:
-    """Why a profile the user asked for by name cannot run on ``target``, or None: asking
-    for a profile and having its cases skipped for a missing feature would be a silent pass."""
+    """Why a profile asked for cannot run on ``target`` (its skip: a silent pass), or None."""
     chosen = list(cases)
     for profile in dict.fromkeys(requested):
         needed = {f for c in chosen if c.profile == profile for f in c.features}

@@ -32,8 +32,7 @@ def shipped(root: Path) -> bool:
 
 
 def cache_dir() -> Path | None:
-    """``$TOKASM_CACHE_DIR`` (set empty: no cache, None), else ``$XDG_CACHE_HOME/tokasm``, else
-    ``~/.cache/tokasm`` (None where there is no home)."""
+    """``$TOKASM_CACHE_DIR`` (empty: None), else ``$XDG_CACHE_HOME/tokasm``, else ``~/.cache``'s."""
     chosen = os.environ.get(CACHE_DIR_ENV)
     if chosen is not None:
         return Path(chosen) if chosen else None

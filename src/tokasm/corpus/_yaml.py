@@ -29,8 +29,7 @@ def _refuse(problem: str, node: yaml.Node) -> yaml.constructor.ConstructorError:
 
 
 class _JsonLoader(_SafeLoader):
-    """Refuses a repeated or non-string key, a YAML-only type (a set, a date, bytes, any
-    other tag) and a number JSON cannot carry alike everywhere."""
+    """Refuses a repeated or non-string key, a YAML-only type and a number JSON cannot carry."""
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: set[str] = set()
@@ -43,8 +42,7 @@ class _JsonLoader(_SafeLoader):
         return super().construct_mapping(node, deep=deep)
 
     def construct_document(self, node: yaml.Node) -> Any:
-        """Built whole at once, so a value inside itself (an alias in its own anchor) is
-        refused as "found unconstructable recursive node", where JSON cannot carry it."""
+        """Built whole at once: a value inside itself (an alias in its own anchor) is refused."""
         self.deep_construct = True
         return super().construct_document(node)
 

@@ -1,8 +1,7 @@
 """The oracle: the spec as a tiny executable model, obviously right and never fast.
 
-Fuzzing and the stateful tests compare every target against this. It restates
-SPEC.md line by line; each rule's id stands beside the line that enforces it.
-"""
+Fuzzing and the stateful tests compare every target against it; each rule's id stands beside
+the line of SPEC.md it restates."""
 
 from __future__ import annotations
 

@@ -1,8 +1,7 @@
 """The operations a case performs: ``OPS`` maps each protocol op to its step class.
 
-Every part of tokasm goes through ``OPS``, so a new operation is one class here (plus
-``case.schema.json``, ``PROTOCOL.md`` and ``SPEC.md``). A step's ``expect`` is None in a
-fuzzer program, before the oracle (``ModelAssembler``) has said what it must return.
+Every part of tokasm goes through ``OPS``, so a new operation is one class here (plus the
+schema, PROTOCOL.md and SPEC.md). ``expect`` is None in a fuzzer program, before the oracle.
 """
 
 from __future__ import annotations
@@ -53,9 +52,8 @@ def string_field(request: Mapping[str, object], key: str) -> str:
 
 @dataclass(frozen=True)
 class Step:
-    """One operation on one named instance; ``where`` is its number in the case (``3``,
-    ``2[7].1``). A subclass names its ``op`` (the protocol's and the method's name) and
-    its argument ``fields``, in the call's order."""
+    """One operation on one named instance, ``where`` in the case (``2[7].1``); a subclass
+    names its ``op`` (the protocol's and the method's name) and its argument ``fields``."""
 
     op: ClassVar[str]
     fields: ClassVar[tuple[str, ...]] = ("id",)
@@ -92,8 +90,7 @@ class Step:
         return {"op": self.op, "instance": self.instance, **self.arguments()}
 
     def document(self) -> dict[str, object]:
-        """The step in the corpus's plain form (CASES.md), without ``on`` and ``returns``:
-        the op's key holds its one argument, or the mapping of several."""
+        """The step in the corpus's plain form (CASES.md), without ``on`` and ``returns``."""
         arguments = self.arguments()
         return {self.op: arguments if len(arguments) > 1 else next(iter(arguments.values()))}
 
@@ -135,8 +132,7 @@ class Get(Step):
 
 @dataclass(frozen=True)
 class ReadSince(Step):
-    """In a fuzzer program ``from_end`` counts ``offset`` back from the text's current end,
-    which only the oracle knows; the fuzzer's trace makes it absolute."""
+    """``from_end`` (in a fuzzer program) counts ``offset`` back from the text's end."""
 
     op: ClassVar[str] = "read_since"
     fields: ClassVar[tuple[str, ...]] = ("id", "offset")

@@ -1,9 +1,8 @@
 """The habits of an ordinary Python caller, played on every in-process target (EVENT-OWNED).
 
-Every dict event reaches the target in one reused dict, which must come back unmodified
-and is then overwritten with ``SCRIBBLE``, so a target that kept it reads the marker.
-``gentle`` (a new copy per apply, kept alive) tells these habits' failures from others;
-``other_mappings`` lends read-only mappings of ``str`` subclass strings (MAP-ANY).
+Every dict event reaches the target in one reused dict, which must come back unmodified and
+is then overwritten with ``SCRIBBLE``, so a target that kept it reads the marker. ``gentle``
+(a new copy per apply, kept alive) tells these habits' failures from others.
 """
 
 from __future__ import annotations
@@ -31,8 +30,7 @@ class CallerText(str):
 
 
 class CallerMapping(Mapping[str, object]):
-    """A read-only mapping that is not a dict, as a frozen dict is: ``dict(event)``,
-    ``event.copy()``, ``|`` and ``copy.deepcopy`` take it; ``json.dumps`` refuses it."""
+    """A read-only mapping that is not a dict, as a frozen dict: ``json.dumps`` refuses it."""
 
     __slots__ = ("_items",)
 
@@ -136,7 +134,8 @@ class CallerHabits:
         """What the target gets for the corpus event ``event`` (never ``event`` itself)."""
         if self._gentle or type(event) is not dict:
             lent = _other_mapping(event) if self._other else _copy(event)
-            self._kept.append(lent)
+            if self._gentle:
+                self._kept.append(lent)
             return lent
         reused = self._reused
         reused.clear()
@@ -148,8 +147,7 @@ class CallerHabits:
         return reused
 
     def take_back(self, lent: Any, event: Any) -> None:
-        """After ``apply`` returned: EventNotOwned if the target modified the event; then
-        forget or overwrite it, as the caller would."""
+        """EventNotOwned if the target modified the event; then forget or overwrite it."""
         if self._other:
             return
         try:  # quickly, for the usual event: the very keys and values of ``event``, in order
@@ -164,8 +162,6 @@ class CallerHabits:
         except Exception:  # a key's ``__eq__`` that raises: the event was changed
             quick = unchanged = False
         if not self._gentle:
-            if self._kept:
-                self._kept.clear()
             try:
                 if quick:
                     for key in event:

@@ -45,10 +45,8 @@ PROBE_IDS: tuple[str, ...] = tuple(_PROBES)
 
 @dataclass(frozen=True)
 class _Route:
-    """Traffic and limits of one route: ``long`` messages of ``parts`` parts of ``chars``
-    characters each (some empty), ``fillers`` short ones read between rounds; a long read
-    may cost ``limit`` times its reference, an append to a long text ``stream_limit`` times
-    one to a short text (built of ``stream_deltas``); the minimum of ``rounds`` is kept."""
+    """Traffic and limits of one route (see ``PROBE_STEPS``): ``chars`` per part, the long
+    read's ``limit`` against its reference, an append's ``stream_limit``, minima of ``rounds``."""
 
     in_process: bool
     long: int
@@ -135,8 +133,7 @@ class Verdict:
 
 
 def judge(measure: Callable[[], Timing], limit: float) -> Verdict:
-    """Measure until one ratio is within ``limit`` or ``ATTEMPTS`` all exceed it; not
-    measured if the clock did not move."""
+    """Measure until one ratio is within ``limit`` or ``ATTEMPTS`` all exceed it."""
     timings: list[Timing] = []
     while len(timings) < ATTEMPTS and (not timings or timings[-1].ratio > limit):
         timings.append(measure())
@@ -228,8 +225,8 @@ def _performed(target: Target, steps: Sequence[tuple[Step, str | None]]) -> None
 def _streamed(
     traffic: _Traffic, messages: dict[str, list[str]], bare: dict[str, bool]
 ) -> list[tuple[Step, str | None]]:
-    """The messages' deltas interleaved at random, each finalized by a bare final or a final
-    with its last delta (as ``bare`` says, else at random), with the expected answers."""
+    """The deltas interleaved at random, each message finalized bare or with its last delta
+    (as ``bare`` says, else at random), with the expected answers."""
     rng = traffic.rng
     owners = [key for key, deltas in messages.items() for _ in deltas]
     rng.shuffle(owners)
@@ -258,8 +255,8 @@ class _Pair:
 
 
 def _built(target: Target, route: _Route) -> tuple[_Traffic, list[_Pair], list[str], str]:
-    """Stream the probe's messages into a fresh instance and read each once, checked (a
-    target caching at its first read passes): traffic, pairs, fillers and an open message."""
+    """Stream the messages into a fresh instance, read each once (a cache at the first read
+    passes), checked: traffic, pairs, fillers and an open message."""
     traffic = _Traffic()
     rng = traffic.rng
     messages: dict[str, list[str]] = {}
@@ -298,9 +295,8 @@ def _built(target: Target, route: _Route) -> tuple[_Traffic, list[_Pair], list[s
 
 
 def _timer(target: Target) -> Callable[[Step, str | None], float]:
-    """Seconds of one unpipelined step, plus in process the kit's copy of ``copy``. In process
-    CPU time, which the scheduler does not move (not on Windows: 15 ms ticks), the answer
-    dropped unconverted; over the protocol the wall clock."""
+    """Seconds of one unpipelined step, in process plus a copy of ``copy`` and in CPU time
+    (which the scheduler does not move; not on Windows: 15 ms ticks), else wall time."""
     clock, perform = _clocks.perf_counter, cast("Callable[[Step], object]", target.perform)
     if isinstance(target, PythonTarget):
         clock = _clocks.process_time if sys.platform != "win32" else clock
@@ -317,9 +313,8 @@ def _timer(target: Target) -> Callable[[Step, str | None], float]:
 
 
 def _measure_reads(target: Target, route: _Route) -> Callable[[], Timing]:
-    """One measurement: rounds of untimed traffic (a delta to the open message, a new message
-    finalized, a read of every filler), each then a timed read of each long message and of its
-    reference in a random order; the Timing of the worst long message."""
+    """One measurement: rounds of untimed traffic, each then timed reads of every long message
+    and its reference in a random order; the Timing of the worst long message."""
     traffic, pairs, fillers, opened = _built(target, route)
     timed, rng = _timer(target), traffic.rng
 
@@ -367,8 +362,7 @@ def probe_named(probe_id: str, outcome: Outcome, message: str = "", note: str = 
 
 
 def run_probe(probe_id: str, target: Target, *, strict: bool = False) -> CaseResult:
-    """Run the probe ``probe_id``: a pass carries its figure in ``note``; a target answering
-    wrong is skipped. ``strict``: a STREAM-LINEAR finding fails (``--strict-cost``)."""
+    """A pass carries its figure in ``note``; ``strict``: a STREAM-LINEAR finding fails."""
     if isinstance(target, Worker):  # timed in the worker's process
         return target.probe(probe_id, strict=strict)
     route = IN_PROCESS if isinstance(target, PythonTarget) else OVER_PROTOCOL

@@ -40,8 +40,7 @@ FAILURE_KINDS: tuple[FailureKind, ...] = get_args(FailureKind)
 
 @dataclass(frozen=True)
 class Failure:
-    """Why a case failed, as data; ``expected`` and ``actual`` have the shapes ``_ANSWERS``
-    lists, and a failure outside any step has ``where`` "" and no request."""
+    """Why a case failed, as data (``_ANSWERS``); one outside any step has no ``request``."""
 
     kind: FailureKind
     where: str = ""
@@ -113,8 +112,7 @@ def _failure_from(data: dict[str, Any] | None) -> Failure | None:
 
 @dataclass(frozen=True)
 class CaseResult:
-    """One case's verdict; ``message`` says why for anything but a pass, ``failure`` as
-    data for a failed or errored case."""
+    """One case's verdict; ``message`` says why for anything but a pass, ``failure`` as data."""
 
     case_id: str
     description: str

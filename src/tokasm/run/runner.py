@@ -108,12 +108,10 @@ def _check_step(step: Step, outcome: StepOutcome, case: Case, debug: bool) -> Ca
         failure = _failure(kind, step, _error(outcome))
         errored: Outcome = "failed" if isinstance(expect, Raises) else "errored"
         return _failed(case, failure, step, _raised(outcome, debug), outcome=errored)
-    answer = (
-        {"foreign": outcome.shown, "type": outcome.type_name}
-        if isinstance(outcome, Foreign)
-        else {"returns": outcome}
-    )
-    failure = _failure("not-text" if isinstance(outcome, Foreign) else "mismatch", step, answer)
+    if isinstance(outcome, Foreign):
+        failure = _failure("not-text", step, {"foreign": outcome.shown, "type": outcome.type_name})
+    else:
+        failure = _failure("mismatch", step, {"returns": outcome})
     if isinstance(expect, Raises):
         return _failed(case, failure, step, f"returned {show(outcome)}")
     more = ""
@@ -131,8 +129,7 @@ def skip_reason(case: Case, profiles: Collection[str], features: Collection[str]
     """Why ``case`` does not run for this selection, or None if it does."""
     if case.profile not in profiles:
         return f"profile {case.profile!r} not selected (use --profile {case.profile})"
-    missing = sorted(case.features.difference(features))
-    if missing:
+    if missing := sorted(case.features.difference(features)):
         return f"target has no {', '.join(missing)} ({case.profile} profile)"
     return None
 
@@ -153,8 +150,7 @@ def _run_steps(target: Target, case: Case, debug: bool) -> CaseResult:
                     and outcome == expect.value
                 ):
                     continue
-                failed = _check_step(step, outcome, case, debug)
-                if failed is not None:
+                if (failed := _check_step(step, outcome, case, debug)) is not None:
                     return failed
             doing = "the end of the case"
             next(outcomes, None)  # lets the target finish, e.g. check for unasked output
@@ -174,9 +170,8 @@ def _run_steps(target: Target, case: Case, debug: bool) -> CaseResult:
 
 
 def run_case(target: Target, case: Case, *, debug: bool = False) -> CaseResult:
-    """Run one case on fresh instances. In process, a case failing with the caller's habits
-    but passing with fresh events breaks EVENT-OWNED; a case of other mappings failing so
-    but passing with the habits breaks MAP-ANY. A worker runs the case whole."""
+    """Run one case on fresh instances. In process, failing only with the caller's habits
+    breaks EVENT-OWNED; failing only with other mappings, MAP-ANY. A worker runs it whole."""
     if isinstance(target, Worker):
         return target.run_case(case, debug=debug)
     if not isinstance(target, PythonTarget):
@@ -213,9 +208,7 @@ def run_cases(
 ) -> Iterator[CaseResult]:
     """Run or skip each case in order, yielding each result as it lands."""
     for case in cases:
-        reason = skip_reason(case, profiles, target.features)
-        yield (
-            CaseResult.of(case, "skipped", reason)
-            if reason
-            else run_case(target, case, debug=debug)
-        )
+        if reason := skip_reason(case, profiles, target.features):
+            yield CaseResult.of(case, "skipped", reason)
+        else:
+            yield run_case(target, case, debug=debug)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import importlib
+import operator
 import sys
 import traceback
 from dataclasses import dataclass
@@ -64,8 +65,7 @@ _TOKASM = Path(__file__).resolve().parent.parent
 
 @lru_cache(maxsize=1024)
 def _is_users(filename: str) -> bool:
-    """A frame of the code under test: outside tokasm and the import machinery, or in a
-    bundled backend (the target then)."""
+    """A frame of the code under test: outside tokasm and importlib, or in a bundled backend."""
     if filename.startswith("<frozen "):
         return False
     path = Path(filename).resolve()
@@ -73,8 +73,7 @@ def _is_users(filename: str) -> bool:
 
 
 def user_frames(tb: TracebackType | None) -> tuple[list[str], str]:
-    """The frames after tokasm's last one: the innermost 3 as ``file:line in function``,
-    and all of them as a traceback, escaped (for ``--debug``)."""
+    """The frames after tokasm's last one: the innermost 3, and all as a traceback (``--debug``)."""
     frames = traceback.extract_tb(tb)
     mine = [i for i, frame in enumerate(frames) if not _is_users(frame.filename)]
     users = traceback.StackSummary.from_list(frames[mine[-1] + 1 :] if mine else frames)
@@ -133,16 +132,14 @@ class PythonTarget:
                 else ""
             )
             raise TargetError(f"target {shown}: calling it raised {error.message}{hint}") from error
-        missing = [m for m in ("apply", "get") if not callable(getattr(probe, m, None))]
-        if missing:
+        if missing := [m for m in ("apply", "get") if not callable(getattr(probe, m, None))]:
             raise TargetError(
                 f"target {shown}: it made a {type_name(probe)}, which has no {missing[0]}() method"
             )
         self.features = features_of(probe)
 
     def with_fresh_events(self, *, other_mappings: bool = False) -> PythonTarget:
-        """The same target sent a new event per apply, kept alive and untouched (to tell an
-        EVENT-OWNED failure from others); ``other_mappings``: read-only mappings (MAP-ANY)."""
+        """A twin sent each event anew, kept alive (to tell EVENT-OWNED), or as other mappings."""
         twin = copy.copy(self)
         twin._caller = CallerHabits(gentle=True, other_mappings=other_mappings)
         twin._instances = {}
@@ -220,17 +217,16 @@ def resolve_target(target: str) -> AssemblerFactory:
             f"{safe_text(class_name(type(error)), 80)}: {safe_text(error)}"
             + (f" (at {frames[-1]})" if frames else "")
         ) from error
-    for part in attr_path.split("."):
-        try:
-            obj = getattr(obj, part)
-        except AttributeError:
-            raise TargetError(
-                f"target {target!r}: module {module_name!r} has no attribute {attr_path!r}"
-            ) from None
-        except Exception as error:  # a module __getattr__ may raise anything
-            raise TargetError(
-                f"target {target!r}: looking up {attr_path!r} raised {error_text(error)}"
-            ) from error
+    try:
+        obj = operator.attrgetter(attr_path)(obj)
+    except AttributeError:
+        raise TargetError(
+            f"target {target!r}: module {module_name!r} has no attribute {attr_path!r}"
+        ) from None
+    except Exception as error:  # a module __getattr__ may raise anything
+        raise TargetError(
+            f"target {target!r}: looking up {attr_path!r} raised {error_text(error)}"
+        ) from error
     if not callable(obj):
         raise TargetError(
             f"target {target!r}: {attr_path!r} is a {type_name(obj)}, "
