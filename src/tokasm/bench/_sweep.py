@@ -9,20 +9,15 @@ measuring); a new worker takes the scenarios after it. Protocol testees and
 
 from __future__ import annotations
 
-import contextlib
 import json
 import math
-import os
-import select
 import signal
-import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
-from typing import IO, TYPE_CHECKING, Any, TypeAlias, cast
+from typing import TYPE_CHECKING, Any, TypeAlias, cast
 
 from tokasm.bench._measure import (
     INCONCLUSIVE,
@@ -37,8 +32,9 @@ from tokasm.bench._measure import (
 from tokasm.bench._worker import LONG_RUNS, Bench, Raised, has_read_since
 from tokasm.bench.scenarios import LONG_TEXTS
 from tokasm.corpus.steps import OPS, READ_SINCE
-from tokasm.errors import TargetError
+from tokasm.errors import TargetError, TargetFault
 from tokasm.implementations import BACKENDS
+from tokasm.protocol import LineTooLong, NoResponse, Process
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -206,95 +202,62 @@ def protocol_target(target: Target) -> BenchTarget:
     return BenchTarget(f"cmd:{target.name}", has_read_since, factory=factory, per_request=True)
 
 
-class _WorkerFailed(Exception):
-    """The worker died, or sent what is not a line of its own."""
-
-
-class _WorkerHung(_WorkerFailed):
-    """The worker sent no line in time."""
-
-
 #: One step of a sweep on one target (``Bench``'s call): here, or asked of a worker.
 Step = Callable[[str, str, int, bool], Any]
 
 
 class _Worker:
-    """``python -m tokasm.bench._worker TARGET BATCH`` in a session of its own, stderr to a
-    file; loaded within ``first`` s (TargetError if it fails), each answer within ``each`` s,
+    """``python -m tokasm.bench._worker TARGET BATCH`` in a ``tokasm.protocol.Process``;
+    loaded within ``first`` s (TargetError if it fails), each answer within ``each`` s,
     none after monotonic ``last``; ``size``: that of the step under way (None before one)."""
 
     def __init__(self, target: str, batch: float, first: float, each: float, last: float):
-        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 (closed by ``close``)
-        self._process = subprocess.Popen(
-            [sys.executable, "-m", "tokasm.bench._worker", target, repr(batch)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=self._stderr,
-            start_new_session=True,
-        )
-        pipes = (self._process.stdin, self._process.stdout)
-        self._stdin, self._stdout = cast("tuple[IO[bytes], IO[bytes]]", pipes)
-        self._buffer, self.each, self.last = b"", each, last
+        argv = [sys.executable, "-m", "tokasm.bench._worker", target, repr(batch)]
+        self._process = Process(argv, max_line=MAX_LINE)
+        self.each, self.last = each, last
         self.size: int | None = None
         try:
             hello = self._read(first)
             if "error" in hello:
                 raise TargetError(hello["error"])
-        except (_WorkerFailed, TargetError):
+        except (TargetFault, TargetError):
             self.close()
             raise
         self.read_since: bool = hello["hello"]["read_since"]
 
     def __call__(self, op: str, name: str, size: int, text: bool = False) -> Any:
         self.size = size
-        try:
-            self._stdin.write(json.dumps([op, name, size, text]).encode() + b"\n")
-            self._stdin.flush()
-        except OSError:
-            raise _WorkerFailed(self.ended()) from None
+        self._process.write(json.dumps([op, name, size, text]).encode() + b"\n")
         answer = self._read(self.each)
         if "error" in answer:
             raise Raised(answer["error"])
         return answer["ok"]
 
     def _read(self, seconds: float) -> Any:
-        fd = self._stdout.fileno()
-        deadline = min(time.monotonic() + seconds, self.last)
-        while b"\n" not in self._buffer:
-            wait = deadline - time.monotonic()
-            if wait <= 0 or not select.select([fd], [], [], wait)[0]:
-                waited = seconds - (deadline - time.monotonic())
-                raise _WorkerHung(f"hung: no answer after {waited:.3g} s; killed")
-            if not (chunk := os.read(fd, 65536)):
-                raise _WorkerFailed(self.ended())
-            if len(buffer := self._buffer + chunk) > MAX_LINE:
-                raise _WorkerFailed("sent a line of over 1 MB")
-            self._buffer = buffer
-        raw, _, self._buffer = self._buffer.partition(b"\n")
+        wait = min(seconds, self.last - time.monotonic())
+        try:
+            raw = self._process.read_line(wait)
+        except NoResponse:
+            raise NoResponse(f"hung: no answer after {max(wait, 0):.3g} s; killed") from None
+        except LineTooLong:
+            raise TargetFault("sent a line of over 1 MB") from None
+        except TargetFault:
+            raise TargetFault(self._ended()) from None
         try:
             return json.loads(raw)
         except ValueError:
-            raise _WorkerFailed(f"sent a line that is not a result: {raw[:200]!r}") from None
+            raise TargetFault(f"sent a line that is not a result: {raw[:200]!r}") from None
 
-    def ended(self) -> str:
-        """How the worker ended (waited for briefly), with the tail of its stderr."""
-        try:
-            code = self._process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            self.close()
-            code = self._process.returncode
+    def _ended(self) -> str:
+        """How the worker ended (killed if it still runs), with the tail of its stderr."""
+        self.close()
+        code = self._process.popen.returncode
         how = f"killed by {signal.Signals(-code).name}" if code < 0 else f"exit status {code}"
-        self._stderr.seek(0)
-        tail = self._stderr.read()[-600:].decode("utf-8", "replace").strip()
+        tail = self._process.stderr_text()[-600:].strip()
         return f"the worker ended ({how})" + (f"; its stderr ends: {tail}" if tail else "")
 
     def close(self) -> None:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self._process.pid, signal.SIGKILL)
-        self._process.wait()
-        for pipe in (self._stdin, self._stdout, self._stderr):
-            with contextlib.suppress(OSError):
-                pipe.close()
+        self._process.kill()
 
 
 def load_target(target: str, timeout: float) -> BenchTarget:
@@ -302,12 +265,12 @@ def load_target(target: str, timeout: float) -> BenchTarget:
     seconds = 2 * timeout + START_SECONDS
     try:
         worker = _Worker(target, 0.0, seconds, seconds, time.monotonic() + seconds)
-    except _WorkerHung:
+    except NoResponse:
         raise TargetError(
             f"target {target!r}: loading it hung: no answer after "
             f"{seconds:.3g} s (twice --timeout, plus the start)"
         ) from None
-    except _WorkerFailed as error:
+    except TargetFault as error:
         raise TargetError(f"target {target!r}: {error}") from None
     worker.close()
     return BenchTarget(target, worker.read_since, target=target)
@@ -428,9 +391,9 @@ def _sweep(
             except Raised as error:
                 series.error = str(error)[:2000]
                 _log(progress, series, None, f"raised {series.error}")
-            except (_WorkerFailed, TargetError) as error:
+            except (TargetFault, TargetError) as error:
                 failure, size = str(error), worker and worker.size
-                if not isinstance(error, _WorkerHung) or size is None:  # loading: its error
+                if not isinstance(error, NoResponse) or size is None:  # loading: its error
                     series.error = failure
                 limit = MAX_TIME if time.monotonic() >= last else BUDGET
                 series.skips.append(Skip(size or first, limit, failure, interrupted=True))

@@ -8,7 +8,6 @@ and kills it on a hang or death. Its first line: ``hello``, or ``error`` if it d
 from __future__ import annotations
 
 import json
-import os
 import sys
 import time
 from typing import TYPE_CHECKING, Any
@@ -19,6 +18,7 @@ from tokasm.bench._measure import time_action as _time
 from tokasm.bench.scenarios import SCENARIOS, long_workload
 from tokasm.corpus.steps import READ_SINCE, features_of
 from tokasm.errors import TargetError
+from tokasm.protocol.testee import private_channel
 from tokasm.run.targets import resolve_target
 
 if TYPE_CHECKING:
@@ -84,14 +84,10 @@ class Bench:
 def main() -> int:
     """Load the target ``sys.argv[1]`` and answer steps until stdin ends."""
     target, batch = sys.argv[1], float(sys.argv[2])
-    # Private copies of fd 0 and 1 before the target runs any code; its prints go to stderr.
-    steps, channel = os.fdopen(os.dup(0), encoding="utf-8"), os.fdopen(os.dup(1), "w")
-    os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
-    os.dup2(2, 1)
-    sys.stdout = sys.stderr
+    steps, channel = private_channel()  # before the target runs any code
 
     def send(line: dict[str, Any]) -> None:
-        channel.write(json.dumps(line) + "\n")
+        channel.write(json.dumps(line).encode() + b"\n")
         channel.flush()
 
     try:

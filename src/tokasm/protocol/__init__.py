@@ -7,6 +7,9 @@ from tokasm.protocol._client import (
     PIPELINE_WINDOW,
     START_TIMEOUT,
     CommandTarget,
+    LineTooLong,
+    NoResponse,
+    Process,
     WorkerTarget,
     end_testees,
     fatal_signals_kill_testees,
@@ -17,7 +20,7 @@ from tokasm.protocol._client import (
 )
 
 __all__ = [
-    "DEFAULT_TIMEOUT", "PIPELINE_WINDOW", "START_TIMEOUT", "CommandTarget", "WorkerTarget",
-    "end_testees", "fatal_signals_kill_testees", "kill_testees", "python_testee_command",
-    "split_command", "testees_end_with_the_run",
+    "DEFAULT_TIMEOUT", "PIPELINE_WINDOW", "START_TIMEOUT", "CommandTarget", "LineTooLong",
+    "NoResponse", "Process", "WorkerTarget", "end_testees", "fatal_signals_kill_testees",
+    "kill_testees", "python_testee_command", "split_command", "testees_end_with_the_run",
 ]  # fmt: skip

@@ -65,7 +65,7 @@ _STDERR_LINE_CHARS = 500
 _ALIVE_CHECK = 0.1  # seconds between checks that the child still runs, while waiting
 _STACKS, _STACK_LINES = "Fatal Python error: Aborted", 80  # a worker's stacks, kept whole
 
-_LIVE: set[_Process] = set()  # every child whose group is not yet killed
+_LIVE: set[Process] = set()  # every child whose group is not yet killed
 
 
 def split_command(command_line: str) -> list[str]:
@@ -154,12 +154,26 @@ def exit_description(code: int) -> str:
         return f"was killed by signal {-code}"
 
 
-class _Process:
+class NoResponse(TargetFault):
+    """The child wrote no line within the deadline (it hangs, or is slow)."""
+
+
+class LineTooLong(TargetFault):
+    """The child wrote a line over its ``Process``'s ``max_line``."""
+
+
+class Process:
     """A child in its own group; one thread writes its requests in order (one that stops
     reading costs a deadline, not a hang) and one keeps the tail of its stderr."""
 
-    def __init__(self, argv: Sequence[str], *, stacks_on_abort: bool) -> None:
-        self.stacks_on_abort = stacks_on_abort
+    def __init__(
+        self,
+        argv: Sequence[str],
+        *,
+        stacks_on_abort: bool = False,
+        max_line: int = codec.MAX_LINE_BYTES,
+    ) -> None:
+        self.stacks_on_abort, self.max_line = stacks_on_abort, max_line
         try:  # its own session and group: killed whole, never by a terminal
             self.popen = subprocess.Popen(
                 argv, stdin=PIPE, stdout=PIPE, stderr=PIPE, start_new_session=True
@@ -214,7 +228,7 @@ class _Process:
                     with contextlib.suppress(OSError, subprocess.TimeoutExpired):
                         os.kill(self.popen.pid, signal.SIGABRT)
                         self.popen.wait(EXIT_GRACE)
-                raise TargetFault(f"no response within {timeout:g} s")
+                raise NoResponse(f"no response within {timeout:g} s")
             if select.select([self._fd], [], [], min(remaining, _ALIVE_CHECK))[0]:
                 self._read()
             elif (code := self.popen.poll()) is not None:  # a grandchild may hold the pipe
@@ -229,8 +243,8 @@ class _Process:
                 raise TargetFault("closed its stdout without answering") from None
             raise TargetFault(f"{exit_description(code)} without answering")
         first, *lines = chunk.split(b"\n")
-        if max([len(self._partial) + len(first), *map(len, lines)]) > codec.MAX_LINE_BYTES:
-            raise TargetFault(f"wrote a line longer than the limit of {codec.MAX_LINE_BYTES} bytes")
+        if max([len(self._partial) + len(first), *map(len, lines)]) > self.max_line:
+            raise LineTooLong(f"wrote a line longer than the limit of {self.max_line} bytes")
         self._partial += first
         if lines:
             self._lines.append(bytes(self._partial))
@@ -249,10 +263,14 @@ class _Process:
                 f"request): {show(unasked.decode('utf-8', 'replace'))}"
             )
 
+    def stderr_text(self) -> str:
+        """Its stderr's last ``STDERR_TAIL_BYTES`` (all of it, once the child has ended)."""
+        self._threads[0].join(timeout=EXIT_GRACE)
+        return bytes(self._tail).decode("utf-8", "replace")
+
     def stderr_tail(self) -> str:
         """The last lines of stderr, indented; all of the stacks a worker's faulthandler wrote."""
-        self._threads[0].join(timeout=EXIT_GRACE)
-        text = bytes(self._tail).decode("utf-8", "replace")
+        text = self.stderr_text()
         stacks = text.rfind(_STACKS)
         lines = text[max(stacks, 0) :].splitlines()
         lines = lines[-(_STACK_LINES if stacks >= 0 else STDERR_TAIL_LINES) :]
@@ -342,7 +360,7 @@ class CommandTarget:
         self.features: frozenset[str] = frozenset()
         began = time.monotonic()
         try:
-            self._process: _Process | None = self._start()
+            self._process: Process | None = self._start()
         except TargetFault as fault:
             raise self._start_failed(fault) from None
         # A restart's hello gets a few times the first start's time, not the whole start
@@ -353,9 +371,9 @@ class CommandTarget:
     def _start_failed(self, fault: TargetFault) -> TargetError:
         return TargetError(f"command {shlex.join(self._argv)!r}: {fault}")
 
-    def _start(self) -> _Process:
+    def _start(self) -> Process:
         """A fresh testee that has answered hello; TargetFault (its stderr tail) if not."""
-        process = _Process(self._argv, stacks_on_abort=self.worker)
+        process = Process(self._argv, stacks_on_abort=self.worker)
         hello = codec.encode(codec.hello_request())
         try:
             process.write(hello)
@@ -379,7 +397,7 @@ class CommandTarget:
             )
         return process
 
-    def _fault(self, process: _Process, request: str, reason: str) -> TargetFault:
+    def _fault(self, process: Process, request: str, reason: str) -> TargetFault:
         """Kill the testee over a fault of the running case, and count the case."""
         process.kill()
         self._process = None
@@ -397,7 +415,7 @@ class CommandTarget:
             )
         return TargetFault(message)
 
-    def _running(self) -> _Process:
+    def _running(self) -> Process:
         """The testee, restarted if the last case killed it; TargetFault if it cannot be."""
         if self._breaker is not None:
             raise TargetFault(self._breaker)

@@ -43,7 +43,9 @@ if TYPE_CHECKING:
     from tokasm.implementations import Assembler, AssemblerFactory
     from tokasm.protocol._codec import Message
 
-__all__ = ["WORKER_MEMORY", "main", "python_testee_command", "respond", "serve"]
+__all__ = [
+    "WORKER_MEMORY", "main", "private_channel", "python_testee_command", "respond", "serve",
+]  # fmt: skip
 
 #: The address space a worker may use (``RLIMIT_AS``): far more than any assembler needs.
 WORKER_MEMORY = 8 << 30
@@ -132,7 +134,7 @@ def serve(target: PythonTarget, requests: IO[bytes], responses: IO[bytes]) -> No
             responses.flush()
 
 
-def _private_channel() -> tuple[IO[bytes], IO[bytes]]:
+def private_channel() -> tuple[IO[bytes], IO[bytes]]:
     """The protocol's own (requests, responses) streams, which a forked process does not
     keep; fd 0 then reads /dev/null and fd 1 (and ``sys.stdout``) writes to stderr."""
     requests, responses = os.fdopen(os.dup(0), "rb"), os.fdopen(os.dup(1), "wb")
@@ -164,7 +166,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "heartbeats every TIMEOUT/4 seconds during a case")  # fmt: skip
     args = parser.parse_args(argv)
     name: str = args.target
-    requests, responses = _private_channel()  # before the target's module runs any code
+    requests, responses = private_channel()  # before the target's module runs any code
     if args.worker is not None:
         # Memory exhaustion is a MemoryError, not the OOM killer; a crash, or the SIGABRT
         # the supervisor sends a hung call or load, leaves every thread's stack.
