@@ -48,7 +48,6 @@ BUDGET, MAX_TIME = "budget", "max-time"
 OVERRUN_FACTOR, OVERRUN_FLOOR = 3.0, 2.0
 #: Allowed beyond twice the load timeout for a worker's interpreter to start.
 START_SECONDS = 2.0
-MAX_LINE = 1 << 20
 #: A traced run is predicted at this many untraced ones (tracemalloc costs per allocation).
 TRACE_FACTOR = 5.0
 #: Rounds a size must have time for, and rounds run whatever they cost (a median of 3).
@@ -206,37 +205,38 @@ def protocol_target(target: Target) -> BenchTarget:
 Step = Callable[[str, str, int, bool], Any]
 
 
-class _Worker:
-    """``python -m tokasm.bench._worker TARGET BATCH`` in a ``tokasm.protocol.Process``;
-    loaded within ``first`` s (TargetError if it fails), each answer within ``each`` s,
-    none after monotonic ``last``; ``size``: that of the step under way (None before one)."""
+class _Worker(Process):
+    """``python -m tokasm.bench._worker TARGET BATCH``, supervised as a testee is: loaded
+    within ``first`` s (TargetError if it fails), each answer within ``each`` s, none after
+    monotonic ``last``; ``size``: that of the step under way (None before one)."""
+
+    max_line = 1 << 20
 
     def __init__(self, target: str, batch: float, first: float, each: float, last: float):
-        argv = [sys.executable, "-m", "tokasm.bench._worker", target, repr(batch)]
-        self._process = Process(argv, max_line=MAX_LINE)
+        super().__init__([sys.executable, "-m", "tokasm.bench._worker", target, repr(batch)])
         self.each, self.last = each, last
         self.size: int | None = None
         try:
-            hello = self._read(first)
+            hello = self._answer(first)
             if "error" in hello:
                 raise TargetError(hello["error"])
         except (TargetFault, TargetError):
-            self.close()
+            self.kill()
             raise
         self.read_since: bool = hello["hello"]["read_since"]
 
     def __call__(self, op: str, name: str, size: int, text: bool = False) -> Any:
         self.size = size
-        self._process.write(json.dumps([op, name, size, text]).encode() + b"\n")
-        answer = self._read(self.each)
+        self.write(json.dumps([op, name, size, text]).encode() + b"\n")
+        answer = self._answer(self.each)
         if "error" in answer:
             raise Raised(answer["error"])
         return answer["ok"]
 
-    def _read(self, seconds: float) -> Any:
+    def _answer(self, seconds: float) -> Any:
         wait = min(seconds, self.last - time.monotonic())
         try:
-            raw = self._process.read_line(wait)
+            raw = self.read_line(wait)
         except NoResponse:
             raise NoResponse(f"hung: no answer after {max(wait, 0):.3g} s; killed") from None
         except LineTooLong:
@@ -250,14 +250,11 @@ class _Worker:
 
     def _ended(self) -> str:
         """How the worker ended (killed if it still runs), with the tail of its stderr."""
-        self.close()
-        code = self._process.popen.returncode
+        self.kill()
+        code = self.popen.returncode
         how = f"killed by {signal.Signals(-code).name}" if code < 0 else f"exit status {code}"
-        tail = self._process.stderr_text()[-600:].strip()
+        tail = self.stderr_text()[-600:].strip()
         return f"the worker ended ({how})" + (f"; its stderr ends: {tail}" if tail else "")
-
-    def close(self) -> None:
-        self._process.kill()
 
 
 def load_target(target: str, timeout: float) -> BenchTarget:
@@ -272,7 +269,7 @@ def load_target(target: str, timeout: float) -> BenchTarget:
         ) from None
     except TargetFault as error:
         raise TargetError(f"target {target!r}: {error}") from None
-    worker.close()
+    worker.kill()
     return BenchTarget(target, worker.read_since, target=target)
 
 
@@ -399,13 +396,13 @@ def _sweep(
                 series.skips.append(Skip(size or first, limit, failure, interrupted=True))
                 _log(progress, series, size or first, failure)
                 if worker:
-                    worker.close()
+                    worker.kill()
                 worker = None
                 continue
             _finished(progress, series)
     finally:
         if worker:
-            worker.close()
+            worker.kill()
 
 
 def run_sweep(

@@ -166,14 +166,10 @@ class Process:
     """A child in its own group; one thread writes its requests in order (one that stops
     reading costs a deadline, not a hang) and one keeps the tail of its stderr."""
 
-    def __init__(
-        self,
-        argv: Sequence[str],
-        *,
-        stacks_on_abort: bool = False,
-        max_line: int = codec.MAX_LINE_BYTES,
-    ) -> None:
-        self.stacks_on_abort, self.max_line = stacks_on_abort, max_line
+    max_line = codec.MAX_LINE_BYTES  # a longer line is a LineTooLong fault
+
+    def __init__(self, argv: Sequence[str], *, stacks_on_abort: bool = False) -> None:
+        self.stacks_on_abort = stacks_on_abort
         try:  # its own session and group: killed whole, never by a terminal
             self.popen = subprocess.Popen(
                 argv, stdin=PIPE, stdout=PIPE, stderr=PIPE, start_new_session=True
