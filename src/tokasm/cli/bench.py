@@ -49,8 +49,8 @@ scenarios: {", ".join(SCENARIOS)}
 
 
 EXIT_CODES = options.exit_codes(
-    "the sweep ran (what was over --budget or past --max-time is shown as skipped)",
-    "an implementation raised, hung or died during the sweep (ERROR in the table)",
+    "the sweep ran (what was over --budget or past --max-time is skipped; a hang is stopped)",
+    "an implementation raised, died or sent a bad line during the sweep (ERROR in the table)",
 )
 
 
@@ -189,6 +189,6 @@ def _measure(args: argparse.Namespace, bench_targets: list[BenchTarget]) -> int:
     except OSError as error:
         raise ReportError(f"cannot write report: {error}") from None
     if failed := sorted({s.bench_target.name for s in results if s.error}):
-        print(f"tokasm bench: {', '.join(failed)} raised, hung or died; see the table")
+        print(f"tokasm bench: {', '.join(failed)} raised or died; see the table")
         return 1
     return 0
