@@ -205,15 +205,19 @@ def protocol_target(target: Target) -> BenchTarget:
 Step = Callable[[str, str, int, bool], Any]
 
 
+_WORKER_MAIN = "from tokasm.bench._worker import main; raise SystemExit(main())"
+
+
 class _Worker(Process):
-    """``python -m tokasm.bench._worker TARGET BATCH``, supervised as a testee is: loaded
-    within ``first`` s (TargetError if it fails), each answer within ``each`` s, none after
-    monotonic ``last``; ``size``: that of the step under way (None before one)."""
+    """``tokasm.bench._worker.main`` on TARGET BATCH, supervised as a testee is: loaded within
+    ``first`` s (TargetError if it fails), each answer within ``each`` s, none after monotonic
+    ``last``; ``size``: that of the step under way (None before one)."""
 
     max_line = 1 << 20
 
     def __init__(self, target: str, batch: float, first: float, each: float, last: float):
-        super().__init__([sys.executable, "-m", "tokasm.bench._worker", target, repr(batch)])
+        # -c, not -m: running a module that its package has already imported warns on stderr.
+        super().__init__([sys.executable, "-c", _WORKER_MAIN, target, repr(batch)])
         self.each, self.last = each, last
         self.size: int | None = None
         try:

@@ -1,4 +1,4 @@
-"""``python -m tokasm.bench._worker TARGET BATCH``: one target's side of a sweep.
+"""``main()`` with the arguments TARGET BATCH: one target's side of a sweep.
 
 It defends nothing: ``_sweep`` sends one step a line (``[op, scenario, size, text]``), gives
 each answer (``{"ok": ...}`` or ``{"error": ...}``, on a private copy of fd 1) a deadline,
@@ -103,7 +103,3 @@ def main() -> int:
         except Raised as error:
             send({"error": str(error)})
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
