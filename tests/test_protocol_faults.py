@@ -17,8 +17,8 @@ import pytest
 from tokasm.cli import main
 from tokasm.corpus import parse_case
 from tokasm.corpus._load import load_corpus
-from tokasm.errors import TargetError
-from tokasm.protocol import PIPELINE_WINDOW
+from tokasm.errors import TargetError, TargetFault
+from tokasm.protocol import PIPELINE_WINDOW, Process
 from tokasm.protocol._client import CommandTarget
 from tokasm.run.runner import run_case, run_cases
 
@@ -106,6 +106,14 @@ def test_a_testee_that_fails_to_start_or_greet_is_a_target_error(
         CommandTarget(argv, timeout=TIMEOUT)
     assert shlex.join(argv) in str(raised.value)
     assert reason in str(raised.value)
+
+
+def test_a_child_gone_before_its_first_request_is_said_to_have_never_read_it() -> None:
+    process = Process(["true"])
+    process.popen.wait()  # gone for sure: its stdin has no reader
+    with pytest.raises(TargetFault, match=r"^exited with code 0 before reading the request$"):
+        process.write(b'{"op":"hello","protocol":1}\n')
+    process.kill()
 
 
 def test_a_testee_silent_at_hello_is_a_target_error_after_the_start_timeout() -> None:

@@ -183,6 +183,7 @@ class Process:
         self._lines: deque[bytes] = deque()  # whole lines read ahead
         self._partial = bytearray()  # the start of the next line
         self._outbox: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+        self._started = False  # the first write is made here, the rest by the writer thread
         self._threads = [
             threading.Thread(target=self._drain_stderr, args=(stderr,), daemon=True),
             threading.Thread(target=self._write_queued, daemon=True),
@@ -206,7 +207,15 @@ class Process:
             self._stdin.close()
 
     def write(self, data: bytes) -> None:
-        self._outbox.put(data)
+        if self._started:
+            self._outbox.put(data)
+            return
+        self._started = True
+        try:  # the first request (a hello, small) here: a child already gone says so
+            self._stdin.write(data)
+            self._stdin.flush()
+        except (OSError, ValueError):
+            raise TargetFault(self._gone("stdin", "before reading the request")) from None
 
     def read_line(self, timeout: float, *, beats_for: float = 0.0) -> bytes:
         """The next line, or TargetFault; a heartbeat renews ``timeout`` up to ``beats_for``."""
@@ -233,11 +242,7 @@ class Process:
     def _read(self) -> None:
         chunk = os.read(self._fd, 1 << 20)
         if not chunk:
-            try:
-                code = self.popen.wait(EXIT_GRACE)
-            except subprocess.TimeoutExpired:
-                raise TargetFault("closed its stdout without answering") from None
-            raise TargetFault(f"{exit_description(code)} without answering")
+            raise TargetFault(self._gone("stdout", "without answering"))
         first, *lines = chunk.split(b"\n")
         if max([len(self._partial) + len(first), *map(len, lines)]) > self.max_line:
             raise LineTooLong(f"wrote a line longer than the limit of {self.max_line} bytes")
@@ -246,6 +251,12 @@ class Process:
             self._lines.append(bytes(self._partial))
             self._partial = bytearray(lines.pop())
             self._lines.extend(lines)
+
+    def _gone(self, pipe: str, when: str) -> str:
+        try:
+            return f"{exit_description(self.popen.wait(EXIT_GRACE))} {when}"
+        except subprocess.TimeoutExpired:
+            return f"closed its {pipe} {when}"
 
     def refuse_unasked(self) -> None:
         """TargetFault if output is waiting that no request asked for."""
