@@ -374,6 +374,7 @@ def test_a_worker_that_dies_or_hangs_costs_that_scenario_only(
     assert ran.code == 1, ran.out + ran.err
     stream, interleaved = _report(project)["results"]
     assert said in stream["error"]
+    assert "Warning" not in stream["error"]  # the worker's stderr is the target's alone
     assert [point["size"] for point in stream["points"]] == [40]
     assert stream["skips"][0]["size"] == 80
     assert stream["skips"][0]["interrupted"] is True
