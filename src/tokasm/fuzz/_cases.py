@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from tokasm.corpus._load import requirement_ids
+from tokasm.corpus import requirement_ids
 from tokasm.corpus.model import ModelAssembler
 from tokasm.corpus.steps import Apply, Get, ReadSince
 from tokasm.fuzz import INSTANCE_NAMES

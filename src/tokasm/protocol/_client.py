@@ -30,8 +30,7 @@ from tokasm import errors
 from tokasm._display import show
 from tokasm.errors import ImplementationError, ProtocolError, TargetError, TargetFault
 from tokasm.protocol import _codec as codec
-from tokasm.run._cost import probe_named
-from tokasm.run.results import CaseResult
+from tokasm.run import CaseResult, probe_named
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Generator, Iterator, Sequence
@@ -62,6 +61,7 @@ EXIT_GRACE = 1.0
 STDERR_TAIL_BYTES = 16 * 1024
 STDERR_TAIL_LINES = 20
 _STDERR_LINE_CHARS = 500
+_WRITE_AT_ONCE = 1 << 15  # a first write this small fits an empty pipe: it never blocks
 _ALIVE_CHECK = 0.1  # seconds between checks that the child still runs, while waiting
 _STACKS, _STACK_LINES = "Fatal Python error: Aborted", 80  # a worker's stacks, kept whole
 
@@ -207,11 +207,11 @@ class Process:
             self._stdin.close()
 
     def write(self, data: bytes) -> None:
-        if self._started:
+        started, self._started = self._started, True
+        if started or len(data) > _WRITE_AT_ONCE:  # in order, never blocking the reader
             self._outbox.put(data)
             return
-        self._started = True
-        try:  # the first request (a hello, small) here: a child already gone says so
+        try:  # the first request (a hello) here, into an empty pipe: a child gone says so
             self._stdin.write(data)
             self._stdin.flush()
         except (OSError, ValueError):

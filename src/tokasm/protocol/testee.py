@@ -31,7 +31,7 @@ from tokasm.protocol._codec import (
     hello_response,
     is_current_version,
 )
-from tokasm.run._cost import run_probe
+from tokasm.run import run_probe
 from tokasm.run.results import NOT_TEXT
 from tokasm.run.runner import run_case
 from tokasm.run.targets import Foreign, PythonTarget, resolve_target

@@ -17,7 +17,7 @@ from tokasm._display import safe_text
 from tokasm.errors import XfailError
 from tokasm.implementations import EXPECTED_FAILURES
 from tokasm.report._render import NAME_LIMIT
-from tokasm.run._cost import PROBE_IDS
+from tokasm.run import PROBE_IDS
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
