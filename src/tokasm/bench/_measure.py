@@ -83,7 +83,7 @@ class MemoryPeak:
 
     peak_bytes: int
     text_bytes: int
-    seconds: float = 0.0
+    traced_seconds: float = 0.0
 
     @property
     def ratio(self) -> float:
@@ -103,18 +103,14 @@ def peak_memory(scenario: Scenario, factory: AssemblerFactory, workload: Workloa
     return MemoryPeak(peak, sum(map(sys.getsizeof, texts)), time.perf_counter() - start)
 
 
-# The fit. Every round times each size once, back to back. Other work only ever slows a batch
-# down, so the exponent is the slope through each size's fastest batch; its error is that of
-# a median of the rounds' slopes, from their spread, at least what points noisy by
-# NOISE_FLOOR give. A verdict holds for the exponent +- z errors, or there is none. A stream:
-# over the sizes within FIT_SPAN of the largest, at least FIT_POINTS (a fixed cost flattens
-# the small ones). A fixed count of operations: over every size; it ``grows`` if one
-# operation's cost grows GROWTH times from the smallest size, as a copy of the text does
-# (memory effects stay within 1.5 times from a text of 256k characters to one of 16M).
+# The fit, as docs/benchmarks.md explains it: the slope through each size's fastest batch, its
+# error from the spread of the rounds' slopes (at least that of points NOISE_FLOOR noisy).
+#: A stream's fit: the sizes within FIT_SPAN times the largest (a fixed cost flattens the small).
 FIT_POINTS, FIT_SPAN = 3, 8
 #: (upper bound of the exponent, verdict), in order; above the last: worse than quadratic.
 VERDICT_BANDS = ((0.5, "constant"), (1.2, "linear"), (1.6, "superlinear"), (2.5, "quadratic"))
 INCONCLUSIVE, GROWS, WORSE = "inconclusive", "grows", "worse than quadratic"
+#: A cost per operation ``grows`` if GROWTH times larger at the largest size (a copy of the text).
 NOISE_FLOOR, GROWTH = 0.1, 3.0
 #: A prediction takes the last exponent plus this, at least MIN_EXPONENT (errs high).
 EXPONENT_MARGIN, MIN_EXPONENT = 0.5, 1.5

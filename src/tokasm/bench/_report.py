@@ -130,21 +130,16 @@ def render_matrix(results: Sequence[Series], default: str | None) -> str:
     return "\n".join(lines)
 
 
-def _memory_json(memory: MemoryPeak | None) -> dict[str, Any] | None:
-    if memory is None:
-        return None
-    return {"peak_bytes": memory.peak_bytes, "text_bytes": memory.text_bytes,
-            "ratio": memory.ratio, "traced_seconds": memory.seconds}  # fmt: skip
-
-
 def _points_json(points: list[Point]) -> list[dict[str, Any]]:
     return [
-        {"size": point.size, "seconds": point.seconds, "operations": point.operations,
-         "seconds_per_operation": point.per_operation, "runs": len(point.batches),
-         "batches": point.batches, "setup_seconds": point.setup_seconds,
-         "memory": _memory_json(point.memory)}
+        {**asdict(point), "seconds": point.seconds, "seconds_per_operation": point.per_operation,
+         "runs": len(point.batches), "memory": _memory_json(point.memory)}
         for point in points
     ]  # fmt: skip
+
+
+def _memory_json(memory: MemoryPeak | None) -> dict[str, Any] | None:
+    return None if memory is None else {**asdict(memory), "ratio": memory.ratio}
 
 
 def _series_json(series: Series) -> dict[str, Any]:

@@ -1,10 +1,7 @@
 """Scenarios x targets over a sweep of sizes; a Python target only in a supervised worker.
 
-``climb`` decides each step and keeps every figure; a worker (``_worker``) only runs the
-steps. An answer late past its deadline, a bad one or a death kills the worker's process
-group and stops that scenario (the size ``stopped``; the scenario's error unless it hung
-measuring); a new worker takes the scenarios after it. Protocol testees and
-``--in-process`` run the steps here.
+``climb`` decides each step, a worker (``_worker``) only runs it: one that hangs, dies or
+answers badly is killed, its scenario stops there, and a new worker takes the next one.
 """
 
 from __future__ import annotations
@@ -133,10 +130,8 @@ class Series:
 
 @dataclass(frozen=True)
 class SweepSettings:
-    """``repeats``: most rounds of a batch per size; ``budget``: the most a run may take, and,
-    times ``repeats`` / 6, a scenario before rounds past the third; ``batch``: least seconds
-    a batch takes; ``max_time``: start nothing predicted to end later; ``texts``: the
-    lengths of the long texts."""
+    """``repeats``: most rounds; ``budget``: most seconds a run may take (times ``repeats`` / 6:
+    a scenario before rounds past the third); ``batch``: least seconds a batch takes."""
 
     sizes: tuple[int, ...]
     repeats: int = 3
@@ -220,13 +215,10 @@ class _Worker(Process):
         super().__init__([sys.executable, "-c", _WORKER_MAIN, target, repr(batch)])
         self.each, self.last = each, last
         self.size: int | None = None
-        try:
-            hello = self._answer(first)
-            if "error" in hello:
-                raise TargetError(hello["error"])
-        except (TargetFault, TargetError):
+        hello = self._answer(first)
+        if "error" in hello:
             self.kill()
-            raise
+            raise TargetError(hello["error"])
         self.read_since: bool = hello["hello"]["read_since"]
 
     def __call__(self, op: str, name: str, size: int, text: bool = False) -> Any:
@@ -238,19 +230,21 @@ class _Worker(Process):
         return answer["ok"]
 
     def _answer(self, seconds: float) -> Any:
+        """The next line's JSON; a fault (TargetFault) kills the worker."""
         wait = min(seconds, self.last - time.monotonic())
         try:
             raw = self.read_line(wait)
-        except NoResponse:
-            raise NoResponse(f"hung: no answer after {max(wait, 0):.3g} s; killed") from None
-        except LineTooLong:
-            raise TargetFault("sent a line of over 1 MB") from None
-        except TargetFault:
-            raise TargetFault(self._ended()) from None
-        try:
             return json.loads(raw)
+        except NoResponse:
+            fault: TargetFault = NoResponse(f"hung: no answer after {max(wait, 0):.3g} s; killed")
+        except LineTooLong:
+            fault = TargetFault("sent a line of over 1 MB")
+        except TargetFault:
+            fault = TargetFault(self._ended())
         except ValueError:
-            raise TargetFault(f"sent a line that is not a result: {raw[:200]!r}") from None
+            fault = TargetFault(f"sent a line that is not a result: {raw[:200]!r}")
+        self.kill()
+        raise fault
 
     def _ended(self) -> str:
         """How the worker ended (killed if it still runs), with the tail of its stderr."""
@@ -288,10 +282,11 @@ def climb(
     then rounds over them all (``MIN_ROUNDS`` to ``repeats``) until the verdicts are settled
     or the scenario has used its time (monotonic ``deadline``)."""
     scenario, budget, name = series.scenario, settings.budget, series.scenario.name
-    ladders = [(False, scenario.sizes(settings.sizes, settings.texts), series.points)]
+    runs = LONG_RUNS if scenario.text_sizes else 1  # a long text: single runs, the fastest
+    ladders = [(False, scenario.sizes(settings.sizes, settings.texts), series.points, runs)]
     if not scenario.per_operation:
-        ladders.append((True, list(settings.texts), series.texts))
-    spent, rounds = 0.0, 1
+        ladders.append((True, list(settings.texts), series.texts, LONG_RUNS))
+    trace = settings.memory and scenario.traced and not series.bench_target.per_request
 
     def ask(op: str, size: int, text: bool = False) -> Any:
         if progress:
@@ -299,20 +294,19 @@ def climb(
             progress(f"{name}: {what}{series.bench_target.name} at {size}{on}", False)
         return step(op, name, size, text)
 
-    for text, sizes, points in ladders:
+    for text, sizes, points, runs in ladders:
         steepest = 1.5 if text or scenario.per_operation else math.inf  # fixed count of ops
         for size in sizes:
             costs = [p.first_cost for p in points]
-            predicted = predict_seconds([p.size for p in points], costs, size, steepest)
+            predicted = runs * predict_seconds([p.size for p in points], costs, size, steepest)
             left = deadline - time.monotonic()
-            runs = LONG_RUNS if text or scenario.text_sizes else 1
-            if runs * predicted > budget or MIN_ROUNDS * runs * predicted > left:
+            if predicted > budget or MIN_ROUNDS * predicted > left:
                 batch_of = f", {runs} runs a batch" if runs > 1 else ""
                 why = (
-                    f"budget: predicted {format_seconds(predicted)} per run with its set-up"
-                    f"{batch_of}, budget {budget:g} s"
-                    if runs * predicted > budget
-                    else f"max-time: predicted {format_seconds(predicted * runs * MIN_ROUNDS)} for "
+                    f"budget: predicted {format_seconds(predicted / runs)} per run with its "
+                    f"set-up{batch_of}, budget {budget:g} s"
+                    if predicted > budget
+                    else f"max-time: predicted {format_seconds(predicted * MIN_ROUNDS)} for "
                     f"{MIN_ROUNDS} batches, {max(left, 0.0):.3g} s left of --max-time"
                 )
                 if not text:  # a long text not timed only leaves the growth unknown
@@ -320,20 +314,18 @@ def climb(
                 break
             setup, seconds = ask("prepare", size, text)
             points.append(Point(size, scenario.operations(size, text), [seconds], setup))
-        spent += sum(p.first_cost for p in points)
         traced = [p for p in points if p.first_cost <= budget / 5 / TRACE_FACTOR]
-        memory = settings.memory and not series.bench_target.per_request  # a testee: elsewhere
-        if memory and scenario.traced and traced and not text:
+        if trace and traced and not text:  # a testee's memory is another process's
             traced[-1].memory = MemoryPeak(*ask("memory", traced[-1].size))
-    while rounds < settings.repeats and time.monotonic() < deadline:
-        if rounds >= MIN_ROUNDS and (spent > budget * settings.repeats / 6 or _settled(series)):
+    spent = sum(p.first_cost for _, _, points, _ in ladders for p in points)
+    for rounds in range(1, settings.repeats):
+        over = spent > budget * settings.repeats / 6
+        if time.monotonic() >= deadline or (rounds >= MIN_ROUNDS and (over or _settled(series))):
             return
-        rounds += 1
-        for text, _, points in ladders:
+        for text, _, points, runs in ladders:
             for point in points:
                 point.batches.append(last := ask("time", point.size, text))
-                one_run = text or scenario.text_sizes
-                spent += LONG_RUNS * last if one_run else max(last, settings.batch)
+                spent += max(runs * last, settings.batch)
 
 
 def _settled(series: Series) -> bool:
@@ -389,21 +381,18 @@ def _sweep(
                     worker = _Worker(str(target.target), settings.batch, load, each, last)
                     loading = time.monotonic() - loading  # its time starts once it is loaded
                 climb(series, bench or cast("Step", worker), settings, deadline + loading, progress)
+                _finished(progress, series)
             except Raised as error:
                 series.error = str(error)[:2000]
                 _log(progress, series, None, f"raised {series.error}")
-            except (TargetFault, TargetError) as error:
-                failure, size = str(error), worker and worker.size
-                if not isinstance(error, NoResponse) or size is None:  # loading: its error
-                    series.error = failure
+            except (TargetFault, TargetError) as error:  # the worker is killed: a new one next
+                size = (worker and worker.size) or first
+                if worker is None or not isinstance(error, NoResponse):  # a hang is no error
+                    series.error = str(error)
                 limit = MAX_TIME if time.monotonic() >= last else BUDGET
-                series.skips.append(Skip(size or first, limit, failure, interrupted=True))
-                _log(progress, series, size or first, failure)
-                if worker:
-                    worker.kill()
+                series.skips.append(Skip(size, limit, str(error), interrupted=True))
+                _log(progress, series, size, str(error))
                 worker = None
-                continue
-            _finished(progress, series)
     finally:
         if worker:
             worker.kill()

@@ -78,7 +78,7 @@ class Bench:
 
     def memory(self, scenario: Scenario, size: int, text: bool) -> list[float]:
         peak = peak_memory(scenario, self.factory, scenario.workload(size))
-        return [peak.peak_bytes, peak.text_bytes, peak.seconds]
+        return [peak.peak_bytes, peak.text_bytes, peak.traced_seconds]
 
 
 def main() -> int:
