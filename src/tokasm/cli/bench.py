@@ -156,8 +156,7 @@ def _measure(args: argparse.Namespace, bench_targets: list[BenchTarget]) -> int:
         if line and not finished:
             line.draw(f"bench: {text}")
         elif finished and not line:
-            seconds = time.perf_counter() - started
-            print(f"bench: {text} [{seconds:.0f} s]", file=sys.stderr, flush=True)
+            print(f"bench: {text} [{time.perf_counter() - started:.0f} s]", file=sys.stderr)
 
     try:
         sweep = None if args.quiet else progress
