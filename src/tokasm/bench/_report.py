@@ -114,18 +114,16 @@ def render_table(results: Sequence[Series], settings: SweepSettings, default: st
 def render_matrix(results: Sequence[Series], default: str | None) -> str:
     """A Markdown table: one row per scenario, one column per implementation."""
     names = list(dict.fromkeys(series.bench_target.name for series in results))
-    cell = {(s.scenario.name, s.bench_target.name): s for s in results}
+    shown = {
+        (s.scenario.name, s.bench_target.name): (
+            _verdict_text(s) if s.fit.exponent is None else f"{_exponent_text(s)} {s.fit.verdict}"
+        )
+        for s in results
+    }
     head = ["scenario", *(f"{name} (default)" if name == default else name for name in names)]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for scenario in dict.fromkeys(series.scenario.name for series in results):
-        row = [scenario]
-        for series in (cell.get((scenario, name)) for name in names):
-            if series is None:
-                row.append("n/a")
-            elif series.fit.exponent is None:
-                row.append(_verdict_text(series))
-            else:
-                row.append(f"{_exponent_text(series)} {series.fit.verdict}")
+        row = [scenario, *(shown.get((scenario, name), "n/a") for name in names)]
         lines.append("| " + " | ".join(row) + " |")
     return "\n".join(lines)
 

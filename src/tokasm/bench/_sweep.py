@@ -330,9 +330,8 @@ def climb(
 
 def _settled(series: Series) -> bool:
     """The verdict and the growth are the same at one error and at three, neither in doubt."""
-    (sweep, long), (sweep3, long3) = (series.verdicts(z) for z in (1, 3))
-    pairs = [(sweep.verdict, sweep3.verdict)]
-    pairs += [(long.verdict, long3.verdict)] if long and long3 else []
+    one, three = ([fitted.verdict for fitted in series.verdicts(z) if fitted] for z in (1, 3))
+    pairs = zip(one, three, strict=True)
     return all(a == b and a != INCONCLUSIVE and "at least" not in a for a, b in pairs)
 
 
