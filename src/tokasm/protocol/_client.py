@@ -532,10 +532,17 @@ class WorkerTarget(CommandTarget):
         return self._ask(request, f"the cost probe {probe_id}", probe_named(probe_id, "errored"))
 
     def fuzz(self, examples: int) -> tuple[str, ...]:
-        """``check``'s fuzz phase, run in the worker: the disagreement found, if any."""
-        request = {"op": "fuzz", "examples": examples}
+        """``check``'s fuzz phase, run in the worker: the disagreement found, if any. A fault
+        in a worker that ran cases is retried once in a fresh one: a case may have poisoned it."""
+        request, seconds = {"op": "fuzz", "examples": examples}, max(self.timeout, FUZZ_SECONDS)
+        used = self._process is not None  # not restarted since it ran the cases
         try:
-            answer = self._exchange(request, "the fuzz phase", max(self.timeout, FUZZ_SECONDS))
+            try:
+                answer = self._exchange(request, "the fuzz phase", seconds)
+            except ProtocolError:
+                if not used:
+                    raise
+                answer = self._exchange(request, "the fuzz phase", seconds)
             problems = answer.get("problems")
             if not isinstance(problems, list) or not all(isinstance(p, str) for p in problems):
                 raise ProtocolError(f"not a list of problems: {str(answer)[:200]}")
