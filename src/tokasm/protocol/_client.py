@@ -362,6 +362,7 @@ class CommandTarget:
         self._faults_in_a_row, self._breaker_faults = 0, breaker
         self._breaker: str | None = None  # why the remaining cases are not run
         self._restarts = 0
+        self._last = _shown(codec.encode(codec.hello_request()))  # the last request answered
         self.problems: list[str] = []
         self.name = shlex.join(self._argv)  # until the hello names the implementation
         self.features: frozenset[str] = frozenset()
@@ -423,9 +424,21 @@ class CommandTarget:
         return TargetFault(message)
 
     def _running(self) -> Process:
-        """The testee, restarted if the last case killed it; TargetFault if it cannot be."""
+        """The testee, restarted if the last case killed it, or if it wrote or ended after
+        that case's end check (a problem of the run, that case being over); TargetFault if
+        it cannot be."""
         if self._breaker is not None:
             raise TargetFault(self._breaker)
+        if self._process is not None:
+            try:
+                self._process.refuse_unasked()
+            except TargetFault as fault:
+                self._process.kill()
+                self.problems.append(
+                    f"request {self._last}: {fault} (found after its case had ended; a fresh "
+                    f"testee ran on){self._process.stderr_tail()}"
+                )
+                self._process = None
         if self._process is None:
             self._restarts += 1
             try:
@@ -442,7 +455,6 @@ class CommandTarget:
         process = self._running()
         done = sent = 0  # responses read, requests written
         try:
-            process.refuse_unasked()
             for done, item in enumerate(items):
                 if sent < len(items) and sent - done < (self._window + 1) // 2:
                     requests += map(_encoded, items[len(requests) : done + self._window])
@@ -473,6 +485,8 @@ class CommandTarget:
                 )
             sent_request = _shown(requests[min(done, len(requests) - 1)])
             raise self._fault(process, sent_request, reason) from None
+        finally:
+            self._last = _shown(requests[-1])
         self._faults_in_a_row = 0  # a case without a fault: the breaker counts from 0 again
 
     def new(self, instance: str) -> None:
@@ -571,8 +585,8 @@ class WorkerTarget(CommandTarget):
             process = self._running()
         except TargetFault as fault:
             raise ProtocolError(str(fault)) from None
+        self._last = label
         try:
-            process.refuse_unasked()
             process.write(codec.encode(request))
             response = codec.decode(process.read_line(self.timeout, beats_for=beats_for))
             if response.get("ok") is not True:
