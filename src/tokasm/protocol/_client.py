@@ -66,6 +66,7 @@ _ALIVE_CHECK = 0.1  # seconds between checks that the child still runs, while wa
 _STACKS, _STACK_LINES = "Fatal Python error: Aborted", 80  # a worker's stacks, kept whole
 
 _LIVE: set[Process] = set()  # every child whose group is not yet killed
+_HELLO = codec.encode(codec.hello_request())
 
 
 def split_command(command_line: str) -> list[str]:
@@ -95,18 +96,18 @@ atexit.register(end_testees)  # whatever route started them, none outlives tokas
 def testees_end_with_the_run() -> Iterator[None]:
     """Meanwhile SIGTERM or SIGINT kills every child group and ends the run (a second SIGINT
     at once: in process a target may swallow the first); at the end none is left."""
-    interrupts = []
+    interrupts: list[int] = []
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
         kill_testees()
-        if signum == signal.SIGINT:
-            interrupts.append(signum)
-            if len(interrupts) > 1:
-                os.write(2, b"tokasm: interrupted\n")
-                os._exit(errors.EXIT_INTERRUPTED)
-            raise errors.TokasmInterrupt
-        os.write(2, b"tokasm: terminated\n")
-        raise errors.TokasmExit(errors.EXIT_TERMINATED)
+        if signum == signal.SIGTERM:
+            os.write(2, b"tokasm: terminated\n")
+            raise errors.TokasmExit(errors.EXIT_TERMINATED)
+        if interrupts:
+            os.write(2, b"tokasm: interrupted\n")
+            os._exit(errors.EXIT_INTERRUPTED)
+        interrupts.append(signum)
+        raise errors.TokasmInterrupt
 
     previous: dict[int, Any] = {}
     with contextlib.suppress(ValueError):  # not the main thread: leave the handlers alone
@@ -129,16 +130,16 @@ def fatal_signals_kill_testees() -> Callable[[], None]:
         signal.signal(signum, signal.SIG_DFL)
         signal.raise_signal(signum)
 
-    installed: dict[int, Any] = {}
-    if threading.current_thread() is threading.main_thread():
-        for signum in (signal.SIGTERM, signal.SIGHUP):
-            if signal.getsignal(signum) is signal.SIG_DFL:
-                installed[signum] = signal.signal(signum, die)
+    fatal = (signal.SIGTERM, signal.SIGHUP)
+    main = threading.current_thread() is threading.main_thread()
+    installed = [s for s in fatal if main and signal.getsignal(s) is signal.SIG_DFL]
+    for signum in installed:
+        signal.signal(signum, die)
 
     def undo() -> None:
-        for number, handler in installed.items():
-            if signal.getsignal(number) is die:
-                signal.signal(number, handler)
+        for signum in installed:
+            if signal.getsignal(signum) is die:
+                signal.signal(signum, signal.SIG_DFL)
         installed.clear()
 
     return undo
@@ -355,14 +356,12 @@ class CommandTarget:
         if not argv:
             raise TargetError("command '': empty command line")
         self._argv, self.timeout, self._window = list(argv), timeout, max(window, 1)
-        self._start_timeout = max(
-            timeout, START_TIMEOUT if start_timeout is None else start_timeout
-        )
+        self._start_timeout = max(timeout, start_timeout or START_TIMEOUT)
         self._queued: list[bytes] = []  # ``new`` requests sent with the next steps
         self._faults_in_a_row, self._breaker_faults = 0, breaker
         self._breaker: str | None = None  # why the remaining cases are not run
         self._restarts = 0
-        self._last = _shown(codec.encode(codec.hello_request()))  # the last request answered
+        self._last = _shown(_HELLO)  # the last request answered, for output that comes after
         self.problems: list[str] = []
         self.name = shlex.join(self._argv)  # until the hello names the implementation
         self.features: frozenset[str] = frozenset()
@@ -382,16 +381,15 @@ class CommandTarget:
     def _start(self) -> Process:
         """A fresh testee that has answered hello; TargetFault (its stderr tail) if not."""
         process = Process(self._argv, stacks_on_abort=self.worker)
-        hello = codec.encode(codec.hello_request())
         try:
-            process.write(hello)
+            process.write(_HELLO)
             response = codec.decode(process.read_line(self._start_timeout))
             if self.worker and response.get("kind") == "TargetError":
                 raise TargetError(str(response.get("error")))  # the target did not load
             name, features = codec.parse_hello(response)
         except (ProtocolError, TargetFault) as error:
             process.kill()
-            raise TargetFault(f"request {_shown(hello)}: {error}{process.stderr_tail()}") from None
+            raise TargetFault(f"request {_shown(_HELLO)}: {error}{process.stderr_tail()}") from None
         except TargetError:
             process.kill()
             raise
@@ -424,21 +422,19 @@ class CommandTarget:
         return TargetFault(message)
 
     def _running(self) -> Process:
-        """The testee, restarted if the last case killed it, or if it wrote or ended after
-        that case's end check (a problem of the run, that case being over); TargetFault if
-        it cannot be."""
+        """The testee, restarted if the last case killed it, or if it wrote or ended since
+        that case's end check (a run-level problem: that case is over); TargetFault if it
+        cannot be."""
         if self._breaker is not None:
             raise TargetFault(self._breaker)
-        if self._process is not None:
+        if (process := self._process) is not None:
             try:
-                self._process.refuse_unasked()
+                process.refuse_unasked()
             except TargetFault as fault:
-                self._process.kill()
-                self.problems.append(
-                    f"request {self._last}: {fault} (found after its case had ended; a fresh "
-                    f"testee ran on){self._process.stderr_tail()}"
-                )
+                process.kill()
                 self._process = None
+                said = f"{fault} (after its case had ended; a fresh testee ran the next)"
+                self.problems.append(f"request {self._last}: {said}{process.stderr_tail()}")
         if self._process is None:
             self._restarts += 1
             try:
@@ -546,17 +542,17 @@ class WorkerTarget(CommandTarget):
         return self._ask(request, f"the cost probe {probe_id}", probe_named(probe_id, "errored"))
 
     def fuzz(self, examples: int) -> tuple[str, ...]:
-        """``check``'s fuzz phase, run in the worker: the disagreement found, if any. A fault
-        in a worker that ran cases is retried once in a fresh one: a case may have poisoned it."""
+        """``check``'s fuzz phase in the worker: the disagreement found, if any. A fault in a
+        worker that ran cases is retried once in a fresh one, as a case may have poisoned it."""
         request, seconds = {"op": "fuzz", "examples": examples}, max(self.timeout, FUZZ_SECONDS)
-        used = self._process is not None  # not restarted since it ran the cases
+        used = self._process is not None  # by the cases
         try:
             try:
                 answer = self._exchange(request, "the fuzz phase", seconds)
             except ProtocolError:
                 if not used:
                     raise
-                answer = self._exchange(request, "the fuzz phase", seconds)
+                answer = self._exchange(request, "the fuzz phase", seconds)  # a fresh worker
             problems = answer.get("problems")
             if not isinstance(problems, list) or not all(isinstance(p, str) for p in problems):
                 raise ProtocolError(f"not a list of problems: {str(answer)[:200]}")
