@@ -50,8 +50,7 @@ LOAD_TIMEOUT = 60.0
 BREAKER_FAULTS = 5
 #: Requests written ahead of their responses by default (``--no-pipeline`` makes it 1).
 PIPELINE_WINDOW = 1024
-#: The worker's line between the steps of a long case: it renews the deadline, for at most
-#: ``BEATS_FOR`` times ``--timeout`` a case.
+#: The worker's line between a long case's steps: it renews the deadline, ``BEATS_FOR`` times.
 HEARTBEAT = b'{"busy":true}'
 BEATS_FOR = 60
 #: The longest check's fuzz phase may take in the worker, shrinking included.
@@ -361,7 +360,7 @@ class CommandTarget:
         self._faults_in_a_row, self._breaker_faults = 0, breaker
         self._breaker: str | None = None  # why the remaining cases are not run
         self._restarts = 0
-        self._last = _shown(_HELLO)  # the last request answered, for output that comes after
+        self._last: bytes | str = _HELLO  # the last request, for output that comes after it
         self.problems: list[str] = []
         self.name = shlex.join(self._argv)  # until the hello names the implementation
         self.features: frozenset[str] = frozenset()
@@ -422,9 +421,8 @@ class CommandTarget:
         return TargetFault(message)
 
     def _running(self) -> Process:
-        """The testee, restarted if the last case killed it, or if it wrote or ended since
-        that case's end check (a run-level problem: that case is over); TargetFault if it
-        cannot be."""
+        """The testee, restarted if the last case killed it or if it wrote or ended since that
+        case's end check (a run-level problem); TargetFault if it cannot be."""
         if self._breaker is not None:
             raise TargetFault(self._breaker)
         if (process := self._process) is not None:
@@ -433,8 +431,9 @@ class CommandTarget:
             except TargetFault as fault:
                 process.kill()
                 self._process = None
+                last = self._last if isinstance(self._last, str) else _shown(self._last)
                 said = f"{fault} (after its case had ended; a fresh testee ran the next)"
-                self.problems.append(f"request {self._last}: {said}{process.stderr_tail()}")
+                self.problems.append(f"request {last}: {said}{process.stderr_tail()}")
         if self._process is None:
             self._restarts += 1
             try:
@@ -482,7 +481,7 @@ class CommandTarget:
             sent_request = _shown(requests[min(done, len(requests) - 1)])
             raise self._fault(process, sent_request, reason) from None
         finally:
-            self._last = _shown(requests[-1])
+            self._last = requests[-1]
         self._faults_in_a_row = 0  # a case without a fault: the breaker counts from 0 again
 
     def new(self, instance: str) -> None:
