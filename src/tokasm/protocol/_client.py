@@ -13,7 +13,6 @@ from __future__ import annotations
 import atexit
 import contextlib
 import os
-import queue
 import select
 import shlex
 import signal
@@ -60,7 +59,6 @@ EXIT_GRACE = 1.0
 STDERR_TAIL_BYTES = 16 * 1024
 STDERR_TAIL_LINES = 20
 _STDERR_LINE_CHARS = 500
-_WRITE_AT_ONCE = 1 << 15  # a first write this small fits an empty pipe: it never blocks
 _ALIVE_CHECK = 0.1  # seconds between checks that the child still runs, while waiting
 _STACKS, _STACK_LINES = "Fatal Python error: Aborted", 80  # a worker's stacks, kept whole
 
@@ -163,8 +161,8 @@ class LineTooLong(TargetFault):
 
 
 class Process:
-    """A child in its own group; one thread writes its requests in order (one that stops
-    reading costs a deadline, not a hang) and one keeps the tail of its stderr."""
+    """A child in its own group, its stdin written without blocking (one that stops reading
+    costs a deadline, not a hang); a thread keeps the tail of its stderr."""
 
     max_line = codec.MAX_LINE_BYTES  # a longer line is a LineTooLong fault
 
@@ -182,14 +180,10 @@ class Process:
         self._fd, self._tail = self._stdout.fileno(), bytearray()
         self._lines: deque[bytes] = deque()  # whole lines read ahead
         self._partial = bytearray()  # the start of the next line
-        self._outbox: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
-        self._started = False  # the first write is made here, the rest by the writer thread
-        self._threads = [
-            threading.Thread(target=self._drain_stderr, args=(stderr,), daemon=True),
-            threading.Thread(target=self._write_queued, daemon=True),
-        ]
-        for thread in self._threads:
-            thread.start()
+        os.set_blocking(self._stdin.fileno(), False)
+        self._unsent, self._wrote = memoryview(b""), False  # what the pipe has not taken yet
+        self._drain = threading.Thread(target=self._drain_stderr, args=(stderr,), daemon=True)
+        self._drain.start()
 
     def _drain_stderr(self, pipe: IO[bytes]) -> None:
         with contextlib.suppress(OSError, ValueError):
@@ -199,23 +193,24 @@ class Process:
         with contextlib.suppress(OSError):
             pipe.close()
 
-    def _write_queued(self) -> None:
-        with contextlib.suppress(OSError, ValueError):  # stdin closed: the reader sees why
-            while (data := self._outbox.get()) is not None:
-                self._stdin.write(data)
-                self._stdin.flush()
-            self._stdin.close()
-
     def write(self, data: bytes) -> None:
-        started, self._started = self._started, True
-        if started or len(data) > _WRITE_AT_ONCE:  # in order, never blocking the reader
-            self._outbox.put(data)
-            return
-        try:  # the first request (a hello) here, into an empty pipe: a child gone says so
-            self._stdin.write(data)
-            self._stdin.flush()
+        """Send ``data`` after what is unsent: what the pipe takes now, the rest while reading."""
+        self._unsent = memoryview(bytes(self._unsent) + data)
+        if not self._send() and not self._wrote:  # a child gone before its first request
+            raise TargetFault(self._gone("stdin", "before reading the request"))
+
+    def _send(self) -> bool:
+        """Write what the pipe takes; False if the child no longer reads (the reader sees why)."""
+        try:
+            while self._unsent:
+                self._unsent = self._unsent[os.write(self._stdin.fileno(), self._unsent) :]
+                self._wrote = True
+        except BlockingIOError:
+            pass
         except (OSError, ValueError):
-            raise TargetFault(self._gone("stdin", "before reading the request")) from None
+            self._unsent = memoryview(b"")
+            return False
+        return True
 
     def read_line(self, timeout: float, *, beats_for: float = 0.0) -> bytes:
         """The next line, or TargetFault; a heartbeat renews ``timeout`` up to ``beats_for``."""
@@ -234,10 +229,14 @@ class Process:
                         os.kill(self.popen.pid, signal.SIGABRT)
                         self.popen.wait(EXIT_GRACE)
                 raise NoResponse(f"no response within {timeout:g} s")
-            if select.select([self._fd], [], [], min(remaining, _ALIVE_CHECK))[0]:
+            unsent = [self._stdin] if self._unsent else []
+            ready, writable, _ = select.select([self._fd], unsent, [], min(remaining, _ALIVE_CHECK))
+            if writable:
+                self._send()
+            if ready:
                 self._read()
-            elif (code := self.popen.poll()) is not None:  # a grandchild may hold the pipe
-                raise TargetFault(f"{exit_description(code)} without answering")
+            elif not writable and (code := self.popen.poll()) is not None:  # a grandchild may
+                raise TargetFault(f"{exit_description(code)} without answering")  # hold stdout
 
     def _read(self) -> None:
         chunk = os.read(self._fd, 1 << 20)
@@ -272,7 +271,7 @@ class Process:
 
     def stderr_text(self) -> str:
         """Its stderr's last ``STDERR_TAIL_BYTES`` (all of it, once the child has ended)."""
-        self._threads[0].join(timeout=EXIT_GRACE)
+        self._drain.join(timeout=EXIT_GRACE)
         return bytes(self._tail).decode("utf-8", "replace")
 
     def stderr_tail(self) -> str:
@@ -296,17 +295,16 @@ class Process:
 
     def kill(self, grace: float = 0.0) -> None:
         """Close stdin, wait ``grace`` s for an exit, kill the group and reap it; repeatable."""
-        self._outbox.put(None)
+        with contextlib.suppress(OSError):
+            self._stdin.close()  # the end of its input: it may exit by itself
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.popen.wait(grace)
         self.kill_group()
         self.popen.wait()
-        for thread in self._threads:  # their pipes close when the group is gone
-            thread.join(timeout=EXIT_GRACE)
+        self._drain.join(timeout=EXIT_GRACE)  # its pipe closes when the group is gone
         _LIVE.discard(self)
-        for pipe in (self._stdin, self._stdout):
-            with contextlib.suppress(OSError):
-                pipe.close()
+        with contextlib.suppress(OSError):
+            self._stdout.close()
 
 
 def _shown(request: bytes) -> str:
