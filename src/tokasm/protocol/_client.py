@@ -542,7 +542,7 @@ class WorkerTarget(CommandTarget):
         """``check``'s fuzz phase in the worker: the disagreement found, if any. A fault in a
         worker that ran cases is retried once in a fresh one, as a case may have poisoned it."""
         request, seconds = {"op": "fuzz", "examples": examples}, max(self.timeout, FUZZ_SECONDS)
-        used = self._process is not None  # by the cases
+        used = self._process is not None  # it ran the cases, which may have poisoned it
         try:
             try:
                 answer = self._exchange(request, "the fuzz phase", seconds)
