@@ -6,6 +6,7 @@ short so a hang costs half a second; nothing in the tests sleeps.
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 import sys
@@ -201,3 +202,30 @@ def test_requests_are_written_at_most_the_window_ahead(tmp_path: Path, window: i
     most = int(record.read_text())
     assert most <= window + 1  # the window, and the case's ``new``
     assert most > 1 or window == 1
+
+
+def _one_apply(case_id: str) -> dict[str, object]:
+    apply = {"apply": {"id": "m", "delta": "x", "final": True}, "returns": "x"}
+    return {"id": case_id, "description": case_id, "requirements": ["FINAL-RETURN"],
+            "steps": [apply]}  # fmt: skip
+
+
+def test_a_stray_line_that_comes_after_its_case_costs_no_later_case(tmp_path: Path) -> None:
+    """The testee writes a second answer to a case's last request only once the case is over
+    (request 3: hello, then the case's ``new`` and ``apply``): the next case runs as usual, in
+    a fresh testee, and the stray line is a problem of the run that names that request."""
+    told = tmp_path / "told"
+    os.mkfifo(told)
+    argv = [sys.executable, str(FAULTY), "late-stray", "--at", "3", "--marker", str(told)]
+    first, second = (parse_case(_one_apply(i), tmp_path / "c.yaml") for i in ("one", "two"))
+    target = CommandTarget(argv, timeout=TIMEOUT)
+    try:
+        assert run_case(target, first).outcome == "passed"
+        assert told.read_text() == ""  # the testee has written the stray line and closed
+        result = run_case(target, second)
+    finally:
+        target.close()
+    assert result.outcome == "passed", result.message
+    (problem,) = target.problems
+    assert "nobody asked for" in problem, problem
+    assert '"op":"apply"' in problem, problem

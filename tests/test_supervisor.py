@@ -355,3 +355,33 @@ def test_in_process_a_second_ctrl_c_ends_a_run_whose_target_swallowed_the_first(
     finally:
         process.kill()
     assert process.returncode == 130, err
+
+
+def test_a_worker_poisoned_by_a_case_costs_no_fuzz_phase(tmp_path: Path) -> None:
+    """A case installs an audit hook that refuses every ``open`` (it passes, and so does the
+    next): the fuzz phase, which imports Hypothesis, faults in that worker, so it runs again
+    in a fresh one, and the run conforms."""
+    (tmp_path / "poison.py").write_text(
+        "import sys\nfrom tokasm import TokenAssembler\n"
+        "def refuse(event, args):\n"
+        "    if event == 'open':\n"
+        "        raise RuntimeError('no open for you')\n"
+        "class Poison(TokenAssembler):\n"
+        "    def apply(self, event):\n"
+        "        if event['id'] == 'poison':\n"
+        "            sys.addaudithook(refuse)\n"
+        "        return super().apply(event)\n"
+    )
+    (tmp_path / "cases").mkdir()
+    (tmp_path / "cases" / "poison.yaml").write_text(
+        "description: a poisoning case\ncases:\n"
+        + _case("user.poison", "poison")
+        + _case("user.after", "after")
+    )
+    ran = tokasm_here(
+        tmp_path,
+        *("check", "poison:Poison", "--cases", "cases", "--no-bundled"),
+        *("--fuzz-examples", "5", "--no-cost-probe"),
+    )
+    assert ran.code == 0, ran
+    assert "PROBLEM" not in ran.out + ran.err, ran

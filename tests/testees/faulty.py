@@ -4,7 +4,9 @@
 
 Once-only faults (hang, crash, garbage) strike at request number N (hello is
 1) and create the marker file, so the respawned testee behaves: exactly one
-case must pay for the fault. The other modes fail at start or at hello.
+case must pay for the fault. ``late-stray`` answers request N, then waits until
+the FIFO at the marker's path is opened, writes its answer again, and closes it.
+The other modes fail at start or at hello.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import threading
 from pathlib import Path
 
 ONCE = ("hang", "crash", "garbage")
-MODES = (*ONCE, "chatty", "cannot-start", "silent-hello", "wrong-version")
+MODES = (*ONCE, "late-stray", "chatty", "cannot-start", "silent-hello", "wrong-version")
 
 
 def strike(mode: str, number: int) -> None:
@@ -51,6 +53,10 @@ def serve(mode: str, strike_at: int, marker: Path | None) -> None:
             sys.stderr.write("chatter " * 20_000 + "\n")
         sys.stdout.buffer.write(encode(response))
         sys.stdout.buffer.flush()
+        if mode == "late-stray" and marker is not None and number == strike_at:
+            with marker.open("w"):  # the test opens it when the case is over
+                sys.stdout.buffer.write(encode(response))
+                sys.stdout.buffer.flush()
 
 
 def main() -> None:

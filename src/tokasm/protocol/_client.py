@@ -13,7 +13,6 @@ from __future__ import annotations
 import atexit
 import contextlib
 import os
-import queue
 import select
 import shlex
 import signal
@@ -50,8 +49,7 @@ LOAD_TIMEOUT = 60.0
 BREAKER_FAULTS = 5
 #: Requests written ahead of their responses by default (``--no-pipeline`` makes it 1).
 PIPELINE_WINDOW = 1024
-#: The worker's line between the steps of a long case: it renews the deadline, for at most
-#: ``BEATS_FOR`` times ``--timeout`` a case.
+#: The worker's line between a long case's steps: it renews the deadline, ``BEATS_FOR`` times.
 HEARTBEAT = b'{"busy":true}'
 BEATS_FOR = 60
 #: The longest check's fuzz phase may take in the worker, shrinking included.
@@ -61,11 +59,11 @@ EXIT_GRACE = 1.0
 STDERR_TAIL_BYTES = 16 * 1024
 STDERR_TAIL_LINES = 20
 _STDERR_LINE_CHARS = 500
-_WRITE_AT_ONCE = 1 << 15  # a first write this small fits an empty pipe: it never blocks
 _ALIVE_CHECK = 0.1  # seconds between checks that the child still runs, while waiting
 _STACKS, _STACK_LINES = "Fatal Python error: Aborted", 80  # a worker's stacks, kept whole
 
 _LIVE: set[Process] = set()  # every child whose group is not yet killed
+_HELLO = codec.encode(codec.hello_request())
 
 
 def split_command(command_line: str) -> list[str]:
@@ -95,18 +93,18 @@ atexit.register(end_testees)  # whatever route started them, none outlives tokas
 def testees_end_with_the_run() -> Iterator[None]:
     """Meanwhile SIGTERM or SIGINT kills every child group and ends the run (a second SIGINT
     at once: in process a target may swallow the first); at the end none is left."""
-    interrupts = []
+    interrupts: list[int] = []
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
         kill_testees()
-        if signum == signal.SIGINT:
-            interrupts.append(signum)
-            if len(interrupts) > 1:
-                os.write(2, b"tokasm: interrupted\n")
-                os._exit(errors.EXIT_INTERRUPTED)
-            raise errors.TokasmInterrupt
-        os.write(2, b"tokasm: terminated\n")
-        raise errors.TokasmExit(errors.EXIT_TERMINATED)
+        if signum == signal.SIGTERM:
+            os.write(2, b"tokasm: terminated\n")
+            raise errors.TokasmExit(errors.EXIT_TERMINATED)
+        if interrupts:
+            os.write(2, b"tokasm: interrupted\n")
+            os._exit(errors.EXIT_INTERRUPTED)
+        interrupts.append(signum)
+        raise errors.TokasmInterrupt
 
     previous: dict[int, Any] = {}
     with contextlib.suppress(ValueError):  # not the main thread: leave the handlers alone
@@ -129,16 +127,16 @@ def fatal_signals_kill_testees() -> Callable[[], None]:
         signal.signal(signum, signal.SIG_DFL)
         signal.raise_signal(signum)
 
-    installed: dict[int, Any] = {}
-    if threading.current_thread() is threading.main_thread():
-        for signum in (signal.SIGTERM, signal.SIGHUP):
-            if signal.getsignal(signum) is signal.SIG_DFL:
-                installed[signum] = signal.signal(signum, die)
+    fatal = (signal.SIGTERM, signal.SIGHUP)
+    main = threading.current_thread() is threading.main_thread()
+    installed = [s for s in fatal if main and signal.getsignal(s) is signal.SIG_DFL]
+    for signum in installed:
+        signal.signal(signum, die)
 
     def undo() -> None:
-        for number, handler in installed.items():
-            if signal.getsignal(number) is die:
-                signal.signal(number, handler)
+        for signum in installed:
+            if signal.getsignal(signum) is die:
+                signal.signal(signum, signal.SIG_DFL)
         installed.clear()
 
     return undo
@@ -163,8 +161,8 @@ class LineTooLong(TargetFault):
 
 
 class Process:
-    """A child in its own group; one thread writes its requests in order (one that stops
-    reading costs a deadline, not a hang) and one keeps the tail of its stderr."""
+    """A child in its own group, its stdin written without blocking (one that stops reading
+    costs a deadline, not a hang); a thread keeps the tail of its stderr."""
 
     max_line = codec.MAX_LINE_BYTES  # a longer line is a LineTooLong fault
 
@@ -182,14 +180,10 @@ class Process:
         self._fd, self._tail = self._stdout.fileno(), bytearray()
         self._lines: deque[bytes] = deque()  # whole lines read ahead
         self._partial = bytearray()  # the start of the next line
-        self._outbox: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
-        self._started = False  # the first write is made here, the rest by the writer thread
-        self._threads = [
-            threading.Thread(target=self._drain_stderr, args=(stderr,), daemon=True),
-            threading.Thread(target=self._write_queued, daemon=True),
-        ]
-        for thread in self._threads:
-            thread.start()
+        os.set_blocking(self._stdin.fileno(), False)
+        self._unsent, self._wrote = memoryview(b""), False  # what the pipe has not taken yet
+        self._drain = threading.Thread(target=self._drain_stderr, args=(stderr,), daemon=True)
+        self._drain.start()
 
     def _drain_stderr(self, pipe: IO[bytes]) -> None:
         with contextlib.suppress(OSError, ValueError):
@@ -199,23 +193,24 @@ class Process:
         with contextlib.suppress(OSError):
             pipe.close()
 
-    def _write_queued(self) -> None:
-        with contextlib.suppress(OSError, ValueError):  # stdin closed: the reader sees why
-            while (data := self._outbox.get()) is not None:
-                self._stdin.write(data)
-                self._stdin.flush()
-            self._stdin.close()
-
     def write(self, data: bytes) -> None:
-        started, self._started = self._started, True
-        if started or len(data) > _WRITE_AT_ONCE:  # in order, never blocking the reader
-            self._outbox.put(data)
-            return
-        try:  # the first request (a hello) here, into an empty pipe: a child gone says so
-            self._stdin.write(data)
-            self._stdin.flush()
+        """Send ``data`` after what is unsent: what the pipe takes now, the rest while reading."""
+        self._unsent = memoryview(bytes(self._unsent) + data)
+        if not self._send() and not self._wrote:  # a child gone before its first request
+            raise TargetFault(self._gone("stdin", "before reading the request"))
+
+    def _send(self) -> bool:
+        """Write what the pipe takes; False if the child no longer reads (the reader sees why)."""
+        try:
+            while self._unsent:
+                self._unsent = self._unsent[os.write(self._stdin.fileno(), self._unsent) :]
+                self._wrote = True
+        except BlockingIOError:
+            pass
         except (OSError, ValueError):
-            raise TargetFault(self._gone("stdin", "before reading the request")) from None
+            self._unsent = memoryview(b"")
+            return False
+        return True
 
     def read_line(self, timeout: float, *, beats_for: float = 0.0) -> bytes:
         """The next line, or TargetFault; a heartbeat renews ``timeout`` up to ``beats_for``."""
@@ -234,10 +229,14 @@ class Process:
                         os.kill(self.popen.pid, signal.SIGABRT)
                         self.popen.wait(EXIT_GRACE)
                 raise NoResponse(f"no response within {timeout:g} s")
-            if select.select([self._fd], [], [], min(remaining, _ALIVE_CHECK))[0]:
+            unsent = [self._stdin] if self._unsent else []
+            ready, writable, _ = select.select([self._fd], unsent, [], min(remaining, _ALIVE_CHECK))
+            if writable:
+                self._send()
+            if ready:
                 self._read()
-            elif (code := self.popen.poll()) is not None:  # a grandchild may hold the pipe
-                raise TargetFault(f"{exit_description(code)} without answering")
+            elif not writable and (code := self.popen.poll()) is not None:  # a grandchild may
+                raise TargetFault(f"{exit_description(code)} without answering")  # hold stdout
 
     def _read(self) -> None:
         chunk = os.read(self._fd, 1 << 20)
@@ -272,7 +271,7 @@ class Process:
 
     def stderr_text(self) -> str:
         """Its stderr's last ``STDERR_TAIL_BYTES`` (all of it, once the child has ended)."""
-        self._threads[0].join(timeout=EXIT_GRACE)
+        self._drain.join(timeout=EXIT_GRACE)
         return bytes(self._tail).decode("utf-8", "replace")
 
     def stderr_tail(self) -> str:
@@ -296,17 +295,16 @@ class Process:
 
     def kill(self, grace: float = 0.0) -> None:
         """Close stdin, wait ``grace`` s for an exit, kill the group and reap it; repeatable."""
-        self._outbox.put(None)
+        with contextlib.suppress(OSError):
+            self._stdin.close()  # the end of its input: it may exit by itself
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.popen.wait(grace)
         self.kill_group()
         self.popen.wait()
-        for thread in self._threads:  # their pipes close when the group is gone
-            thread.join(timeout=EXIT_GRACE)
+        self._drain.join(timeout=EXIT_GRACE)  # its pipe closes when the group is gone
         _LIVE.discard(self)
-        for pipe in (self._stdin, self._stdout):
-            with contextlib.suppress(OSError):
-                pipe.close()
+        with contextlib.suppress(OSError):
+            self._stdout.close()
 
 
 def _shown(request: bytes) -> str:
@@ -355,13 +353,12 @@ class CommandTarget:
         if not argv:
             raise TargetError("command '': empty command line")
         self._argv, self.timeout, self._window = list(argv), timeout, max(window, 1)
-        self._start_timeout = max(
-            timeout, START_TIMEOUT if start_timeout is None else start_timeout
-        )
+        self._start_timeout = max(timeout, start_timeout or START_TIMEOUT)
         self._queued: list[bytes] = []  # ``new`` requests sent with the next steps
         self._faults_in_a_row, self._breaker_faults = 0, breaker
         self._breaker: str | None = None  # why the remaining cases are not run
         self._restarts = 0
+        self._last: bytes | str = _HELLO  # the last request, for output that comes after it
         self.problems: list[str] = []
         self.name = shlex.join(self._argv)  # until the hello names the implementation
         self.features: frozenset[str] = frozenset()
@@ -381,16 +378,15 @@ class CommandTarget:
     def _start(self) -> Process:
         """A fresh testee that has answered hello; TargetFault (its stderr tail) if not."""
         process = Process(self._argv, stacks_on_abort=self.worker)
-        hello = codec.encode(codec.hello_request())
         try:
-            process.write(hello)
+            process.write(_HELLO)
             response = codec.decode(process.read_line(self._start_timeout))
             if self.worker and response.get("kind") == "TargetError":
                 raise TargetError(str(response.get("error")))  # the target did not load
             name, features = codec.parse_hello(response)
         except (ProtocolError, TargetFault) as error:
             process.kill()
-            raise TargetFault(f"request {_shown(hello)}: {error}{process.stderr_tail()}") from None
+            raise TargetFault(f"request {_shown(_HELLO)}: {error}{process.stderr_tail()}") from None
         except TargetError:
             process.kill()
             raise
@@ -423,9 +419,19 @@ class CommandTarget:
         return TargetFault(message)
 
     def _running(self) -> Process:
-        """The testee, restarted if the last case killed it; TargetFault if it cannot be."""
+        """The testee, restarted if the last case killed it or if it wrote or ended since that
+        case's end check (a run-level problem); TargetFault if it cannot be."""
         if self._breaker is not None:
             raise TargetFault(self._breaker)
+        if (process := self._process) is not None:
+            try:
+                process.refuse_unasked()
+            except TargetFault as fault:
+                process.kill()
+                self._process = None
+                last = self._last if isinstance(self._last, str) else _shown(self._last)
+                said = f"{fault} (after its case had ended; a fresh testee ran the next)"
+                self.problems.append(f"request {last}: {said}{process.stderr_tail()}")
         if self._process is None:
             self._restarts += 1
             try:
@@ -442,7 +448,6 @@ class CommandTarget:
         process = self._running()
         done = sent = 0  # responses read, requests written
         try:
-            process.refuse_unasked()
             for done, item in enumerate(items):
                 if sent < len(items) and sent - done < (self._window + 1) // 2:
                     requests += map(_encoded, items[len(requests) : done + self._window])
@@ -473,6 +478,8 @@ class CommandTarget:
                 )
             sent_request = _shown(requests[min(done, len(requests) - 1)])
             raise self._fault(process, sent_request, reason) from None
+        finally:
+            self._last = requests[-1]
         self._faults_in_a_row = 0  # a case without a fault: the breaker counts from 0 again
 
     def new(self, instance: str) -> None:
@@ -532,10 +539,17 @@ class WorkerTarget(CommandTarget):
         return self._ask(request, f"the cost probe {probe_id}", probe_named(probe_id, "errored"))
 
     def fuzz(self, examples: int) -> tuple[str, ...]:
-        """``check``'s fuzz phase, run in the worker: the disagreement found, if any."""
-        request = {"op": "fuzz", "examples": examples}
+        """``check``'s fuzz phase in the worker: the disagreement found, if any. A fault in a
+        worker that ran cases is retried once in a fresh one, as a case may have poisoned it."""
+        request, seconds = {"op": "fuzz", "examples": examples}, max(self.timeout, FUZZ_SECONDS)
+        used = self._process is not None  # it ran the cases, which may have poisoned it
         try:
-            answer = self._exchange(request, "the fuzz phase", max(self.timeout, FUZZ_SECONDS))
+            try:
+                answer = self._exchange(request, "the fuzz phase", seconds)
+            except ProtocolError:
+                if not used:
+                    raise
+                answer = self._exchange(request, "the fuzz phase", seconds)  # a fresh worker
             problems = answer.get("problems")
             if not isinstance(problems, list) or not all(isinstance(p, str) for p in problems):
                 raise ProtocolError(f"not a list of problems: {str(answer)[:200]}")
@@ -564,8 +578,8 @@ class WorkerTarget(CommandTarget):
             process = self._running()
         except TargetFault as fault:
             raise ProtocolError(str(fault)) from None
+        self._last = label
         try:
-            process.refuse_unasked()
             process.write(codec.encode(request))
             response = codec.decode(process.read_line(self.timeout, beats_for=beats_for))
             if response.get("ok") is not True:
