@@ -109,7 +109,6 @@ class _Message:
     parts: int = 0
     reads: list[int] = field(default_factory=list)  # the text's length at each read
     read: int = 0
-    read_unknown: bool = False  # the id was read before it was known
 
     @property
     def long(self) -> bool:
@@ -166,7 +165,6 @@ class _Replay:
             return None
         seen = copy.copy(message)
         seen.read = len(message.reads)
-        seen.read_unknown = (step.instance, str(step.message_id)) in self.unknown_reads
         if not isinstance(step, Apply):
             message.reads.append(message.length)
         return seen
@@ -356,7 +354,8 @@ def _judged(replay: _Replay, index: int, failure: Failure) -> str | None:
     if out_of_place or found not in _ANSWERED:
         return out_of_place or found
     answered_none = failure.actual == {"returns": None}
-    if answered_none and expected is not None and seen is not None and seen.read_unknown:
+    read_unknown = (step.instance, str(step.message_id)) in replay.unknown_reads  # before known
+    if answered_none and expected is not None and seen is not None and read_unknown:
         return "a read answered what an earlier read got"
     if found == "final on an open id" and answered_none:
         found = "final on an open id answered None"

@@ -8,6 +8,7 @@ import html
 import json
 import os
 import re
+import shutil
 import stat
 import sys
 import tempfile
@@ -131,12 +132,11 @@ def render_verdict(runs: Sequence[TargetRun], case_count: int) -> str:
     unexpected = sum(totals[o] for o in FAILING) + sum(len(run.problems) for run in runs)
     failing = [run.target for run in runs if not run.conforms]
     excused = [run.target for run in runs if run.summary["xfailed"]]
+    head = f"PASSED: {len(runs) - len(excused)} of {len(runs)} targets conform"
+    if excused:  # never counted as conforming: they pass only through a list
+        head += f", {len(excused)} with expected failures only ({', '.join(excused)})"
     if failing:
         head = f"FAILED: {len(failing)} of {len(runs)} targets nonconforming ({', '.join(failing)})"
-    else:
-        head = f"PASSED: {len(runs) - len(excused)} of {len(runs)} targets conform"
-    if excused and not failing:  # never counted as conforming: they pass only through a list
-        head += f", {len(excused)} with expected failures only ({', '.join(excused)})"
     scope = f"corpus {runs[0].corpus_version}, {case_count} cases" if runs else "no targets"
     return (
         f"CONFORMANCE {head}; {scope}: {totals['passed']} successes, {totals['skipped']} "
@@ -338,19 +338,14 @@ def write_text_atomically(path: Path, text: str) -> None:
     if _is_special(real):
         real.write_bytes(data)
         return
+    temporary = real.with_name(f".{real.name}.{os.urandom(4).hex()}.tmp")
     try:
-        mode = stat.S_IMODE(real.stat().st_mode)
-    except OSError:  # a new file: the mode the umask gives (read by setting it)
-        mask = os.umask(0o022)
-        os.umask(mask)
-        mode = 0o666 & ~mask
-    handle, temporary = tempfile.mkstemp(dir=real.parent, prefix=f".{real.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "wb") as stream:
+        with temporary.open("xb") as stream:  # created with the mode the umask gives
             stream.write(data)
             stream.flush()
             os.fsync(stream.fileno())
-        os.chmod(temporary, mode)
+        with contextlib.suppress(FileNotFoundError):  # a file replaced keeps its mode
+            shutil.copymode(real, temporary)
         os.replace(temporary, real)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -399,7 +394,9 @@ class ReportPlan:
             for option, path, render in requests
             if path is not None
         ]
-        if sum(path is None for _, path, _ in self.wanted) > 1:
+        stdout = [option for option, path, _ in self.wanted if path is None]
+        self.to_stdout = bool(stdout)
+        if len(stdout) > 1:
             raise ReportError("only one report can go to stdout ('-')")
         seen: dict[Path, str] = {}
         for option, path, _ in self.wanted:
@@ -410,10 +407,6 @@ class ReportPlan:
                 raise ReportError(f"{option} and {other} name the same file")
             if source is not None and path == Path(os.path.realpath(source)) and option != kept:
                 raise ReportError(f"{option} names the same file as the list read, {str(source)!r}")
-
-    @property
-    def to_stdout(self) -> bool:
-        return any(path is None for _, path, _ in self.wanted)
 
     def remove_stale(self) -> None:
         """Delete earlier reports, so a run that does not finish leaves none behind."""
