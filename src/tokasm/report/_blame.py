@@ -131,8 +131,8 @@ class _Replay:
         self.steps = steps
         self.instances: dict[str, dict[str, _Message]] = {}
         self.refused: set[str] = set()
-        self.keys: dict[tuple[str, str], set[str]] = {}  # (instance, key): ids
-        self.open_messages: dict[str, int] = {}  # by instance: kept, not counted
+        self.keys: defaultdict[tuple[str, str], set[str]] = defaultdict(set)  # (instance, key): ids
+        self.open_messages: Counter[str] = Counter()  # by instance: kept, not counted
         self.unknown_reads: set[tuple[str, str]] = set()  # (instance, id) read unknown
         self.found: list[str | None] = []
         self.seen: list[_Message | None] = []
@@ -193,7 +193,7 @@ class _Replay:
             return "message sent extra keys"
         if message is not None and message.long:
             return "message of thousands of deltas or a long one"
-        if self.open_messages.get(step.instance, 0) >= _MANY_OPEN:
+        if self.open_messages[step.instance] >= _MANY_OPEN:
             return "one of hundreds of open messages"
         if isinstance(step, ReadSince):
             if message is None:
@@ -233,9 +233,9 @@ class _Replay:
         message = messages.get(message_id)
         if message is None:
             for key in _id_keys(message_id):
-                self.keys.setdefault((instance, key), set()).add(message_id)
+                self.keys[(instance, key)].add(message_id)
             message = messages[message_id] = _Message()
-            self.open_messages[instance] = self.open_messages.get(instance, 0) + 1
+            self.open_messages[instance] += 1
         delta = event.get("delta")
         message.extra_keys |= bool(set(event) - _EVENT_KEYS)
         if message.final:
