@@ -331,8 +331,9 @@ def write_text_atomically(path: Path, text: str) -> None:
         real.write_bytes(data)
         return
     temporary = real.with_name(f".{real.name}.{os.urandom(4).hex()}.tmp")
+    stream = temporary.open("xb")  # a new file, with the mode the umask gives
     try:
-        with temporary.open("xb") as stream:  # created with the mode the umask gives
+        with stream:
             stream.write(data)
             stream.flush()
             os.fsync(stream.fileno())
