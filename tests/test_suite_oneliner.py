@@ -9,8 +9,8 @@ import pytest
 
 from tokasm.conformance import suite
 from tokasm.corpus._load import load_corpus
+from tokasm.errors import XfailError
 from tokasm.implementations import StringIOAssembler
-from tokasm.report._xfail import XfailError
 
 pytest_plugins = ["pytester"]
 

@@ -18,7 +18,7 @@ from tokasm.corpus import PROFILES, profile_gap
 from tokasm.errors import CorpusError, ReportError, TargetError, XfailError
 from tokasm.fuzz import CHECK_EXAMPLES, fuzz_phase
 from tokasm.implementations import BACKENDS
-from tokasm.protocol import DEFAULT_TIMEOUT, PIPELINE_WINDOW, START_TIMEOUT, CommandTarget
+from tokasm.protocol import DEFAULT_TIMEOUT, PIPELINE_WINDOW, START_TIMEOUT
 from tokasm.run import (
     DEFAULT_PROFILES,
     FAILING,
@@ -169,17 +169,6 @@ def add_parser(commands: Commands) -> None:
     parser.set_defaults(run=run, cost_probe=True)
 
 
-def _select(chosen: list[Case], args: argparse.Namespace) -> tuple[list[Case], list[str]]:
-    """The cases and probes ``-k`` selects; CorpusError, not a pass, if nothing is left."""
-    cases, probes = options.select(chosen, args.case)
-    if not cases and not args.cost_probe:
-        raise CorpusError(
-            f"-k {' '.join(args.case)} selects only {', '.join(probes)}, which --no-cost-probe "
-            "turns off: nothing to run"
-        )
-    return cases, probes if args.cost_probe else []
-
-
 def _report_plan(args: argparse.Namespace) -> report.ReportPlan:
     """Every report asked for, checked before any target loads (keeping --write-xfail's reasons)."""
     keep = None
@@ -225,8 +214,7 @@ def run(args: argparse.Namespace) -> int:
                 starting = pool.submit(_start_targets, args, targets)
                 corpus, chosen = options.chosen_cases(args)
                 starting.result()
-        check = _Check(args, corpus, reports)
-        check.cases, check.probes = _select(chosen, args)
+        check = _Check(args, corpus, chosen, reports.to_stdout)
         xfail = report.load_xfail(args.xfail, corpus) if args.xfail else None
         for target, _ in targets:  # a profile asked for that a target cannot run: not a skip
             if gap := profile_gap(args.profile, chosen, target.name, target.features):
@@ -259,17 +247,25 @@ def run(args: argparse.Namespace) -> int:
 class _Check:
     """One ``check`` run: what it runs, the unexpected failures so far, the results."""
 
-    def __init__(self, args: argparse.Namespace, corpus: Corpus, reports: report.ReportPlan):
+    def __init__(
+        self, args: argparse.Namespace, corpus: Corpus, chosen: list[Case], to_stdout: bool
+    ) -> None:
+        """CorpusError, not a pass, if ``-k`` leaves nothing to run."""
         self.args, self.corpus = args, corpus
-        self.cases: list[Case] = []
-        self.probes: list[str] = []  # the cost probes that run after the cases
+        self.cases, probes = options.select(chosen, args.case)
+        if not self.cases and not args.cost_probe:
+            raise CorpusError(
+                f"-k {' '.join(args.case)} selects only {', '.join(probes)}, which "
+                "--no-cost-probe turns off: nothing to run"
+            )
+        self.probes = probes if args.cost_probe else []  # they run after the cases
         self.profiles = DEFAULT_PROFILES | set(args.profile)
         self.maxfail: float = args.maxfail or math.inf
         self.failures = 0  # unexpected ones, across targets (--maxfail)
         self.runs: list[TargetRun] = []
         # With a report on stdout ('-'), everything else goes to stderr.
         self.stdout = options.Console(sys.stdout)
-        self.console = options.Console(sys.stderr) if reports.to_stdout else self.stdout
+        self.console = options.Console(sys.stderr) if to_stdout else self.stdout
 
     def run_target(self, target: Target, lists: list[report.XfailList]) -> int:
         """Every check (until --maxfail) and the fuzz phase, printing what did not pass; the
@@ -282,8 +278,7 @@ class _Check:
         cases = run_cases(target, self.cases, self.profiles, debug=args.debug)
         checks = timed(itertools.chain(cases, probes))
         if report.progress_wanted(sys.stderr, args.quiet):
-            label = safe_text(target.name, report.NAME_LIMIT)
-            checks = report.Progress(label, size).track(checks)
+            checks = report.Progress(safe_text(target.name, report.NAME_LIMIT), size).track(checks)
         try:
             for result in checks:
                 results.append(result)
@@ -297,8 +292,8 @@ class _Check:
                 self.failures += len(problems)
         finally:
             target.close()
-        if isinstance(target, CommandTarget):  # e.g. a testee that restarted as another
-            problems = (*target.problems, *problems)
+        # a testee's own problems first, e.g. one that restarted as another
+        problems = (*getattr(target, "problems", ()), *problems)
         duration = time.perf_counter() - started
         done = TargetRun(
             target.name, target.name, tuple(results), self.corpus.version, problems, duration

@@ -96,14 +96,14 @@ def _check_save(args: argparse.Namespace) -> None:
             raise ReportError(f"--save {save!r}: {str(existing)!r} is not a folder")
         return
     destination("--save", Path(save))
-    if (Path(save).exists() or Path(save).is_symlink()) and not args.force:
+    if os.path.lexists(save) and not args.force:
         raise ReportError(f"--save {save!r}: the file exists; pass --force to replace it")
 
 
 def _save(args: argparse.Namespace, case_id: str, text: str) -> Path:
     """Write a new file (never over a file or symlink unless --force), whole."""
     path = Path(args.save) / f"{case_id}.yaml" if _is_folder(args.save) else Path(args.save)
-    if not args.force and (path.exists() or path.is_symlink()):
+    if not args.force and os.path.lexists(path):
         raise ReportError(f"--save: {str(path)!r} exists; pass --force to replace it")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

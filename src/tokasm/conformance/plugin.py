@@ -263,12 +263,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     )
 
 
-def _is_placeholder(item: pytest.Item) -> bool:
-    callspec = getattr(item, "callspec", None)
-    return callspec is not None and callspec.id == _NO_TARGET_ID
-
-
 def pytest_collection_finish(session: pytest.Session) -> None:
     """No target is a usage error (exit 4); under pytest-xdist the placeholder fails (exit 1)."""
-    if not hasattr(session.config, "workerinput") and any(map(_is_placeholder, session.items)):
+    ids = [getattr(getattr(item, "callspec", None), "id", None) for item in session.items]
+    if not hasattr(session.config, "workerinput") and _NO_TARGET_ID in ids:
         raise pytest.UsageError(_NO_TARGET)

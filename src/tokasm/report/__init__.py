@@ -1,6 +1,7 @@
 """Reports of finished runs: the terminal card, JSON, JUnit, Markdown, expected-failure lists,
 rule blame and the progress line."""
 
+from tokasm.errors import XfailError
 from tokasm.report._blame import render_blame
 from tokasm.report._render import (
     NAME_LIMIT,
@@ -18,7 +19,6 @@ from tokasm.report._render import (
     write_text_atomically,
 )
 from tokasm.report._xfail import (
-    XfailError,
     XfailList,
     apply_xfail,
     expected_failures,

@@ -109,7 +109,6 @@ class _Message:
     parts: int = 0
     reads: list[int] = field(default_factory=list)  # the text's length at each read
     read: int = 0
-    read_unknown: bool = False  # the id was read before it was known
 
     @property
     def long(self) -> bool:
@@ -132,8 +131,8 @@ class _Replay:
         self.steps = steps
         self.instances: dict[str, dict[str, _Message]] = {}
         self.refused: set[str] = set()
-        self.keys: dict[tuple[str, str], set[str]] = {}  # (instance, key): ids
-        self.open_messages: dict[str, int] = {}  # by instance: kept, not counted
+        self.keys: defaultdict[tuple[str, str], set[str]] = defaultdict(set)  # (instance, key): ids
+        self.open_messages: Counter[str] = Counter()  # by instance: kept, not counted
         self.unknown_reads: set[tuple[str, str]] = set()  # (instance, id) read unknown
         self.found: list[str | None] = []
         self.seen: list[_Message | None] = []
@@ -166,7 +165,6 @@ class _Replay:
             return None
         seen = copy.copy(message)
         seen.read = len(message.reads)
-        seen.read_unknown = (step.instance, str(step.message_id)) in self.unknown_reads
         if not isinstance(step, Apply):
             message.reads.append(message.length)
         return seen
@@ -195,7 +193,7 @@ class _Replay:
             return "message sent extra keys"
         if message is not None and message.long:
             return "message of thousands of deltas or a long one"
-        if self.open_messages.get(step.instance, 0) >= _MANY_OPEN:
+        if self.open_messages[step.instance] >= _MANY_OPEN:
             return "one of hundreds of open messages"
         if isinstance(step, ReadSince):
             if message is None:
@@ -235,9 +233,9 @@ class _Replay:
         message = messages.get(message_id)
         if message is None:
             for key in _id_keys(message_id):
-                self.keys.setdefault((instance, key), set()).add(message_id)
+                self.keys[(instance, key)].add(message_id)
             message = messages[message_id] = _Message()
-            self.open_messages[instance] = self.open_messages.get(instance, 0) + 1
+            self.open_messages[instance] += 1
         delta = event.get("delta")
         message.extra_keys |= bool(set(event) - _EVENT_KEYS)
         if message.final:
@@ -356,7 +354,8 @@ def _judged(replay: _Replay, index: int, failure: Failure) -> str | None:
     if out_of_place or found not in _ANSWERED:
         return out_of_place or found
     answered_none = failure.actual == {"returns": None}
-    if answered_none and expected is not None and seen is not None and seen.read_unknown:
+    read_unknown = (step.instance, str(step.message_id)) in replay.unknown_reads  # before known
+    if answered_none and expected is not None and seen is not None and read_unknown:
         return "a read answered what an earlier read got"
     if found == "final on an open id" and answered_none:
         found = "final on an open id answered None"

@@ -8,6 +8,7 @@ import html
 import json
 import os
 import re
+import shutil
 import stat
 import sys
 import tempfile
@@ -131,12 +132,11 @@ def render_verdict(runs: Sequence[TargetRun], case_count: int) -> str:
     unexpected = sum(totals[o] for o in FAILING) + sum(len(run.problems) for run in runs)
     failing = [run.target for run in runs if not run.conforms]
     excused = [run.target for run in runs if run.summary["xfailed"]]
+    head = f"PASSED: {len(runs) - len(excused)} of {len(runs)} targets conform"
+    if excused:  # never counted as conforming: they pass only through a list
+        head += f", {len(excused)} with expected failures only ({', '.join(excused)})"
     if failing:
         head = f"FAILED: {len(failing)} of {len(runs)} targets nonconforming ({', '.join(failing)})"
-    else:
-        head = f"PASSED: {len(runs) - len(excused)} of {len(runs)} targets conform"
-    if excused and not failing:  # never counted as conforming: they pass only through a list
-        head += f", {len(excused)} with expected failures only ({', '.join(excused)})"
     scope = f"corpus {runs[0].corpus_version}, {case_count} cases" if runs else "no targets"
     return (
         f"CONFORMANCE {head}; {scope}: {totals['passed']} successes, {totals['skipped']} "
@@ -208,31 +208,16 @@ def json_text(runs: Sequence[TargetRun]) -> str:
 
 
 def _junit_suite(parent: ET.Element, run: TargetRun) -> None:
-    counts = run.summary
     target_id, runtime = stable_name(run.target)
-    suite = ET.SubElement(
-        parent,
-        "testsuite",
-        name=target_id,
-        tests=str(len(run.results) + len(run.problems)),
-        failures=str(counts["failed"] + counts["xpassed"] + len(run.problems)),
-        errors=str(counts["errored"]),
-        skipped=str(counts["skipped"] + counts["xfailed"]),
-        time=f"{run.duration:.3f}",
-    )
+    suite = ET.SubElement(parent, "testsuite", name=target_id)
     properties = ET.SubElement(suite, "properties")
     named = {**_versions([run]), "target": run.target, "implementation": run.implementation}
     for name, value in {**named, **({"runtime": runtime} if runtime else {})}.items():
         ET.SubElement(properties, "property", name=name, value=str(value))
     classname = f"tokasm.{target_id}"
     for result in run.results:
-        case = ET.SubElement(
-            suite,
-            "testcase",
-            classname=classname,
-            name=result.case_id,
-            time=f"{result.duration:.3f}",
-        )
+        time = f"{result.duration:.3f}"
+        case = ET.SubElement(suite, "testcase", classname=classname, name=result.case_id, time=time)
         if result.note:
             ET.SubElement(case, "system-out").text = result.note
         tag = _JUNIT_ELEMENT.get(result.outcome)
@@ -245,6 +230,15 @@ def _junit_suite(parent: ET.Element, run: TargetRun) -> None:
     for number, problem in enumerate(run.problems, 1):
         case = ET.SubElement(suite, "testcase", classname=classname, name=f"problem-{number}")
         ET.SubElement(case, "failure", type="problem", message=problem).text = problem
+    _count(suite, "testcase", run.duration)
+
+
+def _count(element: ET.Element, cases: str, seconds: float) -> None:
+    """JUnit's counts on ``element``, of the testcases at ``cases`` below it, and its time."""
+    element.set("tests", str(len(element.findall(cases))))
+    for attribute, tag in (("failures", "failure"), ("errors", "error"), ("skipped", "skipped")):
+        element.set(attribute, str(len(element.findall(f"{cases}/{tag}"))))
+    element.set("time", f"{seconds:.3f}")
 
 
 def junit_text(runs: Sequence[TargetRun]) -> str:
@@ -253,9 +247,7 @@ def junit_text(runs: Sequence[TargetRun]) -> str:
     runs = _sanitized(runs)
     for run in runs:
         _junit_suite(root, run)
-    for attribute in ("tests", "failures", "errors", "skipped"):
-        root.set(attribute, str(sum(int(s.get(attribute, "0")) for s in root)))
-    root.set("time", f"{sum(run.duration for run in runs):.3f}")
+    _count(root, "testsuite/testcase", sum(run.duration for run in runs))
     ET.indent(root)
     return f"<?xml version='1.0' encoding='utf-8'?>\n{ET.tostring(root, encoding='unicode')}\n"
 
@@ -338,19 +330,15 @@ def write_text_atomically(path: Path, text: str) -> None:
     if _is_special(real):
         real.write_bytes(data)
         return
+    temporary = real.with_name(f".{real.name}.{os.urandom(4).hex()}.tmp")
+    stream = temporary.open("xb")  # a new file, with the mode the umask gives
     try:
-        mode = stat.S_IMODE(real.stat().st_mode)
-    except OSError:  # a new file: the mode the umask gives (read by setting it)
-        mask = os.umask(0o022)
-        os.umask(mask)
-        mode = 0o666 & ~mask
-    handle, temporary = tempfile.mkstemp(dir=real.parent, prefix=f".{real.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "wb") as stream:
+        with stream:
             stream.write(data)
             stream.flush()
             os.fsync(stream.fileno())
-        os.chmod(temporary, mode)
+        with contextlib.suppress(FileNotFoundError):  # a file replaced keeps its mode
+            shutil.copymode(real, temporary)
         os.replace(temporary, real)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -399,7 +387,9 @@ class ReportPlan:
             for option, path, render in requests
             if path is not None
         ]
-        if sum(path is None for _, path, _ in self.wanted) > 1:
+        stdout = [option for option, path, _ in self.wanted if path is None]
+        self.to_stdout = bool(stdout)
+        if len(stdout) > 1:
             raise ReportError("only one report can go to stdout ('-')")
         seen: dict[Path, str] = {}
         for option, path, _ in self.wanted:
@@ -410,10 +400,6 @@ class ReportPlan:
                 raise ReportError(f"{option} and {other} name the same file")
             if source is not None and path == Path(os.path.realpath(source)) and option != kept:
                 raise ReportError(f"{option} names the same file as the list read, {str(source)!r}")
-
-    @property
-    def to_stdout(self) -> bool:
-        return any(path is None for _, path, _ in self.wanted)
 
     def remove_stale(self) -> None:
         """Delete earlier reports, so a run that does not finish leaves none behind."""
