@@ -164,6 +164,56 @@ def test_isolate_runs_the_target_as_a_testee_so_an_exit_costs_one_case(
     )
 
 
+#: Exits at an empty delta; its worker's hello says read_since only in the first one started.
+RESTARTS_AS_ANOTHER = """\
+import os
+from pathlib import Path
+from tokasm.implementations import ListJoinAssembler
+
+MARK = Path(__file__).with_name("started-once")
+FIRST = not MARK.exists()
+MARK.touch()
+
+class Plain:
+    def __init__(self):
+        self._inner = ListJoinAssembler()
+    def apply(self, event):
+        if event.get("delta") == "":
+            os._exit(0)
+        return self._inner.apply(event)
+    def get(self, message_id):
+        return self._inner.get(message_id)
+
+class Incremental(Plain):
+    def read_since(self, message_id, offset):
+        return self._inner.read_since(message_id, offset)
+
+Impl = Incremental if FIRST else Plain
+"""
+
+
+def test_isolate_fails_the_item_where_a_run_level_problem_is_found(
+    project: pytest.Pytester,
+) -> None:
+    """A worker restarted as another implementation is a run-level problem in tokasm check;
+    with --tokasm-isolate it fails the item during which it was found, never lost."""
+    project.makepyfile(restarts=RESTARTS_AS_ANOTHER)
+    result = _conformance(
+        project,
+        *("--tokasm-assembler", "restarts:Impl", "--tokasm-isolate", "--tokasm-fuzz-examples", "0"),
+        *("-k", "append.empty-delta-creates or seed.example"),
+    )
+    result.assert_outcomes(failed=2)  # seed.example passes, but the problem is found in it
+    result.stdout.fnmatch_lines(
+        [
+            "*_ test_case[[]append.empty-delta-creates[]] _*",
+            "testee fault *exited with code 0*",
+            "*_ test_case[[]seed.example[]] _*",
+            "run-level problem of the target: *changed its identity when restarted*",
+        ]
+    )
+
+
 def test_strict_profile_on_request(project: pytest.Pytester) -> None:
     result = _conformance(
         project,

@@ -126,6 +126,7 @@ class Selection:
         """Run one case, the cost probe or the fuzz phase as a pytest test."""
         from tokasm.run import FAILING, run_cases, run_probe
 
+        known = len(getattr(target, "problems", ()))  # a worker's, with --tokasm-isolate
         if check == FUZZ_ID:
             if self.fuzz_examples <= 0:
                 pytest.skip("fuzzing turned off (0 examples)")
@@ -138,7 +139,9 @@ class Selection:
             from tokasm.fuzz import fuzz_phase
 
             for problem in fuzz_phase(target, (), self.fuzz_examples):
-                pytest.fail(problem, pytrace=False)
+                pytest.fail(problem + _problems(target, known), pytrace=False)
+            if problems := _problems(target, known):
+                pytest.fail(problems.lstrip("\n"), pytrace=False)
             return
         if isinstance(check, str):  # the cost probe
             result = run_probe(check, target)
@@ -146,15 +149,24 @@ class Selection:
             (result,) = run_cases(target, [check], self.profiles)
         if result.outcome in FAILING:
             _FAILED_A_CASE.add(target)
-        if result.outcome == "skipped":
-            pytest.skip(result.message)
-        if result.outcome != "passed":
+        if result.outcome not in ("passed", "skipped"):
             rules = ", ".join(result.requirements)
             pytest.fail(
                 f"{result.case_id} [{rules}] - {result.description} [{result.outcome}]\n"
-                f"{result.message}",
+                f"{result.message}{_problems(target, known)}",
                 pytrace=False,
             )
+        if problems := _problems(target, known):
+            pytest.fail(problems.lstrip("\n"), pytrace=False)
+        if result.outcome == "skipped":
+            pytest.skip(result.message)
+
+
+def _problems(target: Target, known: int) -> str:
+    """The target's run-level problems found during this item (a worker that ended or wrote
+    between checks, a restart as another implementation), each on a line: never lost."""
+    found = getattr(target, "problems", [])[known:]
+    return "".join(f"\nrun-level problem of the target: {problem}" for problem in found)
 
 
 def suite(
