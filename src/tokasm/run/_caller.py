@@ -10,10 +10,13 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Mapping
 from operator import is_
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tokasm._display import show
 from tokasm.errors import EventNotOwned
+
+if TYPE_CHECKING:
+    from tokasm.corpus.steps import Apply
 
 __all__ = ["OTHER_MAPPINGS", "SCRIBBLE", "CallerHabits"]
 
@@ -130,44 +133,57 @@ class CallerHabits:
         self._reused: dict[object, object] = {}
         self._kept: list[object] = []
 
-    def lend(self, event: Any) -> object:
-        """What the target gets for the corpus event ``event`` (never ``event`` itself)."""
-        if self._gentle or type(event) is not dict:
-            lent = _other_mapping(event) if self._other else _copy(event)
-            if self._gentle:
-                self._kept.append(lent)
-            return lent
+    def apply(self, assembler: Any, step: Apply) -> object:
+        """``assembler.apply`` of the step's event as lent (never the event itself);
+        EventNotOwned if the target modified it. The usual event takes the second path."""
+        event = step.event
+        if self._gentle or not step.flat:
+            lent = self._lend(event)
+            try:
+                return assembler.apply(lent)
+            finally:
+                self._take_back(lent, event)
         reused = self._reused
         reused.clear()
         reused.update(event)
-        if not _CONTAINER_TYPES.isdisjoint(map(type, event.values())):
-            for key, value in event.items():  # not ``reused``: a target's thread may hold it
-                if type(value) in _CONTAINERS:
-                    reused[key] = _copy(value)
-        return reused
+        try:
+            return assembler.apply(reused)
+        finally:
+            try:  # the very keys and values of ``event``, in order: overwrite them
+                same = (
+                    len(reused) == len(event)
+                    and False not in map(is_, reused.values(), event.values())
+                    and False not in map(is_, reused, event)
+                )
+            except RuntimeError:  # changed meanwhile, by a thread of the target's
+                same = False
+            if same:
+                for key in event:
+                    reused[key] = SCRIBBLE
+            else:
+                self._take_back(reused, event)
 
-    def take_back(self, lent: Any, event: Any) -> None:
-        """EventNotOwned if the target modified the event; then forget or overwrite it."""
+    def _lend(self, event: Any) -> object:
+        lent = _other_mapping(event) if self._other else _copy(event)
+        if self._gentle:
+            self._kept.append(lent)
+        elif type(event) is dict:  # not ``reused`` itself: a target's thread may hold it
+            self._reused.clear()
+            self._reused.update(lent)  # type: ignore[call-overload]
+            return self._reused
+        return lent
+
+    def _take_back(self, lent: Any, event: Any) -> None:
+        """EventNotOwned if the target modified the event; then overwrite it (not gently)."""
         if self._other:
             return
-        try:  # quickly, for the usual event: the very keys and values of ``event``, in order
-            quick = (
-                type(lent) is dict
-                and type(event) is dict
-                and len(lent) == len(event)
-                and False not in map(is_, lent, event)
-                and False not in map(is_, lent.values(), event.values())
-            )
-            unchanged = quick or _same(lent, event)
+        try:
+            unchanged = _same(lent, event)
         except Exception:  # a key's ``__eq__`` that raises: the event was changed
-            quick = unchanged = False
-        if not self._gentle:
+            unchanged = False
+        if not self._gentle and type(lent) in _CONTAINERS:
             try:
-                if quick:
-                    for key in event:
-                        lent[key] = SCRIBBLE
-                elif type(lent) in _CONTAINERS:
-                    _scribble(lent)
+                _scribble(lent)
             except Exception:
                 unchanged = False
         if not unchanged:

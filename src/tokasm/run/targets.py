@@ -15,7 +15,13 @@ from typing import TYPE_CHECKING, Protocol, TypeAlias, TypeVar, cast, runtime_ch
 
 from tokasm._display import class_name, error_text, safe_text, show, type_name
 from tokasm.corpus.steps import Apply, features_of
-from tokasm.errors import ImplementationError, TargetError, TokasmExit, TokasmInterrupt
+from tokasm.errors import (
+    EventNotOwned,
+    ImplementationError,
+    TargetError,
+    TokasmExit,
+    TokasmInterrupt,
+)
 from tokasm.implementations import BACKENDS
 from tokasm.run._caller import CallerHabits
 
@@ -91,6 +97,14 @@ def _error_kind(error: BaseException) -> str:
     return safe_text(class_name(type(error)), 80)
 
 
+def _raised(error: BaseException, doing: str = "") -> ImplementationError:
+    """What the target raised, as an ImplementationError saying where in the user's code."""
+    frames, full = user_frames(error.__traceback__)
+    return ImplementationError(
+        _error_kind(error), doing + error_text(error), frames=tuple(frames), traceback=full
+    )
+
+
 @dataclass(frozen=True)
 class Foreign:
     """A step's result that is neither None nor text, shown once, as it came back."""
@@ -102,10 +116,8 @@ class Foreign:
         return self.shown
 
 
-def _returned(value: object) -> str | Foreign | None:
-    """None; a ``str`` (a subclass's characters as a ``str``); anything else, ``Foreign``."""
-    if value is None or type(value) is str:
-        return value
+def _returned(value: object) -> str | Foreign:
+    """A ``str`` subclass's characters as a ``str``; anything else but None, ``Foreign``."""
     if issubclass(type(value), str):  # by its real type: ``__class__`` may lie
         return str.__str__(value)
     return Foreign(show(value), type_name(value))
@@ -151,11 +163,7 @@ class PythonTarget:
         except (TokasmExit, TokasmInterrupt):  # tokasm's own signal handlers, in process
             raise
         except BaseException as error:  # even SystemExit is the case's error
-            frames, full = user_frames(error.__traceback__)
-            message = doing + error_text(error)
-            raise ImplementationError(
-                _error_kind(error), message, frames=tuple(frames), traceback=full
-            ) from None
+            raise _raised(error, doing) from None
 
     def new(self, instance: str) -> None:
         self._caller.forget()  # a case's first act: the last case's events go
@@ -163,20 +171,22 @@ class PythonTarget:
         self._instances[instance] = self._call(self._factory, doing="factory raised ")
 
     def perform(self, step: Step) -> str | Foreign | None:
-        return _returned(self.perform_raw(step))
+        value = self.perform_raw(step)
+        return value if value is None or type(value) is str else _returned(value)
 
     def perform_raw(self, step: Step) -> object:
         """What ``step`` returned, unconverted (the cost probe times the target alone)."""
         assembler = self._instances.get(step.instance)
         if assembler is None:
             raise ImplementationError("KeyError", f"no instance {step.instance!r} was created")
-        if not isinstance(step, Apply):
-            return self._call(step.perform, assembler)
-        lent = self._caller.lend(step.event)
         try:
-            return self._call(assembler.apply, lent)
-        finally:
-            self._caller.take_back(lent, step.event)
+            if type(step) is Apply:
+                return self._caller.apply(assembler, step)
+            return step.perform(assembler)
+        except (EventNotOwned, TokasmExit, TokasmInterrupt):  # the kit's own
+            raise
+        except BaseException as error:  # even SystemExit is the case's error
+            raise _raised(error) from None
 
     def perform_steps(self, steps: Sequence[Step]) -> Generator[StepOutcome, None, None]:
         for step in steps:
