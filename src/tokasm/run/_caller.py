@@ -136,7 +136,7 @@ class CallerHabits:
     def apply(self, assembler: Any, step: Apply) -> object:
         """``assembler.apply`` of the step's event as lent (never the event itself);
         EventNotOwned if the target modified it. The usual event takes the second path."""
-        event = step.event
+        event: Any = step.event
         if self._gentle or not step.flat:
             lent = self._lend(event)
             try:
