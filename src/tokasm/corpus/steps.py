@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from functools import cached_property
 from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias
 
 from tokasm._display import show
@@ -104,6 +103,8 @@ class Apply(Step):
     fields: ClassVar[tuple[str, ...]] = ("event",)
 
     event: object
+    #: The event is known to be a dict of texts and booleans: a shallow copy is a copy.
+    flat: bool = dataclasses.field(default=False, kw_only=True, compare=False, repr=False)
 
     @classmethod
     def from_request(cls, request: Mapping[str, object]) -> Step:
@@ -114,12 +115,6 @@ class Apply(Step):
     @property
     def message_id(self) -> object:
         return self.event.get("id") if isinstance(self.event, dict) else None
-
-    @cached_property
-    def flat(self) -> bool:
-        """Whether the event is a dict that holds no dict or list (a shallow copy is a copy)."""
-        event = self.event
-        return type(event) is dict and all(type(v) not in (dict, list) for v in event.values())
 
     def describe(self) -> str:
         return f"apply({show(self.event)})"

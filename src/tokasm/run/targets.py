@@ -116,8 +116,10 @@ class Foreign:
         return self.shown
 
 
-def _returned(value: object) -> str | Foreign:
-    """A ``str`` subclass's characters as a ``str``; anything else but None, ``Foreign``."""
+def _returned(value: object) -> str | Foreign | None:
+    """None; a ``str`` (a subclass's characters as a ``str``); anything else, ``Foreign``."""
+    if value is None or type(value) is str:
+        return value
     if issubclass(type(value), str):  # by its real type: ``__class__`` may lie
         return str.__str__(value)
     return Foreign(show(value), type_name(value))
@@ -171,11 +173,11 @@ class PythonTarget:
         self._instances[instance] = self._call(self._factory, doing="factory raised ")
 
     def perform(self, step: Step) -> str | Foreign | None:
-        value = self.perform_raw(step)
-        return value if value is None or type(value) is str else _returned(value)
+        return _returned(self.perform_raw(step))
 
     def perform_raw(self, step: Step) -> object:
-        """What ``step`` returned, unconverted (the cost probe times the target alone)."""
+        """What ``step`` returned, unconverted: the cost probe times the target alone, and
+        every step of a case comes this way (a test double's fault, a worker's heartbeat)."""
         assembler = self._instances.get(step.instance)
         if assembler is None:
             raise ImplementationError("KeyError", f"no instance {step.instance!r} was created")
@@ -191,9 +193,11 @@ class PythonTarget:
     def perform_steps(self, steps: Sequence[Step]) -> Generator[StepOutcome, None, None]:
         for step in steps:
             try:
-                yield self.perform(step)
+                value = self.perform_raw(step)
             except ImplementationError as error:
                 yield error
+            else:
+                yield value if value is None or type(value) is str else _returned(value)
 
     def close(self) -> None:
         self._instances.clear()
