@@ -135,33 +135,37 @@ class CallerHabits:
 
     def apply(self, assembler: Any, step: Apply) -> object:
         """``assembler.apply`` of the step's event as lent (never the event itself);
-        EventNotOwned if the target modified it. The usual event takes the second path."""
+        EventNotOwned if the target modified it. A flat event takes the short path."""
         event: Any = step.event
-        if self._gentle or not step.flat:
+        if self._other or not step.flat:
             lent = self._lend(event)
             try:
                 return assembler.apply(lent)
             finally:
                 self._take_back(lent, event)
-        reused = self._reused
-        reused.clear()
-        reused.update(event)
+        if self._gentle:
+            lent = dict(event)
+            self._kept.append(lent)
+        else:
+            lent = self._reused
+            lent.clear()
+            lent.update(event)
         try:
-            return assembler.apply(reused)
+            return assembler.apply(lent)
         finally:
-            try:  # the very keys and values of ``event``, in order: overwrite them
+            try:  # the very keys and values of ``event``, in order
                 same = (
-                    len(reused) == len(event)
-                    and False not in map(is_, reused.values(), event.values())
-                    and False not in map(is_, reused, event)
+                    len(lent) == len(event)
+                    and False not in map(is_, lent.values(), event.values())
+                    and False not in map(is_, lent, event)
                 )
             except RuntimeError:  # changed meanwhile, by a thread of the target's
                 same = False
-            if same:
+            if not same:
+                self._take_back(lent, event)
+            elif not self._gentle:
                 for key in event:
-                    reused[key] = SCRIBBLE
-            else:
-                self._take_back(reused, event)
+                    lent[key] = SCRIBBLE
 
     def _lend(self, event: Any) -> object:
         lent = _other_mapping(event) if self._other else _copy(event)
