@@ -156,8 +156,8 @@ class CallerHabits:
             try:  # the very keys and values of ``event``, in order
                 same = (
                     len(lent) == len(event)
-                    and False not in map(is_, lent.values(), event.values())
-                    and False not in map(is_, lent, event)
+                    and all(map(is_, lent.values(), event.values()))
+                    and all(map(is_, lent, event))
                 )
             except RuntimeError:  # changed meanwhile, by a thread of the target's
                 same = False
