@@ -70,7 +70,6 @@ class CallerMapping(Mapping[str, object]):
 
 
 _CONTAINERS = (dict, list)
-_CONTAINER_TYPES = frozenset(_CONTAINERS)
 _ABSENT = object()
 
 
@@ -171,9 +170,9 @@ class CallerHabits:
         lent = _other_mapping(event) if self._other else _copy(event)
         if self._gentle:
             self._kept.append(lent)
-        elif type(event) is dict:  # not ``reused`` itself: a target's thread may hold it
+        elif type(lent) is dict:
             self._reused.clear()
-            self._reused.update(lent)  # type: ignore[call-overload]
+            self._reused.update(lent)
             return self._reused
         return lent
 
