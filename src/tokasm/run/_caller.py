@@ -73,7 +73,7 @@ _CONTAINERS = (dict, list)
 _ABSENT = object()
 
 
-def _copy(value: object) -> object:
+def _copy(value: Any) -> Any:
     if type(value) is dict:
         return {k: _copy(v) if type(v) in _CONTAINERS else v for k, v in value.items()}
     if type(value) is list:
@@ -81,7 +81,7 @@ def _copy(value: object) -> object:
     return value
 
 
-def _other_mapping(event: object) -> object:
+def _other_mapping(event: Any) -> Any:
     """A dict event as a ``CallerMapping`` of ``CallerText`` strings; another, as it is."""
     if type(event) is not dict:
         return _copy(event)
@@ -128,33 +128,33 @@ class CallerHabits:
 
     def __init__(self, *, gentle: bool = False, other_mappings: bool = False) -> None:
         self._gentle = gentle or other_mappings
-        self._other = other_mappings  # then nothing is checked: no one writes to a mapping
+        self._other = other_mappings
         self._reused: dict[object, object] = {}
         self._kept: list[object] = []
 
     def apply(self, assembler: Any, step: Apply) -> object:
         """``assembler.apply`` of the step's event as lent (never the event itself);
-        EventNotOwned if the target modified it. A flat event takes the short path."""
+        EventNotOwned if the target modified it (a flat event is checked by identity)."""
         event: Any = step.event
-        if self._other or not step.flat:
-            lent = self._lend(event)
-            try:
-                return assembler.apply(lent)
-            finally:
-                self._take_back(lent, event)
+        if self._other:  # then nothing is checked: no one writes to a mapping
+            self._kept.append(lent := _other_mapping(event))
+            return assembler.apply(lent)
         if self._gentle:
-            lent = dict(event)
+            lent = dict(event) if step.flat else _copy(event)
             self._kept.append(lent)
-        else:
+        elif type(event) is dict:
             lent = self._reused
             lent.clear()
-            lent.update(event)
+            lent.update(event if step.flat else _copy(event))
+        else:
+            lent = _copy(event)
         try:
             return assembler.apply(lent)
         finally:
             try:  # the very keys and values of ``event``, in order
                 same = (
-                    len(lent) == len(event)
+                    step.flat
+                    and len(lent) == len(event)
                     and all(map(is_, lent.values(), event.values()))
                     and all(map(is_, lent, event))
                 )
@@ -166,20 +166,8 @@ class CallerHabits:
                 for key in event:
                     lent[key] = SCRIBBLE
 
-    def _lend(self, event: Any) -> object:
-        lent = _other_mapping(event) if self._other else _copy(event)
-        if self._gentle:
-            self._kept.append(lent)
-        elif type(lent) is dict:
-            self._reused.clear()
-            self._reused.update(lent)
-            return self._reused
-        return lent
-
     def _take_back(self, lent: Any, event: Any) -> None:
         """EventNotOwned if the target modified the event; then overwrite it (not gently)."""
-        if self._other:
-            return
         try:
             unchanged = _same(lent, event)
         except Exception:  # a key's ``__eq__`` that raises: the event was changed
