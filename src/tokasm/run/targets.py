@@ -11,7 +11,7 @@ import traceback
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, TypeAlias, TypeVar, cast, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, TypeAlias, cast, runtime_checkable
 
 from tokasm._display import class_name, error_text, safe_text, show, type_name
 from tokasm.corpus.steps import Apply, features_of
@@ -26,15 +26,13 @@ from tokasm.implementations import BACKENDS
 from tokasm.run._caller import CallerHabits
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Generator, Sequence
+    from collections.abc import Generator, Sequence
     from types import TracebackType
 
     from tokasm.corpus._load import Case
     from tokasm.corpus.steps import Step
     from tokasm.implementations import Assembler, AssemblerFactory
     from tokasm.run.results import CaseResult
-
-_T = TypeVar("_T")
 
 __all__ = ["Foreign", "PythonTarget", "StepOutcome", "Target", "Worker", "resolve_target"]
 
@@ -137,7 +135,7 @@ class PythonTarget:
         self._instances: dict[str, Assembler] = {}
         shown = repr(safe_text(name, 200))
         try:
-            probe = self._call(factory)
+            probe = self._made()
         except ImplementationError as error:
             hint = (
                 "; a TARGET is called with no arguments: name a zero-argument factory "
@@ -159,9 +157,9 @@ class PythonTarget:
         twin._instances = {}
         return twin
 
-    def _call(self, call: Callable[..., _T], *arguments: object, doing: str = "") -> _T:
+    def _made(self, doing: str = "") -> Assembler:
         try:
-            return call(*arguments)
+            return self._factory()
         except (TokasmExit, TokasmInterrupt):  # tokasm's own signal handlers, in process
             raise
         except BaseException as error:  # even SystemExit is the case's error
@@ -170,7 +168,7 @@ class PythonTarget:
     def new(self, instance: str) -> None:
         self._caller.forget()  # a case's first act: the last case's events go
         self._instances.pop(instance, None)
-        self._instances[instance] = self._call(self._factory, doing="factory raised ")
+        self._instances[instance] = self._made("factory raised ")
 
     def perform(self, step: Step) -> str | Foreign | None:
         return _returned(self.perform_raw(step))
