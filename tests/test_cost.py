@@ -38,7 +38,7 @@ from tokasm.run._cost import (
     probe_cache_final,
     probe_stream_linear,
 )
-from tokasm.run.targets import Foreign, PythonTarget
+from tokasm.run.targets import PythonTarget
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -121,11 +121,11 @@ class _Faulting(PythonTarget):
         super().__init__(JoinsOnceAtFinal, "faulting")
         self.left = 100
 
-    def perform(self, step: Step) -> str | Foreign | None:
+    def perform_raw(self, step: Step) -> object:
         self.left -= 1
         if self.left < 0:
             raise TargetFault("exited with code 1")
-        return super().perform(step)
+        return super().perform_raw(step)
 
 
 @pytest.mark.parametrize("probe", [probe_cache_final, probe_stream_linear])

@@ -44,7 +44,7 @@ from tokasm.protocol._client import CommandTarget
 from tokasm.protocol.testee import python_testee_command
 from tokasm.run.results import CaseResult
 from tokasm.run.runner import run_case
-from tokasm.run.targets import Foreign, PythonTarget
+from tokasm.run.targets import PythonTarget
 
 if TYPE_CHECKING:
     from tokasm.corpus.steps import Step
@@ -150,11 +150,11 @@ def test_fuzz_plays_the_callers_habits_in_process() -> None:
 class _FaultOnNul(PythonTarget):
     """A testee that dies whenever a delta carries NUL, as a C implementation might."""
 
-    def perform(self, step: Step) -> str | Foreign | None:
+    def perform_raw(self, step: Step) -> object:
         event = step.event if isinstance(step, Apply) else None
         if isinstance(event, dict) and "\x00" in event.get("delta", ""):
             raise TargetFault("testee exited with code -11")
-        return super().perform(step)
+        return super().perform_raw(step)
 
 
 def test_testee_fault_is_a_disagreement_not_a_crash() -> None:

@@ -145,7 +145,7 @@ class Case:
         event["id"] = self._text(event["id"], env)
         if "delta" in event:
             event["delta"] = self._text(event["delta"], env)
-        return Apply(instance, expect, event, where=where)
+        return Apply(instance, expect, event, where=where, flat=event.keys() <= _FLAT)
 
     def _offset(self, raw: int | str, env: Mapping[str, int]) -> int:
         """An integer offset, or digits and ``${var}`` that expand to one (``${t}${u}0``)."""
@@ -229,6 +229,8 @@ def _format(raw: str) -> str | None:
     return "".join(parts)
 
 
+#: An apply's keys whose values are texts or booleans (CASES.md); any other may hold anything.
+_FLAT = frozenset({"id", "delta", "final"})
 _RETURNS_NULL = Returns(None)  # most steps' expectation, one object for all (it is frozen)
 
 

@@ -103,6 +103,8 @@ class Apply(Step):
     fields: ClassVar[tuple[str, ...]] = ("event",)
 
     event: object
+    #: The event is known to be a dict of texts and booleans: a shallow copy is a copy.
+    flat: bool = dataclasses.field(default=False, kw_only=True, compare=False, repr=False)
 
     @classmethod
     def from_request(cls, request: Mapping[str, object]) -> Step:

@@ -71,9 +71,9 @@ class _Worker(PythonTarget):
         self._beat()
         super().new(instance)
 
-    def perform(self, step: Step) -> str | Foreign | None:
+    def perform_raw(self, step: Step) -> object:
         self._beat()
-        return super().perform(step)
+        return super().perform_raw(step)
 
 
 def _worker_answer(target: PythonTarget, request: Message) -> Message:

@@ -2,11 +2,9 @@
 with a caller's habits, the cost probes, and the results they yield."""
 
 from tokasm.run._cost import (
-    CACHE_FINAL,
     PROBE_ID,
     PROBE_IDS,
     PROBE_STEPS,
-    STREAM_LINEAR,
     STREAM_PROBE_ID,
     probe_cache_final,
     probe_named,
@@ -14,7 +12,6 @@ from tokasm.run._cost import (
 )
 from tokasm.run.results import (
     FAILING,
-    FAILURE_KINDS,
     NOT_TEXT,
     OUTCOMES,
     CaseResult,
@@ -28,9 +25,8 @@ from tokasm.run.runner import DEFAULT_PROFILES, run_case, run_cases, skip_reason
 from tokasm.run.targets import Foreign, PythonTarget, StepOutcome, Target, Worker, resolve_target
 
 __all__ = [
-    "CACHE_FINAL", "DEFAULT_PROFILES", "FAILING", "FAILURE_KINDS", "NOT_TEXT", "OUTCOMES",
-    "PROBE_ID", "PROBE_IDS", "PROBE_STEPS", "STREAM_LINEAR", "STREAM_PROBE_ID", "CaseResult",
-    "Failure", "Foreign", "Outcome", "PythonTarget", "StepOutcome", "Target", "TargetRun",
-    "Worker", "probe_cache_final", "probe_named", "resolve_target", "run_case", "run_cases",
-    "run_probe", "skip_reason", "summarize", "timed",
+    "DEFAULT_PROFILES", "FAILING", "NOT_TEXT", "OUTCOMES", "PROBE_ID", "PROBE_IDS", "PROBE_STEPS",
+    "STREAM_PROBE_ID", "CaseResult", "Failure", "Foreign", "Outcome", "PythonTarget", "StepOutcome",
+    "Target", "TargetRun", "Worker", "probe_cache_final", "probe_named", "resolve_target",
+    "run_case", "run_cases", "run_probe", "skip_reason", "summarize", "timed",
 ]  # fmt: skip

@@ -10,10 +10,13 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Mapping
 from operator import is_
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tokasm._display import show
 from tokasm.errors import EventNotOwned
+
+if TYPE_CHECKING:
+    from tokasm.corpus.steps import Apply
 
 __all__ = ["OTHER_MAPPINGS", "SCRIBBLE", "CallerHabits"]
 
@@ -67,11 +70,10 @@ class CallerMapping(Mapping[str, object]):
 
 
 _CONTAINERS = (dict, list)
-_CONTAINER_TYPES = frozenset(_CONTAINERS)
 _ABSENT = object()
 
 
-def _copy(value: object) -> object:
+def _copy(value: Any) -> Any:
     if type(value) is dict:
         return {k: _copy(v) if type(v) in _CONTAINERS else v for k, v in value.items()}
     if type(value) is list:
@@ -79,7 +81,7 @@ def _copy(value: object) -> object:
     return value
 
 
-def _other_mapping(event: object) -> object:
+def _other_mapping(event: Any) -> Any:
     """A dict event as a ``CallerMapping`` of ``CallerText`` strings; another, as it is."""
     if type(event) is not dict:
         return _copy(event)
@@ -126,48 +128,53 @@ class CallerHabits:
 
     def __init__(self, *, gentle: bool = False, other_mappings: bool = False) -> None:
         self._gentle = gentle or other_mappings
-        self._other = other_mappings  # then nothing is checked: no one writes to a mapping
+        self._other = other_mappings
         self._reused: dict[object, object] = {}
         self._kept: list[object] = []
 
-    def lend(self, event: Any) -> object:
-        """What the target gets for the corpus event ``event`` (never ``event`` itself)."""
-        if self._gentle or type(event) is not dict:
-            lent = _other_mapping(event) if self._other else _copy(event)
-            if self._gentle:
-                self._kept.append(lent)
-            return lent
-        reused = self._reused
-        reused.clear()
-        reused.update(event)
-        if not _CONTAINER_TYPES.isdisjoint(map(type, event.values())):
-            for key, value in event.items():  # not ``reused``: a target's thread may hold it
-                if type(value) in _CONTAINERS:
-                    reused[key] = _copy(value)
-        return reused
+    def apply(self, assembler: Any, step: Apply) -> object:
+        """``assembler.apply`` of the step's event as lent (never the event itself);
+        EventNotOwned if the target modified it (a flat event is checked by identity)."""
+        event: Any = step.event
+        if self._other:  # then nothing is checked: no one writes to a mapping
+            self._kept.append(lent := _other_mapping(event))
+            return assembler.apply(lent)
+        if self._gentle:
+            lent = dict(event) if step.flat else _copy(event)
+            self._kept.append(lent)
+        elif type(event) is dict:
+            lent = self._reused
+            lent.clear()
+            lent.update(event if step.flat else _copy(event))
+        else:
+            lent = _copy(event)
+        try:
+            return assembler.apply(lent)
+        finally:
+            try:  # the very keys and values of ``event``, in order
+                same = (
+                    step.flat
+                    and len(lent) == len(event)
+                    and all(map(is_, lent.values(), event.values()))
+                    and all(map(is_, lent, event))
+                )
+            except RuntimeError:  # changed meanwhile, by a thread of the target's
+                same = False
+            if not same:
+                self._take_back(lent, event)
+            elif not self._gentle:
+                for key in event:
+                    lent[key] = SCRIBBLE
 
-    def take_back(self, lent: Any, event: Any) -> None:
-        """EventNotOwned if the target modified the event; then forget or overwrite it."""
-        if self._other:
-            return
-        try:  # quickly, for the usual event: the very keys and values of ``event``, in order
-            quick = (
-                type(lent) is dict
-                and type(event) is dict
-                and len(lent) == len(event)
-                and False not in map(is_, lent, event)
-                and False not in map(is_, lent.values(), event.values())
-            )
-            unchanged = quick or _same(lent, event)
+    def _take_back(self, lent: Any, event: Any) -> None:
+        """EventNotOwned if the target modified the event; then overwrite it (not gently)."""
+        try:
+            unchanged = _same(lent, event)
         except Exception:  # a key's ``__eq__`` that raises: the event was changed
-            quick = unchanged = False
-        if not self._gentle:
+            unchanged = False
+        if not self._gentle and type(lent) in _CONTAINERS:
             try:
-                if quick:
-                    for key in event:
-                        lent[key] = SCRIBBLE
-                elif type(lent) in _CONTAINERS:
-                    _scribble(lent)
+                _scribble(lent)
             except Exception:
                 unchanged = False
         if not unchanged:

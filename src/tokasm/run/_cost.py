@@ -199,7 +199,7 @@ class _Traffic:
 def _apply(message_id: str, delta: str | None = None, *, final: bool = False) -> Apply:
     event: dict[str, object] = {"id": message_id}
     event |= {} if delta is None else {"delta": delta}
-    return Apply(_INSTANCE, None, event | {"final": True} if final else event)
+    return Apply(_INSTANCE, None, event | {"final": True} if final else event, flat=True)
 
 
 def _performed(target: Target, steps: Sequence[tuple[Step, str | None]]) -> None:

@@ -172,9 +172,9 @@ def _run_steps(target: Target, case: Case, debug: bool) -> CaseResult:
 def run_case(target: Target, case: Case, *, debug: bool = False) -> CaseResult:
     """Run one case on fresh instances. In process, failing only with the caller's habits
     breaks EVENT-OWNED; failing only with other mappings, MAP-ANY. A worker runs it whole."""
-    if isinstance(target, Worker):
-        return target.run_case(case, debug=debug)
     if not isinstance(target, PythonTarget):
+        if isinstance(target, Worker):
+            return target.run_case(case, debug=debug)
         try:
             return _run_steps(target, case, debug)
         finally:

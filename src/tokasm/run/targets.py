@@ -11,24 +11,28 @@ import traceback
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, TypeAlias, TypeVar, cast, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, TypeAlias, cast, runtime_checkable
 
 from tokasm._display import class_name, error_text, safe_text, show, type_name
 from tokasm.corpus.steps import Apply, features_of
-from tokasm.errors import ImplementationError, TargetError, TokasmExit, TokasmInterrupt
+from tokasm.errors import (
+    EventNotOwned,
+    ImplementationError,
+    TargetError,
+    TokasmExit,
+    TokasmInterrupt,
+)
 from tokasm.implementations import BACKENDS
 from tokasm.run._caller import CallerHabits
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Generator, Sequence
+    from collections.abc import Generator, Sequence
     from types import TracebackType
 
     from tokasm.corpus._load import Case
     from tokasm.corpus.steps import Step
     from tokasm.implementations import Assembler, AssemblerFactory
     from tokasm.run.results import CaseResult
-
-_T = TypeVar("_T")
 
 __all__ = ["Foreign", "PythonTarget", "StepOutcome", "Target", "Worker", "resolve_target"]
 
@@ -91,6 +95,14 @@ def _error_kind(error: BaseException) -> str:
     return safe_text(class_name(type(error)), 80)
 
 
+def _raised(error: BaseException, doing: str = "") -> ImplementationError:
+    """What the target raised, as an ImplementationError saying where in the user's code."""
+    frames, full = user_frames(error.__traceback__)
+    return ImplementationError(
+        _error_kind(error), doing + error_text(error), frames=tuple(frames), traceback=full
+    )
+
+
 @dataclass(frozen=True)
 class Foreign:
     """A step's result that is neither None nor text, shown once, as it came back."""
@@ -123,7 +135,7 @@ class PythonTarget:
         self._instances: dict[str, Assembler] = {}
         shown = repr(safe_text(name, 200))
         try:
-            probe = self._call(factory)
+            probe = self._made()
         except ImplementationError as error:
             hint = (
                 "; a TARGET is called with no arguments: name a zero-argument factory "
@@ -145,45 +157,45 @@ class PythonTarget:
         twin._instances = {}
         return twin
 
-    def _call(self, call: Callable[..., _T], *arguments: object, doing: str = "") -> _T:
+    def _made(self, doing: str = "") -> Assembler:
         try:
-            return call(*arguments)
+            return self._factory()
         except (TokasmExit, TokasmInterrupt):  # tokasm's own signal handlers, in process
             raise
         except BaseException as error:  # even SystemExit is the case's error
-            frames, full = user_frames(error.__traceback__)
-            message = doing + error_text(error)
-            raise ImplementationError(
-                _error_kind(error), message, frames=tuple(frames), traceback=full
-            ) from None
+            raise _raised(error, doing) from None
 
     def new(self, instance: str) -> None:
         self._caller.forget()  # a case's first act: the last case's events go
         self._instances.pop(instance, None)
-        self._instances[instance] = self._call(self._factory, doing="factory raised ")
+        self._instances[instance] = self._made("factory raised ")
 
     def perform(self, step: Step) -> str | Foreign | None:
         return _returned(self.perform_raw(step))
 
     def perform_raw(self, step: Step) -> object:
-        """What ``step`` returned, unconverted (the cost probe times the target alone)."""
+        """What ``step`` returned, unconverted: the cost probe times the target alone, and
+        every step of a case comes this way (a test double's fault, a worker's heartbeat)."""
         assembler = self._instances.get(step.instance)
         if assembler is None:
             raise ImplementationError("KeyError", f"no instance {step.instance!r} was created")
-        if not isinstance(step, Apply):
-            return self._call(step.perform, assembler)
-        lent = self._caller.lend(step.event)
         try:
-            return self._call(assembler.apply, lent)
-        finally:
-            self._caller.take_back(lent, step.event)
+            if type(step) is Apply:
+                return self._caller.apply(assembler, step)
+            return step.perform(assembler)
+        except (EventNotOwned, TokasmExit, TokasmInterrupt):  # the kit's own
+            raise
+        except BaseException as error:  # even SystemExit is the case's error
+            raise _raised(error) from None
 
     def perform_steps(self, steps: Sequence[Step]) -> Generator[StepOutcome, None, None]:
         for step in steps:
             try:
-                yield self.perform(step)
+                value = self.perform_raw(step)
             except ImplementationError as error:
                 yield error
+            else:
+                yield value if value is None or type(value) is str else _returned(value)
 
     def close(self) -> None:
         self._instances.clear()
