@@ -93,7 +93,8 @@ def test_show_expands_a_case_with_rules_and_steps_as_the_runner_names_them(
 
 
 def test_show_cuts_a_long_case_unless_asked(capsys: pytest.CaptureFixture[str]) -> None:
-    long_case = max(load_corpus(), key=lambda case: len(case.steps))
+    # The longest a default check runs: the scale profile's, eight times as long, show alike.
+    long_case = max((case for case in load_corpus() if not case.large), key=lambda c: len(c.steps))
     cut = tokasm_main(capsys, "show", long_case.id, "--steps", "3")
     assert cut.code == 0
     steps = [line for line in cut.out.splitlines() if line.startswith("  step ")]

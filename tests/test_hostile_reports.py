@@ -466,16 +466,12 @@ def test_a_requested_profile_the_target_cannot_run_is_a_usage_error(project: Pat
     _clean(default, 0)
 
 
-def _pytest_route(
-    pytester: pytest.Pytester, *args: str, subprocess: bool = False
-) -> pytest.RunResult:
-    """pytest on the conformance suite: inline, or in a subprocess (for xdist's workers),
-    there without hypothesis's pytest plugin (it imports hypothesis at the session's end)."""
+def _pytest_route(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+    """pytest on the conformance suite, inline (with ``-n``, xdist's workers are processes)."""
     pytester.makepyfile(noread=NO_READ_SINCE, good=GOOD)
-    suite = ("--pyargs", "tokasm.conformance", "-p", "no:cacheprovider")
-    if subprocess:
-        return pytester.runpytest_subprocess(*suite, "-p", "no:hypothesispytest", *args)
-    return pytester.runpytest_inprocess(*suite, *args)
+    return pytester.runpytest_inprocess(
+        "--pyargs", "tokasm.conformance", "-p", "no:cacheprovider", *args
+    )
 
 
 def test_pytest_route_without_a_target_is_a_usage_error(pytester: pytest.Pytester) -> None:
@@ -487,7 +483,7 @@ def test_pytest_route_without_a_target_is_a_usage_error(pytester: pytest.Pyteste
 
 def test_pytest_route_without_a_target_fails_under_xdist(pytester: pytest.Pytester) -> None:
     """xdist workers cannot raise a usage error: the placeholder test fails instead."""
-    result = _pytest_route(pytester, "-n", "1", subprocess=True)
+    result = _pytest_route(pytester, "-n", "1", "-p", "no:hypothesispytest")
     assert result.ret not in (pytest.ExitCode.OK, pytest.ExitCode.INTERNAL_ERROR)
     result.stdout.fnmatch_lines(["*no --tokasm-assembler given*"])
     assert "INTERNALERROR" not in result.stdout.str()

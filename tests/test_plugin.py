@@ -1,8 +1,8 @@
 """The pytest route: ``pytest --pyargs tokasm.conformance --tokasm-assembler MODULE:ATTR``.
 
 Runs are in-process pytester sessions in an empty folder holding the user's
-module, as in a user's project; one real subprocess proves the installed
-entry point and pytest-xdist, and its verdicts must match ``tokasm check``.
+module, as in a user's project; one runs pytest-xdist, whose workers are fresh
+processes loading the installed entry point, and its verdicts must match ``tokasm check``.
 The plugin is loaded in every pytest session where tokasm is installed, so
 it must also leave other projects alone.
 """
@@ -393,8 +393,8 @@ def test_pytest_route_and_check_agree_serially_and_under_xdist(
 ) -> None:
     """Same failing cases per target from ``tokasm check``, pytest in-process and pytest -n 2.
 
-    The one subprocess run of the module: the installed ``pytest11`` entry point
-    and xdist workers, as a user's ``python -m pytest`` sees them. Check and the serial
+    The xdist run's workers are fresh processes that load the installed ``pytest11`` entry
+    point, as a user's ``python -m pytest -n 2`` starts them. Check and the serial
     run cover the whole corpus; the xdist run gives every item of ``XDIST_WORDS`` the
     verdict the serial run gave it.
     """
@@ -424,7 +424,7 @@ def test_pytest_route_and_check_agree_serially_and_under_xdist(
     assert serial.parseoutcomes()["deselected"] == 3  # one probe per target
 
     selection = " or ".join(XDIST_WORDS)
-    parallel = project.runpytest_subprocess(
+    parallel = project.runpytest_inprocess(
         *args,
         *("-k", f"not cost and ({selection})", "-p", "no:hypothesispytest", "-n", "2"),
         "--junitxml=parallel.xml",
