@@ -539,17 +539,10 @@ class WorkerTarget(CommandTarget):
         return self._ask(request, f"the cost probe {probe_id}", probe_named(probe_id, "errored"))
 
     def fuzz(self, examples: int) -> tuple[str, ...]:
-        """``check``'s fuzz phase in the worker: the disagreement found, if any. A fault in a
-        worker that ran cases is retried once in a fresh one, as a case may have poisoned it."""
+        """``check``'s fuzz phase in the worker: the disagreement found, if any."""
         request, seconds = {"op": "fuzz", "examples": examples}, max(self.timeout, FUZZ_SECONDS)
-        used = self._process is not None  # it ran the cases, which may have poisoned it
         try:
-            try:
-                answer = self._exchange(request, "the fuzz phase", seconds)
-            except ProtocolError:
-                if not used:
-                    raise
-                answer = self._exchange(request, "the fuzz phase", seconds)  # a fresh worker
+            answer = self._after_cases(request, "the fuzz phase", seconds)
             problems = answer.get("problems")
             if not isinstance(problems, list) or not all(isinstance(p, str) for p in problems):
                 raise ProtocolError(f"not a list of problems: {str(answer)[:200]}")
@@ -559,8 +552,9 @@ class WorkerTarget(CommandTarget):
 
     def _ask(self, request: dict[str, object], label: str, check: CaseResult) -> CaseResult:
         """The worker's result, under the check's own names; a fault of the worker errors it."""
+        exchange = self._exchange if request["op"] == "case" else self._after_cases  # a probe
         try:
-            answer = self._exchange(request, label, self.timeout * BEATS_FOR)
+            answer = exchange(request, label, self.timeout * BEATS_FOR)
             result = CaseResult.from_data(answer.get("case"))
         except ProtocolError as error:
             return replace(check, message=f"testee fault in the worker: {error}")
@@ -571,6 +565,17 @@ class WorkerTarget(CommandTarget):
             source=check.source,
             requirements=result.requirements or check.requirements,
         )
+
+    def _after_cases(self, request: dict[str, object], label: str, beats: float) -> codec.Message:
+        """The answer to a check run after the cases (a cost probe, the fuzz phase): a fault in
+        a worker that ran cases is retried once in a fresh one, as a case may have poisoned it."""
+        used = self._process is not None
+        try:
+            return self._exchange(request, label, beats)
+        except ProtocolError:
+            if not used:
+                raise
+            return self._exchange(request, label, beats)  # in a fresh worker
 
     def _exchange(self, request: dict[str, object], label: str, beats_for: float) -> codec.Message:
         """The worker's answer, or ProtocolError saying why not (a fault is counted)."""
