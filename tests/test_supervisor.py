@@ -398,3 +398,31 @@ def test_a_worker_poisoned_by_a_case_costs_no_check_after_the_cases(
     assert ran.code == 0, ran
     assert "PROBLEM" not in ran.out + ran.err, ran
     assert "ERRORED" not in ran.out + ran.err, ran
+
+
+def test_sigterm_ends_a_fuzz_run_with_143(tmp_path: Path) -> None:
+    """Hypothesis takes a ``SystemExit`` for a failing example: the one tokasm's SIGTERM
+    handler raises, so swallowed, still ends ``tokasm fuzz`` with 143 (it ended 0, "no
+    disagreement", or fuzzed on in fresh workers)."""
+    fifo = tmp_path / "in-the-call"
+    os.mkfifo(fifo)
+    (tmp_path / "hangs.py").write_text(
+        "import os, time\nfrom tokasm import TokenAssembler\n"
+        "class HangsOnce(TokenAssembler):\n"
+        "    def apply(self, event):\n"
+        "        if not os.path.exists('hung'):\n"
+        "            open('hung', 'w').close()\n"
+        "            with open('in-the-call', 'w') as told:\n"
+        "                told.write('in the call\\n')\n"
+        "            time.sleep(3600)\n"
+        "        return super().apply(event)\n"
+    )
+    process = tokasm_started(tmp_path, "fuzz", "hangs:HangsOnce", "--timeout", "600")
+    try:
+        with fifo.open() as told:
+            assert told.readline() == "in the call\n"
+        process.send_signal(signal.SIGTERM)
+        out, err = process.communicate(timeout=60)
+    finally:
+        process.kill()
+    assert process.returncode == 143, (out, err)

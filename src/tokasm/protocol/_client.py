@@ -63,6 +63,7 @@ _ALIVE_CHECK = 0.1  # seconds between checks that the child still runs, while wa
 _STACKS, _STACK_LINES = "Fatal Python error: Aborted", 80  # a worker's stacks, kept whole
 
 _LIVE: set[Process] = set()  # every child whose group is not yet killed
+_TERMINATED: list[int] = []  # a SIGTERM came: no child starts (code may catch its SystemExit)
 _HELLO = codec.encode(codec.hello_request())
 
 
@@ -98,6 +99,7 @@ def testees_end_with_the_run() -> Iterator[None]:
     def on_signal(signum: int, frame: FrameType | None) -> None:
         kill_testees()
         if signum == signal.SIGTERM:
+            _TERMINATED.append(signum)
             os.write(2, b"tokasm: terminated\n")
             raise errors.TokasmExit(errors.EXIT_TERMINATED)
         if interrupts:
@@ -107,6 +109,7 @@ def testees_end_with_the_run() -> Iterator[None]:
         raise errors.TokasmInterrupt
 
     previous: dict[int, Any] = {}
+    _TERMINATED.clear()
     with contextlib.suppress(ValueError):  # not the main thread: leave the handlers alone
         for wanted in (signal.SIGTERM, signal.SIGINT):
             previous[wanted] = signal.signal(wanted, on_signal)
@@ -116,6 +119,8 @@ def testees_end_with_the_run() -> Iterator[None]:
         for number, handler in previous.items():
             signal.signal(number, handler)
         end_testees()
+        if _TERMINATED:  # and its exit was swallowed on the way: the run still ends with 143
+            raise errors.TokasmExit(errors.EXIT_TERMINATED)
 
 
 def fatal_signals_kill_testees() -> Callable[[], None]:
@@ -167,6 +172,8 @@ class Process:
     max_line = codec.MAX_LINE_BYTES  # a longer line is a LineTooLong fault
 
     def __init__(self, argv: Sequence[str], *, stacks_on_abort: bool = False) -> None:
+        if _TERMINATED:  # the SIGTERM's exit was swallowed (Hypothesis, a gc callback)
+            raise errors.TokasmExit(errors.EXIT_TERMINATED)
         self.stacks_on_abort = stacks_on_abort
         try:  # its own session and group: killed whole, never by a terminal
             self.popen = subprocess.Popen(
