@@ -357,19 +357,33 @@ def test_in_process_a_second_ctrl_c_ends_a_run_whose_target_swallowed_the_first(
     assert process.returncode == 130, err
 
 
-def test_a_worker_poisoned_by_a_case_costs_no_fuzz_phase(tmp_path: Path) -> None:
-    """A case installs an audit hook that refuses every ``open`` (it passes, and so does the
-    next): the fuzz phase, which imports Hypothesis, faults in that worker, so it runs again
-    in a fresh one, and the run conforms."""
+_POISONS = {  # what a case does to its worker, and the check after the cases that meets it
+    "fuzz-phase": (  # the fuzz phase imports Hypothesis: an audit hook refusing every open
+        "sys.addaudithook(lambda event, args: refuse() if event == 'open' else None)",
+        ("--fuzz-examples", "5", "--no-cost-probe"),
+    ),
+    "cost-probe": (  # the first cost probe seeds a Random: a seed that exits
+        "random.Random.seed = lambda *args, **kwargs: os._exit(9)",
+        ("--fuzz-examples", "0"),
+    ),
+}
+
+
+@pytest.mark.parametrize("meets", list(_POISONS))
+def test_a_worker_poisoned_by_a_case_costs_no_check_after_the_cases(
+    tmp_path: Path, meets: str
+) -> None:
+    """A case poisons its worker (it passes, and so does the next): the fuzz phase or a cost
+    probe faults in that worker, so it runs again in a fresh one, and the run conforms."""
+    poison, options = _POISONS[meets]
     (tmp_path / "poison.py").write_text(
-        "import sys\nfrom tokasm import TokenAssembler\n"
-        "def refuse(event, args):\n"
-        "    if event == 'open':\n"
-        "        raise RuntimeError('no open for you')\n"
+        "import os, random, sys\nfrom tokasm import TokenAssembler\n"
+        "def refuse():\n"
+        "    raise RuntimeError('no open for you')\n"
         "class Poison(TokenAssembler):\n"
         "    def apply(self, event):\n"
         "        if event['id'] == 'poison':\n"
-        "            sys.addaudithook(refuse)\n"
+        f"            {poison}\n"
         "        return super().apply(event)\n"
     )
     (tmp_path / "cases").mkdir()
@@ -379,9 +393,36 @@ def test_a_worker_poisoned_by_a_case_costs_no_fuzz_phase(tmp_path: Path) -> None
         + _case("user.after", "after")
     )
     ran = tokasm_here(
-        tmp_path,
-        *("check", "poison:Poison", "--cases", "cases", "--no-bundled"),
-        *("--fuzz-examples", "5", "--no-cost-probe"),
+        tmp_path, "check", "poison:Poison", "--cases", "cases", "--no-bundled", *options
     )
     assert ran.code == 0, ran
     assert "PROBLEM" not in ran.out + ran.err, ran
+    assert "ERRORED" not in ran.out + ran.err, ran
+
+
+def test_sigterm_ends_a_fuzz_run_with_143(tmp_path: Path) -> None:
+    """Hypothesis takes a ``SystemExit`` for a failing example: the one tokasm's SIGTERM
+    handler raises, so swallowed, still ends ``tokasm fuzz`` with 143 (it ended 0, "no
+    disagreement", or fuzzed on in fresh workers)."""
+    fifo = tmp_path / "in-the-call"
+    os.mkfifo(fifo)
+    (tmp_path / "hangs.py").write_text(
+        "import os, time\nfrom tokasm import TokenAssembler\n"
+        "class HangsOnce(TokenAssembler):\n"
+        "    def apply(self, event):\n"
+        "        if not os.path.exists('hung'):\n"
+        "            open('hung', 'w').close()\n"
+        "            with open('in-the-call', 'w') as told:\n"
+        "                told.write('in the call\\n')\n"
+        "            time.sleep(3600)\n"
+        "        return super().apply(event)\n"
+    )
+    process = tokasm_started(tmp_path, "fuzz", "hangs:HangsOnce", "--timeout", "600")
+    try:
+        with fifo.open() as told:
+            assert told.readline() == "in the call\n"
+        process.send_signal(signal.SIGTERM)
+        out, err = process.communicate(timeout=60)
+    finally:
+        process.kill()
+    assert process.returncode == 143, (out, err)

@@ -63,6 +63,7 @@ _ALIVE_CHECK = 0.1  # seconds between checks that the child still runs, while wa
 _STACKS, _STACK_LINES = "Fatal Python error: Aborted", 80  # a worker's stacks, kept whole
 
 _LIVE: set[Process] = set()  # every child whose group is not yet killed
+_TERMINATED: list[int] = []  # a SIGTERM came: no child starts (code may catch its SystemExit)
 _HELLO = codec.encode(codec.hello_request())
 
 
@@ -98,6 +99,7 @@ def testees_end_with_the_run() -> Iterator[None]:
     def on_signal(signum: int, frame: FrameType | None) -> None:
         kill_testees()
         if signum == signal.SIGTERM:
+            _TERMINATED.append(signum)
             os.write(2, b"tokasm: terminated\n")
             raise errors.TokasmExit(errors.EXIT_TERMINATED)
         if interrupts:
@@ -107,6 +109,7 @@ def testees_end_with_the_run() -> Iterator[None]:
         raise errors.TokasmInterrupt
 
     previous: dict[int, Any] = {}
+    _TERMINATED.clear()
     with contextlib.suppress(ValueError):  # not the main thread: leave the handlers alone
         for wanted in (signal.SIGTERM, signal.SIGINT):
             previous[wanted] = signal.signal(wanted, on_signal)
@@ -116,6 +119,8 @@ def testees_end_with_the_run() -> Iterator[None]:
         for number, handler in previous.items():
             signal.signal(number, handler)
         end_testees()
+        if _TERMINATED:  # and its exit was swallowed on the way: the run still ends with 143
+            raise errors.TokasmExit(errors.EXIT_TERMINATED)
 
 
 def fatal_signals_kill_testees() -> Callable[[], None]:
@@ -167,6 +172,8 @@ class Process:
     max_line = codec.MAX_LINE_BYTES  # a longer line is a LineTooLong fault
 
     def __init__(self, argv: Sequence[str], *, stacks_on_abort: bool = False) -> None:
+        if _TERMINATED:  # the SIGTERM's exit was swallowed (Hypothesis, a gc callback)
+            raise errors.TokasmExit(errors.EXIT_TERMINATED)
         self.stacks_on_abort = stacks_on_abort
         try:  # its own session and group: killed whole, never by a terminal
             self.popen = subprocess.Popen(
@@ -539,17 +546,10 @@ class WorkerTarget(CommandTarget):
         return self._ask(request, f"the cost probe {probe_id}", probe_named(probe_id, "errored"))
 
     def fuzz(self, examples: int) -> tuple[str, ...]:
-        """``check``'s fuzz phase in the worker: the disagreement found, if any. A fault in a
-        worker that ran cases is retried once in a fresh one, as a case may have poisoned it."""
+        """``check``'s fuzz phase in the worker: the disagreement found, if any."""
         request, seconds = {"op": "fuzz", "examples": examples}, max(self.timeout, FUZZ_SECONDS)
-        used = self._process is not None  # it ran the cases, which may have poisoned it
         try:
-            try:
-                answer = self._exchange(request, "the fuzz phase", seconds)
-            except ProtocolError:
-                if not used:
-                    raise
-                answer = self._exchange(request, "the fuzz phase", seconds)  # a fresh worker
+            answer = self._after_cases(request, "the fuzz phase", seconds)
             problems = answer.get("problems")
             if not isinstance(problems, list) or not all(isinstance(p, str) for p in problems):
                 raise ProtocolError(f"not a list of problems: {str(answer)[:200]}")
@@ -559,8 +559,9 @@ class WorkerTarget(CommandTarget):
 
     def _ask(self, request: dict[str, object], label: str, check: CaseResult) -> CaseResult:
         """The worker's result, under the check's own names; a fault of the worker errors it."""
+        exchange = self._exchange if request["op"] == "case" else self._after_cases  # a probe
         try:
-            answer = self._exchange(request, label, self.timeout * BEATS_FOR)
+            answer = exchange(request, label, self.timeout * BEATS_FOR)
             result = CaseResult.from_data(answer.get("case"))
         except ProtocolError as error:
             return replace(check, message=f"testee fault in the worker: {error}")
@@ -571,6 +572,17 @@ class WorkerTarget(CommandTarget):
             source=check.source,
             requirements=result.requirements or check.requirements,
         )
+
+    def _after_cases(self, request: dict[str, object], label: str, beats: float) -> codec.Message:
+        """The answer to a check run after the cases (a cost probe, the fuzz phase): a fault in
+        a worker that ran cases is retried once in a fresh one, as a case may have poisoned it."""
+        used = self._process is not None
+        try:
+            return self._exchange(request, label, beats)
+        except ProtocolError:
+            if not used:
+                raise
+            return self._exchange(request, label, beats)  # in a fresh worker
 
     def _exchange(self, request: dict[str, object], label: str, beats_for: float) -> codec.Message:
         """The worker's answer, or ProtocolError saying why not (a fault is counted)."""
