@@ -123,10 +123,21 @@ class Selection:
         return params
 
     def check(self, target: Target, check: Check) -> None:
-        """Run one case, the cost probe or the fuzz phase as a pytest test."""
+        """Run one case, the cost probe or the fuzz phase as a pytest test; a run-level problem
+        of the target found meanwhile (a worker that ended or wrote between checks, a restart
+        as another implementation) fails it too: never lost."""
+        known = len(getattr(target, "problems", ()))  # a worker's, with --tokasm-isolate
+        failure = self._failure(target, check)
+        lines = [failure] if failure else []
+        found = getattr(target, "problems", [])[known:]
+        lines += [f"run-level problem of the target: {problem}" for problem in found]
+        if lines:
+            pytest.fail("\n".join(lines), pytrace=False)
+
+    def _failure(self, target: Target, check: Check) -> str | None:
+        """Why the check failed, or None; a skip is raised."""
         from tokasm.run import FAILING, run_cases, run_probe
 
-        known = len(getattr(target, "problems", ()))  # a worker's, with --tokasm-isolate
         if check == FUZZ_ID:
             if self.fuzz_examples <= 0:
                 pytest.skip("fuzzing turned off (0 examples)")
@@ -138,35 +149,22 @@ class Selection:
                 )
             from tokasm.fuzz import fuzz_phase
 
-            for problem in fuzz_phase(target, (), self.fuzz_examples):
-                pytest.fail(problem + _problems(target, known), pytrace=False)
-            if problems := _problems(target, known):
-                pytest.fail(problems.lstrip("\n"), pytrace=False)
-            return
+            return next(iter(fuzz_phase(target, (), self.fuzz_examples)), None)
         if isinstance(check, str):  # the cost probe
             result = run_probe(check, target)
         else:  # a case outside the profiles is skipped, as below
             (result,) = run_cases(target, [check], self.profiles)
         if result.outcome in FAILING:
             _FAILED_A_CASE.add(target)
-        if result.outcome not in ("passed", "skipped"):
-            rules = ", ".join(result.requirements)
-            pytest.fail(
-                f"{result.case_id} [{rules}] - {result.description} [{result.outcome}]\n"
-                f"{result.message}{_problems(target, known)}",
-                pytrace=False,
-            )
-        if problems := _problems(target, known):
-            pytest.fail(problems.lstrip("\n"), pytrace=False)
         if result.outcome == "skipped":
             pytest.skip(result.message)
-
-
-def _problems(target: Target, known: int) -> str:
-    """The target's run-level problems found during this item (a worker that ended or wrote
-    between checks, a restart as another implementation), each on a line: never lost."""
-    found = getattr(target, "problems", [])[known:]
-    return "".join(f"\nrun-level problem of the target: {problem}" for problem in found)
+        if result.outcome == "passed":
+            return None
+        rules = ", ".join(result.requirements)
+        return (
+            f"{result.case_id} [{rules}] - {result.description} [{result.outcome}]\n"
+            f"{result.message}"
+        )
 
 
 def suite(
