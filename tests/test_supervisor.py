@@ -426,3 +426,30 @@ def test_sigterm_ends_a_fuzz_run_with_143(tmp_path: Path) -> None:
     finally:
         process.kill()
     assert process.returncode == 143, (out, err)
+
+
+def test_fuzz_and_bench_show_a_dying_targets_stderr_escaped(tmp_path: Path) -> None:
+    """The target writes terminal controls to stderr and ends its worker at its first apply:
+    ``fuzz`` prints the fault escaped, and its saved counterexample loads back (a raw ESC is
+    not YAML); ``bench`` shows it escaped too. A ``token.py`` of the user's beside it shadows
+    no module of tokasm's workers (the folder is put on sys.path after tokasm's imports)."""
+    (tmp_path / "token.py").write_text("TOKEN = 1\n")
+    (tmp_path / "dies.py").write_text(
+        "import os\nfrom tokasm import TokenAssembler\n"
+        "class Dies(TokenAssembler):\n"
+        "    def apply(self, event):\n"
+        "        os.write(2, b'\\x1b]0;title\\x07\\x1b[31mred\\x00\\n')\n"
+        "        os._exit(3)\n"
+    )
+    fuzzed = tokasm_here(tmp_path, "fuzz", "dies:Dies", "--examples", "1", "--save", "saved/")
+    assert fuzzed.code == 1, fuzzed
+    assert "exited with code 3" in fuzzed.out, fuzzed
+    assert "\\x1b]0;title\\x07\\x1b[31mred\\x00" in fuzzed.out, fuzzed
+    assert not {"\x1b", "\x07", "\x00"} & set(fuzzed.out), fuzzed
+    loaded = tokasm_here(tmp_path, "check", "list-join", "--cases", "saved", "--no-bundled", *QUICK)
+    assert loaded.code == 0, loaded
+    bench = ("--only", "--sizes", "40", "--repeats", "1", "--no-memory")
+    benched = tokasm_here(tmp_path, "bench", "dies:Dies", *bench, "--scenario", "interleaved")
+    assert benched.code == 1, benched
+    assert "\\x1b]0;title\\x07\\x1b[31mred\\x00" in benched.out, benched
+    assert not {"\x1b", "\x07", "\x00"} & set(benched.out + benched.err), benched
