@@ -11,14 +11,16 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import signal
+import subprocess
 import textwrap
 from typing import TYPE_CHECKING
 
 import jsonschema
 import pytest
 
-from helpers import QUICK, tokasm_cmd, tokasm_here, tokasm_started
+from helpers import QUICK, tokasm_cmd, tokasm_here, tokasm_program, tokasm_started
 from tokasm.corpus import spec_dir
 
 if TYPE_CHECKING:
@@ -453,3 +455,32 @@ def test_fuzz_and_bench_show_a_dying_targets_stderr_escaped(tmp_path: Path) -> N
     assert benched.code == 1, benched
     assert "\\x1b]0;title\\x07\\x1b[31mred\\x00" in benched.out, benched
     assert not {"\x1b", "\x07", "\x00"} & set(benched.out + benched.err), benched
+
+
+def test_a_worker_is_bounded_in_memory_and_keeps_a_lower_bound(tmp_path: Path) -> None:
+    """9 GiB of untouched pages (which use no memory) are a MemoryError in bench's worker as
+    in check's; under a hard ``ulimit -v`` below ``WORKER_MEMORY`` (a CI job's), a worker
+    keeps that (one cannot raise it: every worker failed to load)."""
+    (tmp_path / "hoards.py").write_text(
+        "from tokasm import TokenAssembler\n"
+        "class Hoards(TokenAssembler):\n"
+        "    def apply(self, event):\n"
+        "        hoard = bytearray(9 << 30)\n"
+        "        return super().apply(event)\n"
+    )
+    bench = ("--only", "--sizes", "40", "--repeats", "1", "--no-memory", "--quiet")
+    benched = tokasm_here(tmp_path, "bench", "hoards:Hoards", *bench, "--scenario", "interleaved")
+    assert benched.code == 1, benched
+    assert "raised: MemoryError" in benched.out, benched
+    limit = 6 << 30
+    checked = subprocess.run(
+        [*tokasm_program(), "check", "hoards:Hoards", "-k", "seed.example", *QUICK],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (limit, limit)),
+    )
+    assert checked.returncode == 1, checked
+    assert "raised MemoryError" in checked.stdout, checked

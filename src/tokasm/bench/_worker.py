@@ -18,7 +18,7 @@ from tokasm.bench._measure import time_action as _time
 from tokasm.bench.scenarios import SCENARIOS, long_workload
 from tokasm.corpus.steps import READ_SINCE, features_of
 from tokasm.errors import TargetError
-from tokasm.protocol.testee import private_channel
+from tokasm.protocol.testee import bound_memory, private_channel
 from tokasm.run.targets import resolve_target
 
 if TYPE_CHECKING:
@@ -85,6 +85,7 @@ def main() -> int:
     """Load the target ``sys.argv[1]`` and answer steps until stdin ends."""
     target, batch = sys.argv[1], float(sys.argv[2])
     steps, channel = private_channel()  # before the target runs any code
+    bound_memory()
 
     def send(line: dict[str, Any]) -> None:
         channel.write(json.dumps(line).encode() + b"\n")

@@ -44,7 +44,8 @@ if TYPE_CHECKING:
     from tokasm.protocol._codec import Message
 
 __all__ = [
-    "WORKER_MEMORY", "main", "private_channel", "python_testee_command", "respond", "serve",
+    "WORKER_MEMORY", "bound_memory", "main", "private_channel", "python_testee_command",
+    "respond", "serve",
 ]  # fmt: skip
 
 #: The address space a worker may use (``RLIMIT_AS``): far more than any assembler needs.
@@ -148,6 +149,16 @@ def private_channel() -> tuple[IO[bytes], IO[bytes]]:
     return requests, responses
 
 
+def bound_memory() -> None:
+    """Memory exhaustion in a worker is a MemoryError at ``WORKER_MEMORY`` bytes of address
+    space (or at a lower limit already set: it cannot be raised), not the OOM killer."""
+    soft, hard = (
+        WORKER_MEMORY if limit == resource.RLIM_INFINITY else min(limit, WORKER_MEMORY)
+        for limit in resource.getrlimit(resource.RLIMIT_AS)
+    )
+    resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+
+
 def _strict(factory: AssemblerFactory) -> Assembler:
     return strict(factory())
 
@@ -168,9 +179,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     name: str = args.target
     requests, responses = private_channel()  # before the target's module runs any code
     if args.worker is not None:
-        # Memory exhaustion is a MemoryError, not the OOM killer; a crash, or the SIGABRT
-        # the supervisor sends a hung call or load, leaves every thread's stack.
-        resource.setrlimit(resource.RLIMIT_AS, (WORKER_MEMORY, WORKER_MEMORY))
+        bound_memory()
+        # A crash, or the SIGABRT the supervisor sends a hung call or load, leaves every
+        # thread's stack.
         faulthandler.enable(file=sys.stderr)
     try:
         factory = resolve_target(name)
