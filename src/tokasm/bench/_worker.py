@@ -12,12 +12,12 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any
 
-from tokasm._display import error_text
+from tokasm._display import error_text, safe_block
 from tokasm.bench._measure import peak_memory
 from tokasm.bench._measure import time_action as _time
 from tokasm.bench.scenarios import SCENARIOS, long_workload
 from tokasm.corpus.steps import READ_SINCE, features_of
-from tokasm.errors import TargetError
+from tokasm.errors import TargetError, TargetFault
 from tokasm.protocol.testee import bound_memory, private_channel
 from tokasm.run.targets import resolve_target
 
@@ -57,6 +57,8 @@ class Bench:
             self.actions, self.scenario = {}, name
         try:
             return getattr(self, op)(SCENARIOS[name], size, text)
+        except TargetFault as fault:  # a testee's, whole: what happened is in its middle
+            raise Raised(safe_block(fault)) from None
         except (Exception, SystemExit) as error:  # a target's sys.exit is its error
             raise Raised(error_text(error)) from None
 
