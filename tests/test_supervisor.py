@@ -306,8 +306,9 @@ def test_timeout_bounds_each_call_not_the_whole_case(tmp_path: Path) -> None:
 
 def test_a_target_that_stops_the_clocks_cannot_fail_the_cost_probes(tmp_path: Path) -> None:
     """As freezegun does, every module attribute holding a clock is frozen when the target
-    loads (but those of the modules freezegun leaves alone): the worker times the probes
-    with the clocks it took before, and they end, and pass."""
+    loads (but those of the modules freezegun leaves alone), ``tokasm._clocks``'s too: the
+    worker times the probes with the clocks it holds, and they end, and pass (they were
+    skipped, the clock stopped)."""
     (tmp_path / "frozen.py").write_text(
         "import sys, time\nfrom tokasm import TokenAssembler\n"
         "real = {id(time.monotonic), id(time.perf_counter), id(time.process_time)}\n"
@@ -321,9 +322,12 @@ def test_a_target_that_stops_the_clocks_cannot_fail_the_cost_probes(tmp_path: Pa
         "            pass\n"
         "class Frozen(TokenAssembler):\n    pass\n"
     )
-    ran = tokasm_here(tmp_path, "check", "frozen:Frozen", "-k", "cost.*", "--fuzz-examples", "0")
+    ran = tokasm_here(
+        tmp_path, "check", "frozen:Frozen", "-k", "cost.*", "--fuzz-examples", "0", "--json", "-"
+    )
     assert ran.code == 0, ran
-    assert "FAILED" not in ran.out, ran
+    probes = json.loads(ran.out)["runs"][0]["cases"]
+    assert [probe["outcome"] for probe in probes] == ["passed", "passed"], probes  # not skipped
 
 
 def test_in_process_a_second_ctrl_c_ends_a_run_whose_target_swallowed_the_first(
@@ -457,10 +461,12 @@ def test_fuzz_and_bench_show_a_dying_targets_stderr_escaped(tmp_path: Path) -> N
     assert not {"\x1b", "\x07", "\x00"} & set(benched.out + benched.err), benched
 
 
-def test_a_worker_is_bounded_in_memory_and_keeps_a_lower_bound(tmp_path: Path) -> None:
+def test_workers_are_bounded_in_memory_and_keep_the_limits_a_ci_job_sets(tmp_path: Path) -> None:
     """9 GiB of untouched pages (which use no memory) are a MemoryError in bench's worker as
-    in check's; under a hard ``ulimit -v`` below ``WORKER_MEMORY`` (a CI job's), a worker
-    keeps that (one cannot raise it: every worker failed to load)."""
+    in check's. Under a CI job's hard ``ulimit -v`` below ``WORKER_MEMORY``, a worker keeps it
+    (one cannot raise it: every worker failed to load); under its ``ulimit -t`` the CPU clock
+    ticks, and the cost probes time on the wall clock (each was skipped: naive-join, which
+    breaks CACHE-FINAL, conformed)."""
     (tmp_path / "hoards.py").write_text(
         "from tokasm import TokenAssembler\n"
         "class Hoards(TokenAssembler):\n"
@@ -472,15 +478,24 @@ def test_a_worker_is_bounded_in_memory_and_keeps_a_lower_bound(tmp_path: Path) -
     benched = tokasm_here(tmp_path, "bench", "hoards:Hoards", *bench, "--scenario", "interleaved")
     assert benched.code == 1, benched
     assert "raised: MemoryError" in benched.out, benched
-    limit = 6 << 30
+
+    def ci_limits() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (6 << 30, 6 << 30))
+        resource.setrlimit(resource.RLIMIT_CPU, (3600, 3600))
+
+    selected = ("-k", "seed.example", "-k", "cost.cache-final", "--fuzz-examples", "0")
     checked = subprocess.run(
-        [*tokasm_program(), "check", "hoards:Hoards", "-k", "seed.example", *QUICK],
+        [*tokasm_program(), "check", "hoards:Hoards", "naive-join", "--json", "-", *selected],
         cwd=tmp_path,
         capture_output=True,
         text=True,
         timeout=120,
         check=False,
-        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (limit, limit)),
+        preexec_fn=ci_limits,
     )
     assert checked.returncode == 1, checked
-    assert "raised MemoryError" in checked.stdout, checked
+    hoards, naive = (
+        {case["id"]: case for case in run["cases"]} for run in json.loads(checked.stdout)["runs"]
+    )
+    assert "raised MemoryError" in hoards["seed.example"]["message"], hoards
+    assert naive["cost.cache-final"]["outcome"] == "xfailed", naive
