@@ -308,10 +308,11 @@ def test_a_target_that_stops_the_clocks_cannot_fail_the_cost_probes(tmp_path: Pa
     """As freezegun does, every module attribute holding a clock is frozen when the target
     loads (but those of the modules freezegun leaves alone), ``tokasm._clocks``'s too: the
     worker times the probes with the clocks it holds, and they end, and pass (they were
-    skipped, the clock stopped)."""
+    skipped, the clock stopped); bench's worker times with them too."""
     (tmp_path / "frozen.py").write_text(
         "import sys, time\nfrom tokasm import TokenAssembler\n"
-        "real = {id(time.monotonic), id(time.perf_counter), id(time.process_time)}\n"
+        "real = {id(time.monotonic), id(time.perf_counter), id(time.process_time),\n"
+        "        id(time.thread_time)}\n"
         "left_alone = ('threading', 'multiprocessing', 'queue', '_pytest')\n"
         "for name, module in list(sys.modules.items()):\n"
         "    for attribute in dir(module) if not name.startswith(left_alone) else ():\n"
@@ -328,6 +329,10 @@ def test_a_target_that_stops_the_clocks_cannot_fail_the_cost_probes(tmp_path: Pa
     assert ran.code == 0, ran
     probes = json.loads(ran.out)["runs"][0]["cases"]
     assert [probe["outcome"] for probe in probes] == ["passed", "passed"], probes  # not skipped
+    bench = ("--only", "--sizes", "40", "--repeats", "1", "--no-memory", "--quiet")
+    benched = tokasm_here(tmp_path, "bench", "frozen:Frozen", *bench, "--scenario", "interleaved")
+    assert benched.code == 0, benched
+    assert "stopped" not in benched.out, benched  # it hung, timing on a stopped clock
 
 
 def test_in_process_a_second_ctrl_c_ends_a_run_whose_target_swallowed_the_first(

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-__all__ = ["monotonic", "perf_counter", "process_time"]
+__all__ = ["monotonic", "perf_counter", "process_time", "thread_time"]
 
 
 def _held(clock: Callable[[], float]) -> Callable[[], float]:
@@ -22,6 +22,6 @@ def _held(clock: Callable[[], float]) -> Callable[[], float]:
     return read
 
 
-monotonic, perf_counter, process_time = map(
-    _held, (time.monotonic, time.perf_counter, time.process_time)
+monotonic, perf_counter, process_time, thread_time = map(
+    _held, (time.monotonic, time.perf_counter, time.process_time, time.thread_time)
 )
