@@ -48,6 +48,9 @@ __all__ = [
     "respond", "serve",
 ]  # fmt: skip
 
+#: ``sys.path`` before the target's folder is put first (``python_child`` leaves the current
+#: folder off): where tokasm's own late imports look.
+_TOKASM_PATH = list(sys.path)
 #: The address space a worker may use (``RLIMIT_AS``): far more than any assembler needs.
 WORKER_MEMORY = 8 << 30
 
@@ -85,8 +88,11 @@ def _worker_answer(target: PythonTarget, request: Message) -> Message:
     if request["op"] == "probe":
         result = run_probe(request["id"], target, strict=request["strict"])
         return {"ok": True, "case": result.to_data()}
-    from tokasm.fuzz import fuzz_phase  # Hypothesis, only for the fuzz phase
-
+    target_path, sys.path[:] = sys.path[:], _TOKASM_PATH
+    try:  # Hypothesis, only for the fuzz phase, blind to a project's queue.py or datetime.py
+        from tokasm.fuzz import _search, fuzz_phase  # noqa: F401
+    finally:
+        sys.path[:] = target_path
     return {"ok": True, "problems": list(fuzz_phase(target, (), request["examples"]))}
 
 
