@@ -394,14 +394,21 @@ cases:
     requirements: [APPEND]
 """
 
+#: A "billion laughs": each delta ten aliases of the one before, 10**9 texts in a few lines.
+ALIAS_BOMB = "    steps:\n      - apply: {id: m, delta: &l0 lol}\n" + "".join(
+    f"      - apply: {{id: m, delta: &l{n} {{concat: [{', '.join([f'*l{n - 1}'] * 10)}]}}}}\n"
+    for n in range(1, 10)
+)
+
 
 @pytest.mark.parametrize(
     ("body", "named"),
     [
         ("    ? [1, 2]\n    : unhashable\n    steps: []\n", "mapping key"),
         ("    steps: " + "[" * 5000 + "]" * 5000 + "\n", "not valid YAML"),
+        (ALIAS_BOMB, "aliases stand for more than"),
     ],
-    ids=["unhashable-key", "deep"],
+    ids=["unhashable-key", "deep", "alias-bomb"],
 )
 def test_hostile_corpus_files_are_clean_errors(
     project: Path,

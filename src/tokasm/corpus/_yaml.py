@@ -22,6 +22,9 @@ except ImportError:  # pragma: no cover - PyYAML built without libyaml
 _TAG = "tag:yaml.org,2002:"
 #: The largest integer every JSON reader keeps exact (a JavaScript number's 2^53 - 1).
 MAX_SAFE_INTEGER = 2**53 - 1
+#: Nodes a file's aliases may stand for beyond the nodes written: a "billion laughs" of
+#: nested aliases is a few lines that the schema check would walk for days.
+MAX_ALIASED_NODES = 1_000_000
 
 
 def _refuse(problem: str, node: yaml.Node) -> yaml.constructor.ConstructorError:
@@ -43,6 +46,9 @@ class _JsonLoader(_SafeLoader):
 
     def construct_document(self, node: yaml.Node) -> Any:
         """Built whole at once: a value inside itself (an alias in its own anchor) is refused."""
+        sizes: dict[int, int] = {}
+        if _size(node, sizes) - len(sizes) > MAX_ALIASED_NODES:
+            raise _refuse(f"its aliases stand for more than {MAX_ALIASED_NODES} nodes", node)
         self.deep_construct = True
         return super().construct_document(node)
 
@@ -65,6 +71,18 @@ class _JsonLoader(_SafeLoader):
     def construct_not_json(self, node: yaml.Node) -> None:
         kind = node.tag.removeprefix(_TAG)
         raise _refuse(f"a YAML {kind} is not a JSON value; case files hold JSON values only", node)
+
+
+def _size(node: yaml.Node, sizes: dict[int, int]) -> int:
+    """The nodes under ``node`` with every alias expanded; ``sizes`` by node, each counted once
+    (a node inside itself counts 0 there: its construction refuses it)."""
+    if id(node) not in sizes:
+        sizes[id(node)] = 0
+        children = node.value if isinstance(node, yaml.SequenceNode) else []
+        if isinstance(node, yaml.MappingNode):
+            children = [child for pair in node.value for child in pair]
+        sizes[id(node)] = 1 + sum(_size(child, sizes) for child in children)
+    return sizes[id(node)]
 
 
 _JsonLoader.add_constructor(_TAG + "int", _JsonLoader.construct_json_int)
