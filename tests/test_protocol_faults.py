@@ -98,6 +98,7 @@ def test_a_chatty_testee_cannot_deadlock_on_stderr(few_cases: list[Case]) -> Non
         (faulty("cannot-start"), "no configuration found"),  # stderr tail
         (faulty("wrong-version"), "protocol 2"),
         (["/nonexistent/tokasm-testee"], "cannot start it"),
+        (["sh", "-c", "echo my-testee ready; sleep 5"], "invalid response 'my-testee ready'"),
     ],
 )
 def test_a_testee_that_fails_to_start_or_greet_is_a_target_error(

@@ -327,6 +327,10 @@ def _encoded(request: bytes | Step) -> bytes:
         raise TargetFault(f"{request.op!r} request cannot be sent as JSON: {error}") from None
 
 
+def _quoted(line: bytes, error: ProtocolError) -> ProtocolError:
+    return ProtocolError(f"{show(line.decode('utf-8', 'replace'))}: {error}")
+
+
 def _outcome(line: bytes, op: str) -> StepOutcome:
     """A response's result or error (raised for ``new``: its refusal ends the case)."""
     if line == codec.NULL_RESULT:
@@ -338,7 +342,7 @@ def _outcome(line: bytes, op: str) -> StepOutcome:
             raise
         return error
     except ProtocolError as error:
-        raise ProtocolError(f"{show(line.decode('utf-8', 'replace'))}: {error}") from None
+        raise _quoted(line, error) from None
 
 
 class CommandTarget:
@@ -387,7 +391,11 @@ class CommandTarget:
         process = Process(self._argv, stacks_on_abort=self.worker)
         try:
             process.write(_HELLO)
-            response = codec.decode(process.read_line(self._start_timeout))
+            line = process.read_line(self._start_timeout)
+            try:
+                response = codec.decode(line)
+            except ProtocolError as error:  # a banner, say: shown as it came
+                raise ProtocolError(f"invalid response {_quoted(line, error)}") from None
             if self.worker and response.get("kind") == "TargetError":
                 raise TargetError(str(response.get("error")))  # the target did not load
             name, features = codec.parse_hello(response)
