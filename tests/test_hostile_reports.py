@@ -185,6 +185,8 @@ def _marker_target(project: Path) -> None:
         (["--json", "same", "--junit", "same"], "same file"),
         (["--json", "-", "--junit", "-"], "stdout"),
         (["--xfail", "plain.txt", "--json", "plain.txt"], "same file"),
+        (["--cases", "plain.txt", "--json", "plain.txt"], "a case file of --cases"),
+        (["--cases", ".", "--markdown", "new.yaml"], "a case file of --cases"),
     ],
 )
 def test_a_bad_report_path_is_refused_before_the_run(

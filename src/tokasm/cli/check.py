@@ -186,6 +186,7 @@ def _report_plan(args: argparse.Namespace) -> report.ReportPlan:
         ],
         source=args.xfail,
         kept="--write-xfail",
+        cases=args.cases,
     )
 
 

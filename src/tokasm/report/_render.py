@@ -376,10 +376,15 @@ Render: TypeAlias = "Callable[[Sequence[TargetRun]], str]"
 
 class ReportPlan:
     """Every report asked for, checked before the run (ReportError, exit 2): only ``kept``, the
-    file people edit, may name the list read, ``source``, and is never deleted as stale."""
+    file people edit, may name the list read, ``source``, and is never deleted as stale; none
+    may be a file that ``cases`` (``--cases`` folders and files) loads."""
 
     def __init__(
-        self, requests: Sequence[tuple[str, Path | None, Render]], source: Path | None, kept: str
+        self,
+        requests: Sequence[tuple[str, Path | None, Render]],
+        source: Path | None,
+        kept: str,
+        cases: Sequence[Path] = (),
     ) -> None:
         self.kept = kept
         self.wanted = [
@@ -400,6 +405,12 @@ class ReportPlan:
                 raise ReportError(f"{option} and {other} name the same file")
             if source is not None and path == Path(os.path.realpath(source)) and option != kept:
                 raise ReportError(f"{option} names the same file as the list read, {str(source)!r}")
+            for case in cases:
+                real = Path(os.path.realpath(case))
+                if path == real or (path.parent == real and path.suffix == ".yaml"):
+                    raise ReportError(
+                        f"{option} {str(path)!r} is a case file of --cases {str(case)!r}"
+                    )
 
     def remove_stale(self) -> None:
         """Delete earlier reports, so a run that does not finish leaves none behind."""
