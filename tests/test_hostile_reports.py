@@ -347,6 +347,25 @@ def test_hostile_errors_are_escaped_and_capped_everywhere(project: Path) -> None
     assert [entry for entry in entries if entry] == ["seed.example"]
 
 
+def test_a_testee_that_takes_another_targets_name_is_told_apart_from_it(project: Path) -> None:
+    """A failing testee announcing itself as the bundled list-join, checked beside it."""
+    ran = tokasm_here(
+        project,
+        *("check", "list-join", "--cmd", _hostile_testee("list-join"), *ONE_CASE),
+        *("--json", "r.json", "--junit", "r.xml"),
+    )
+    _clean(ran, 1)
+    assert "ERRORED list-join #2::seed.example" in ran.out
+    assert "1 of 2 targets nonconforming (list-join #2)" in ran.out
+    runs = _valid_json(project / "r.json")["runs"]
+    assert [(run["target"], run["implementation"]) for run in runs] == [
+        ("list-join", "list-join"),
+        ("list-join #2", "list-join"),
+    ]
+    suites = _valid_junit(project / "r.xml").iter("testsuite")
+    assert [suite.get("name") for suite in suites] == ["list-join", "list-join #2"]
+
+
 def test_a_20_mb_error_in_process_is_capped_everywhere(project: Path) -> None:
     reports = ("--json", "r.json", "--junit", "r.xml", "--markdown", "r.md")
     ran = tokasm_here(project, "check", "hostile:HugeError", *ONE_CASE, *reports)

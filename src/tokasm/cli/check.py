@@ -296,8 +296,11 @@ class _Check:
         # a testee's own problems first, e.g. one that restarted as another
         problems = (*getattr(target, "problems", ()), *problems)
         duration = time.perf_counter() - started
+        # a name an earlier target has (a testee may announce any) is told apart: "name #2"
+        taken = sum(run.implementation == target.name for run in self.runs)
+        label = f"{target.name} #{taken + 1}" if taken else target.name
         done = TargetRun(
-            target.name, target.name, tuple(results), self.corpus.version, problems, duration
+            label, target.name, tuple(results), self.corpus.version, problems, duration
         )
         for xfail in lists:
             done = report.apply_xfail(done, xfail, self.corpus)
