@@ -386,3 +386,34 @@ def test_a_target_that_needs_arguments_is_pointed_at_a_factory(tmp_path: Path) -
     ran = tokasm_cmd(tmp_path, "check", "needs:NeedsArg")
     assert ran.code == 2
     assert "zero-argument factory" in ran.err
+
+
+@pytest.mark.parametrize(
+    ("args", "code"),
+    [
+        (("check", "good:Impl", *ONE_CASE, "--json", "r.json"), 0),
+        (("check", BROKEN, *ONE_CASE, "--json", "r.json"), 1),
+        (("check", "--no-such-option"), 2),
+        (("list",), 0),
+        (("--version",), 0),
+    ],
+    ids=["conforms", "fails", "usage", "list", "version"],
+)
+def test_a_closed_stdout_keeps_the_exit_status_and_the_reports(
+    project: Path, args: tuple[str, ...], code: int
+) -> None:
+    """Started with stdout closed (``>&-``), as a CI step that wants only the status may be."""
+    program = [sys.executable, "-m", "tokasm", *args]
+    done = subprocess.run(
+        ["sh", "-c", 'exec "$@" >&-', "sh", *program],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == code, done.stderr
+    assert "Traceback" not in done.stderr
+    if "--json" in args:
+        report = json.loads((project / "r.json").read_text(encoding="utf-8"))
+        assert report["conforms"] == (code == 0)

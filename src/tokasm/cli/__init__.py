@@ -74,6 +74,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def command() -> NoReturn:
     """The ``tokasm`` program: ``main``'s status as Python exits with any, every testee stopped."""
+    for fd, name in ((1, "stdout"), (2, "stderr")):
+        if getattr(sys, name) is None:  # started with it closed (``>&-``): its output is unwanted
+            silence(fd)
+            setattr(sys, name, open(fd, "w", encoding="utf-8", closefd=False))  # noqa: SIM115
     try:
         with hypothesis_files_kept_by_tokasm():
             sys.exit(main())

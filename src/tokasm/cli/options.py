@@ -185,8 +185,9 @@ def silence(fd: int = 1) -> None:
     """Point ``fd`` at the null device: its reader went away, and no buffer fails at exit."""
     with contextlib.suppress(OSError):
         devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, fd)
-        os.close(devnull)
+        if devnull != fd:  # ``fd`` was closed: the null device took its number
+            os.dup2(devnull, fd)
+            os.close(devnull)
 
 
 class Console:
