@@ -166,6 +166,34 @@ def test_a_closed_pipe_loses_no_report_and_keeps_the_verdict(project: Path) -> N
     assert "PASSED" in (project / "h.md").read_text(encoding="utf-8")
 
 
+@pytest.mark.parametrize(
+    "args",
+    [
+        (
+            *("bench", "-q", "list-join", "--scenario", "stream_then_finalize"),
+            *("--sizes", "1000", "--repeats", "1", "--no-memory", "--json", "b.json"),
+        ),
+        ("list",),
+        ("show", "seed.example"),
+    ],
+    ids=["bench", "list", "show"],
+)
+def test_a_reader_gone_at_once_costs_no_report_nor_the_status(
+    project: Path, args: tuple[str, ...]
+) -> None:
+    """``tokasm bench --json b.json | true``: the reader is gone before the first line."""
+    with tokasm_started(project, *args) as process:
+        assert process.stdout is not None
+        assert process.stderr is not None
+        process.stdout.close()
+        err = process.stderr.read()
+        code = process.wait(timeout=120)
+    assert code == 0, err
+    assert "Traceback" not in err
+    if "--json" in args:
+        assert json.loads((project / "b.json").read_text(encoding="utf-8"))
+
+
 def _marker_target(project: Path) -> None:
     """A module that leaves a file behind when imported: proof a target was loaded."""
     (project / "marker.py").write_text(

@@ -146,8 +146,12 @@ def _measure(args: argparse.Namespace, bench_targets: list[BenchTarget]) -> int:
     given = {name: value for name in names if (value := getattr(args, name))}
     settings = replace(QUICK if args.quick else FULL, memory=not args.no_memory, **given)
     scenarios = [SCENARIOS[name] for name in args.scenario] or list(SCENARIOS.values())
+    # a reader gone (``| head``) costs the rest of the output, no report and not the status
+    console = options.Console(sys.stdout)
     if any(bench_target.per_request for bench_target in bench_targets):
-        print("protocol testees are measured per request: their costs include the round trip")
+        console.print(
+            "protocol testees are measured per request: their costs include the round trip"
+        )
     started = time.perf_counter()
     line = Progress("bench") if progress_wanted(sys.stderr, args.quiet) else None
 
@@ -169,7 +173,7 @@ def _measure(args: argparse.Namespace, bench_targets: list[BenchTarget]) -> int:
     fewest = min((len(p.batches) for s in results for p in s.points), default=settings.repeats)
     runs = "" if fewest == settings.repeats else f"{fewest} to "
     stopped = bench.over_max_time(results) and f", stopped by --max-time {settings.max_time:g} s"
-    print(
+    console.print(
         f"{text}\n\n{matrix}\n\n{len(scenarios)} scenarios x {len(bench_targets)} implementations, "
         f"min of {runs}{settings.repeats}, in {time.perf_counter() - started:.0f} s{stopped or ''}"
     )
@@ -188,6 +192,6 @@ def _measure(args: argparse.Namespace, bench_targets: list[BenchTarget]) -> int:
     except OSError as error:
         raise ReportError(f"cannot write report: {error}") from None
     if failed := sorted({s.bench_target.name for s in results if s.error}):
-        print(f"tokasm bench: {', '.join(failed)} raised or died; see the table")
+        console.print(f"tokasm bench: {', '.join(failed)} raised or died; see the table")
         return 1
     return 0

@@ -3,10 +3,11 @@ checks, before running anything; both include the cost probes, named like cases.
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING
 
 from tokasm._display import show
-from tokasm.cli.options import exit_codes, non_negative, select, subcommand
+from tokasm.cli.options import Console, exit_codes, non_negative, select, subcommand
 from tokasm.corpus import Raises, load_corpus
 from tokasm.implementations import DEFAULT_BACKEND
 from tokasm.run import PROBE_IDS, PROBE_STEPS, probe_named
@@ -32,10 +33,13 @@ def run_list(args: argparse.Namespace) -> int:
     rows += [(p, "required", "probe", probe_named(p, "passed").requirements[0]) for p in probes]
     header = ("id", "profile", "steps", "requirements")
     widths = [max(len(row[i]) for row in [header, *rows]) for i in range(3)]
-    for row in [header, *rows]:
-        print(f"{row[0]:<{widths[0]}}  {row[1]:<{widths[1]}}  {row[2]:>{widths[2]}}  {row[3]}")
+    lines = [
+        f"{r[0]:<{widths[0]}}  {r[1]:<{widths[1]}}  {r[2]:>{widths[2]}}  {r[3]}"
+        for r in [header, *rows]
+    ]
     count, total = len(cases) + len(probes), len(corpus) + len(PROBE_IDS)
-    print(f"{count} of {total} checks (corpus {corpus.version} and the cost probes)")
+    lines.append(f"{count} of {total} checks (corpus {corpus.version} and the cost probes)")
+    Console(sys.stdout).print("\n".join(lines))
     return 0
 
 
@@ -72,7 +76,7 @@ def run_show(args: argparse.Namespace) -> int:
     blocks = [_render_case(case, args.steps) for case in cases]
     if probes:
         blocks.append(PROBE_STEPS)  # both probes, each under its id
-    print("\n\n".join(blocks))
+    Console(sys.stdout).print("\n\n".join(blocks))
     return 0
 
 
