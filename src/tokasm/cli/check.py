@@ -297,8 +297,11 @@ class _Check:
         problems = (*getattr(target, "problems", ()), *problems)
         duration = time.perf_counter() - started
         # a name an earlier target has (a testee may announce any) is told apart: "name #2"
-        taken = sum(run.implementation == target.name for run in self.runs)
-        label = f"{target.name} #{taken + 1}" if taken else target.name
+        taken, label = {run.target for run in self.runs}, target.name
+        for number in itertools.count(2):
+            if label not in taken:
+                break
+            label = f"{target.name} #{number}"
         done = TargetRun(
             label, target.name, tuple(results), self.corpus.version, problems, duration
         )
