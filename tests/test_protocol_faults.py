@@ -99,6 +99,7 @@ def test_a_chatty_testee_cannot_deadlock_on_stderr(few_cases: list[Case]) -> Non
         (faulty("wrong-version"), "protocol 2"),
         (["/nonexistent/tokasm-testee"], "cannot start it"),
         (["sh", "-c", "echo my-testee ready; sleep 5"], "invalid response 'my-testee ready'"),
+        (["sh", "-c", "read x; printf %s {ok"], "(only part of a line came: '{ok')"),
     ],
 )
 def test_a_testee_that_fails_to_start_or_greet_is_a_target_error(

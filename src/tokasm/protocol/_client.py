@@ -235,7 +235,7 @@ class Process:
                     with contextlib.suppress(OSError, subprocess.TimeoutExpired):
                         os.kill(self.popen.pid, signal.SIGABRT)
                         self.popen.wait(EXIT_GRACE)
-                raise NoResponse(f"no response within {timeout:g} s")
+                raise NoResponse(f"no response within {timeout:g} s{self._part_of_a_line()}")
             unsent = [self._stdin] if self._unsent else []
             ready, writable, _ = select.select([self._fd], unsent, [], min(remaining, _ALIVE_CHECK))
             if writable:
@@ -243,12 +243,13 @@ class Process:
             if ready:
                 self._read()
             elif not writable and (code := self.popen.poll()) is not None:  # a grandchild may
-                raise TargetFault(f"{exit_description(code)} without answering")  # hold stdout
+                answered = f"without answering{self._part_of_a_line()}"  # hold stdout
+                raise TargetFault(f"{exit_description(code)} {answered}")
 
     def _read(self) -> None:
         chunk = os.read(self._fd, 1 << 20)
         if not chunk:
-            raise TargetFault(self._gone("stdout", "without answering"))
+            raise TargetFault(self._gone("stdout", f"without answering{self._part_of_a_line()}"))
         first, *lines = chunk.split(b"\n")
         if max([len(self._partial) + len(first), *map(len, lines)]) > self.max_line:
             raise LineTooLong(f"wrote a line longer than the limit of {self.max_line} bytes")
@@ -257,6 +258,11 @@ class Process:
             self._lines.append(bytes(self._partial))
             self._partial = bytearray(lines.pop())
             self._lines.extend(lines)
+
+    def _part_of_a_line(self) -> str:
+        """`` (only part of a line came: '{"ok')`` where a line was begun and not ended."""
+        begun = bytes(self._partial[:200]).decode("utf-8", "replace")
+        return f" (only part of a line came: {show(begun)})" if begun else ""
 
     def _gone(self, pipe: str, when: str) -> str:
         try:
@@ -485,7 +491,7 @@ class CommandTarget:
             raise
         except (ProtocolError, TargetFault) as error:
             reason = f"invalid response {error}" if isinstance(error, ProtocolError) else str(error)
-            if sent - done > 1 and done and "no response" in reason:
+            if sent - done > 1 and done and "no response" in reason and "of a line" not in reason:
                 reason += (
                     f" ({sent - done} requests were written ahead after {done} answered; a "
                     "testee that drops the lines it read ahead, instead of reading stdin as a "
