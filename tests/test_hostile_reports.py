@@ -27,8 +27,10 @@ import jsonschema
 import pytest
 
 from helpers import BROKEN, GOOD, QUICK, copy_spec, tokasm_cmd, tokasm_here, tokasm_started
-from tokasm.corpus._load import load_corpus
+from tokasm.corpus._load import load_corpus, load_file
 from tokasm.corpus._paths import SPEC_DIR_ENV, spec_dir
+from tokasm.corpus.steps import Apply
+from tokasm.fuzz._cases import case_document, dump_case_file
 
 if TYPE_CHECKING:
     from helpers import Ran
@@ -620,3 +622,14 @@ def test_fuzz_save_path_is_checked_before_fuzzing(project: Path, save: str) -> N
     _clean(ran, 2)
     assert "--save" in ran.err
     assert ran.out == ""
+
+
+def test_two_counterexamples_pasted_into_one_file_load(tmp_path: Path) -> None:
+    """A counterexample with a step said twice in a row, written twice into one case file, as
+    a user pastes what ``tokasm fuzz`` prints: no YAML anchor to clash."""
+    step = Apply("a", None, {"id": "m", "delta": "x"})
+    texts = [dump_case_file(case_document((step, step), f"twice {n}")) for n in (1, 2)]
+    path = tmp_path / "pasted.yaml"
+    pasted = texts[0] + "".join(texts[1].partition("cases:\n")[2])
+    path.write_text(pasted, encoding="utf-8")
+    assert len(load_file(path)) == 2

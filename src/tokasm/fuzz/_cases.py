@@ -37,7 +37,11 @@ class _Flow(dict[str, Any]):
 
 
 class _CaseDumper(yaml.SafeDumper):
-    """Double-quotes a string plain YAML would not keep exact (CR, NUL, edge whitespace)."""
+    """Double-quotes a string plain YAML would not keep exact (CR, NUL, edge whitespace), and
+    writes a step said twice in full: an anchor would clash with another pasted case's."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
 
 
 _CaseDumper.add_representer(str, lambda dumper, text: dumper.represent_scalar(
