@@ -633,3 +633,17 @@ def test_two_counterexamples_pasted_into_one_file_load(tmp_path: Path) -> None:
     pasted = texts[0] + "".join(texts[1].partition("cases:\n")[2])
     path.write_text(pasted, encoding="utf-8")
     assert len(load_file(path)) == 2
+
+
+def test_cases_a_crash_stopped_are_blamed_on_no_rule(project: Path) -> None:
+    """A target that dies at every read: its cases fault, then the circuit breaker errors the
+    rest unrun. None of that says which rule it breaks."""
+    (project / "crasher.py").write_text(
+        "import os\nfrom tokasm.implementations import ListJoinAssembler\n\n"
+        "class Impl(ListJoinAssembler):\n    def get(self, message_id):\n        os._exit(3)\n",
+        encoding="utf-8",
+    )
+    ran = tokasm_here(project, "check", "crasher:Impl", *QUICK, "-k", "after.*")
+    _clean(ran, 1)
+    assert "circuit breaker" in ran.out
+    assert "likely broken rules" not in ran.out

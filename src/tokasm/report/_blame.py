@@ -74,6 +74,9 @@ _GETS = frozenset({"get of an unknown id", "get after deltas sent past final", "
 _ANSWERED = _ORDINARY | _GETS
 
 _BROKEN = ("failed", "errored")
+#: Failure kinds of a case its target's process ended or hung in, or that a circuit breaker
+#: left unrun (no failure record): no evidence of any rule.
+_FAULTS = frozenset({"testee-fault", "hung", "exited", "crashed"})
 _RAN = ("passed", "failed", "errored", "xfailed")
 _UNLISTED = "(no rule listed)"
 _SHOWN = 5  # groups shown per target
@@ -410,14 +413,17 @@ class Blame:
 
 def blame(results: Sequence[CaseResult], cases: Mapping[str, Case]) -> list[Blame]:
     """The failed and errored cases grouped by their likeliest rule, strongest evidence first;
-    a result whose case ``cases`` lacks (a probe) is judged by its listed rules only."""
+    a result whose case ``cases`` lacks (a probe) is judged by its listed rules only, and a
+    fault (a crash, a hang, a case left unrun) by none."""
     if not any(result.outcome in _BROKEN for result in results):
         return []
     failing_weight: Counter[str] = Counter()
     ran_weight: Counter[str] = Counter()
     candidates: list[tuple[CaseResult, dict[str, float]]] = []
     for result in results:
-        if result.outcome not in _RAN:
+        failure = result.failure
+        faulted = result.outcome == "errored" and (failure is None or failure.kind in _FAULTS)
+        if result.outcome not in _RAN or faulted:
             continue
         failing, ran = _evidence(result, cases.get(result.case_id))
         ran_weight.update(ran)
