@@ -476,6 +476,15 @@ def test_hostile_corpus_files_are_clean_errors(
     assert named in ran.err
 
 
+def test_a_huge_case_file_is_refused_unread(project: Path) -> None:
+    """A sparse file past the limit (one of 3 GiB was read whole, and took 6 GB to parse)."""
+    with (project / "huge.yaml").open("wb") as sparse:
+        sparse.truncate(17 << 20)
+    ran = tokasm_here(project, "check", "good:Impl", *REFUSED, "--cases", "huge.yaml")
+    _clean(ran, 2)
+    assert "huge.yaml: cannot read: the file is larger than 16,777,216 bytes" in ran.err
+
+
 @pytest.mark.parametrize("source", ["/dev/zero", "sparse"])
 def test_an_endless_or_huge_xfail_file_is_a_clean_error(project: Path, source: str) -> None:
     path = source

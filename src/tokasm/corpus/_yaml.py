@@ -22,6 +22,8 @@ except ImportError:  # pragma: no cover - PyYAML built without libyaml
 _TAG = "tag:yaml.org,2002:"
 #: The largest integer every JSON reader keeps exact (a JavaScript number's 2^53 - 1).
 MAX_SAFE_INTEGER = 2**53 - 1
+#: Largest case file read: the corpus's largest is 40 KB, and a repeat makes a long case short.
+MAX_CASE_FILE_BYTES = 16 << 20
 #: Nodes a file's aliases may stand for beyond the nodes written: a "billion laughs" of
 #: nested aliases is a few lines that the schema check would walk for days.
 MAX_ALIASED_NODES = 1_000_000
@@ -105,7 +107,11 @@ _JsonLoader.add_implicit_resolver(
 def read_json_values(path: Path) -> Any:
     """The document in the YAML file ``path``; CorpusError naming it if it cannot be read."""
     try:
-        return yaml.load(path.read_text(encoding="utf-8"), Loader=_JsonLoader)
+        with path.open("rb") as stream:
+            data = stream.read(MAX_CASE_FILE_BYTES + 1)
+        if len(data) > MAX_CASE_FILE_BYTES:
+            raise ValueError(f"the file is larger than {MAX_CASE_FILE_BYTES:,} bytes")
+        return yaml.load(data.decode("utf-8"), Loader=_JsonLoader)
     except (OSError, ValueError) as error:  # UnicodeDecodeError is a ValueError
         raise CorpusError(f"{path}: cannot read: {error}") from None
     except yaml.YAMLError as error:
