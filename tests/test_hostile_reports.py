@@ -485,6 +485,15 @@ def test_a_huge_case_file_is_refused_unread(project: Path) -> None:
     assert "huge.yaml: cannot read: the file is larger than 16,777,216 bytes" in ran.err
 
 
+def test_a_fifo_in_a_case_folder_is_refused_unopened(project: Path) -> None:
+    """Opened, a named pipe without a writer waits for one for ever."""
+    (project / "cases").mkdir()
+    os.mkfifo(project / "cases" / "pipe.yaml")
+    ran = tokasm_here(project, "check", "good:Impl", *REFUSED, "--cases", "cases")
+    _clean(ran, 2)
+    assert "pipe.yaml: cannot read: not a regular file" in ran.err
+
+
 @pytest.mark.parametrize("source", ["/dev/zero", "sparse"])
 def test_an_endless_or_huge_xfail_file_is_a_clean_error(project: Path, source: str) -> None:
     path = source

@@ -107,6 +107,8 @@ _JsonLoader.add_implicit_resolver(
 def read_json_values(path: Path) -> Any:
     """The document in the YAML file ``path``; CorpusError naming it if it cannot be read."""
     try:
+        if not path.is_file():  # a named pipe would wait for a writer for ever
+            raise ValueError("not a regular file")
         with path.open("rb") as stream:
             data = stream.read(MAX_CASE_FILE_BYTES + 1)
         if len(data) > MAX_CASE_FILE_BYTES:
