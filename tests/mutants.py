@@ -2666,6 +2666,120 @@ class AppliesBackspaces(_Data):
         return text if text is None or message_id in self._done else self._finish(text)
 
 
+@_breaks("APPEND-EXACT")
+class DropsLeadingBlankLines(_Data):
+    """Breaks APPEND-EXACT: the completed text loses its leading newlines, the blank lines a
+    model often writes before its answer."""
+
+    def _finish(self, text: str) -> str:
+        return text.lstrip("\n")
+
+
+@_breaks("APPEND-EXACT")
+class JoinsWordPieceContinuations(_Data):
+    """Breaks APPEND-EXACT: a delta starting with ``##`` (a WordPiece continuation, as
+    BERT-style tokenizers spell one) loses the marker, so ``play`` ``##ing`` is ``playing``."""
+
+    def _delta(self, delta: str) -> str:
+        return delta.removeprefix("##")
+
+
+@_breaks("APPEND-EXACT")
+class DecodesByteFallbackTokens(_Data):
+    """Breaks APPEND-EXACT: byte-fallback tokens (SentencePiece's ``<0x0A>``) are decoded to
+    their character, as a hand-written Llama detokenizer does, so the text ``<0x0A>`` is LF."""
+
+    def _delta(self, delta: str) -> str:
+        return re.sub(r"<0x([0-9A-F]{2})>", lambda byte: chr(int(byte[1], 16)), delta)
+
+
+@_breaks("APPEND-EXACT")
+class ExpandsEmojiShortcodes(_Data):
+    """Breaks APPEND-EXACT: shortcodes such as ``:smile:`` become their emoji, as chat UIs
+    render them."""
+
+    _EMOJI: ClassVar[dict[str, str]] = {":smile:": "\U0001f604", ":+1:": "\U0001f44d"}
+
+    def _delta(self, delta: str) -> str:
+        for code, emoji in self._EMOJI.items():
+            delta = delta.replace(code, emoji)
+        return delta
+
+
+@_breaks("APPEND-EXACT")
+class ClosesAnOpenCodeFence(_Data):
+    """Breaks APPEND-EXACT: a completed text with an odd number of code fences (three
+    backticks) gets a closing one, as a Markdown renderer repairs an answer cut off inside a
+    code block."""
+
+    def _finish(self, text: str) -> str:
+        return text + "\n```" if text.count("```") % 2 else text
+
+
+@_breaks("APPEND-EXACT")
+class CutsAtAHumanTurn(_Data):
+    """Breaks APPEND-EXACT: the completed text is cut at ``\\n\\nHuman:``, the legacy
+    Anthropic completions stop sequence, although no event asked for a stop."""
+
+    def _finish(self, text: str) -> str:
+        return text.partition("\n\nHuman:")[0]
+
+
+@_breaks("APPEND-EXACT")
+class DropsATrailingBackslashAtFinal(_Data):
+    """Breaks APPEND-EXACT: a trailing backslash is taken for the start of an escape that
+    the next delta completes; at final, with none to come, it is dropped."""
+
+    def _finish(self, text: str) -> str:
+        return text.removesuffix("\\")
+
+
+@_breaks("GET-TEXT")
+class HoldsBackOpenMarkdownMarkers(_HidesAnUnfinishedTail):
+    """Breaks GET-TEXT: an open text ending in Markdown or TeX markers (``*``, ``_``, a backtick,
+    ``~``, ``$``, ``[``) reads without them, as streaming Markdown renderers hold back an
+    emphasis, code span, link or formula that may not be closed yet."""
+
+    def _unfinished(self, text: str) -> int:
+        return len(text) - len(text.rstrip("*_`~$["))
+
+
+@_breaks("GET-TEXT")
+class HoldsBackAnEscapeOrEntityStart(_HidesAnUnfinishedTail):
+    """Breaks GET-TEXT: an open text ending in a backslash or the start of an HTML entity
+    (``&``, ``&am``, ``&#3``) reads without it, as a renderer waits for the rest."""
+
+    def _unfinished(self, text: str) -> int:
+        start = re.search(r"(\\|&#?[0-9A-Za-z]*)\Z", text)
+        return 0 if start is None else len(start[0])
+
+
+@_breaks("EVT-ID-ANY")
+class LowercasesHexIds(_Data):
+    """Breaks EVT-ID-ANY: an id made only of hex digits is lower-cased, as digests and
+    request ids are compared, so ``BEEF42`` is ``beef42``."""
+
+    def _key(self, message_id: str) -> str:
+        hexadecimal = re.fullmatch(r"[0-9A-Fa-f]+", message_id)
+        return message_id.lower() if hexadecimal else message_id
+
+
+@_breaks("CREATE")
+class SweepsEmptyFinalTexts(_Scale):
+    """Breaks CREATE: every 1024 events a clean-up drops the finalized messages whose text
+    is empty (``if not text``), so one finalized without a delta later reads as unknown."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._events = 0
+
+    def apply(self, event: Event) -> str | None:
+        self._events += 1
+        if self._events % 1024 == 0:
+            self._done = {key: text for key, text in self._done.items() if text}
+        return super().apply(event)
+
+
 @_breaks("INC-OFFSET-END")
 class ReadSinceNoneForAnEmptyOpenMessage(_Incremental):
     """Breaks INC-OFFSET-END: ``read_since`` tests ``if not parts``, so an open message
