@@ -35,6 +35,7 @@ from collections import OrderedDict, UserString, deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar, cast
+from urllib.parse import urlsplit, urlunsplit
 
 from tokasm.implementations import Event, ListJoinAssembler, StrictAssembler, validate_event
 
@@ -2734,6 +2735,25 @@ class DropsATrailingBackslashAtFinal(_Data):
         return text.removesuffix("\\")
 
 
+@_breaks("APPEND-EXACT")
+class UnwrapsACodeOnlyAnswer(_Data):
+    """Breaks APPEND-EXACT: a completed text that is one fenced code block loses its fence
+    lines, as code that extracts the code from an answer does."""
+
+    def _finish(self, text: str) -> str:
+        fenced = re.fullmatch(r"```[^\n]*\n(.*)\n```", text, re.S)
+        return text if fenced is None or "```" in fenced[1] else fenced[1]
+
+
+@_breaks("APPEND-EXACT")
+class StripsMarkdownBold(_Data):
+    """Breaks APPEND-EXACT: ``**bold**`` in the completed text loses its asterisks, as a
+    plain-text (speech or SMS) rendering of an answer does."""
+
+    def _finish(self, text: str) -> str:
+        return re.sub(r"\*\*(.+?)\*\*", r"\1", text)
+
+
 @_breaks("GET-TEXT")
 class HoldsBackOpenMarkdownMarkers(_HidesAnUnfinishedTail):
     """Breaks GET-TEXT: an open text ending in Markdown or TeX markers (``*``, ``_``, a backtick,
@@ -2762,6 +2782,42 @@ class LowercasesHexIds(_Data):
     def _key(self, message_id: str) -> str:
         hexadecimal = re.fullmatch(r"[0-9A-Fa-f]+", message_id)
         return message_id.lower() if hexadecimal else message_id
+
+
+@_breaks("EVT-ID-ANY")
+class DecodesEscapesInIds(_Data):
+    """Breaks EVT-ID-ANY: ids go through ``unicode_escape`` decoding, as ids read from an
+    escaped log or CSV file are, so ``a\\nb`` (a backslash and an n) is ``a`` LF ``b``."""
+
+    def _key(self, message_id: str) -> str:
+        try:
+            return message_id.encode("latin-1", "backslashreplace").decode("unicode_escape")
+        except UnicodeDecodeError:
+            return message_id
+
+
+@_breaks("EVT-ID-ANY")
+class StripsAngleBracketsFromIds(_Data):
+    """Breaks EVT-ID-ANY: angle brackets around an id are dropped, as a Message-ID header's
+    are (``<m@host>`` is ``m@host``)."""
+
+    def _key(self, message_id: str) -> str:
+        return message_id.removeprefix("<").removesuffix(">")
+
+
+@_breaks("EVT-ID-ANY")
+class CanonicalUrlIds(_Data):
+    """Breaks EVT-ID-ANY: an id that is a URL is keyed by its canonical form (scheme and
+    host lower-cased, an empty path made ``/``), so ``HTTPS://Example.com`` is
+    ``https://example.com/``."""
+
+    def _key(self, message_id: str) -> str:
+        url = urlsplit(message_id)
+        if not (url.scheme and url.netloc):
+            return message_id
+        return urlunsplit(
+            (url.scheme.lower(), url.netloc.lower(), url.path or "/", url.query, url.fragment)
+        )
 
 
 @_breaks("CREATE")
