@@ -2754,6 +2754,24 @@ class StripsMarkdownBold(_Data):
         return re.sub(r"\*\*(.+?)\*\*", r"\1", text)
 
 
+@_breaks("APPEND-EXACT")
+class StripsMarkdownHeadings(_Data):
+    """Breaks APPEND-EXACT: a completed text's Markdown headings lose their ``#`` marks, as a
+    plain-text rendering of an answer does."""
+
+    def _finish(self, text: str) -> str:
+        return re.sub(r"(?m)^#{1,6} ", "", text)
+
+
+@_breaks("APPEND-EXACT")
+class StripsHtmlComments(_Data):
+    """Breaks APPEND-EXACT: HTML comments (``<!-- ... -->``) are removed from the completed
+    text, as a Markdown sanitizer does."""
+
+    def _finish(self, text: str) -> str:
+        return re.sub(r"<!--.*?-->", "", text, flags=re.S)
+
+
 @_breaks("GET-TEXT")
 class HoldsBackOpenMarkdownMarkers(_HidesAnUnfinishedTail):
     """Breaks GET-TEXT: an open text ending in Markdown or TeX markers (``*``, ``_``, a backtick,
