@@ -2783,6 +2783,17 @@ class HoldsBackOpenMarkdownMarkers(_HidesAnUnfinishedTail):
 
 
 @_breaks("GET-TEXT")
+class HoldsBackATableRowOrRule(_HidesAnUnfinishedTail):
+    """Breaks GET-TEXT: while open, a last line that starts a table row (``|``) or is only
+    ``-`` or ``=`` (a rule or a heading's underline) reads as not yet written, as streaming
+    Markdown renderers wait for such a line to end."""
+
+    def _unfinished(self, text: str) -> int:
+        line = text.rpartition("\n")[2]
+        return len(line) if line.startswith("|") or (line and not line.strip("-=")) else 0
+
+
+@_breaks("GET-TEXT")
 class HoldsBackAnEscapeOrEntityStart(_HidesAnUnfinishedTail):
     """Breaks GET-TEXT: an open text ending in a backslash or the start of an HTML entity
     (``&``, ``&am``, ``&#3``) reads without it, as a renderer waits for the rest."""
