@@ -2772,6 +2772,25 @@ class StripsHtmlComments(_Data):
         return re.sub(r"<!--.*?-->", "", text, flags=re.S)
 
 
+@_breaks("APPEND-EXACT")
+class AsciiHyphensAndMinus(_Data):
+    """Breaks APPEND-EXACT: hyphens and the minus sign (U+2010, U+2011, U+2212) become an
+    ASCII hyphen-minus, as a search indexer's or a code-safe output filter does."""
+
+    def _delta(self, delta: str) -> str:
+        return delta.translate(dict.fromkeys((0x2010, 0x2011, 0x2212), "-"))
+
+
+@_breaks("APPEND-EXACT")
+class StripsSupplementaryVariationSelectors(_Data):
+    """Breaks APPEND-EXACT: removes the variation selectors U+E0100 to U+E01EF, which can
+    smuggle hidden data past a reader, as an input sanitizer does; they select glyphs of
+    ideographs in real text."""
+
+    def _delta(self, delta: str) -> str:
+        return re.sub("[\U000e0100-\U000e01ef]", "", delta)
+
+
 @_breaks("GET-TEXT")
 class HoldsBackOpenMarkdownMarkers(_HidesAnUnfinishedTail):
     """Breaks GET-TEXT: an open text ending in Markdown or TeX markers (``*``, ``_``, a backtick,
