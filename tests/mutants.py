@@ -2791,6 +2791,20 @@ class StripsSupplementaryVariationSelectors(_Data):
         return re.sub("[\U000e0100-\U000e01ef]", "", delta)
 
 
+@_breaks("APPEND-EXACT")
+class SpacesSentencesApart(_Data):
+    """Breaks APPEND-EXACT: a delta starting with a capital letter after a text ending in
+    ``.``, ``!`` or ``?`` gets a space before it, as a joiner of speech-recognition or
+    sentence chunks does, so code such as ``System.Out`` is split."""
+
+    def apply(self, event: Event) -> str | None:
+        key, delta = self._key(event["id"]), event.get("delta")
+        parts = self._parts.get(key)
+        if delta and delta[0].isupper() and parts and "".join(parts).endswith((".", "!", "?")):
+            event = {**event, "delta": f" {delta}"}
+        return super().apply(event)
+
+
 @_breaks("GET-TEXT")
 class HoldsBackOpenMarkdownMarkers(_HidesAnUnfinishedTail):
     """Breaks GET-TEXT: an open text ending in Markdown or TeX markers (``*``, ``_``, a backtick,
