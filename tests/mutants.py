@@ -2791,18 +2791,37 @@ class StripsSupplementaryVariationSelectors(_Data):
         return re.sub("[\U000e0100-\U000e01ef]", "", delta)
 
 
-@_breaks("APPEND-EXACT")
-class SpacesSentencesApart(_Data):
-    """Breaks APPEND-EXACT: a delta starting with a capital letter after a text ending in
-    ``.``, ``!`` or ``?`` gets a space before it, as a joiner of speech-recognition or
-    sentence chunks does, so code such as ``System.Out`` is split."""
+class _SpacesAJunction(_Data):
+    """A correct assembler but for a space it puts between an open text and a delta when
+    ``_spaced`` says the delta starts a new word, as a joiner of speech or sentence chunks
+    does."""
+
+    def _spaced(self, text: str, delta: str) -> bool:
+        return False
 
     def apply(self, event: Event) -> str | None:
-        key, delta = self._key(event["id"]), event.get("delta")
-        parts = self._parts.get(key)
-        if delta and delta[0].isupper() and parts and "".join(parts).endswith((".", "!", "?")):
+        delta, parts = event.get("delta"), self._parts.get(self._key(event["id"]))
+        if delta and parts and self._spaced("".join(parts), delta):
             event = {**event, "delta": f" {delta}"}
         return super().apply(event)
+
+
+@_breaks("APPEND-EXACT")
+class SpacesSentencesApart(_SpacesAJunction):
+    """Breaks APPEND-EXACT: a delta starting with a capital letter after a text ending in
+    ``.``, ``!`` or ``?`` gets a space before it, so code such as ``System.Out`` is split."""
+
+    def _spaced(self, text: str, delta: str) -> bool:
+        return text.endswith((".", "!", "?")) and delta[0].isupper()
+
+
+@_breaks("APPEND-EXACT")
+class SpacesAfterCommas(_SpacesAJunction):
+    """Breaks APPEND-EXACT: a delta starting with a letter after a text ending in a comma
+    gets a space before it."""
+
+    def _spaced(self, text: str, delta: str) -> bool:
+        return text.endswith(",") and delta[0].isalpha()
 
 
 @_breaks("GET-TEXT")
