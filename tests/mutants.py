@@ -2699,12 +2699,10 @@ class ExpandsEmojiShortcodes(_Data):
     """Breaks APPEND-EXACT: shortcodes such as ``:smile:`` become their emoji, as chat UIs
     render them."""
 
-    _EMOJI: ClassVar[dict[str, str]] = {":smile:": "\U0001f604", ":+1:": "\U0001f44d"}
+    _EMOJI: ClassVar[dict[str, str]] = {"smile": "\U0001f604", "+1": "\U0001f44d"}
 
     def _delta(self, delta: str) -> str:
-        for code, emoji in self._EMOJI.items():
-            delta = delta.replace(code, emoji)
-        return delta
+        return re.sub(r":(smile|\+1):", lambda code: self._EMOJI[code[1]], delta)
 
 
 @_breaks("APPEND-EXACT")
