@@ -2351,6 +2351,30 @@ class IgnoresPingEvents(_ReadsExtraKeys):
 
 
 @_breaks("EVT-EXTRA-KEYS")
+class DropsReasoningDeltas(_ReadsExtraKeys):
+    """Breaks EVT-EXTRA-KEYS: a delta whose event is typed as reasoning (``thinking_delta``,
+    ``reasoning_delta``) or sent on the ``analysis`` channel is left out of the text, as a
+    client showing only a reasoning model's answer does."""
+
+    def apply(self, event: Event) -> str | None:
+        reasoning = self._extra_key(event, "type") in ("thinking_delta", "reasoning_delta")
+        if reasoning or self._extra_key(event, "channel") == "analysis":
+            event = _without(event, "delta")
+        return super().apply(event)
+
+
+@_breaks("EVT-EXTRA-KEYS")
+class DropsDeltasBesideToolCalls(_ReadsExtraKeys):
+    """Breaks EVT-EXTRA-KEYS: the delta of an event that carries ``tool_calls`` is left
+    out, as code that reads such a chunk as a tool call, not text, does."""
+
+    def apply(self, event: Event) -> str | None:
+        if self._extra_key(event, "tool_calls"):
+            event = _without(event, "delta")
+        return super().apply(event)
+
+
+@_breaks("EVT-EXTRA-KEYS")
 class DiscardsMessageOnError(_ReadsExtraKeys):
     """Breaks EVT-EXTRA-KEYS: an event with an ``error`` throws the open message away, as
     a handler of a provider failing mid-stream would."""
