@@ -2375,6 +2375,29 @@ class DropsDeltasBesideToolCalls(_ReadsExtraKeys):
 
 
 @_breaks("EVT-EXTRA-KEYS")
+class GeneratedTextFinalizes(_ReadsExtraKeys):
+    """Breaks EVT-EXTRA-KEYS: an event with a ``generated_text`` finalizes, as the last
+    token event of a text-generation-inference stream would."""
+
+    def apply(self, event: Event) -> str | None:
+        if self._extra_key(event, "generated_text") is not None:
+            event = {**event, "final": True}
+        return super().apply(event)
+
+
+@_breaks("EVT-EXTRA-KEYS")
+class SnapshotKeyReplacesText(_ReadsExtraKeys):
+    """Breaks EVT-EXTRA-KEYS: an event with ``snapshot: true`` or ``replace: true`` starts its
+    open message over, as for providers that can resend the whole text."""
+
+    def apply(self, event: Event) -> str | None:
+        replaces = True in (self._extra_key(event, "snapshot"), self._extra_key(event, "replace"))
+        if replaces and event["id"] in self._parts:
+            self._parts[event["id"]].clear()
+        return super().apply(event)
+
+
+@_breaks("EVT-EXTRA-KEYS")
 class DiscardsMessageOnError(_ReadsExtraKeys):
     """Breaks EVT-EXTRA-KEYS: an event with an ``error`` throws the open message away, as
     a handler of a provider failing mid-stream would."""
