@@ -2374,15 +2374,93 @@ class DropsDeltasBesideToolCalls(_ReadsExtraKeys):
         return super().apply(event)
 
 
+class _FinalizesOnAKey(_ReadsExtraKeys):
+    """A correct assembler but for the extra keys ``_ends`` says end a provider's stream."""
+
+    def _ends(self, event: Event) -> bool:
+        return False
+
+    def apply(self, event: Event) -> str | None:
+        return super().apply({**event, "final": True} if self._ends(event) else event)
+
+
 @_breaks("EVT-EXTRA-KEYS")
-class GeneratedTextFinalizes(_ReadsExtraKeys):
+class GeneratedTextFinalizes(_FinalizesOnAKey):
     """Breaks EVT-EXTRA-KEYS: an event with a ``generated_text`` finalizes, as the last
     token event of a text-generation-inference stream would."""
 
+    def _ends(self, event: Event) -> bool:
+        return self._extra_key(event, "generated_text") is not None
+
+
+@_breaks("EVT-EXTRA-KEYS")
+class CamelCaseStopReasonsFinalize(_FinalizesOnAKey):
+    """Breaks EVT-EXTRA-KEYS: an event with a ``finishReason`` or ``stopReason`` finalizes,
+    as Gemini's and Bedrock's last chunks would."""
+
+    def _ends(self, event: Event) -> bool:
+        reasons = (self._extra_key(event, "finishReason"), self._extra_key(event, "stopReason"))
+        return reasons != (None, None)
+
+
+@_breaks("EVT-EXTRA-KEYS")
+class CohereStreamEndFinalizes(_FinalizesOnAKey):
+    """Breaks EVT-EXTRA-KEYS: an event with ``is_finished: true`` or the ``event_type``
+    ``stream-end`` finalizes, as Cohere's last event would."""
+
+    def _ends(self, event: Event) -> bool:
+        finished = self._extra_key(event, "is_finished") is True
+        return finished or self._extra_key(event, "event_type") == "stream-end"
+
+
+@_breaks("EVT-EXTRA-KEYS")
+class DoneReasonFinalizes(_FinalizesOnAKey):
+    """Breaks EVT-EXTRA-KEYS: an event with a ``done_reason`` finalizes, as Ollama's last
+    chunk would."""
+
+    def _ends(self, event: Event) -> bool:
+        return self._extra_key(event, "done_reason") is not None
+
+
+class _TakesAKeyAsDelta(_ReadsExtraKeys):
+    """A correct assembler but for the text ``_text`` finds in an event without a delta."""
+
+    def _text(self, event: Event) -> object:
+        return None
+
     def apply(self, event: Event) -> str | None:
-        if self._extra_key(event, "generated_text") is not None:
-            event = {**event, "final": True}
+        text = self._text(event)
+        if "delta" not in event and isinstance(text, str):
+            event = {**event, "delta": text}
         return super().apply(event)
+
+
+@_breaks("EVT-EXTRA-KEYS")
+class TakesResponseKeyAsDelta(_TakesAKeyAsDelta):
+    """Breaks EVT-EXTRA-KEYS: an event's ``response`` is its delta when it has none, as for
+    Ollama's generate stream."""
+
+    def _text(self, event: Event) -> object:
+        return self._extra_key(event, "response")
+
+
+@_breaks("EVT-EXTRA-KEYS")
+class TakesCompletionKeyAsDelta(_TakesAKeyAsDelta):
+    """Breaks EVT-EXTRA-KEYS: an event's ``completion`` is its delta when it has none, as for
+    the legacy Anthropic completions stream."""
+
+    def _text(self, event: Event) -> object:
+        return self._extra_key(event, "completion")
+
+
+@_breaks("EVT-EXTRA-KEYS")
+class TakesTokenTextAsDelta(_TakesAKeyAsDelta):
+    """Breaks EVT-EXTRA-KEYS: the ``text`` of an event's ``token`` is its delta when it has
+    none, as for a text-generation-inference stream."""
+
+    def _text(self, event: Event) -> object:
+        token = self._extra_key(event, "token")
+        return token.get("text") if isinstance(token, dict) else None
 
 
 @_breaks("EVT-EXTRA-KEYS")
