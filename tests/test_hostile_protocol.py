@@ -440,3 +440,18 @@ def test_a_testee_that_cannot_take_pipelined_requests_is_told_to_use_no_pipeline
     assert "--no-pipeline" in ran.out
     fallback = kit_here("--no-pipeline", "--cmd", testee, *few, *QUICK)
     assert_clean(fallback, EXIT_OK)
+
+
+def test_bench_says_how_a_testee_faulted(tmp_path: Path) -> None:
+    """The testee dies at its fourth request: bench's table says so, with the testee's
+    stderr (it said a message cut to 120 characters, the exit code cut out of its middle)."""
+    faulty = Path(__file__).resolve().parent / "testees" / "faulty.py"
+    testee = [sys.executable, str(faulty), "crash", "--at", "4", "--marker", str(tmp_path / "m")]
+    ran = tokasm_here(
+        tmp_path,
+        *("bench", "--cmd", shlex.join(testee), "--only", "--sizes", "40", "--repeats", "1"),
+        *("--no-memory", "--quiet", "--scenario", "stream_then_finalize"),
+    )
+    assert ran.code == EXIT_FAILED, ran
+    assert "exited with code 3 without answering" in ran.out, ran
+    assert "faulty testee: crash at request 4" in ran.out, ran

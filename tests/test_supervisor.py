@@ -11,14 +11,16 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import signal
+import subprocess
 import textwrap
 from typing import TYPE_CHECKING
 
 import jsonschema
 import pytest
 
-from helpers import QUICK, tokasm_cmd, tokasm_here, tokasm_started
+from helpers import QUICK, tokasm_cmd, tokasm_here, tokasm_program, tokasm_started
 from tokasm.corpus import spec_dir
 
 if TYPE_CHECKING:
@@ -255,12 +257,18 @@ def test_ctrl_c_or_sigterm_ends_the_run_and_its_worker(
 
 
 def test_a_target_may_be_given_by_its_files_path(tmp_path: Path) -> None:
+    """Modules of the project's named as standard ones shadow nothing tokasm's worker imports,
+    Hypothesis for the fuzz phase included (each reported the run NONCONFORMING)."""
     (tmp_path / "src").mkdir()
     (tmp_path / "src" / "stream.py").write_text(
         "from tokasm.implementations import ListJoinAssembler as Mine\n"
     )
-    for target in ("./src/stream.py:Mine", str(tmp_path / "src" / "stream.py") + ":Mine"):
-        ran = tokasm_here(tmp_path, "check", target, "-k", "seed.example", *QUICK)
+    for shadow in ("queue", "datetime", "decimal", "heapq"):
+        (tmp_path / "src" / f"{shadow}.py").write_text("raise SystemExit('shadowed')\n")
+    fuzz = ("--fuzz-examples", "2", "--no-cost-probe")
+    by_path = f"{tmp_path}/src/stream.py:Mine"
+    for target, checks in (("./src/stream.py:Mine", fuzz), (by_path, QUICK)):
+        ran = tokasm_here(tmp_path, "check", target, "-k", "seed.example", *checks)
         assert ran.code == 0, ran
 
 
@@ -304,11 +312,13 @@ def test_timeout_bounds_each_call_not_the_whole_case(tmp_path: Path) -> None:
 
 def test_a_target_that_stops_the_clocks_cannot_fail_the_cost_probes(tmp_path: Path) -> None:
     """As freezegun does, every module attribute holding a clock is frozen when the target
-    loads (but those of the modules freezegun leaves alone): the worker times the probes
-    with the clocks it took before, and they end, and pass."""
+    loads (but those of the modules freezegun leaves alone), ``tokasm._clocks``'s too: the
+    worker times the probes with the clocks it holds, and they end, and pass (they were
+    skipped, the clock stopped); bench's worker times with them too."""
     (tmp_path / "frozen.py").write_text(
         "import sys, time\nfrom tokasm import TokenAssembler\n"
-        "real = {id(time.monotonic), id(time.perf_counter), id(time.process_time)}\n"
+        "real = {id(time.monotonic), id(time.perf_counter), id(time.process_time),\n"
+        "        id(time.thread_time)}\n"
         "left_alone = ('threading', 'multiprocessing', 'queue', '_pytest')\n"
         "for name, module in list(sys.modules.items()):\n"
         "    for attribute in dir(module) if not name.startswith(left_alone) else ():\n"
@@ -319,9 +329,16 @@ def test_a_target_that_stops_the_clocks_cannot_fail_the_cost_probes(tmp_path: Pa
         "            pass\n"
         "class Frozen(TokenAssembler):\n    pass\n"
     )
-    ran = tokasm_here(tmp_path, "check", "frozen:Frozen", "-k", "cost.*", "--fuzz-examples", "0")
+    ran = tokasm_here(
+        tmp_path, "check", "frozen:Frozen", "-k", "cost.*", "--fuzz-examples", "0", "--json", "-"
+    )
     assert ran.code == 0, ran
-    assert "FAILED" not in ran.out, ran
+    probes = json.loads(ran.out)["runs"][0]["cases"]
+    assert [probe["outcome"] for probe in probes] == ["passed", "passed"], probes  # not skipped
+    bench = ("--only", "--sizes", "40", "--repeats", "1", "--no-memory", "--quiet")
+    benched = tokasm_here(tmp_path, "bench", "frozen:Frozen", *bench, "--scenario", "interleaved")
+    assert benched.code == 0, benched
+    assert "stopped" not in benched.out, benched  # it hung, timing on a stopped clock
 
 
 def test_in_process_a_second_ctrl_c_ends_a_run_whose_target_swallowed_the_first(
@@ -426,3 +443,70 @@ def test_sigterm_ends_a_fuzz_run_with_143(tmp_path: Path) -> None:
     finally:
         process.kill()
     assert process.returncode == 143, (out, err)
+
+
+def test_fuzz_and_bench_show_a_dying_targets_stderr_escaped(tmp_path: Path) -> None:
+    """The target writes terminal controls to stderr and ends its worker at its first apply:
+    ``fuzz`` prints the fault escaped, and its saved counterexample loads back (a raw ESC is
+    not YAML); ``bench`` shows it escaped too. A ``token.py`` of the user's beside it shadows
+    no module of tokasm's workers (the folder is put on sys.path after tokasm's imports)."""
+    (tmp_path / "token.py").write_text("TOKEN = 1\n")
+    (tmp_path / "dies.py").write_text(
+        "import os\nfrom tokasm import TokenAssembler\n"
+        "class Dies(TokenAssembler):\n"
+        "    def apply(self, event):\n"
+        "        os.write(2, b'\\x1b]0;title\\x07\\x1b[31mred\\x00\\n')\n"
+        "        os._exit(3)\n"
+    )
+    fuzzed = tokasm_here(tmp_path, "fuzz", "dies:Dies", "--examples", "1", "--save", "saved/")
+    assert fuzzed.code == 1, fuzzed
+    assert "exited with code 3" in fuzzed.out, fuzzed
+    assert "\\x1b]0;title\\x07\\x1b[31mred\\x00" in fuzzed.out, fuzzed
+    assert not {"\x1b", "\x07", "\x00"} & set(fuzzed.out), fuzzed
+    loaded = tokasm_here(tmp_path, "check", "list-join", "--cases", "saved", "--no-bundled", *QUICK)
+    assert loaded.code == 0, loaded
+    bench = ("--only", "--sizes", "40", "--repeats", "1", "--no-memory")
+    benched = tokasm_here(tmp_path, "bench", "dies:Dies", *bench, "--scenario", "interleaved")
+    assert benched.code == 1, benched
+    assert "\\x1b]0;title\\x07\\x1b[31mred\\x00" in benched.out, benched
+    assert not {"\x1b", "\x07", "\x00"} & set(benched.out + benched.err), benched
+
+
+def test_workers_are_bounded_in_memory_and_keep_the_limits_a_ci_job_sets(tmp_path: Path) -> None:
+    """9 GiB of untouched pages (which use no memory) are a MemoryError in bench's worker as
+    in check's. Under a CI job's hard ``ulimit -v`` below ``WORKER_MEMORY``, a worker keeps it
+    (one cannot raise it: every worker failed to load); under its ``ulimit -t`` the CPU clock
+    ticks, and the cost probes time on the wall clock (each was skipped: naive-join, which
+    breaks CACHE-FINAL, conformed)."""
+    (tmp_path / "hoards.py").write_text(
+        "from tokasm import TokenAssembler\n"
+        "class Hoards(TokenAssembler):\n"
+        "    def apply(self, event):\n"
+        "        hoard = bytearray(9 << 30)\n"
+        "        return super().apply(event)\n"
+    )
+    bench = ("--only", "--sizes", "40", "--repeats", "1", "--no-memory", "--quiet")
+    benched = tokasm_here(tmp_path, "bench", "hoards:Hoards", *bench, "--scenario", "interleaved")
+    assert benched.code == 1, benched
+    assert "raised: MemoryError" in benched.out, benched
+
+    def ci_limits() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (6 << 30, 6 << 30))
+        resource.setrlimit(resource.RLIMIT_CPU, (3600, 3600))
+
+    selected = ("-k", "seed.example", "-k", "cost.cache-final", "--fuzz-examples", "0")
+    checked = subprocess.run(
+        [*tokasm_program(), "check", "hoards:Hoards", "naive-join", "--json", "-", *selected],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        preexec_fn=ci_limits,
+    )
+    assert checked.returncode == 1, checked
+    hoards, naive = (
+        {case["id"]: case for case in run["cases"]} for run in json.loads(checked.stdout)["runs"]
+    )
+    assert "raised MemoryError" in hoards["seed.example"]["message"], hoards
+    assert naive["cost.cache-final"]["outcome"] == "xfailed", naive

@@ -9,13 +9,13 @@ from __future__ import annotations
 import json
 import math
 import signal
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any, TypeAlias, cast
 
+from tokasm._display import safe_block
 from tokasm.bench._measure import (
     INCONCLUSIVE,
     Fit,
@@ -31,7 +31,7 @@ from tokasm.bench.scenarios import LONG_TEXTS
 from tokasm.corpus.steps import OPS, READ_SINCE
 from tokasm.errors import TargetError, TargetFault
 from tokasm.implementations import BACKENDS
-from tokasm.protocol import LineTooLong, NoResponse, Process
+from tokasm.protocol import LineTooLong, NoResponse, Process, python_child
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -211,8 +211,7 @@ class _Worker(Process):
     max_line = 1 << 20
 
     def __init__(self, target: str, batch: float, first: float, each: float, last: float):
-        # -c, not -m: running a module that its package has already imported warns on stderr.
-        super().__init__([sys.executable, "-c", _WORKER_MAIN, target, repr(batch)])
+        super().__init__(python_child(_WORKER_MAIN, target, repr(batch)))
         self.each, self.last = each, last
         self.size: int | None = None
         hello = self._answer(first)
@@ -251,7 +250,7 @@ class _Worker(Process):
         self.kill()
         code = self.popen.returncode
         how = f"killed by {signal.Signals(-code).name}" if code < 0 else f"exit status {code}"
-        tail = self.stderr_text()[-600:].strip()
+        tail = safe_block(self.stderr_text()[-600:].strip())  # the target's: escaped
         return f"the worker ended ({how})" + (f"; its stderr ends: {tail}" if tail else "")
 
 

@@ -9,16 +9,16 @@ from __future__ import annotations
 
 import json
 import sys
-import time
 from typing import TYPE_CHECKING, Any
 
-from tokasm._display import error_text
+from tokasm import _clocks
+from tokasm._display import error_text, safe_block
 from tokasm.bench._measure import peak_memory
 from tokasm.bench._measure import time_action as _time
 from tokasm.bench.scenarios import SCENARIOS, long_workload
 from tokasm.corpus.steps import READ_SINCE, features_of
-from tokasm.errors import TargetError
-from tokasm.protocol.testee import private_channel
+from tokasm.errors import TargetError, TargetFault
+from tokasm.protocol.testee import bound_memory, private_channel
 from tokasm.run.targets import resolve_target
 
 if TYPE_CHECKING:
@@ -57,15 +57,17 @@ class Bench:
             self.actions, self.scenario = {}, name
         try:
             return getattr(self, op)(SCENARIOS[name], size, text)
+        except TargetFault as fault:  # a testee's, whole: what happened is in its middle
+            raise Raised(safe_block(fault)) from None
         except (Exception, SystemExit) as error:  # a target's sys.exit is its error
             raise Raised(error_text(error)) from None
 
     def prepare(self, scenario: Scenario, size: int, text: bool) -> list[float]:
         """The set-up's seconds and the first batch's."""
-        start, make = time.perf_counter(), scenario.long_text if text else scenario.prepare
+        start, make = _clocks.perf_counter(), scenario.long_text if text else scenario.prepare
         workload = long_workload(size) if text else scenario.workload(size)
         self.actions[size, text] = make(self.factory, workload)
-        return [time.perf_counter() - start, self.time(scenario, size, text)]
+        return [_clocks.perf_counter() - start, self.time(scenario, size, text)]
 
     def time(self, scenario: Scenario, size: int, text: bool) -> float:
         """Seconds per run of a batch; on a long text, of the fastest run (a rare realloc that
@@ -85,6 +87,7 @@ def main() -> int:
     """Load the target ``sys.argv[1]`` and answer steps until stdin ends."""
     target, batch = sys.argv[1], float(sys.argv[2])
     steps, channel = private_channel()  # before the target runs any code
+    bound_memory()
 
     def send(line: dict[str, Any]) -> None:
         channel.write(json.dumps(line).encode() + b"\n")
@@ -96,7 +99,7 @@ def main() -> int:
     except TargetError as error:
         send({"error": str(error)})
         return 2
-    bench = Bench(factory, time.thread_time, batch)
+    bench = Bench(factory, _clocks.thread_time, batch)  # the target may replace time's
     for step in steps:
         try:
             send({"ok": bench(*json.loads(step))})

@@ -7,6 +7,7 @@ against the schema and expanded on load; an error names the file and, where it c
 from __future__ import annotations
 
 import dataclasses
+import gc
 import json
 import operator
 import os
@@ -75,6 +76,8 @@ class Case:
 
     @cached_property
     def steps(self) -> tuple[Step, ...]:
+        collecting = gc.isenabled()
+        gc.disable()  # every step is kept: a collection meanwhile walks them all in vain
         try:
             return tuple(self._unroll(self.document["steps"], {}, "", []))
         except (TypeError, ValueError) as error:  # the schema counts 2.0 as an integer
@@ -82,6 +85,9 @@ class Case:
                 f"cannot be expanded: {error} (a count, offset or code point must be a whole "
                 "number written without a decimal point)"
             ) from None
+        finally:
+            if collecting:
+                gc.enable()
 
     @property
     def step_count(self) -> int:

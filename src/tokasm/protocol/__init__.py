@@ -14,6 +14,7 @@ from tokasm.protocol._client import (
     end_testees,
     fatal_signals_kill_testees,
     kill_testees,
+    python_child,
     python_testee_command,
     split_command,
     testees_end_with_the_run,
@@ -22,5 +23,6 @@ from tokasm.protocol._client import (
 __all__ = [
     "DEFAULT_TIMEOUT", "PIPELINE_WINDOW", "START_TIMEOUT", "CommandTarget", "LineTooLong",
     "NoResponse", "Process", "WorkerTarget", "end_testees", "fatal_signals_kill_testees",
-    "kill_testees", "python_testee_command", "split_command", "testees_end_with_the_run",
+    "kill_testees", "python_child", "python_testee_command", "split_command",
+    "testees_end_with_the_run",
 ]  # fmt: skip

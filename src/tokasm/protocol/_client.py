@@ -26,7 +26,7 @@ from subprocess import PIPE
 from typing import IO, TYPE_CHECKING, Any, cast
 
 from tokasm import errors
-from tokasm._display import show
+from tokasm._display import safe_block, show
 from tokasm.errors import ImplementationError, ProtocolError, TargetError, TargetFault
 from tokasm.protocol import _codec as codec
 from tokasm.run import CaseResult, probe_named
@@ -508,9 +508,18 @@ class CommandTarget:
             self._process = None
 
 
+def python_child(code: str, *args: str) -> list[str]:
+    """The argv that runs ``code`` with this interpreter, the current folder off ``sys.path``:
+    a user's ``token.py`` there would shadow the standard library's for tokasm's own imports
+    (``resolve_target`` puts the folder first once they are done, as in process)."""
+    off_path = "import sys; sys.path[:] = filter(None, sys.path)"
+    return [sys.executable, "-c", f"{off_path}; {code}", *args]
+
+
 def python_testee_command(target: str, *options: str) -> list[str]:
     """The argv that serves ``target`` over the protocol with this interpreter."""
-    return [sys.executable, "-m", "tokasm.protocol.testee", *options, target]
+    main = "from tokasm.protocol.testee import main; raise SystemExit(main())"
+    return python_child(main, *options, target)
 
 
 class WorkerTarget(CommandTarget):
@@ -563,8 +572,8 @@ class WorkerTarget(CommandTarget):
         try:
             answer = exchange(request, label, self.timeout * BEATS_FOR)
             result = CaseResult.from_data(answer.get("case"))
-        except ProtocolError as error:
-            return replace(check, message=f"testee fault in the worker: {error}")
+        except ProtocolError as error:  # it may quote the worker's stderr: escaped
+            return replace(check, message=safe_block(f"testee fault in the worker: {error}"))
         return replace(
             result,
             case_id=check.case_id,

@@ -44,9 +44,13 @@ if TYPE_CHECKING:
     from tokasm.protocol._codec import Message
 
 __all__ = [
-    "WORKER_MEMORY", "main", "private_channel", "python_testee_command", "respond", "serve",
+    "WORKER_MEMORY", "bound_memory", "main", "private_channel", "python_testee_command",
+    "respond", "serve",
 ]  # fmt: skip
 
+#: ``sys.path`` before the target's folder is put first (``python_child`` leaves the current
+#: folder off): where tokasm's own late imports look.
+_TOKASM_PATH = list(sys.path)
 #: The address space a worker may use (``RLIMIT_AS``): far more than any assembler needs.
 WORKER_MEMORY = 8 << 30
 
@@ -84,8 +88,11 @@ def _worker_answer(target: PythonTarget, request: Message) -> Message:
     if request["op"] == "probe":
         result = run_probe(request["id"], target, strict=request["strict"])
         return {"ok": True, "case": result.to_data()}
-    from tokasm.fuzz import fuzz_phase  # Hypothesis, only for the fuzz phase
-
+    target_path, sys.path[:] = sys.path[:], _TOKASM_PATH
+    try:  # Hypothesis, only for the fuzz phase, blind to a project's queue.py or datetime.py
+        from tokasm.fuzz import _search, fuzz_phase  # noqa: F401
+    finally:
+        sys.path[:] = target_path
     return {"ok": True, "problems": list(fuzz_phase(target, (), request["examples"]))}
 
 
@@ -148,6 +155,16 @@ def private_channel() -> tuple[IO[bytes], IO[bytes]]:
     return requests, responses
 
 
+def bound_memory() -> None:
+    """Memory exhaustion in a worker is a MemoryError at ``WORKER_MEMORY`` bytes of address
+    space (or at a lower limit already set: it cannot be raised), not the OOM killer."""
+    soft, hard = (
+        WORKER_MEMORY if limit == resource.RLIM_INFINITY else min(limit, WORKER_MEMORY)
+        for limit in resource.getrlimit(resource.RLIMIT_AS)
+    )
+    resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+
+
 def _strict(factory: AssemblerFactory) -> Assembler:
     return strict(factory())
 
@@ -168,9 +185,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     name: str = args.target
     requests, responses = private_channel()  # before the target's module runs any code
     if args.worker is not None:
-        # Memory exhaustion is a MemoryError, not the OOM killer; a crash, or the SIGABRT
-        # the supervisor sends a hung call or load, leaves every thread's stack.
-        resource.setrlimit(resource.RLIMIT_AS, (WORKER_MEMORY, WORKER_MEMORY))
+        bound_memory()
+        # A crash, or the SIGABRT the supervisor sends a hung call or load, leaves every
+        # thread's stack.
         faulthandler.enable(file=sys.stderr)
     try:
         factory = resolve_target(name)

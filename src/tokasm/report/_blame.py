@@ -136,7 +136,6 @@ class _Replay:
         self.unknown_reads: set[tuple[str, str]] = set()  # (instance, id) read unknown
         self.found: list[str | None] = []
         self.seen: list[_Message | None] = []
-        self.at: dict[str, int] = {}  # a step's index by its ``where``
         self.chars: set[str] = set()  # every character the case's deltas hold
         self.rises: list[tuple[int, str, float]] = []  # (index, rule, weight met from there on)
         met: dict[str, float] = {}
@@ -144,7 +143,6 @@ class _Replay:
             situation = self.situation(step)
             self.found.append(situation)
             self.seen.append(self._view(step) if situation in _ANSWERED else None)
-            self.at.setdefault(step.where, index)  # the first step so numbered, as a replay stops
             delta = _delta(step)
             if isinstance(delta, str):
                 self.chars.update(delta)
@@ -332,8 +330,9 @@ _RULE_OF_KIND = {"event-owned": "EVENT-OWNED", "event-shape": "MAP-ANY", "not-te
 
 
 @lru_cache(maxsize=1024)  # a mutant sweep fails a case thousands of times
-def _replay(case: Case) -> _Replay:
-    return _Replay(case.steps)
+def _replay(case: Case, stop: int | None) -> _Replay:
+    """The case replayed up to step ``stop``: what came after cannot explain a failure."""
+    return _Replay(case.steps if stop is None else case.steps[: stop + 1])
 
 
 def _judged(replay: _Replay, index: int, failure: Failure) -> str | None:
@@ -384,8 +383,10 @@ def _evidence(result: CaseResult, case: Case | None) -> tuple[dict[str, float], 
         rule = _RULE_OF_KIND[failure.kind]
         failing[rule] = ran[rule] = 1.0
         failure = None
-    replay = _replay(case)
-    index = None if failure is None else replay.at.get(failure.where)
+    index = None  # the failing step's, the first so numbered (as a replay stops)
+    if failure is not None:
+        index = next((at for at, s in enumerate(case.steps) if s.where == failure.where), None)
+    replay = _replay(case, index)
     end = len(replay.found) if index is None else index
     for at, rule, weight in replay.rises:  # rises only grow
         if at < end:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import gc
 import random
-import sys
 import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, cast
@@ -73,6 +72,7 @@ _POOL = 300_000  # characters of the text every text of the probe is cut from
 ATTEMPTS = 3
 #: Seconds the target may take to receive the probe's messages; a slower one skips it.
 BUILD_BUDGET = 60.0
+_FINE_STEP = 1e-4  # seconds: a CPU clock that moves in larger steps ticks (a read: 1 µs)
 _INSTANCE = "cost"
 #: What texts are made of, as the corpus's (so that decoding costs many copies).
 _UNITS = (
@@ -294,12 +294,22 @@ def _built(target: Target, route: _Route) -> tuple[_Traffic, list[_Pair], list[s
     return traffic, pairs, fillers, opened
 
 
+def _fine(clock: Callable[[], float]) -> bool:
+    """Whether ``clock`` moves in steps under ``_FINE_STEP``: a process's CPU clock ticks (1 to
+    16 ms) on Windows, and on Linux while a CPU-time limit or timer is set (``ulimit -t``)."""
+    start = clock()
+    for _ in range(1_000_000):  # a clock stopped by the target never moves
+        if (now := clock()) != start:
+            return now - start < _FINE_STEP
+    return False
+
+
 def _timer(target: Target) -> Callable[[Step, str | None], float]:
     """Seconds of one unpipelined step, in process plus a copy of ``copy`` and in CPU time
-    (which the scheduler does not move; not on Windows: 15 ms ticks), else wall time."""
+    (which the scheduler does not move) where that clock does not tick, else wall time."""
     clock, perform = _clocks.perf_counter, cast("Callable[[Step], object]", target.perform)
     if isinstance(target, PythonTarget):
-        clock = _clocks.process_time if sys.platform != "win32" else clock
+        clock = _clocks.process_time if _fine(_clocks.process_time) else clock
         perform = target.perform_raw
 
     def timed(step: Step, copy: str | None) -> float:
