@@ -318,6 +318,26 @@ class SweepsEmptyTextsToASet(DictSubclassStore):
         return "" if message_id in self._empty else super().get(message_id)
 
 
+class KeepsProviderMetadata(DictSubclassStore):
+    """Keeps a deep copy of each message's extra keys (``finish_reason``, ``usage``, ``type``,
+    ``tool_calls``...) for a ``metadata`` read of its own, as an SDK adapter does: correct,
+    as extra keys may be read and kept while the text ignores them (EVT-EXTRA-KEYS), and a
+    copy is not the caller's event (EVENT-OWNED)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._metadata: dict[str, dict[str, Any]] = {}
+
+    def apply(self, event: _Event) -> str | None:
+        extra = {key: value for key, value in event.items() if key not in ("id", "delta", "final")}
+        if extra:
+            self._metadata.setdefault(event["id"], {}).update(copy.deepcopy(extra))
+        return super().apply(event)
+
+    def metadata(self, message_id: str) -> dict[str, Any]:
+        return dict(self._metadata.get(message_id, {}))
+
+
 #: Name -> zero-argument factory of a correct, unusually built assembler.
 UNUSUAL: dict[str, Callable[[], object]] = {
     "DictSubclassStore": DictSubclassStore,
@@ -332,4 +352,5 @@ UNUSUAL: dict[str, Callable[[], object]] = {
     "PercentEncodedParts": PercentEncodedParts,
     "HexKeyedIds": HexKeyedIds,
     "SweepsEmptyTextsToASet": SweepsEmptyTextsToASet,
+    "KeepsProviderMetadata": KeepsProviderMetadata,
 }
