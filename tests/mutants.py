@@ -2476,6 +2476,26 @@ class SnapshotKeyReplacesText(_ReadsExtraKeys):
 
 
 @_breaks("EVT-EXTRA-KEYS")
+class RoutesByItemId(_ReadsExtraKeys):
+    """Breaks EVT-EXTRA-KEYS: an event's ``item_id`` names its message, as for the output
+    items of OpenAI's Responses stream."""
+
+    def apply(self, event: Event) -> str | None:
+        item = self._extra_key(event, "item_id")
+        return super().apply({**event, "id": item} if isinstance(item, str) else event)
+
+
+@_breaks("EVT-EXTRA-KEYS")
+class KeysByOutputIndex(_ReadsExtraKeys):
+    """Breaks EVT-EXTRA-KEYS: a non-zero ``output_index`` or ``content_index`` picks a part
+    of the message of its own, as for the parts of a Responses stream's output."""
+
+    def apply(self, event: Event) -> str | None:
+        index = self._extra_key(event, "output_index") or self._extra_key(event, "content_index")
+        return super().apply({**event, "id": f"{event['id']}/{index}"} if index else event)
+
+
+@_breaks("EVT-EXTRA-KEYS")
 class DiscardsMessageOnError(_ReadsExtraKeys):
     """Breaks EVT-EXTRA-KEYS: an event with an ``error`` throws the open message away, as
     a handler of a provider failing mid-stream would."""
