@@ -2453,14 +2453,64 @@ class TakesCompletionKeyAsDelta(_TakesAKeyAsDelta):
         return self._extra_key(event, "completion")
 
 
+def _dig(value: object, *path: str | int) -> object:
+    """``value[path[0]][path[1]]...``, or None where a step is missing."""
+    for step in path:
+        try:
+            value = cast("Any", value)[step]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return value
+
+
 @_breaks("EVT-EXTRA-KEYS")
 class TakesTokenTextAsDelta(_TakesAKeyAsDelta):
     """Breaks EVT-EXTRA-KEYS: the ``text`` of an event's ``token`` is its delta when it has
     none, as for a text-generation-inference stream."""
 
     def _text(self, event: Event) -> object:
-        token = self._extra_key(event, "token")
-        return token.get("text") if isinstance(token, dict) else None
+        return _dig(event, "token", "text")
+
+
+@_breaks("EVT-EXTRA-KEYS")
+class TakesTextDeltaKeyAsDelta(_TakesAKeyAsDelta):
+    """Breaks EVT-EXTRA-KEYS: an event's ``textDelta`` is its delta when it has none, as for
+    the Vercel AI SDK's stream parts."""
+
+    def _text(self, event: Event) -> object:
+        return self._extra_key(event, "textDelta")
+
+
+@_breaks("EVT-EXTRA-KEYS")
+class TakesSseDataAsDelta(_TakesAKeyAsDelta):
+    """Breaks EVT-EXTRA-KEYS: an event's ``data`` is its delta when it has none, as for
+    events straight from an SSE parser."""
+
+    def _text(self, event: Event) -> object:
+        return self._extra_key(event, "data")
+
+
+@_breaks("EVT-EXTRA-KEYS")
+class TakesNestedProviderText(_TakesAKeyAsDelta):
+    """Breaks EVT-EXTRA-KEYS: the text nested in a Gemini ``candidates``, a vLLM ``outputs``
+    or a Bedrock ``contentBlockDelta`` is the delta of an event that has none."""
+
+    def _text(self, event: Event) -> object:
+        for path in (("candidates", 0, "content", "parts", 0, "text"), ("outputs", 0, "text"),
+                     ("contentBlockDelta", "delta", "text")):  # fmt: skip
+            text = _dig(event, *path)
+            if text is not None:
+                return text
+        return None
+
+
+@_breaks("EVT-EXTRA-KEYS")
+class FinalizesOnAFinishType(_FinalizesOnAKey):
+    """Breaks EVT-EXTRA-KEYS: an event whose ``type`` is ``finish`` (or ``finish-step``,
+    ``text-end``) finalizes, as the Vercel AI SDK's last stream part would."""
+
+    def _ends(self, event: Event) -> bool:
+        return self._extra_key(event, "type") in ("finish", "finish-step", "text-end")
 
 
 @_breaks("EVT-EXTRA-KEYS")
