@@ -3039,6 +3039,17 @@ class HoldsBackATableRowOrRule(_HidesAnUnfinishedTail):
 
 
 @_breaks("GET-TEXT")
+class HoldsBackABlockMarkerLine(_HidesAnUnfinishedTail):
+    """Breaks GET-TEXT: while open, a last line that is only a heading, quote or list marker
+    (``# ``, ``> ``, ``1. ``, ``- ``) reads as not yet written, as streaming Markdown
+    renderers wait for the block's first word."""
+
+    def _unfinished(self, text: str) -> int:
+        line = text.rpartition("\n")[2]
+        return len(line) if re.fullmatch(r"(#{1,6}|>|\d+\.|[-*+]) ?", line) else 0
+
+
+@_breaks("GET-TEXT")
 class HoldsBackAnEscapeOrEntityStart(_HidesAnUnfinishedTail):
     """Breaks GET-TEXT: an open text ending in a backslash or the start of an HTML entity
     (``&``, ``&am``, ``&#3``) reads without it, as a renderer waits for the rest."""
