@@ -35,6 +35,7 @@ from collections import OrderedDict, UserString, deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar, cast
+from urllib.parse import urlsplit, urlunsplit
 
 from tokasm.implementations import Event, ListJoinAssembler, StrictAssembler, validate_event
 
@@ -2350,6 +2351,201 @@ class IgnoresPingEvents(_ReadsExtraKeys):
 
 
 @_breaks("EVT-EXTRA-KEYS")
+class DropsReasoningDeltas(_ReadsExtraKeys):
+    """Breaks EVT-EXTRA-KEYS: a delta whose event is typed as reasoning (``thinking_delta``,
+    ``reasoning_delta``) or sent on the ``analysis`` channel is left out of the text, as a
+    client showing only a reasoning model's answer does."""
+
+    def apply(self, event: Event) -> str | None:
+        reasoning = self._extra_key(event, "type") in ("thinking_delta", "reasoning_delta")
+        if reasoning or self._extra_key(event, "channel") == "analysis":
+            event = _without(event, "delta")
+        return super().apply(event)
+
+
+@_breaks("EVT-EXTRA-KEYS")
+class DropsDeltasBesideToolCalls(_ReadsExtraKeys):
+    """Breaks EVT-EXTRA-KEYS: the delta of an event that carries ``tool_calls`` is left
+    out, as code that reads such a chunk as a tool call, not text, does."""
+
+    def apply(self, event: Event) -> str | None:
+        if self._extra_key(event, "tool_calls"):
+            event = _without(event, "delta")
+        return super().apply(event)
+
+
+class _FinalizesOnAKey(_ReadsExtraKeys):
+    """A correct assembler but for the extra keys ``_ends`` says end a provider's stream."""
+
+    def _ends(self, event: Event) -> bool:
+        return False
+
+    def apply(self, event: Event) -> str | None:
+        return super().apply({**event, "final": True} if self._ends(event) else event)
+
+
+@_breaks("EVT-EXTRA-KEYS")
+class GeneratedTextFinalizes(_FinalizesOnAKey):
+    """Breaks EVT-EXTRA-KEYS: an event with a ``generated_text`` finalizes, as the last
+    token event of a text-generation-inference stream would."""
+
+    def _ends(self, event: Event) -> bool:
+        return self._extra_key(event, "generated_text") is not None
+
+
+@_breaks("EVT-EXTRA-KEYS")
+class CamelCaseStopReasonsFinalize(_FinalizesOnAKey):
+    """Breaks EVT-EXTRA-KEYS: an event with a ``finishReason`` or ``stopReason`` finalizes,
+    as Gemini's and Bedrock's last chunks would."""
+
+    def _ends(self, event: Event) -> bool:
+        reasons = (self._extra_key(event, "finishReason"), self._extra_key(event, "stopReason"))
+        return reasons != (None, None)
+
+
+@_breaks("EVT-EXTRA-KEYS")
+class CohereStreamEndFinalizes(_FinalizesOnAKey):
+    """Breaks EVT-EXTRA-KEYS: an event with ``is_finished: true`` or the ``event_type``
+    ``stream-end`` finalizes, as Cohere's last event would."""
+
+    def _ends(self, event: Event) -> bool:
+        finished = self._extra_key(event, "is_finished") is True
+        return finished or self._extra_key(event, "event_type") == "stream-end"
+
+
+@_breaks("EVT-EXTRA-KEYS")
+class DoneReasonFinalizes(_FinalizesOnAKey):
+    """Breaks EVT-EXTRA-KEYS: an event with a ``done_reason`` finalizes, as Ollama's last
+    chunk would."""
+
+    def _ends(self, event: Event) -> bool:
+        return self._extra_key(event, "done_reason") is not None
+
+
+class _TakesAKeyAsDelta(_ReadsExtraKeys):
+    """A correct assembler but for the text ``_text`` finds in an event without a delta."""
+
+    def _text(self, event: Event) -> object:
+        return None
+
+    def apply(self, event: Event) -> str | None:
+        text = self._text(event)
+        if "delta" not in event and isinstance(text, str):
+            event = {**event, "delta": text}
+        return super().apply(event)
+
+
+@_breaks("EVT-EXTRA-KEYS")
+class TakesResponseKeyAsDelta(_TakesAKeyAsDelta):
+    """Breaks EVT-EXTRA-KEYS: an event's ``response`` is its delta when it has none, as for
+    Ollama's generate stream."""
+
+    def _text(self, event: Event) -> object:
+        return self._extra_key(event, "response")
+
+
+@_breaks("EVT-EXTRA-KEYS")
+class TakesCompletionKeyAsDelta(_TakesAKeyAsDelta):
+    """Breaks EVT-EXTRA-KEYS: an event's ``completion`` is its delta when it has none, as for
+    the legacy Anthropic completions stream."""
+
+    def _text(self, event: Event) -> object:
+        return self._extra_key(event, "completion")
+
+
+def _dig(value: object, *path: str | int) -> object:
+    """``value[path[0]][path[1]]...``, or None where a step is missing."""
+    for step in path:
+        try:
+            value = cast("Any", value)[step]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return value
+
+
+@_breaks("EVT-EXTRA-KEYS")
+class TakesTokenTextAsDelta(_TakesAKeyAsDelta):
+    """Breaks EVT-EXTRA-KEYS: the ``text`` of an event's ``token`` is its delta when it has
+    none, as for a text-generation-inference stream."""
+
+    def _text(self, event: Event) -> object:
+        return _dig(event, "token", "text")
+
+
+@_breaks("EVT-EXTRA-KEYS")
+class TakesTextDeltaKeyAsDelta(_TakesAKeyAsDelta):
+    """Breaks EVT-EXTRA-KEYS: an event's ``textDelta`` is its delta when it has none, as for
+    the Vercel AI SDK's stream parts."""
+
+    def _text(self, event: Event) -> object:
+        return self._extra_key(event, "textDelta")
+
+
+@_breaks("EVT-EXTRA-KEYS")
+class TakesSseDataAsDelta(_TakesAKeyAsDelta):
+    """Breaks EVT-EXTRA-KEYS: an event's ``data`` is its delta when it has none, as for
+    events straight from an SSE parser."""
+
+    def _text(self, event: Event) -> object:
+        return self._extra_key(event, "data")
+
+
+@_breaks("EVT-EXTRA-KEYS")
+class TakesNestedProviderText(_TakesAKeyAsDelta):
+    """Breaks EVT-EXTRA-KEYS: the text nested in a Gemini ``candidates``, a vLLM ``outputs``
+    or a Bedrock ``contentBlockDelta`` is the delta of an event that has none."""
+
+    def _text(self, event: Event) -> object:
+        for path in (("candidates", 0, "content", "parts", 0, "text"), ("outputs", 0, "text"),
+                     ("contentBlockDelta", "delta", "text")):  # fmt: skip
+            text = _dig(event, *path)
+            if text is not None:
+                return text
+        return None
+
+
+@_breaks("EVT-EXTRA-KEYS")
+class FinalizesOnAFinishType(_FinalizesOnAKey):
+    """Breaks EVT-EXTRA-KEYS: an event whose ``type`` is ``finish`` (or ``finish-step``,
+    ``text-end``) finalizes, as the Vercel AI SDK's last stream part would."""
+
+    def _ends(self, event: Event) -> bool:
+        return self._extra_key(event, "type") in ("finish", "finish-step", "text-end")
+
+
+@_breaks("EVT-EXTRA-KEYS")
+class SnapshotKeyReplacesText(_ReadsExtraKeys):
+    """Breaks EVT-EXTRA-KEYS: an event with ``snapshot: true`` or ``replace: true`` starts its
+    open message over, as for providers that can resend the whole text."""
+
+    def apply(self, event: Event) -> str | None:
+        replaces = True in (self._extra_key(event, "snapshot"), self._extra_key(event, "replace"))
+        if replaces and event["id"] in self._parts:
+            self._parts[event["id"]].clear()
+        return super().apply(event)
+
+
+@_breaks("EVT-EXTRA-KEYS")
+class RoutesByItemId(_ReadsExtraKeys):
+    """Breaks EVT-EXTRA-KEYS: an event's ``item_id`` names its message, as for the output
+    items of OpenAI's Responses stream."""
+
+    def apply(self, event: Event) -> str | None:
+        item = self._extra_key(event, "item_id")
+        return super().apply({**event, "id": item} if isinstance(item, str) else event)
+
+
+@_breaks("EVT-EXTRA-KEYS")
+class KeysByOutputIndex(_ReadsExtraKeys):
+    """Breaks EVT-EXTRA-KEYS: a non-zero ``output_index`` or ``content_index`` picks a part
+    of the message of its own, as for the parts of a Responses stream's output."""
+
+    def apply(self, event: Event) -> str | None:
+        index = self._extra_key(event, "output_index") or self._extra_key(event, "content_index")
+        return super().apply({**event, "id": f"{event['id']}/{index}"} if index else event)
+
+
+@_breaks("EVT-EXTRA-KEYS")
 class DiscardsMessageOnError(_ReadsExtraKeys):
     """Breaks EVT-EXTRA-KEYS: an event with an ``error`` throws the open message away, as
     a handler of a provider failing mid-stream would."""
@@ -2664,6 +2860,265 @@ class AppliesBackspaces(_Data):
     def get(self, message_id: str) -> str | None:
         text = super().get(message_id)
         return text if text is None or message_id in self._done else self._finish(text)
+
+
+@_breaks("APPEND-EXACT")
+class DropsLeadingBlankLines(_Data):
+    """Breaks APPEND-EXACT: the completed text loses its leading newlines, the blank lines a
+    model often writes before its answer."""
+
+    def _finish(self, text: str) -> str:
+        return text.lstrip("\n")
+
+
+@_breaks("APPEND-EXACT")
+class JoinsWordPieceContinuations(_Data):
+    """Breaks APPEND-EXACT: a delta starting with ``##`` (a WordPiece continuation, as
+    BERT-style tokenizers spell one) loses the marker, so ``play`` ``##ing`` is ``playing``."""
+
+    def _delta(self, delta: str) -> str:
+        return delta.removeprefix("##")
+
+
+@_breaks("APPEND-EXACT")
+class DecodesByteFallbackTokens(_Data):
+    """Breaks APPEND-EXACT: byte-fallback tokens (SentencePiece's ``<0x0A>``) are decoded to
+    their character, as a hand-written Llama detokenizer does, so the text ``<0x0A>`` is LF."""
+
+    def _delta(self, delta: str) -> str:
+        return re.sub(r"<0x([0-9A-F]{2})>", lambda byte: chr(int(byte[1], 16)), delta)
+
+
+@_breaks("APPEND-EXACT")
+class ExpandsEmojiShortcodes(_Data):
+    """Breaks APPEND-EXACT: shortcodes such as ``:smile:`` become their emoji, as chat UIs
+    render them."""
+
+    _EMOJI: ClassVar[dict[str, str]] = {"smile": "\U0001f604", "+1": "\U0001f44d"}
+
+    def _delta(self, delta: str) -> str:
+        return re.sub(r":(smile|\+1):", lambda code: self._EMOJI[code[1]], delta)
+
+
+@_breaks("APPEND-EXACT")
+class ClosesAnOpenCodeFence(_Data):
+    """Breaks APPEND-EXACT: a completed text with an odd number of code fences (three
+    backticks) gets a closing one, as a Markdown renderer repairs an answer cut off inside a
+    code block."""
+
+    def _finish(self, text: str) -> str:
+        return text + "\n```" if text.count("```") % 2 else text
+
+
+@_breaks("APPEND-EXACT")
+class CutsAtAHumanTurn(_Data):
+    """Breaks APPEND-EXACT: the completed text is cut at ``\\n\\nHuman:``, the legacy
+    Anthropic completions stop sequence, although no event asked for a stop."""
+
+    def _finish(self, text: str) -> str:
+        return text.partition("\n\nHuman:")[0]
+
+
+@_breaks("APPEND-EXACT")
+class DropsATrailingBackslashAtFinal(_Data):
+    """Breaks APPEND-EXACT: a trailing backslash is taken for the start of an escape that
+    the next delta completes; at final, with none to come, it is dropped."""
+
+    def _finish(self, text: str) -> str:
+        return text.removesuffix("\\")
+
+
+@_breaks("APPEND-EXACT")
+class UnwrapsACodeOnlyAnswer(_Data):
+    """Breaks APPEND-EXACT: a completed text that is one fenced code block loses its fence
+    lines, as code that extracts the code from an answer does."""
+
+    def _finish(self, text: str) -> str:
+        fenced = re.fullmatch(r"```[^\n]*\n(.*)\n```", text, re.S)
+        return text if fenced is None or "```" in fenced[1] else fenced[1]
+
+
+@_breaks("APPEND-EXACT")
+class StripsMarkdownBold(_Data):
+    """Breaks APPEND-EXACT: ``**bold**`` in the completed text loses its asterisks, as a
+    plain-text (speech or SMS) rendering of an answer does."""
+
+    def _finish(self, text: str) -> str:
+        return re.sub(r"\*\*(.+?)\*\*", r"\1", text)
+
+
+@_breaks("APPEND-EXACT")
+class StripsMarkdownHeadings(_Data):
+    """Breaks APPEND-EXACT: a completed text's Markdown headings lose their ``#`` marks, as a
+    plain-text rendering of an answer does."""
+
+    def _finish(self, text: str) -> str:
+        return re.sub(r"(?m)^#{1,6} ", "", text)
+
+
+@_breaks("APPEND-EXACT")
+class StripsHtmlComments(_Data):
+    """Breaks APPEND-EXACT: HTML comments (``<!-- ... -->``) are removed from the completed
+    text, as a Markdown sanitizer does."""
+
+    def _finish(self, text: str) -> str:
+        return re.sub(r"<!--.*?-->", "", text, flags=re.S)
+
+
+@_breaks("APPEND-EXACT")
+class AsciiHyphensAndMinus(_Data):
+    """Breaks APPEND-EXACT: hyphens and the minus sign (U+2010, U+2011, U+2212) become an
+    ASCII hyphen-minus, as a search indexer's or a code-safe output filter does."""
+
+    def _delta(self, delta: str) -> str:
+        return delta.translate(dict.fromkeys((0x2010, 0x2011, 0x2212), "-"))
+
+
+@_breaks("APPEND-EXACT")
+class StripsSupplementaryVariationSelectors(_Data):
+    """Breaks APPEND-EXACT: removes the variation selectors U+E0100 to U+E01EF, which can
+    smuggle hidden data past a reader, as an input sanitizer does; they select glyphs of
+    ideographs in real text."""
+
+    def _delta(self, delta: str) -> str:
+        return re.sub("[\U000e0100-\U000e01ef]", "", delta)
+
+
+class _SpacesAJunction(_Data):
+    """A correct assembler but for a space it puts between an open text and a delta when
+    ``_spaced`` says the delta starts a new word, as a joiner of speech or sentence chunks
+    does."""
+
+    def _spaced(self, text: str, delta: str) -> bool:
+        return False
+
+    def apply(self, event: Event) -> str | None:
+        delta, parts = event.get("delta"), self._parts.get(self._key(event["id"]))
+        if delta and parts and self._spaced("".join(parts), delta):
+            event = {**event, "delta": f" {delta}"}
+        return super().apply(event)
+
+
+@_breaks("APPEND-EXACT")
+class SpacesSentencesApart(_SpacesAJunction):
+    """Breaks APPEND-EXACT: a delta starting with a capital letter after a text ending in
+    ``.``, ``!`` or ``?`` gets a space before it, so code such as ``System.Out`` is split."""
+
+    def _spaced(self, text: str, delta: str) -> bool:
+        return text.endswith((".", "!", "?")) and delta[0].isupper()
+
+
+@_breaks("APPEND-EXACT")
+class SpacesAfterCommas(_SpacesAJunction):
+    """Breaks APPEND-EXACT: a delta starting with a letter after a text ending in a comma
+    gets a space before it."""
+
+    def _spaced(self, text: str, delta: str) -> bool:
+        return text.endswith(",") and delta[0].isalpha()
+
+
+@_breaks("GET-TEXT")
+class HoldsBackOpenMarkdownMarkers(_HidesAnUnfinishedTail):
+    """Breaks GET-TEXT: an open text ending in Markdown or TeX markers (``*``, ``_``, a backtick,
+    ``~``, ``$``, ``[``) reads without them, as streaming Markdown renderers hold back an
+    emphasis, code span, link or formula that may not be closed yet."""
+
+    def _unfinished(self, text: str) -> int:
+        return len(text) - len(text.rstrip("*_`~$["))
+
+
+@_breaks("GET-TEXT")
+class HoldsBackATableRowOrRule(_HidesAnUnfinishedTail):
+    """Breaks GET-TEXT: while open, a last line that starts a table row (``|``) or is only
+    ``-`` or ``=`` (a rule or a heading's underline) reads as not yet written, as streaming
+    Markdown renderers wait for such a line to end."""
+
+    def _unfinished(self, text: str) -> int:
+        line = text.rpartition("\n")[2]
+        return len(line) if line.startswith("|") or (line and not line.strip("-=")) else 0
+
+
+@_breaks("GET-TEXT")
+class HoldsBackABlockMarkerLine(_HidesAnUnfinishedTail):
+    """Breaks GET-TEXT: while open, a last line that is only a heading, quote or list marker
+    (``# ``, ``> ``, ``1. ``, ``- ``) reads as not yet written, as streaming Markdown
+    renderers wait for the block's first word."""
+
+    def _unfinished(self, text: str) -> int:
+        line = text.rpartition("\n")[2]
+        return len(line) if re.fullmatch(r"(#{1,6}|>|\d+\.|[-*+]) ?", line) else 0
+
+
+@_breaks("GET-TEXT")
+class HoldsBackAnEscapeOrEntityStart(_HidesAnUnfinishedTail):
+    """Breaks GET-TEXT: an open text ending in a backslash or the start of an HTML entity
+    (``&``, ``&am``, ``&#3``) reads without it, as a renderer waits for the rest."""
+
+    def _unfinished(self, text: str) -> int:
+        start = re.search(r"(\\|&#?[0-9A-Za-z]*)\Z", text)
+        return 0 if start is None else len(start[0])
+
+
+@_breaks("EVT-ID-ANY")
+class LowercasesHexIds(_Data):
+    """Breaks EVT-ID-ANY: an id made only of hex digits is lower-cased, as digests and
+    request ids are compared, so ``BEEF42`` is ``beef42``."""
+
+    def _key(self, message_id: str) -> str:
+        hexadecimal = re.fullmatch(r"[0-9A-Fa-f]+", message_id)
+        return message_id.lower() if hexadecimal else message_id
+
+
+@_breaks("EVT-ID-ANY")
+class DecodesEscapesInIds(_Data):
+    """Breaks EVT-ID-ANY: ids go through ``unicode_escape`` decoding, as ids read from an
+    escaped log or CSV file are, so ``a\\nb`` (a backslash and an n) is ``a`` LF ``b``."""
+
+    def _key(self, message_id: str) -> str:
+        try:
+            return message_id.encode("latin-1", "backslashreplace").decode("unicode_escape")
+        except UnicodeDecodeError:
+            return message_id
+
+
+@_breaks("EVT-ID-ANY")
+class StripsAngleBracketsFromIds(_Data):
+    """Breaks EVT-ID-ANY: angle brackets around an id are dropped, as a Message-ID header's
+    are (``<m@host>`` is ``m@host``)."""
+
+    def _key(self, message_id: str) -> str:
+        return message_id.removeprefix("<").removesuffix(">")
+
+
+@_breaks("EVT-ID-ANY")
+class CanonicalUrlIds(_Data):
+    """Breaks EVT-ID-ANY: an id that is a URL is keyed by its canonical form (scheme and
+    host lower-cased, an empty path made ``/``), so ``HTTPS://Example.com`` is
+    ``https://example.com/``."""
+
+    def _key(self, message_id: str) -> str:
+        url = urlsplit(message_id)
+        if not (url.scheme and url.netloc):
+            return message_id
+        return urlunsplit(
+            (url.scheme.lower(), url.netloc.lower(), url.path or "/", url.query, url.fragment)
+        )
+
+
+@_breaks("CREATE")
+class SweepsEmptyFinalTexts(_Scale):
+    """Breaks CREATE: every 1024 events a clean-up drops the finalized messages whose text
+    is empty (``if not text``), so one finalized without a delta later reads as unknown."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._events = 0
+
+    def apply(self, event: Event) -> str | None:
+        self._events += 1
+        if self._events % 1024 == 0:
+            self._done = {key: text for key, text in self._done.items() if text}
+        return super().apply(event)
 
 
 @_breaks("INC-OFFSET-END")

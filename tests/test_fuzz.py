@@ -27,20 +27,21 @@ from helpers import QUICK, Ran, copy_spec, tokasm_cmd, tokasm_main, user_folder
 from mutants import MUTANTS
 from tokasm.corpus._load import load_corpus, load_file
 from tokasm.corpus._paths import CACHE_DIR_ENV, SPEC_DIR_ENV, spec_dir
-from tokasm.corpus.steps import Apply, Get, Returns
+from tokasm.corpus.steps import READ_SINCE, Apply, Get, Returns
 from tokasm.errors import TargetFault
 from tokasm.fuzz import (
     CHECK_EXAMPLES,
     HYPOTHESIS_STORAGE_ENV,
     SHRINK_BUDGET,
     FuzzReport,
+    first_disagreement,
     fuzz,
     fuzz_phase,
 )
 from tokasm.fuzz import _search as fuzz_module
 from tokasm.fuzz._cases import case_document, dump_case_file
 from tokasm.fuzz._strategies import any_texts
-from tokasm.implementations import BACKENDS
+from tokasm.implementations import BACKENDS, ListJoinAssembler
 from tokasm.protocol._client import CommandTarget
 from tokasm.protocol.testee import python_testee_command
 from tokasm.run.results import CaseResult
@@ -48,6 +49,7 @@ from tokasm.run.runner import run_case
 from tokasm.run.targets import PythonTarget
 
 if TYPE_CHECKING:
+    from tokasm.corpus import Case
     from tokasm.corpus.steps import Step
     from tokasm.run.targets import Target
 
@@ -127,6 +129,48 @@ def test_default_fuzz_phase_finds_design_bugs(mutant: str) -> None:
     assert found is not None, report.summary()
     assert found.reproduced
     assert MUTANTS[mutant].requirement in found.document["cases"][0]["requirements"]
+
+
+def test_checks_fuzz_phase_runs_the_cases_a_fuzz_run_tries_first() -> None:
+    """``check`` draws its fuzz cases once, ahead (``planned``), and runs Hypothesis in a target's
+    worker only to shrink a disagreement: the planned cases are the ones ``fuzz`` tries, so
+    they find each bug it finds, and a correct backend passes them all."""
+    tried: list[dict[str, Any]] = []
+
+    def recorded(target: Target, case: Case) -> CaseResult:
+        tried.append(case.document)
+        return run_case(target, case)
+
+    subject = PythonTarget(BACKENDS["list-join"], "list-join")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(fuzz_module, "run_case", recorded)
+        assert fuzz(subject, examples=CHECK_EXAMPLES, seed=0).counterexample is None
+    planned = fuzz_module.planned(CHECK_EXAMPLES, READ_SINCE in subject.features)
+    assert [case["steps"] for case in planned] == [case["steps"] for case in tried]
+    assert first_disagreement(subject, planned) is None
+    for mutant in REACHED:
+        broken = PythonTarget(MUTANTS[mutant].factory, mutant)
+        documents = fuzz_module.planned(CHECK_EXAMPLES, READ_SINCE in broken.features)
+        assert first_disagreement(broken, documents) is not None, mutant
+
+
+def test_a_disagreement_a_fuzz_run_does_not_find_again_is_shown_as_drawn() -> None:
+    """A target failing a planned case, then none when Hypothesis searches again (it draws
+    constants of the modules loaded where it runs), fails with that case as it was drawn:
+    never a silent pass."""
+
+    class FailsItsFirstRead(ListJoinAssembler):
+        reads = 0
+
+        def get(self, message_id: str) -> str | None:
+            FailsItsFirstRead.reads += 1
+            return "wrong" if FailsItsFirstRead.reads == 1 else super().get(message_id)
+
+    (problem,) = fuzz_phase(PythonTarget(FailsItsFirstRead, "flaky"), (), CHECK_EXAMPLES)
+    assert problem.startswith("fuzz disagrees with the model (a case drawn ahead, not shrunk)")
+    assert "'wrong'" in problem, problem
+    drawn = yaml.safe_load(problem.split("counterexample (save it as a corpus case):\n")[1])
+    assert drawn["cases"][0]["steps"], problem
 
 
 def test_macro_steps_shrink_to_a_short_plain_case() -> None:

@@ -19,6 +19,7 @@ from array import array
 from collections.abc import Callable, Generator, Mapping
 from types import SimpleNamespace
 from typing import Any
+from urllib.parse import quote, unquote
 
 __all__ = ["UNUSUAL"]
 
@@ -228,6 +229,115 @@ class InternsIds(DictSubclassStore):
         return super().apply({**event, "id": sys.intern(event["id"])})
 
 
+class HoldsARenderTail(DictSubclassStore):
+    """Keeps an open message's trailing Markdown, TeX and escape markers (``*_`~$[\\&``)
+    apart, as a renderer waiting for their other half would, and adds them back to every
+    read and at final: correct, as holding back is for display and reads see everything."""
+
+    _MARKERS = "*_`~$[\\&"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._tails: dict[str, str] = {}
+
+    def apply(self, event: _Event) -> str | None:
+        message_id = event["id"]
+        if message_id in self._done or "delta" not in event:
+            if event.get("final", False) and message_id not in self._done:
+                event = {**event, "delta": self._tails.pop(message_id, "")}
+            return super().apply(event)
+        text = self._tails.pop(message_id, "") + event["delta"]
+        if not event.get("final", False):
+            kept = text.rstrip(self._MARKERS)
+            text, self._tails[message_id] = kept, text[len(kept) :]
+        return super().apply({**event, "delta": text})
+
+    def get(self, message_id: str) -> str | None:
+        text = super().get(message_id)
+        return None if text is None else text + self._tails.get(message_id, "")
+
+
+class PercentEncodedParts(DictSubclassStore):
+    """Stores every delta percent-encoded (UTF-8, lone surrogates passed through) and decodes
+    the joined parts on each read: a storage encoding whose decoder sees text that looks
+    encoded, tokenizer markers and escapes, and must give each back as it was sent."""
+
+    def apply(self, event: _Event) -> str | None:
+        message_id = event["id"]
+        if message_id in self._done:
+            return super().apply(event)
+        if "delta" in event:
+            event = {**event, "delta": quote(event["delta"], safe="", errors="surrogatepass")}
+        text = super().apply(event)
+        if text is not None:  # just finalized: its parts were joined still encoded
+            text = self._done[message_id] = unquote(text, errors="surrogatepass")
+        return text
+
+    def get(self, message_id: str) -> str | None:
+        text = super().get(message_id)
+        if text is None or message_id in self._done:
+            return text
+        return unquote(text, errors="surrogatepass")
+
+
+class HexKeyedIds(DictSubclassStore):
+    """Keys each message by the hex of its id's UTF-8 (lone surrogates passed through): a
+    hex key store that keeps ids exact, letter case included."""
+
+    @staticmethod
+    def _hex(message_id: str) -> str:
+        return message_id.encode("utf-8", "surrogatepass").hex()
+
+    def apply(self, event: _Event) -> str | None:
+        return super().apply({**event, "id": self._hex(event["id"])})
+
+    def get(self, message_id: str) -> str | None:
+        return super().get(self._hex(message_id))
+
+
+class SweepsEmptyTextsToASet(DictSubclassStore):
+    """Every 1024 events, moves the finalized messages whose text is empty out of the text
+    table into a set of ids, to keep that table small: correct, as a message in the set is
+    still finalized and still reads as ``""``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._events = 0
+        self._empty: set[str] = set()
+
+    def apply(self, event: _Event) -> str | None:
+        self._events += 1
+        if self._events % 1024 == 0:
+            self._empty |= {key for key, text in self._done.items() if not text}
+            self._done = {key: text for key, text in self._done.items() if text}
+        if event["id"] in self._empty:
+            return "" if event.get("final", False) else None
+        return super().apply(event)
+
+    def get(self, message_id: str) -> str | None:
+        return "" if message_id in self._empty else super().get(message_id)
+
+
+class KeepsProviderMetadata(DictSubclassStore):
+    """Keeps a deep copy of each message's extra keys (``finish_reason``, ``usage``, ``type``,
+    ``tool_calls``...) for a ``metadata`` read of its own, as an SDK adapter does: correct,
+    as extra keys may be read and kept while the text ignores them (EVT-EXTRA-KEYS), and a
+    copy is not the caller's event (EVENT-OWNED)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._metadata: dict[str, dict[str, Any]] = {}
+
+    def apply(self, event: _Event) -> str | None:
+        extra = {key: value for key, value in event.items() if key not in ("id", "delta", "final")}
+        if extra:
+            self._metadata.setdefault(event["id"], {}).update(copy.deepcopy(extra))
+        return super().apply(event)
+
+    def metadata(self, message_id: str) -> dict[str, Any]:
+        return dict(self._metadata.get(message_id, {}))
+
+
 #: Name -> zero-argument factory of a correct, unusually built assembler.
 UNUSUAL: dict[str, Callable[[], object]] = {
     "DictSubclassStore": DictSubclassStore,
@@ -238,4 +348,9 @@ UNUSUAL: dict[str, Callable[[], object]] = {
     "ReturnsStrSubclass": ReturnsStrSubclass,
     "CopiesEachEvent": CopiesEachEvent,
     "InternsIds": InternsIds,
+    "HoldsARenderTail": HoldsARenderTail,
+    "PercentEncodedParts": PercentEncodedParts,
+    "HexKeyedIds": HexKeyedIds,
+    "SweepsEmptyTextsToASet": SweepsEmptyTextsToASet,
+    "KeepsProviderMetadata": KeepsProviderMetadata,
 }

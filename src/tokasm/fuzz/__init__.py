@@ -1,25 +1,31 @@
 """Differential fuzzing against the model: ``tokasm check``'s fuzz phase and ``tokasm fuzz``
-(``fuzz``, ``FuzzReport`` and ``Counterexample`` import Hypothesis, so load on first use)."""
+(``fuzz``, ``planned``, ``FuzzReport`` and ``Counterexample`` import Hypothesis, so load on
+first use)."""
 
 from __future__ import annotations
 
 import os
 import tempfile
 from contextlib import ExitStack, contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING
 
+from tokasm import _clocks
+from tokasm.corpus import Case
 from tokasm.corpus._paths import cache_dir
+from tokasm.corpus.steps import READ_SINCE
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
+    from typing import Any
 
-    from tokasm.fuzz._search import Counterexample, FuzzReport, fuzz
+    from tokasm.fuzz._search import Counterexample, FuzzReport, fuzz, planned
     from tokasm.run.results import CaseResult
     from tokasm.run.targets import Target
 
-__all__ = ["CHECK_EXAMPLES", "HYPOTHESIS_STORAGE_ENV", "INSTANCE_NAMES", "SHRINK_BUDGET",
-           "Counterexample", "FuzzReport", "fuzz", "fuzz_phase",
-           "hypothesis_files_kept_by_tokasm"]  # fmt: skip
+__all__ = ["CHECK_EXAMPLES", "FUZZ_BUDGET", "HYPOTHESIS_STORAGE_ENV", "INSTANCE_NAMES",
+           "SHRINK_BUDGET", "Counterexample", "FuzzReport", "first_disagreement", "fuzz",
+           "fuzz_phase", "hypothesis_files_kept_by_tokasm", "planned", "shrunk"]  # fmt: skip
 
 #: Instance names a fuzzed program may use, as the case schema allows them.
 INSTANCE_NAMES: tuple[str, ...] = ("a", "b", "c", "d")
@@ -27,6 +33,11 @@ INSTANCE_NAMES: tuple[str, ...] = ("a", "b", "c", "d")
 SHRINK_BUDGET = 5.0
 #: Examples of ``tokasm check``'s fuzz phase per target (fixed seed 0, so verdicts repeat).
 CHECK_EXAMPLES = 50
+#: Seconds ``tokasm check``'s fuzz phase starts examples for, then as long again to search
+#: a disagreement with Hypothesis (a slow target cannot stall the run).
+FUZZ_BUDGET = 20.0
+#: The source of a generated case.
+GENERATED = Path("<tokasm fuzz>")
 #: Hypothesis's own variable for the folder it writes in (``.hypothesis`` when unset).
 HYPOTHESIS_STORAGE_ENV = "HYPOTHESIS_STORAGE_DIRECTORY"
 
@@ -38,18 +49,52 @@ def fuzz_phase(
     looks for what the corpus missed, so it runs only when every case passed or skipped."""
     if examples <= 0 or any(r.outcome not in ("passed", "skipped") for r in corpus_results):
         return ()
+    from tokasm.fuzz import _search  # Hypothesis
     from tokasm.run import Worker
 
+    documents = _search.planned(examples, READ_SINCE in target.features)
     if isinstance(target, Worker):  # run in the worker's process
-        return target.fuzz(examples)
+        return target.fuzz(examples, documents)
+    failed = first_disagreement(target, documents)
+    return () if failed is None else shrunk(target, examples, *failed)
+
+
+def first_disagreement(
+    target: Target, documents: Iterable[dict[str, Any]]
+) -> tuple[dict[str, Any], CaseResult] | None:
+    """The first of ``documents`` (``planned``: what a fuzz run tries) that ``target`` does not
+    pass, and its result; None if it passes each one that starts within ``FUZZ_BUDGET`` s."""
+    from tokasm.run import run_case
+
+    deadline = _clocks.monotonic() + FUZZ_BUDGET
+    for document in documents:
+        if _clocks.monotonic() > deadline:
+            break
+        if (result := run_case(target, Case(document, GENERATED))).outcome != "passed":
+            return document, result
+    return None
+
+
+def shrunk(
+    target: Target, examples: int, document: dict[str, Any], failed: CaseResult
+) -> tuple[str, ...]:
+    """The disagreement of ``document``, found again by a fuzz run and shrunk; the case as
+    drawn if that run draws otherwise (Hypothesis also draws constants of the modules loaded
+    where it runs, the target's among them)."""
+    from tokasm.fuzz._cases import dump_case_file
     from tokasm.fuzz._search import fuzz
 
-    # 20 s: a slow target cannot stall the run.
-    report = fuzz(target, examples=examples, seed=0, budget=20.0, shrink_budget=3.0)
+    report = fuzz(target, examples=examples, seed=0, budget=FUZZ_BUDGET, shrink_budget=3.0)
     if (found := report.counterexample) is None:
-        return ()
-    return (f"fuzz {report.verdict()}\n{found.result.message}\nshrunk counterexample (save it "
-            f"as a corpus case):\n{found.yaml}",)  # fmt: skip
+        drawn = {"description": "Drawn by tokasm check's fuzz phase", "cases": [document]}
+        verdict, message = (
+            "disagrees with the model (a case drawn ahead, not shrunk)",
+            failed.message,
+        )
+        kind, text = "", dump_case_file(drawn)
+    else:
+        verdict, message, kind, text = report.verdict(), found.result.message, "shrunk ", found.yaml
+    return (f"fuzz {verdict}\n{message}\n{kind}counterexample (save it as a corpus case):\n{text}",)
 
 
 @contextmanager
@@ -67,7 +112,7 @@ def hypothesis_files_kept_by_tokasm() -> Iterator[None]:
 
 
 def __getattr__(name: str) -> object:
-    if name in ("Counterexample", "FuzzReport", "fuzz"):
+    if name in ("Counterexample", "FuzzReport", "fuzz", "planned"):
         from tokasm.fuzz import _search
 
         return getattr(_search, name)

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import random
 import tempfile
+import threading
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -17,7 +19,7 @@ from hypothesis.errors import Flaky
 from tokasm import _clocks
 from tokasm.corpus import Case, load_file
 from tokasm.corpus.steps import READ_SINCE
-from tokasm.fuzz import SHRINK_BUDGET
+from tokasm.fuzz import GENERATED, SHRINK_BUDGET
 from tokasm.fuzz._cases import case_document, dump_case_file
 from tokasm.fuzz._strategies import programs
 from tokasm.run.runner import run_case
@@ -69,6 +71,37 @@ class FuzzReport:
         return f"{self.target}: {self.verdict()}"
 
 
+def _settings(examples: int) -> settings:
+    return settings(
+        max_examples=examples, derandomize=False, database=None, deadline=None,
+        phases=(Phase.generate, Phase.shrink), report_multiple_bugs=False,
+        suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet, print_blob=False,
+    )  # fmt: skip
+
+
+def planned(examples: int, read_since: bool) -> tuple[dict[str, Any], ...]:
+    """The cases ``fuzz`` with seed 0 tries on a target that agrees throughout, in its order:
+    Hypothesis draws the same programs whatever a target answers, until one disagrees. Drawn
+    once per process (``tokasm check`` draws them while its first target runs its cases)."""
+    with _PLANNING:
+        return _planned(examples, read_since)
+
+
+_PLANNING = threading.Lock()
+
+
+@cache
+def _planned(examples: int, read_since: bool) -> tuple[dict[str, Any], ...]:
+    drawn: list[tuple[Step, ...]] = []
+
+    def draw(program: tuple[Step, ...]) -> None:
+        drawn.append(program)
+
+    hypothesis_seed(0)(_settings(examples)(given(programs(2, read_since))(draw)))()
+    description = "Drawn for tokasm check's fuzz phase (seed 0)"
+    return tuple(case_document(program, description)["cases"][0] for program in drawn)
+
+
 def _reproduces(target: Target, yaml_text: str) -> bool:
     """Save the case as a corpus file, load it through the loader, and run it again."""
     with tempfile.TemporaryDirectory(prefix="tokasm-fuzz-") as folder:
@@ -104,7 +137,7 @@ def fuzz(
 
     def run(program: tuple[Step, ...]) -> CaseResult:
         document = case_document(program, description)
-        return run_case(target, Case(document["cases"][0], Path("<tokasm fuzz>")))
+        return run_case(target, Case(document["cases"][0], GENERATED))
 
     def test(program: tuple[Step, ...]) -> None:
         nonlocal deadline, searched
@@ -119,11 +152,7 @@ def fuzz(
         failures.append((program, result))
         raise _Disagreement(result.message)
 
-    hypothesis_test = settings(
-        max_examples=examples, derandomize=False, database=None, deadline=None,
-        phases=(Phase.generate, Phase.shrink), report_multiple_bugs=False,
-        suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet, print_blob=False,
-    )(given(strategy)(test))  # fmt: skip
+    hypothesis_test = _settings(examples)(given(strategy)(test))
     out_of_time = False
     try:
         hypothesis_seed(seed)(hypothesis_test)()

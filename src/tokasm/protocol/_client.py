@@ -568,9 +568,11 @@ class WorkerTarget(CommandTarget):
         request = {"op": "probe", "id": probe_id, "strict": strict}
         return self._ask(request, f"the cost probe {probe_id}", probe_named(probe_id, "errored"))
 
-    def fuzz(self, examples: int) -> tuple[str, ...]:
-        """``check``'s fuzz phase in the worker: the disagreement found, if any."""
-        request, seconds = {"op": "fuzz", "examples": examples}, max(self.timeout, FUZZ_SECONDS)
+    def fuzz(self, examples: int, documents: Sequence[dict[str, Any]]) -> tuple[str, ...]:
+        """``check``'s fuzz phase in the worker (``documents`` drawn here, Hypothesis there only
+        to shrink a disagreement): the disagreement found, if any."""
+        request = {"op": "fuzz", "examples": examples, "documents": list(documents)}
+        seconds = max(self.timeout, FUZZ_SECONDS)
         try:
             answer = self._after_cases(request, "the fuzz phase", seconds)
             problems = answer.get("problems")

@@ -88,12 +88,17 @@ def _worker_answer(target: PythonTarget, request: Message) -> Message:
     if request["op"] == "probe":
         result = run_probe(request["id"], target, strict=request["strict"])
         return {"ok": True, "case": result.to_data()}
+    from tokasm.fuzz import first_disagreement, shrunk
+
+    failed = first_disagreement(target, request["documents"])
+    if failed is None:
+        return {"ok": True, "problems": []}
     target_path, sys.path[:] = sys.path[:], _TOKASM_PATH
-    try:  # Hypothesis, only for the fuzz phase, blind to a project's queue.py or datetime.py
-        from tokasm.fuzz import _search, fuzz_phase  # noqa: F401
+    try:  # Hypothesis, only to shrink a disagreement, blind to a project's queue.py
+        from tokasm.fuzz import _search  # noqa: F401
     finally:
         sys.path[:] = target_path
-    return {"ok": True, "problems": list(fuzz_phase(target, (), request["examples"]))}
+    return {"ok": True, "problems": list(shrunk(target, request["examples"], *failed))}
 
 
 def _dispatch(target: PythonTarget, request: Message) -> Message:

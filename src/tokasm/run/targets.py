@@ -11,7 +11,7 @@ import traceback
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, TypeAlias, cast, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, cast, runtime_checkable
 
 from tokasm._display import class_name, error_text, safe_text, show, type_name
 from tokasm.corpus.steps import Apply, features_of
@@ -61,7 +61,7 @@ class Worker(Protocol):
 
     def run_case(self, case: Case, *, debug: bool = False) -> CaseResult: ...
     def probe(self, probe_id: str, *, strict: bool = False) -> CaseResult: ...
-    def fuzz(self, examples: int) -> tuple[str, ...]: ...
+    def fuzz(self, examples: int, documents: Sequence[dict[str, Any]]) -> tuple[str, ...]: ...
 
 
 _TOKASM = Path(__file__).resolve().parent.parent
