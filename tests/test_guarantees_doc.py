@@ -14,6 +14,7 @@ import pytest
 
 from tokasm import _display, errors
 from tokasm.cli import options
+from tokasm.corpus import _load, _yaml
 from tokasm.corpus._paths import spec_dir
 from tokasm.protocol import _client as _protocol_client
 from tokasm.protocol import _codec as _protocol
@@ -57,6 +58,8 @@ REPORT_LIMITS: dict[str, float] = {
     name: getattr(module, name)
     for module, names in (
         (_xfail, ("MAX_XFAIL_BYTES",)),
+        (_yaml, ("MAX_CASE_FILE_BYTES", "MAX_ALIASED_NODES")),
+        (_load, ("MAX_CASE_STEPS", "MAX_CASE_TEXT_CHARS")),
         (_display, ("BLOCK_LIMIT",)),
         (_reports, ("NAME_LIMIT", "REPORT_VERSION")),
     )

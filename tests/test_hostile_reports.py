@@ -451,6 +451,16 @@ ALIAS_BOMB = "    steps:\n      - apply: {id: m, delta: &l0 lol}\n" + "".join(
     for n in range(1, 10)
 )
 
+#: 10**12 steps, and a text of 10**13 characters, in a few lines (7.9 GB, then a MemoryError).
+NESTED_REPEATS = (
+    "    steps:\n      - repeat: 1000000\n        steps:\n          - repeat: 1000000\n"
+    "            steps: [{apply: {id: m, delta: x}, returns: null}]\n"
+)
+NESTED_TEXT = (
+    "    steps:\n      - apply: {id: m, delta: {repeat: 1000000, text: {repeat: 1000000, "
+    "text: xxxxxxxxxx}}}\n        returns: null\n"
+)
+
 
 @pytest.mark.parametrize(
     ("body", "named"),
@@ -458,8 +468,10 @@ ALIAS_BOMB = "    steps:\n      - apply: {id: m, delta: &l0 lol}\n" + "".join(
         ("    ? [1, 2]\n    : unhashable\n    steps: []\n", "mapping key"),
         ("    steps: " + "[" * 5000 + "]" * 5000 + "\n", "not valid YAML"),
         (ALIAS_BOMB, "aliases stand for more than"),
+        (NESTED_REPEATS, "steps, over the 1,000,000 a case may"),
+        (NESTED_TEXT, "characters a text may have"),
     ],
-    ids=["unhashable-key", "deep", "alias-bomb"],
+    ids=["unhashable-key", "deep", "alias-bomb", "nested-repeats", "nested-text-repeats"],
 )
 def test_hostile_corpus_files_are_clean_errors(
     project: Path,

@@ -76,6 +76,10 @@ class Case:
 
     @cached_property
     def steps(self) -> tuple[Step, ...]:
+        if (count := self.step_count) > MAX_CASE_STEPS:
+            raise self._fail(
+                f"expands to {count:.3g} steps, over the {MAX_CASE_STEPS:,} a case may"
+            )
         collecting = gc.isenabled()
         gc.disable()  # every step is kept: a collection meanwhile walks them all in vain
         try:
@@ -180,13 +184,22 @@ class Case:
         if "code_point" in raw:
             return chr(raw["code_point"])  # a lone surrogate, which YAML cannot escape
         name, repeat = raw.get("as"), operator.index(raw["repeat"])
-        if name is None:
-            return self._text(raw["text"], env) * repeat
         if name in env:
             raise self._fail(f"text repeat 'as: {name}' shadows an outer repeat")
-        return "".join(self._text(raw["text"], {**env, name: i}) for i in range(repeat))
+        first = self._text(raw["text"], env if name is None else {**env, name: 0})
+        if max(len(first), 1) * repeat > MAX_CASE_TEXT_CHARS:  # no part is shorter than the first
+            raise self._fail(
+                f"a text repeat makes over the {MAX_CASE_TEXT_CHARS:,} characters a text may have"
+            )
+        if name is None:
+            return first * repeat
+        return first + "".join(self._text(raw["text"], {**env, name: i}) for i in range(1, repeat))
 
 
+#: The most steps a case may expand into (the largest bundled case has 131,076).
+MAX_CASE_STEPS = 1_000_000
+#: The most characters a text of a case may expand into (a response line carries 16 MiB).
+MAX_CASE_TEXT_CHARS = 16 * 1024 * 1024
 #: How another process rebuilds a case from its ``document``, unchecked.
 parse_case = Case
 
