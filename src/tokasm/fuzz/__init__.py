@@ -86,7 +86,8 @@ def shrunk(
 
     report = fuzz(target, examples=examples, seed=0, budget=FUZZ_BUDGET, shrink_budget=3.0)
     if (found := report.counterexample) is None:
-        drawn = {"description": "Drawn by tokasm check's fuzz phase", "cases": [document]}
+        case = {**document, "description": "A case drawn by tokasm check's fuzz phase"}
+        drawn = {"description": "Drawn by tokasm check's fuzz phase", "cases": [case]}
         verdict, message = (
             "disagrees with the model (a case drawn ahead, not shrunk)",
             failed.message,
