@@ -3,6 +3,7 @@ bytecode cache for the session's processes."""
 
 from __future__ import annotations
 
+import gc
 import os
 import shutil
 import sys
@@ -20,6 +21,7 @@ def pytest_configure(config: pytest.Config) -> None:
     _one_bytecode_cache(config)
     _hypothesis_profiles()
     _work_stealing(config)
+    _fewer_collections()
     # Imported before any inline pytester run, whose module snapshot would otherwise drop
     # yaml and re-import it afresh, beside a case loader built on the first copy.
     import tokasm.corpus._yaml  # noqa: F401
@@ -48,6 +50,13 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     order: with ``-n 2`` the worker that runs them is the one the other steals from, so the
     session ends on short tests rather than one worker finishing a long one alone."""
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
+def _fewer_collections() -> None:
+    """Collect cycles less often in the session's own processes: in-process runs keep the
+    corpus's expanded steps alive, and each full collection walks them all (about 25 CPU-s of
+    a suite's 230 at the default thresholds). Tokasm's own processes keep the defaults."""
+    gc.set_threshold(50_000, 20, 20)
 
 
 def _work_stealing(config: pytest.Config) -> None:
