@@ -414,3 +414,19 @@ def test_a_newer_export_format_is_refused_not_misread(small_export: Path, tmp_pa
     )
     assert done.returncode != 0
     assert "export format 2; this tokasm.js reads 1" in done.stdout + done.stderr
+
+
+def test_a_missing_export_is_named_with_the_command_that_makes_it(tmp_path: Path) -> None:
+    """``TOKASM_EXPORT`` naming nothing: one line saying so and how to make it, not a stat
+    error's stack."""
+    missing = tmp_path / "tokasm-corpus"
+    done = node(
+        "--test",
+        str(NODE / "conformance.test.js"),
+        env={"TOKASM_EXPORT": str(missing), "TOKASM_ASSEMBLER": CLASSES["reference"]},
+    )
+    said = done.stdout + done.stderr
+    assert done.returncode != 0
+    assert f"no tokasm export at {missing}" in said
+    assert f"tokasm export {missing}" in said
+    assert "at Object.statSync" not in said

@@ -87,7 +87,14 @@ function parseCase(json, where) {
 
 /** Every case of a `tokasm export`: a folder of CASE-ID.json files, or a .jsonl file. */
 function loadExport(location) {
-  if (fs.statSync(location).isDirectory()) {
+  let stats;
+  try {
+    stats = fs.statSync(location);
+  } catch (error) {
+    throw new Error(`no tokasm export at ${location} (${error.code ?? error.message}); `
+      + `make one with: tokasm export ${location}`);
+  }
+  if (stats.isDirectory()) {
     return fs.readdirSync(location).filter((name) => name.endsWith('.json')).sort()
       .map((name) => parseCase(fs.readFileSync(path.join(location, name), 'utf8'), name));
   }
