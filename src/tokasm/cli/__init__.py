@@ -9,7 +9,7 @@ import sys
 from typing import TYPE_CHECKING, NoReturn
 
 from tokasm._display import safe_block
-from tokasm.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, TokasmExit, UsageError
+from tokasm.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, UsageError
 from tokasm.fuzz import hypothesis_files_kept_by_tokasm
 from tokasm.protocol import end_testees, testees_end_with_the_run
 
@@ -47,12 +47,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     given = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser(given[0] if given else None)
-    try:
-        args, unknown = parser.parse_known_args(given)
-        if unknown:  # said by the subcommand's parser, with its usage, not the top one's
-            args.subcommand.error(f"unrecognized arguments: {' '.join(unknown)}")
-    except SystemExit as stop:  # --help, --version, a usage error: argparse's, before any target
-        raise TokasmExit(stop.code) from None
+    args, unknown = parser.parse_known_args(given)  # argparse exits for --help, a usage error
+    if unknown:  # said by the subcommand's parser, with its usage, not the top one's
+        args.subcommand.error(f"unrecognized arguments: {' '.join(unknown)}")
     try:
         with testees_end_with_the_run():
             code: int = args.run(args)
