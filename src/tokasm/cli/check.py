@@ -184,9 +184,8 @@ def _report_plan(args: argparse.Namespace) -> report.ReportPlan:
             ("--markdown", args.markdown, report.markdown_report),
             ("--write-xfail", args.write_xfail, lambda runs: report.render_xfail(runs, keep)),
         ],
-        source=args.xfail,
-        kept="--write-xfail",
-        cases=args.cases,
+        args.xfail,
+        args.cases,
     )
 
 
@@ -297,11 +296,9 @@ class _Check:
         problems = (*getattr(target, "problems", ()), *problems)
         duration = time.perf_counter() - started
         # a name an earlier target has (a testee may announce any) is told apart: "name #2"
-        taken, label = {run.target for run in self.runs}, target.name
-        for number in itertools.count(2):
-            if label not in taken:
-                break
-            label = f"{target.name} #{number}"
+        taken, name = {run.target for run in self.runs}, target.name
+        numbered = (f"{name} #{number}" for number in itertools.count(2))
+        label = next(label for label in itertools.chain([name], numbered) if label not in taken)
         done = TargetRun(
             label, target.name, tuple(results), self.corpus.version, problems, duration
         )
