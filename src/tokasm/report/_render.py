@@ -264,8 +264,6 @@ def _code_cell(text: str) -> str:
 def _markdown_details(run: TargetRun) -> list[str]:
     shown = [r for r in run.results if r.outcome not in _QUIET]
     notes = [r for r in run.results if r.note]
-    if not shown and not run.problems and not notes:
-        return []
     parts = [
         *(
             (f"**{r.outcome}** `{r.case_id}`: {html.escape(r.description)}", r.message)
@@ -274,6 +272,8 @@ def _markdown_details(run: TargetRun) -> list[str]:
         *(("**problem**:", problem) for problem in run.problems),
         *((f"**note** `{r.case_id}`:", r.note) for r in notes),
     ]
+    if not parts:
+        return []
     lines = [
         "",
         f"<details><summary><code>{html.escape(run.target)}</code>: "
