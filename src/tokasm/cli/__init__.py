@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, NoReturn
 from tokasm._display import safe_block
 from tokasm.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, UsageError
 from tokasm.fuzz import hypothesis_files_kept_by_tokasm
-from tokasm.protocol import end_testees, testees_end_with_the_run
+from tokasm.protocol import testees_end_with_the_run
 
 from .options import Console, silence, version_line
 
@@ -70,7 +70,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def command() -> NoReturn:
-    """The ``tokasm`` program: ``main``'s status as Python exits with any, every testee stopped."""
+    """The ``tokasm`` program: ``main``'s status as Python's, whatever its streams."""
     for fd, name in ((1, "stdout"), (2, "stderr")):
         if getattr(sys, name) is None:  # started with it closed (``>&-``): its output is unwanted
             silence(fd)
@@ -84,4 +84,3 @@ def command() -> NoReturn:
                 stream.flush()
             except (OSError, ValueError):
                 silence()
-        end_testees()

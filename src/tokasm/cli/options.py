@@ -164,7 +164,6 @@ NUMBER: dict[str, Any] = {"type": at_least_one, "metavar": "N"}
 
 
 def add_options(group: argparse._ActionsContainer, *table: Option) -> None:
-    """Add each option of ``table``, in order, to a parser or one of its groups."""
     for names, text, settings in table:
         group.add_argument(*names.split(), help=text, **settings)
 
