@@ -206,14 +206,11 @@ def run(args: argparse.Namespace) -> int:
     reports = _report_plan(args)  # a bad report path is refused before the corpus is read
     targets: list[tuple[Target, str | None]] = []
     try:
-        if args.in_process:  # the target's import is the user's to debug: in the main thread
+        # the corpus loads while the targets start, here: an --in-process import is for pdb
+        with ThreadPoolExecutor(1) as pool:
+            loading = pool.submit(options.chosen_cases, args)
             _start_targets(args, targets)
-            corpus, chosen = options.chosen_cases(args)
-        else:  # workers start and import their targets while the corpus loads
-            with ThreadPoolExecutor(1) as pool:
-                starting = pool.submit(_start_targets, args, targets)
-                corpus, chosen = options.chosen_cases(args)
-                starting.result()
+            corpus, chosen = loading.result()
         check = _Check(args, corpus, chosen, reports.to_stdout)
         xfail = report.load_xfail(args.xfail, corpus) if args.xfail else None
         for target, _ in targets:  # a profile asked for that a target cannot run: not a skip
