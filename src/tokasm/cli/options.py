@@ -16,6 +16,7 @@ from tokasm._versions import PROTOCOL_VERSION, __version__
 from tokasm.bench import parse_size
 from tokasm.corpus import load_corpus, spec_dir
 from tokasm.errors import CorpusError, UsageError
+from tokasm.protocol import CommandTarget, WorkerTarget, split_command
 from tokasm.run import PROBE_IDS, PythonTarget, resolve_target
 
 if TYPE_CHECKING:
@@ -80,8 +81,6 @@ def start_target(
     args: argparse.Namespace, target: str, *, command: bool = False, **settings: Any
 ) -> Target:
     """A testee ``command`` line, or a target in a worker or (--in-process) in this process."""
-    from tokasm.protocol import CommandTarget, WorkerTarget, split_command
-
     if command:
         return CommandTarget(split_command(target), args.timeout, **settings)
     if args.in_process:
