@@ -1,19 +1,10 @@
-"""How anything from a target is shown to a person: escaped and length-capped.
-
-A target's texts may hold ANSI escapes or lone surrogates, or be 20 MB long, and its
-``__repr__`` may raise: all output goes through ``show`` (values) or ``safe_text`` (names,
-messages), so one target cannot garble the output, crash ``print`` or fill the disk.
-"""
+"""Anything from a target, escaped and capped for a person: its texts may hold ANSI escapes or
+lone surrogates or be 20 MB long, and its ``__repr__`` may raise."""
 
 from __future__ import annotations
 
 import itertools
 import reprlib
-
-__all__ = [
-    "BLOCK_LIMIT", "SHOW_LIMIT", "TEXT_LIMIT", "abbreviated", "class_name", "error_text",
-    "first_difference", "safe_block", "safe_text", "show", "type_name",
-]  # fmt: skip
 
 #: Characters of ``repr`` shown of one value, of a target's message or name, and of a
 #: multi-line message in a report, before each is abbreviated in the middle.
@@ -42,8 +33,7 @@ _REPR.maxstring = _REPR.maxother = SHOW_LIMIT
 
 
 def _printable(text: str, keep: str = "") -> str:
-    """Each non-printable character (ANSI escapes, line breaks, lone surrogates, bidi
-    overrides) but those in ``keep`` as its Python escape."""
+    """Each non-printable character (ANSI escapes, lone surrogates...) but ``keep``'s escaped."""
     if text.isprintable():
         return text
     return "".join(c if c.isprintable() or c in keep else repr(c)[1:-1] for c in text)

@@ -1,8 +1,5 @@
-"""Every error tokasm raises on purpose, and the exit code each one means.
-
-``UsageError`` and its kinds: the run cannot start as asked (exit 2). ``TargetFault`` and
-``ImplementationError``: the thing under test misbehaved, which costs a case, never the run.
-"""
+"""Every error tokasm raises on purpose. ``UsageError`` and its kinds: the run cannot start as
+asked (exit 2); ``TargetFault`` and ``ImplementationError`` cost a case, never the run."""
 
 from __future__ import annotations
 
@@ -16,7 +13,7 @@ class TokasmError(Exception):
 
 
 class TokasmExit(SystemExit):
-    """tokasm's own end of a run: ``--help``, a usage error, SIGTERM's 143."""
+    """SIGTERM's 143: tokasm's own end of a run, which no target call may swallow."""
 
 
 class TokasmInterrupt(KeyboardInterrupt):

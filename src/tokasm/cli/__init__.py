@@ -9,9 +9,9 @@ import sys
 from typing import TYPE_CHECKING, NoReturn
 
 from tokasm._display import safe_block
-from tokasm.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, TokasmExit, UsageError
+from tokasm.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, UsageError
 from tokasm.fuzz import hypothesis_files_kept_by_tokasm
-from tokasm.protocol import end_testees, testees_end_with_the_run
+from tokasm.protocol import testees_end_with_the_run
 
 from .options import Console, silence, version_line
 
@@ -47,12 +47,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     given = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser(given[0] if given else None)
-    try:
-        args, unknown = parser.parse_known_args(given)
-        if unknown:  # said by the subcommand's parser, with its usage, not the top one's
-            args.subcommand.error(f"unrecognized arguments: {' '.join(unknown)}")
-    except SystemExit as stop:  # --help, --version, a usage error: argparse's, before any target
-        raise TokasmExit(stop.code) from None
+    args, unknown = parser.parse_known_args(given)  # argparse exits for --help, a usage error
+    if unknown:  # said by the subcommand's parser, with its usage, not the top one's
+        args.subcommand.error(f"unrecognized arguments: {' '.join(unknown)}")
     try:
         with testees_end_with_the_run():
             code: int = args.run(args)
@@ -73,7 +70,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def command() -> NoReturn:
-    """The ``tokasm`` program: ``main``'s status as Python exits with any, every testee stopped."""
+    """The ``tokasm`` program: ``main``'s status as Python's, whatever its streams."""
     for fd, name in ((1, "stdout"), (2, "stderr")):
         if getattr(sys, name) is None:  # started with it closed (``>&-``): its output is unwanted
             silence(fd)
@@ -87,4 +84,3 @@ def command() -> NoReturn:
                 stream.flush()
             except (OSError, ValueError):
                 silence()
-        end_testees()

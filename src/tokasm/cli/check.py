@@ -184,9 +184,8 @@ def _report_plan(args: argparse.Namespace) -> report.ReportPlan:
             ("--markdown", args.markdown, report.markdown_report),
             ("--write-xfail", args.write_xfail, lambda runs: report.render_xfail(runs, keep)),
         ],
-        source=args.xfail,
-        kept="--write-xfail",
-        cases=args.cases,
+        args.xfail,
+        args.cases,
     )
 
 
@@ -207,14 +206,11 @@ def run(args: argparse.Namespace) -> int:
     reports = _report_plan(args)  # a bad report path is refused before the corpus is read
     targets: list[tuple[Target, str | None]] = []
     try:
-        if args.in_process:  # the target's import is the user's to debug: in the main thread
+        # the corpus loads while the targets start, here: an --in-process import is for pdb
+        with ThreadPoolExecutor(1) as pool:
+            loading = pool.submit(options.chosen_cases, args)
             _start_targets(args, targets)
-            corpus, chosen = options.chosen_cases(args)
-        else:  # workers start and import their targets while the corpus loads
-            with ThreadPoolExecutor(1) as pool:
-                starting = pool.submit(_start_targets, args, targets)
-                corpus, chosen = options.chosen_cases(args)
-                starting.result()
+            corpus, chosen = loading.result()
         check = _Check(args, corpus, chosen, reports.to_stdout)
         xfail = report.load_xfail(args.xfail, corpus) if args.xfail else None
         for target, _ in targets:  # a profile asked for that a target cannot run: not a skip
@@ -297,11 +293,9 @@ class _Check:
         problems = (*getattr(target, "problems", ()), *problems)
         duration = time.perf_counter() - started
         # a name an earlier target has (a testee may announce any) is told apart: "name #2"
-        taken, label = {run.target for run in self.runs}, target.name
-        for number in itertools.count(2):
-            if label not in taken:
-                break
-            label = f"{target.name} #{number}"
+        taken, name = {run.target for run in self.runs}, target.name
+        numbered = (f"{name} #{number}" for number in itertools.count(2))
+        label = next(label for label in itertools.chain([name], numbered) if label not in taken)
         done = TargetRun(
             label, target.name, tuple(results), self.corpus.version, problems, duration
         )

@@ -10,12 +10,13 @@ import math
 import os
 from fnmatch import fnmatchcase
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO, TypeAlias
+from typing import TYPE_CHECKING, Any, TextIO, TypeAlias, TypeVar
 
 from tokasm._versions import PROTOCOL_VERSION, __version__
 from tokasm.bench import parse_size
 from tokasm.corpus import load_corpus, spec_dir
 from tokasm.errors import CorpusError, UsageError
+from tokasm.protocol import CommandTarget, WorkerTarget, split_command
 from tokasm.run import PROBE_IDS, PythonTarget, resolve_target
 
 if TYPE_CHECKING:
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
     from tokasm.corpus import Case, Corpus
     from tokasm.run import Target
 
+Number = TypeVar("Number", int, float)
 Commands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 
 TARGET_HELP = "MODULE:ATTR or a bundled backend name"
@@ -79,8 +81,6 @@ def start_target(
     args: argparse.Namespace, target: str, *, command: bool = False, **settings: Any
 ) -> Target:
     """A testee ``command`` line, or a target in a worker or (--in-process) in this process."""
-    from tokasm.protocol import CommandTarget, WorkerTarget, split_command
-
     if command:
         return CommandTarget(split_command(target), args.timeout, **settings)
     if args.in_process:
@@ -110,12 +110,16 @@ def select(cases: Iterable[Case], globs: list[str]) -> tuple[list[Case], list[st
 MAX_SECONDS = 86_400
 
 
+def _parsed(kind: Callable[[str], Number], text: str, what: str) -> Number:
+    try:
+        return kind(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not {what}: {text!r}") from None
+
+
 def positive_seconds(text: str) -> float:
     """A number of seconds above 0 and at most MAX_SECONDS (timeouts, budgets)."""
-    try:
-        seconds = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    seconds = _parsed(float, text, "a number of seconds")
     if not (seconds > 0 and math.isfinite(seconds)):
         raise argparse.ArgumentTypeError(f"must be a finite number above 0, got {text!r}")
     if seconds > MAX_SECONDS:
@@ -125,10 +129,7 @@ def positive_seconds(text: str) -> float:
 
 def _whole_number(lowest: int, wanted: str) -> Callable[[str], int]:
     def parse(text: str) -> int:
-        try:
-            number = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+        number = _parsed(int, text, "a whole number")
         if number < lowest:
             raise argparse.ArgumentTypeError(f"must be {wanted}, got {text!r}")
         return number
@@ -162,7 +163,6 @@ NUMBER: dict[str, Any] = {"type": at_least_one, "metavar": "N"}
 
 
 def add_options(group: argparse._ActionsContainer, *table: Option) -> None:
-    """Add each option of ``table``, in order, to a parser or one of its groups."""
     for names, text, settings in table:
         group.add_argument(*names.split(), help=text, **settings)
 
@@ -198,7 +198,6 @@ class Console:
         self._stream: TextIO | None = stream
 
     def print(self, text: str) -> None:
-        """Print ``text`` and a newline, or nothing once the output is gone."""
         stream = self._stream
         if stream is None:
             return

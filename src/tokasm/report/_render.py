@@ -121,14 +121,10 @@ def render_failures(run: TargetRun) -> str:
     return "\n".join([*blocks, *xfails, *problems, *notes])
 
 
-def _totals(runs: Sequence[TargetRun]) -> dict[str, int]:
-    return summarize(result for run in runs for result in run.results)
-
-
 def render_verdict(runs: Sequence[TargetRun], case_count: int) -> str:
     """The closing line, protobuf style: ``CONFORMANCE PASSED: ... N unexpected failures``."""
     runs = _sanitized(runs)
-    totals = _totals(runs)
+    totals = summarize(result for run in runs for result in run.results)
     unexpected = sum(totals[o] for o in FAILING) + sum(len(run.problems) for run in runs)
     failing = [run.target for run in runs if not run.conforms]
     excused = [run.target for run in runs if run.summary["xfailed"]]
@@ -184,7 +180,7 @@ def json_report(runs: Sequence[TargetRun]) -> dict[str, Any]:
     return {
         **_versions(runs),
         "conforms": all(run.conforms for run in runs),
-        "summary": _totals(runs),
+        "summary": summarize(result for run in runs for result in run.results),
         "time": round(sum(run.duration for run in runs), 6),
         "runs": [
             {
@@ -268,8 +264,6 @@ def _code_cell(text: str) -> str:
 def _markdown_details(run: TargetRun) -> list[str]:
     shown = [r for r in run.results if r.outcome not in _QUIET]
     notes = [r for r in run.results if r.note]
-    if not shown and not run.problems and not notes:
-        return []
     parts = [
         *(
             (f"**{r.outcome}** `{r.case_id}`: {html.escape(r.description)}", r.message)
@@ -278,6 +272,8 @@ def _markdown_details(run: TargetRun) -> list[str]:
         *(("**problem**:", problem) for problem in run.problems),
         *((f"**note** `{r.case_id}`:", r.note) for r in notes),
     ]
+    if not parts:
+        return []
     lines = [
         "",
         f"<details><summary><code>{html.escape(run.target)}</code>: "
@@ -370,23 +366,22 @@ def destination(option: str, given: Path) -> Path | None:
     return real
 
 
+_KEPT = "--write-xfail"  # the one report that may be the list read, and is never deleted
 #: Renders finished runs as one report's text.
 Render: TypeAlias = "Callable[[Sequence[TargetRun]], str]"
 
 
 class ReportPlan:
-    """Every report asked for, checked before the run (ReportError, exit 2): only ``kept``, the
-    file people edit, may name the list read, ``source``, and is never deleted as stale; none
-    may be a file that ``cases`` (``--cases`` folders and files) loads."""
+    """Every report asked for, checked before the run (ReportError, exit 2): only --write-xfail,
+    the file people edit, may name the list read, ``source``, and is never deleted as stale;
+    none may be a file that ``cases`` (``--cases`` folders and files) loads."""
 
     def __init__(
         self,
         requests: Sequence[tuple[str, Path | None, Render]],
         source: Path | None,
-        kept: str,
-        cases: Sequence[Path] = (),
+        cases: Sequence[Path],
     ) -> None:
-        self.kept = kept
         self.wanted = [
             (option, destination(option, path), render)
             for option, path, render in requests
@@ -403,7 +398,7 @@ class ReportPlan:
             other = seen.setdefault(path, option)
             if other != option:
                 raise ReportError(f"{option} and {other} name the same file")
-            if source is not None and path == Path(os.path.realpath(source)) and option != kept:
+            if source is not None and path == Path(os.path.realpath(source)) and option != _KEPT:
                 raise ReportError(f"{option} names the same file as the list read, {str(source)!r}")
             for case in cases:
                 real = Path(os.path.realpath(case))
@@ -415,7 +410,7 @@ class ReportPlan:
     def remove_stale(self) -> None:
         """Delete earlier reports, so a run that does not finish leaves none behind."""
         for option, path, _ in self.wanted:
-            if path is not None and option != self.kept and not _is_special(path):
+            if path is not None and option != _KEPT and not _is_special(path):
                 with contextlib.suppress(FileNotFoundError):
                     path.unlink()
 
