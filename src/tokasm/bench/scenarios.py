@@ -48,9 +48,9 @@ class Workload:
 
 
 @lru_cache(maxsize=8)
-def make_workload(size: int, seed: int = SEED) -> Workload:
-    """The ``size``-delta workload for ``seed``, built once per process."""
-    rng = random.Random(seed)
+def make_workload(size: int) -> Workload:
+    """The ``size``-delta workload, built once per process."""
+    rng = random.Random(SEED)
     lengths = rng.choices(range(1, 13), weights=_WEIGHTS, k=size)
     for index in range(size):
         if rng.random() < _LARGE_CHANCE:
