@@ -233,7 +233,8 @@ class _Worker(Process):
         except TargetFault:  # it ended, or ends now: how, with the tail of its (escaped) stderr
             self.kill()
             code = self.popen.returncode
-            how = f"killed by {signal.Signals(-code).name}" if code < 0 else f"exit status {code}"
+            killer = next((s.name for s in signal.Signals if s == -code), f"signal {-code}")
+            how = f"killed by {killer}" if code < 0 else f"exit status {code}"
             tail = safe_block(self.stderr_text()[-600:].strip())
             fault = TargetFault(
                 f"the worker ended ({how})" + (tail and f"; its stderr ends: {tail}")
