@@ -207,25 +207,26 @@ class _Worker(Process):
         super().__init__(python_child(_WORKER_MAIN, target, repr(batch)))
         self.each, self.last = each, last
         self.size: int | None = None
-        hello = self._answer(first)
-        if "error" in hello:
+        try:
+            self.read_since: bool = self._answer(first)
+        except Raised as error:
             self.kill()
-            raise TargetError(hello["error"])
-        self.read_since: bool = hello["hello"]["read_since"]
+            raise TargetError(str(error)) from None
 
     def __call__(self, op: str, name: str, size: int, text: bool = False) -> Any:
         self.size = size
         self.write(json.dumps([op, name, size, text]).encode() + b"\n")
-        answer = self._answer(self.each)
-        if "error" in answer:
-            raise Raised(answer["error"])
-        return answer["ok"]
+        return self._answer(self.each)
 
     def _answer(self, seconds: float) -> Any:
-        """The next line's JSON; a fault (TargetFault) kills the worker."""
+        """The next line's ``ok`` (Raised with its ``error``); a fault (TargetFault) kills the
+        worker: a hang, its end, or a line that is not an answer."""
         wait = min(seconds, self.last - time.monotonic())
         try:
-            return json.loads(raw := self.read_line(wait))
+            answer = json.loads(raw := self.read_line(wait))
+            if "error" in answer:
+                raise Raised(answer["error"])
+            return answer["ok"]
         except NoResponse:
             fault: TargetFault = NoResponse(f"hung: no answer after {max(wait, 0):.3g} s; killed")
         except LineTooLong:
@@ -239,7 +240,7 @@ class _Worker(Process):
             fault = TargetFault(
                 f"the worker ended ({how})" + (tail and f"; its stderr ends: {tail}")
             )
-        except ValueError:
+        except (ValueError, LookupError, TypeError):  # the target wrote to the worker's channel
             fault = TargetFault(f"sent a line that is not a result: {raw[:200]!r}")
         self.kill()
         raise fault

@@ -1,7 +1,7 @@
 """``main()`` on TARGET BATCH: a target's side of a sweep, undefended (``_sweep`` kills it).
 
-It answers ``hello`` (or ``error``), then each step line ``[op, scenario, size, text]`` with
-``{"ok": ...}`` or ``{"error": ...}``, on a private copy of fd 1."""
+On a private copy of fd 1 it answers ``{"ok": ...}`` or ``{"error": ...}``: first whether
+the target has ``read_since``, then each step line ``[op, scenario, size, text]``."""
 
 from __future__ import annotations
 
@@ -92,7 +92,7 @@ def main() -> int:
 
     try:
         factory = resolve_target(target)
-        send({"hello": {"read_since": has_read_since(target, factory)}})
+        send({"ok": has_read_since(target, factory)})
     except TargetError as error:
         send({"error": str(error)})
         return 2
