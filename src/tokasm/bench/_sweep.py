@@ -1,8 +1,5 @@
-"""Scenarios x targets over a sweep of sizes; a Python target only in a supervised worker.
-
-``climb`` decides each step, a worker (``_worker``) only runs it: one that hangs, dies or
-answers badly is killed, its scenario stops there, and a new worker takes the next one.
-"""
+"""Scenarios x targets over a sweep of sizes: ``climb`` decides each step, a worker
+(``_worker``) runs it; one that hangs, dies or answers badly costs its scenario, no more."""
 
 from __future__ import annotations
 
@@ -53,11 +50,10 @@ MIN_ROUNDS = 3
 
 @dataclass(frozen=True)
 class BenchTarget:
-    """A ``target`` run in a worker, or a ``factory`` run here (``per_request``: a testee's)."""
+    """A target run here by its ``factory`` (``per_request``: a testee's), else in a worker."""
 
     name: str
     has_read_since: bool
-    target: str | None = None
     factory: AssemblerFactory | None = None
     per_request: bool = False
 
@@ -171,8 +167,7 @@ def python_target(name: str, factory: AssemblerFactory) -> BenchTarget:
 def bundled_targets(in_process: bool = False) -> list[BenchTarget]:
     """Every bundled backend, in registry order, each in a worker unless ``in_process``."""
     return [
-        python_target(n, f) if in_process else BenchTarget(n, has_read_since(n, f), target=n)
-        for n, f in BACKENDS.items()
+        BenchTarget(n, has_read_since(n, f), f if in_process else None) for n, f in BACKENDS.items()
     ]
 
 
@@ -191,9 +186,8 @@ class _SubjectAssembler:
 
 def protocol_target(target: Target) -> BenchTarget:
     """A running testee, ``cmd:NAME``; each factory call starts a fresh assembler in it."""
-    factory = partial(_SubjectAssembler, target)
-    has_read_since = READ_SINCE in target.features
-    return BenchTarget(f"cmd:{target.name}", has_read_since, factory=factory, per_request=True)
+    factory, read_since = partial(_SubjectAssembler, target), READ_SINCE in target.features
+    return BenchTarget(f"cmd:{target.name}", read_since, factory, per_request=True)
 
 
 #: One step of a sweep on one target (``Bench``'s call): here, or asked of a worker.
@@ -204,9 +198,8 @@ _WORKER_MAIN = "from tokasm.bench._worker import main; raise SystemExit(main())"
 
 
 class _Worker(Process):
-    """``tokasm.bench._worker.main`` on TARGET BATCH, supervised as a testee is: loaded within
-    ``first`` s (TargetError if it fails), each answer within ``each`` s, none after monotonic
-    ``last``; ``size``: that of the step under way (None before one)."""
+    """``_worker.main`` on TARGET BATCH: loaded within ``first`` s (TargetError if it fails),
+    each answer within ``each`` s, none after monotonic ``last``; ``size``: the step's."""
 
     max_line = 1 << 20
 
@@ -214,44 +207,43 @@ class _Worker(Process):
         super().__init__(python_child(_WORKER_MAIN, target, repr(batch)))
         self.each, self.last = each, last
         self.size: int | None = None
-        hello = self._answer(first)
-        if "error" in hello:
+        try:
+            self.read_since: bool = self._answer(first)
+        except Raised as error:
             self.kill()
-            raise TargetError(hello["error"])
-        self.read_since: bool = hello["hello"]["read_since"]
+            raise TargetError(str(error)) from None
 
     def __call__(self, op: str, name: str, size: int, text: bool = False) -> Any:
         self.size = size
         self.write(json.dumps([op, name, size, text]).encode() + b"\n")
-        answer = self._answer(self.each)
-        if "error" in answer:
-            raise Raised(answer["error"])
-        return answer["ok"]
+        return self._answer(self.each)
 
     def _answer(self, seconds: float) -> Any:
-        """The next line's JSON; a fault (TargetFault) kills the worker."""
+        """The next line's ``ok`` (Raised with its ``error``); a fault (TargetFault) kills the
+        worker: a hang, its end, or a line that is not an answer."""
         wait = min(seconds, self.last - time.monotonic())
         try:
-            raw = self.read_line(wait)
-            return json.loads(raw)
+            answer = json.loads(raw := self.read_line(wait))
+            if "error" in answer:
+                raise Raised(answer["error"])
+            return answer["ok"]
         except NoResponse:
             fault: TargetFault = NoResponse(f"hung: no answer after {max(wait, 0):.3g} s; killed")
         except LineTooLong:
             fault = TargetFault("sent a line of over 1 MB")
-        except TargetFault:
-            fault = TargetFault(self._ended())
-        except ValueError:
+        except TargetFault:  # it ended, or ends now: how, with the tail of its (escaped) stderr
+            self.kill()
+            code = self.popen.returncode
+            killer = next((s.name for s in signal.Signals if s == -code), f"signal {-code}")
+            how = f"killed by {killer}" if code < 0 else f"exit status {code}"
+            tail = safe_block(self.stderr_text()[-600:].strip())
+            fault = TargetFault(
+                f"the worker ended ({how})" + (tail and f"; its stderr ends: {tail}")
+            )
+        except (ValueError, LookupError, TypeError):  # the target wrote to the worker's channel
             fault = TargetFault(f"sent a line that is not a result: {raw[:200]!r}")
         self.kill()
         raise fault
-
-    def _ended(self) -> str:
-        """How the worker ended (killed if it still runs), with the tail of its stderr."""
-        self.kill()
-        code = self.popen.returncode
-        how = f"killed by {signal.Signals(-code).name}" if code < 0 else f"exit status {code}"
-        tail = safe_block(self.stderr_text()[-600:].strip())  # the target's: escaped
-        return f"the worker ended ({how})" + (f"; its stderr ends: {tail}" if tail else "")
 
 
 def load_target(target: str, timeout: float) -> BenchTarget:
@@ -267,7 +259,7 @@ def load_target(target: str, timeout: float) -> BenchTarget:
     except TargetFault as error:
         raise TargetError(f"target {target!r}: {error}") from None
     worker.kill()
-    return BenchTarget(target, worker.read_since, target=target)
+    return BenchTarget(target, worker.read_since)
 
 
 def climb(
@@ -376,7 +368,7 @@ def _sweep(
                         series.skips.append(Skip(first, MAX_TIME, "--max-time reached"))
                         continue
                     loading = time.monotonic()
-                    worker = _Worker(str(target.target), settings.batch, load, each, last)
+                    worker = _Worker(target.name, settings.batch, load, each, last)
                     loading = time.monotonic() - loading  # its time starts once it is loaded
                 climb(series, bench or cast("Step", worker), settings, deadline + loading, progress)
                 _finished(progress, series)

@@ -1,9 +1,7 @@
-"""``main()`` with the arguments TARGET BATCH: one target's side of a sweep.
+"""``main()`` on TARGET BATCH: a target's side of a sweep, undefended (``_sweep`` kills it).
 
-It defends nothing: ``_sweep`` sends one step a line (``[op, scenario, size, text]``), gives
-each answer (``{"ok": ...}`` or ``{"error": ...}``, on a private copy of fd 1) a deadline,
-and kills it on a hang or death. Its first line: ``hello``, or ``error`` if it does not load.
-"""
+On a private copy of fd 1 it answers ``{"ok": ...}`` or ``{"error": ...}``: first whether
+the target has ``read_since``, then each step line ``[op, scenario, size, text]``."""
 
 from __future__ import annotations
 
@@ -13,8 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from tokasm import _clocks
 from tokasm._display import error_text, safe_block
-from tokasm.bench._measure import peak_memory
-from tokasm.bench._measure import time_action as _time
+from tokasm.bench._measure import peak_memory, time_action
 from tokasm.bench.scenarios import SCENARIOS, long_workload
 from tokasm.corpus.steps import READ_SINCE, features_of
 from tokasm.errors import TargetError, TargetFault
@@ -74,9 +71,9 @@ class Bench:
         copies the text is left out even in a single round)."""
         action = self.actions[size, text]
         if not (text or scenario.text_sizes):
-            return _time(action, self.batch, self.clock)
-        _time(action, 0.0, self.clock)
-        return min(_time(action, 0.0, self.clock) for _ in range(LONG_RUNS - 1))
+            return time_action(action, self.batch, self.clock)
+        time_action(action, 0.0, self.clock)
+        return min(time_action(action, 0.0, self.clock) for _ in range(LONG_RUNS - 1))
 
     def memory(self, scenario: Scenario, size: int, text: bool) -> list[float]:
         peak = peak_memory(scenario, self.factory, scenario.workload(size))
@@ -95,7 +92,7 @@ def main() -> int:
 
     try:
         factory = resolve_target(target)
-        send({"hello": {"read_since": has_read_since(target, factory)}})
+        send({"ok": has_read_since(target, factory)})
     except TargetError as error:
         send({"error": str(error)})
         return 2

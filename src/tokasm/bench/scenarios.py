@@ -1,9 +1,6 @@
-"""The benchmark scenarios and their text, defined once for ``benchmarks/`` and ``tokasm bench``.
+"""The benchmark scenarios (SPEC.md cites their names), for ``benchmarks/`` and ``tokasm bench``.
 
-A scenario makes an *action*: a repeatable zero-argument call doing the timed work and
-returning the final texts (the yardstick of peak memory). SPEC.md cites the names. The
-deltas are sliced while streaming, so each is a fresh ``str``, as from a JSON decoder.
-"""
+Deltas are sliced while streaming, so each is a fresh ``str``, as from a JSON decoder."""
 
 from __future__ import annotations
 
@@ -19,7 +16,7 @@ if TYPE_CHECKING:
 
     from tokasm.implementations import Assembler, AssemblerFactory, IncrementalAssembler
 
-#: The timed work of one scenario run; returns the final texts.
+#: The timed work of a scenario run, repeatable; returns the final texts (for peak memory).
 Action: TypeAlias = Callable[[], list[str]]
 #: Feeds a workload's deltas to the message ids in turn, reading as the scenario does;
 #: ``offsets``: each message's text length, for ``read_since``.
@@ -51,9 +48,9 @@ class Workload:
 
 
 @lru_cache(maxsize=8)
-def make_workload(size: int, seed: int = SEED) -> Workload:
-    """The ``size``-delta workload for ``seed``, built once per process."""
-    rng = random.Random(seed)
+def make_workload(size: int) -> Workload:
+    """The ``size``-delta workload, built once per process."""
+    rng = random.Random(SEED)
     lengths = rng.choices(range(1, 13), weights=_WEIGHTS, k=size)
     for index in range(size):
         if rng.random() < _LARGE_CHANCE:
