@@ -8,6 +8,7 @@ standard library and tokasm are imported, so the file can be copied anywhere.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import sys
@@ -73,6 +74,23 @@ class CrashesOnALongMessage(_Misbehaves):
 
     def misbehave(self) -> None:
         ctypes.string_at(0)
+
+
+class KilledByAnUnnamedSignal(_Misbehaves):
+    """Ends by a real-time signal, which has no name in ``signal.Signals``."""
+
+    def misbehave(self) -> None:
+        os.kill(os.getpid(), 40)
+
+
+class WritesJsonThatIsNoAnswer(_Misbehaves):
+    """Writes a JSON object that is no answer to every descriptor a channel may be on, then ends."""
+
+    def misbehave(self) -> None:
+        for descriptor in range(3, 10):
+            with contextlib.suppress(OSError):
+                os.write(descriptor, b'{"ok": "x"}\n')
+        os._exit(0)
 
 
 class PrintsEveryDelta(ListJoinAssembler):

@@ -356,6 +356,8 @@ def test_a_target_that_exits_costs_its_series_not_the_run(
     [
         ("ExitsOnALongMessage", "the worker ended (exit status 7)"),
         ("CrashesOnALongMessage", "the worker ended (killed by SIGSEGV)"),
+        ("KilledByAnUnnamedSignal", "the worker ended (killed by signal 40)"),
+        ("WritesJsonThatIsNoAnswer", """sent a line that is not a result: '{"ok": "x"}'"""),
     ],
 )
 @pytest.mark.usefixtures("short_overrun")

@@ -197,6 +197,21 @@ Step = Callable[[str, str, int, bool], Any]
 _WORKER_MAIN = "from tokasm.bench._worker import main; raise SystemExit(main())"
 
 
+def _numbers(value: object, count: int) -> bool:
+    values = value if type(value) is list else [value]
+    return len(values) == count and all(type(v) in (int, float) for v in values)
+
+
+#: Whether an answer has its op's shape (``_worker.Bench``): a line of another shape on the
+#: worker's channel came from the target.
+_SHAPES: dict[str, Callable[[object], bool]] = {
+    "hello": lambda ok: type(ok) is bool,
+    "prepare": lambda ok: type(ok) is list and _numbers(ok, 2),
+    "time": lambda ok: type(ok) is not list and _numbers(ok, 1),
+    "memory": lambda ok: type(ok) is list and _numbers(ok, 3),
+}
+
+
 class _Worker(Process):
     """``_worker.main`` on TARGET BATCH: loaded within ``first`` s (TargetError if it fails),
     each answer within ``each`` s, none after monotonic ``last``; ``size``: the step's."""
@@ -208,7 +223,7 @@ class _Worker(Process):
         self.each, self.last = each, last
         self.size: int | None = None
         try:
-            self.read_since: bool = self._answer(first)
+            self.read_since: bool = self._answer(first, "hello")
         except Raised as error:
             self.kill()
             raise TargetError(str(error)) from None
@@ -216,9 +231,9 @@ class _Worker(Process):
     def __call__(self, op: str, name: str, size: int, text: bool = False) -> Any:
         self.size = size
         self.write(json.dumps([op, name, size, text]).encode() + b"\n")
-        return self._answer(self.each)
+        return self._answer(self.each, op)
 
-    def _answer(self, seconds: float) -> Any:
+    def _answer(self, seconds: float, op: str) -> Any:
         """The next line's ``ok`` (Raised with its ``error``); a fault (TargetFault) kills the
         worker: a hang, its end, or a line that is not an answer."""
         wait = min(seconds, self.last - time.monotonic())
@@ -226,6 +241,8 @@ class _Worker(Process):
             answer = json.loads(raw := self.read_line(wait))
             if "error" in answer:
                 raise Raised(answer["error"])
+            if not _SHAPES[op](answer["ok"]):
+                raise ValueError(op)
             return answer["ok"]
         except NoResponse:
             fault: TargetFault = NoResponse(f"hung: no answer after {max(wait, 0):.3g} s; killed")
@@ -241,7 +258,8 @@ class _Worker(Process):
                 f"the worker ended ({how})" + (tail and f"; its stderr ends: {tail}")
             )
         except (ValueError, LookupError, TypeError):  # the target wrote to the worker's channel
-            fault = TargetFault(f"sent a line that is not a result: {raw[:200]!r}")
+            shown = raw[:200].decode("utf-8", "replace")
+            fault = TargetFault(f"sent a line that is not a result: {shown!r}")
         self.kill()
         raise fault
 
