@@ -86,11 +86,19 @@ class KilledByAnUnnamedSignal(_Misbehaves):
 class WritesJsonThatIsNoAnswer(_Misbehaves):
     """Writes a JSON object that is no answer to every descriptor a channel may be on, then ends."""
 
+    LINE = b'{"ok": "x"}\n'
+
     def misbehave(self) -> None:
         for descriptor in range(3, 10):
             with contextlib.suppress(OSError):
-                os.write(descriptor, b'{"ok": "x"}\n')
+                os.write(descriptor, self.LINE)
         os._exit(0)
+
+
+class WritesATimeOfZero(WritesJsonThatIsNoAnswer):
+    """Forges a step's answer on every descriptor: a time of 0 (a report divides by it)."""
+
+    LINE = b'{"ok": [0, 0]}\n'
 
 
 class PrintsEveryDelta(ListJoinAssembler):

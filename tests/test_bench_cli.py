@@ -358,6 +358,7 @@ def test_a_target_that_exits_costs_its_series_not_the_run(
         ("CrashesOnALongMessage", "the worker ended (killed by SIGSEGV)"),
         ("KilledByAnUnnamedSignal", "the worker ended (killed by signal 40)"),
         ("WritesJsonThatIsNoAnswer", """sent a line that is not a result: '{"ok": "x"}'"""),
+        ("WritesATimeOfZero", """sent a line that is not a result: '{"ok": [0, 0]}'"""),
     ],
 )
 @pytest.mark.usefixtures("short_overrun")

@@ -197,18 +197,21 @@ Step = Callable[[str, str, int, bool], Any]
 _WORKER_MAIN = "from tokasm.bench._worker import main; raise SystemExit(main())"
 
 
-def _numbers(value: object, count: int) -> bool:
-    values = value if type(value) is list else [value]
-    return len(values) == count and all(type(v) in (int, float) for v in values)
+def _numbers(value: object, count: int, *, zero: bool = False) -> bool:
+    """Whether ``value`` is ``count`` finite numbers, each over 0 (or 0 itself if ``zero``)."""
+    values = value if isinstance(value, list) else [value]
+    numbers = [v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    least = 0.0 if zero else math.ulp(0.0)
+    return len(values) == len(numbers) == count and all(least <= v < math.inf for v in numbers)
 
 
 #: Whether an answer has its op's shape (``_worker.Bench``): a line of another shape on the
-#: worker's channel came from the target.
+#: worker's channel came from the target (a time of 0 would divide the report by zero).
 _SHAPES: dict[str, Callable[[object], bool]] = {
     "hello": lambda ok: type(ok) is bool,
     "prepare": lambda ok: type(ok) is list and _numbers(ok, 2),
     "time": lambda ok: type(ok) is not list and _numbers(ok, 1),
-    "memory": lambda ok: type(ok) is list and _numbers(ok, 3),
+    "memory": lambda ok: type(ok) is list and _numbers(ok, 3, zero=True),
 }
 
 
