@@ -176,8 +176,15 @@ def test_each_hostile_act_costs_its_case_and_the_run_goes_on(tmp_path: Path) -> 
         ("import sys\nsys.exit(0)", "A", "SystemExit"),
         ("class Boom(BaseException):\n    pass\nraise Boom('at import')", "A", "Boom"),
         ("import sys\ndef factory():\n    sys.exit(0)", "factory", "SystemExit"),
+        (
+            "from tokasm.implementations import ListJoinAssembler\n"
+            "class A(ListJoinAssembler):\n"
+            "    read_since = property(lambda self: 1 / 0)",
+            "A",
+            "looking up its methods raised ZeroDivisionError",
+        ),
     ],
-    ids=["raises", "os-exit", "sys-exit", "base-exception", "factory-exits"],
+    ids=["raises", "os-exit", "sys-exit", "base-exception", "factory-exits", "method-raises"],
 )
 def test_a_target_that_cannot_load_is_a_usage_error(
     tmp_path: Path, source: str, target: str, said: str

@@ -144,11 +144,17 @@ class PythonTarget:
                 else ""
             )
             raise TargetError(f"target {shown}: calling it raised {error.message}{hint}") from error
-        if missing := [m for m in ("apply", "get") if not callable(getattr(probe, m, None))]:
+        try:
+            missing = [m for m in ("apply", "get") if not callable(getattr(probe, m, None))]
+            self.features = features_of(probe)
+        except Exception as error:  # a property of the instance that raises
+            raise TargetError(
+                f"target {shown}: looking up its methods raised {error_text(error)}"
+            ) from None
+        if missing:
             raise TargetError(
                 f"target {shown}: it made a {type_name(probe)}, which has no {missing[0]}() method"
             )
-        self.features = features_of(probe)
 
     def with_fresh_events(self, *, other_mappings: bool = False) -> PythonTarget:
         """A twin sent each event anew, kept alive (to tell EVENT-OWNED), or as other mappings."""
