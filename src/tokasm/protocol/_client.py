@@ -563,7 +563,7 @@ class WorkerTarget(CommandTarget):
         request = {"op": "fuzz", "examples": examples, "documents": list(documents)}
         seconds = max(self.timeout, FUZZ_SECONDS)
         try:
-            answer = self._after_cases(request, "the fuzz phase", seconds)
+            answer = self._exchange(request, "the fuzz phase", seconds)
             problems = answer.get("problems")
             if not isinstance(problems, list) or not all(isinstance(p, str) for p in problems):
                 raise ProtocolError(f"not a list of problems: {str(answer)[:200]}")
@@ -573,9 +573,8 @@ class WorkerTarget(CommandTarget):
 
     def _ask(self, request: dict[str, object], label: str, check: CaseResult) -> CaseResult:
         """A fault of the worker errors the check."""
-        exchange = self._exchange if request["op"] == "case" else self._after_cases  # a probe
         try:
-            answer = exchange(request, label, self.timeout * BEATS_FOR)
+            answer = self._exchange(request, label, self.timeout * BEATS_FOR)
             result = CaseResult.from_data(answer.get("case"))
         except ProtocolError as error:  # it may quote the worker's stderr: escaped
             return replace(check, message=safe_block(f"testee fault in the worker: {error}"))
@@ -587,18 +586,10 @@ class WorkerTarget(CommandTarget):
             requirements=result.requirements or check.requirements,
         )
 
-    def _after_cases(self, request: dict[str, object], label: str, beats: float) -> codec.Message:
-        """A fault in a worker that ran cases is retried once in a fresh one: a case may have
-        poisoned it."""
-        used = self._process is not None
-        try:
-            return self._exchange(request, label, beats)
-        except ProtocolError:
-            if not used:
-                raise
-            return self._exchange(request, label, beats)  # in a fresh worker
-
     def _exchange(self, request: dict[str, object], label: str, beats_for: float) -> codec.Message:
+        """A check after the cases (a cost probe, the fuzz phase) that faults in a worker that
+        ran cases is retried once in a fresh one: a case may have poisoned it."""
+        retry = request["op"] != "case" and self._process is not None
         try:
             process = self._running()
         except TargetFault as fault:
@@ -610,6 +601,9 @@ class WorkerTarget(CommandTarget):
             if response.get("ok") is not True:
                 raise ProtocolError(f"not an answer: {str(response)[:200]}")
         except (ProtocolError, TargetFault) as error:
-            raise ProtocolError(str(self._fault(process, label, str(error)))) from None
+            counted = self._fault(process, label, str(error))
+            if retry:  # the fault killed it: the next try starts a fresh one, and is the last
+                return self._exchange(request, label, beats_for)
+            raise ProtocolError(str(counted)) from None
         self._faults_in_a_row = 0
         return response
