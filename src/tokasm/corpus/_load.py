@@ -16,7 +16,7 @@ import string
 from dataclasses import dataclass, field
 from functools import cache, cached_property
 from itertools import pairwise
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias, get_args
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, cast, get_args
 
 from tokasm.corpus._paths import shipped, spec_dir
 from tokasm.corpus.steps import OPS, Apply, Get, Raises, ReadSince, Returns
@@ -57,8 +57,7 @@ class Case:
 
     @property
     def profile(self) -> Profile:
-        profile: Profile = self.document.get("profile", "required")
-        return profile
+        return cast("Profile", self.document.get("profile", "required"))
 
     @property
     def large(self) -> bool:
@@ -70,8 +69,7 @@ class Case:
 
     @property
     def events_in_process(self) -> str | None:  # how an in-process runner lends them (CASES.md)
-        lent: str | None = self.document.get("events_in_process")
-        return lent
+        return cast("str | None", self.document.get("events_in_process"))
 
     @cached_property
     def steps(self) -> tuple[Step, ...]:
