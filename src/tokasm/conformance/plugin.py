@@ -64,8 +64,7 @@ _OPTIONS: dict[str, dict[str, Any]] = {
 
 @dataclass(frozen=True)
 class Selection:
-    """What a session checks: the cases, then the cost probe and the fuzz phase in ``tokasm
-    check``'s order; the profiles; the expected failures."""
+    """What a session checks, in ``tokasm check``'s order: the cases, the cost probe, fuzzing."""
 
     targets: Mapping[str, Target]
     checks: tuple[Check, ...]
@@ -107,8 +106,7 @@ class Selection:
         return cls(targets, checks, selected, listed, corpus.version, examples)
 
     def params(self) -> list[ParameterSet]:
-        """One (target, check) per target and check, named ``id`` (``target/id`` for several
-        targets), a strict xfail where an expected-failure list names it."""
+        """Named ``id`` (``target/id`` for several targets); a listed one is a strict xfail."""
         from tokasm.report import expected_failures
 
         params = []
@@ -123,9 +121,8 @@ class Selection:
         return params
 
     def check(self, target: Target, check: Check) -> None:
-        """Run one case, the cost probe or the fuzz phase as a pytest test; a run-level problem
-        of the target found meanwhile (a worker that ended or wrote between checks, a restart
-        as another implementation) fails it too: never lost."""
+        """A run-level problem of the target found meanwhile (a worker that ended or wrote
+        between checks, a restart as another implementation) fails it too: never lost."""
         known = len(getattr(target, "problems", ()))  # a worker's, with --tokasm-isolate
         failure = self._failure(target, check)
         lines = [failure] if failure else []
@@ -135,7 +132,6 @@ class Selection:
             pytest.fail("\n".join(lines), pytrace=False)
 
     def _failure(self, target: Target, check: Check) -> str | None:
-        """Why the check failed, or None; a skip is raised."""
         from tokasm.run import FAILING, run_cases, run_probe
 
         if check == FUZZ_ID:
@@ -201,8 +197,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Resolve the options and every ``--tokasm-assembler`` up front: a bad one is a usage
-    error naming it."""
+    """Every option is resolved up front: a bad one is a usage error naming it."""
     targets: dict[str, Target] = {}
     config.stash[_TARGETS], option = targets, config.getoption
     if not option("tokasm_assembler"):
@@ -255,15 +250,13 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 def test_case(
     tokasm_target: Target | None, tokasm_case: Check, pytestconfig: pytest.Config
 ) -> None:
-    """One corpus case, the cost probe or the fuzz phase against one target (the test that
-    ``test_conformance`` holds); the placeholder, run under pytest-xdist, fails."""
+    """The test that ``test_conformance`` holds; the placeholder, run under pytest-xdist, fails."""
     if tokasm_target is None:
         pytest.fail(_NO_TARGET, pytrace=False)
     pytestconfig.stash[_SELECTION].check(tokasm_target, tokasm_case)
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    """One item per (target, check), or the placeholder refused once collection is final."""
     if not {"tokasm_target", "tokasm_case"} <= set(metafunc.fixturenames):
         return
     selection = metafunc.config.stash.get(_SELECTION, None)

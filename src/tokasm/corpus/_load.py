@@ -16,7 +16,7 @@ import string
 from dataclasses import dataclass, field
 from functools import cache, cached_property
 from itertools import pairwise
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias, get_args
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, cast, get_args
 
 from tokasm.corpus._paths import shipped, spec_dir
 from tokasm.corpus.steps import OPS, Apply, Get, Raises, ReadSince, Returns
@@ -57,8 +57,7 @@ class Case:
 
     @property
     def profile(self) -> Profile:
-        profile: Profile = self.document.get("profile", "required")
-        return profile
+        return cast("Profile", self.document.get("profile", "required"))
 
     @property
     def large(self) -> bool:
@@ -69,10 +68,8 @@ class Case:
         return tuple(self.document.get("instances", ["a"]))
 
     @property
-    def events_in_process(self) -> str | None:
-        """How an in-process runner lends the events (CASES.md)."""
-        lent: str | None = self.document.get("events_in_process")
-        return lent
+    def events_in_process(self) -> str | None:  # how an in-process runner lends them (CASES.md)
+        return cast("str | None", self.document.get("events_in_process"))
 
     @cached_property
     def steps(self) -> tuple[Step, ...]:
@@ -95,11 +92,10 @@ class Case:
 
     @property
     def step_count(self) -> int:
-        """How many steps the case expands into, counted without expanding it."""
         return _counted(self.document["steps"])
 
     def drop_steps(self) -> None:
-        """Free the expanded steps: kept for a run, they slow every full garbage collection."""
+        """Kept for a run, the expanded steps slow every full garbage collection."""
         self.__dict__.pop("steps", None)
 
     @cached_property
@@ -117,7 +113,6 @@ class Case:
     def _unroll(
         self, raws: list[Any], env: Mapping[str, int], prefix: str, built: list[Step]
     ) -> list[Step]:
-        """``built`` with the plain steps of ``raws`` appended, numbered after ``prefix``."""
         for number, raw in enumerate(raws, start=1):
             where = f"{prefix}{number}"
             if "repeat" not in raw:
@@ -167,7 +162,6 @@ class Case:
         return int(expanded)
 
     def _text(self, raw: object, env: Mapping[str, int]) -> str:
-        """A string (``${var}`` filled in inside an ``as`` repeat), concat, code_point or repeat."""
         if type(raw) is str:
             if not env or "$" not in raw:
                 return raw
@@ -209,7 +203,6 @@ def _counted(raws: list[Any]) -> int:
 
 
 def _writes(steps: object, op: str) -> bool:
-    """Whether the steps as written (nested ``repeat``s included) hold an ``op`` step."""
     if isinstance(steps, list):
         return any(_writes(step, op) for step in steps)
     return isinstance(steps, dict) and (op in steps or _writes(steps.get("steps"), op))
@@ -217,8 +210,6 @@ def _writes(steps: object, op: str) -> bool:
 
 @dataclass(frozen=True)
 class Corpus:
-    """All cases of a spec folder, in file then file-order."""
-
     version: str
     root: Path
     cases: tuple[Case, ...]
@@ -254,7 +245,6 @@ _RETURNS_NULL = Returns(None)  # most steps' expectation, one object for all (it
 
 
 def _validate(document: Any, source: Path, schema_path: Path) -> None:
-    """CorpusError naming the file, the case (its id, else its number) and what is wrong."""
     import jsonschema  # only for a user's file: it costs 50 ms to import
 
     schema = json.loads(schema_path.read_text(encoding="utf-8"))
@@ -342,7 +332,6 @@ def _bundled(root: Path, folder: str | None) -> Corpus:
 def _load_files(
     files: Iterable[Path], root: Path, seen: dict[str, Path], *, bundled: bool
 ) -> tuple[Case, ...]:
-    """Load ``files`` in order, refusing an id already in ``seen`` or an unknown requirement."""
     known, trusted = requirement_ids(root), bundled and shipped(root)
     cases: list[Case] = []
     for path in files:
@@ -375,7 +364,6 @@ def _requirements(root: Path) -> tuple[tuple[str, str], ...]:
 
 
 def expand(cases: Iterable[Case]) -> None:
-    """Expand the steps of each of ``cases`` now, if they are not yet (they are kept)."""
     for case in cases:
         _ = case.steps
 

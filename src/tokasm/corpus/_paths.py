@@ -38,9 +38,5 @@ def cache_dir() -> Path | None:
         return Path(chosen) if chosen else None
     if base := os.environ.get("XDG_CACHE_HOME"):
         return Path(base) / "tokasm"
-    try:
-        home = Path.home()
-    except (RuntimeError, KeyError, OSError):  # no HOME and no password entry
-        return None
-    # Python before 3.12 says there is no home by not expanding "~"
-    return None if str(home) == "~" else home / ".cache" / "tokasm"
+    home = os.path.expanduser("~")  # left as it is without HOME and a password entry
+    return None if home == "~" else Path(home) / ".cache" / "tokasm"

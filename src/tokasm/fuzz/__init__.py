@@ -45,8 +45,8 @@ HYPOTHESIS_STORAGE_ENV = "HYPOTHESIS_STORAGE_DIRECTORY"
 def fuzz_phase(
     target: Target, corpus_results: Iterable[CaseResult], examples: int = CHECK_EXAMPLES
 ) -> tuple[str, ...]:
-    """The disagreement found, if any: a run-level problem, never an xfail-able case. It
-    looks for what the corpus missed, so it runs only when every case passed or skipped."""
+    """A disagreement is a run-level problem, never an xfail-able case; it looks for what the
+    corpus missed, so it runs only when every case passed or skipped."""
     if examples <= 0 or any(r.outcome not in ("passed", "skipped") for r in corpus_results):
         return ()
     from tokasm.fuzz import _search  # Hypothesis
@@ -62,8 +62,8 @@ def fuzz_phase(
 def first_disagreement(
     target: Target, documents: Iterable[dict[str, Any]]
 ) -> tuple[dict[str, Any], CaseResult] | None:
-    """The first of ``documents`` (``planned``: what a fuzz run tries) that ``target`` does not
-    pass, and its result; None if it passes each one that starts within ``FUZZ_BUDGET`` s."""
+    """The first of ``documents`` that ``target`` does not pass, and its result; None if it
+    passes each one that starts within ``FUZZ_BUDGET`` s."""
     from tokasm.run import run_case
 
     deadline = _clocks.monotonic() + FUZZ_BUDGET
@@ -78,23 +78,20 @@ def first_disagreement(
 def shrunk(
     target: Target, examples: int, document: dict[str, Any], failed: CaseResult
 ) -> tuple[str, ...]:
-    """The disagreement of ``document``, found again by a fuzz run and shrunk; the case as
-    drawn if that run draws otherwise (Hypothesis also draws constants of the modules loaded
-    where it runs, the target's among them)."""
+    """Found again by a fuzz run and shrunk; the case as drawn if that run draws otherwise
+    (Hypothesis also draws constants of the modules loaded where it runs, the target's)."""
     from tokasm.fuzz._cases import dump_case_file
     from tokasm.fuzz._search import fuzz
 
     report = fuzz(target, examples=examples, seed=0, budget=FUZZ_BUDGET, shrink_budget=3.0)
+    verdict, message, kind = report.verdict(), failed.message, "shrunk "
     if (found := report.counterexample) is None:
         case = {**document, "description": "A case drawn by tokasm check's fuzz phase"}
         drawn = {"description": "Drawn by tokasm check's fuzz phase", "cases": [case]}
-        verdict, message = (
-            "disagrees with the model (a case drawn ahead, not shrunk)",
-            failed.message,
-        )
-        kind, text = "", dump_case_file(drawn)
+        text = dump_case_file(drawn)
+        verdict, kind = "disagrees with the model (a case drawn ahead, not shrunk)", ""
     else:
-        verdict, message, kind, text = report.verdict(), found.result.message, "shrunk ", found.yaml
+        message, text = found.result.message, found.yaml
     return (f"fuzz {verdict}\n{message}\n{kind}counterexample (save it as a corpus case):\n{text}",)
 
 
@@ -105,9 +102,8 @@ def hypothesis_files_kept_by_tokasm() -> Iterator[None]:
     folder = cache_dir()
     with ExitStack() as stack:
         if HYPOTHESIS_STORAGE_ENV not in os.environ:
-            os.environ[HYPOTHESIS_STORAGE_ENV] = (
-                str(folder / "hypothesis") if folder is not None
-                else stack.enter_context(tempfile.TemporaryDirectory(prefix="tokasm-hypothesis-"))
+            os.environ[HYPOTHESIS_STORAGE_ENV] = str(folder / "hypothesis") if folder else (
+                stack.enter_context(tempfile.TemporaryDirectory(prefix="tokasm-hypothesis-"))
             )  # fmt: skip
         yield
 

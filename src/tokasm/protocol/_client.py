@@ -39,6 +39,13 @@ if TYPE_CHECKING:
     from tokasm.corpus.steps import Step
     from tokasm.run.targets import Foreign, StepOutcome
 
+__all__ = [
+    "DEFAULT_TIMEOUT", "PIPELINE_WINDOW", "START_TIMEOUT", "CommandTarget", "LineTooLong",
+    "NoResponse", "Process", "WorkerTarget", "end_testees", "fatal_signals_kill_testees",
+    "kill_testees", "python_child", "python_testee_command", "split_command",
+    "testees_end_with_the_run",
+]  # fmt: skip  (what tokasm.protocol offers)
+
 #: Seconds a testee has to answer one request (``tokasm check --timeout``).
 DEFAULT_TIMEOUT = 5.0
 #: Seconds a testee has to start and answer hello, if more than the request timeout.
@@ -68,7 +75,6 @@ _HELLO = codec.encode(codec.hello_request())
 
 
 def split_command(command_line: str) -> list[str]:
-    """``--cmd`` text into argv, as a POSIX shell splits it; TargetError if malformed."""
     try:
         return shlex.split(command_line)
     except ValueError as error:
@@ -76,13 +82,12 @@ def split_command(command_line: str) -> list[str]:
 
 
 def kill_testees() -> None:
-    """SIGKILL the process group of every child still running (safe in a signal handler)."""
+    """Safe in a signal handler: no waiting."""
     for process in list(_LIVE):
         process.kill_group()
 
 
 def end_testees() -> None:
-    """Kill every child still running and reap it."""
     for process in list(_LIVE):
         process.kill()
 
@@ -148,7 +153,6 @@ def fatal_signals_kill_testees() -> Callable[[], None]:
 
 
 def exit_description(code: int) -> str:
-    """``exited with code 3``, ``was killed by SIGSEGV (signal 11)``."""
     if code >= 0:
         return f"exited with code {code}"
     try:
@@ -158,11 +162,11 @@ def exit_description(code: int) -> str:
 
 
 class NoResponse(TargetFault):
-    """The child wrote no line within the deadline (it hangs, or is slow)."""
+    pass
 
 
 class LineTooLong(TargetFault):
-    """The child wrote a line over its ``Process``'s ``max_line``."""
+    pass
 
 
 class Process:
@@ -201,13 +205,13 @@ class Process:
             pipe.close()
 
     def write(self, data: bytes) -> None:
-        """Send ``data`` after what is unsent: what the pipe takes now, the rest while reading."""
+        """What the pipe does not take now is sent while reading."""
         self._unsent = memoryview(bytes(self._unsent) + data)
         if not self._send() and not self._wrote:  # a child gone before its first request
             raise TargetFault(self._gone("stdin", "before reading the request"))
 
     def _send(self) -> bool:
-        """Write what the pipe takes; False if the child no longer reads (the reader sees why)."""
+        """False if the child no longer reads (the reader sees why)."""
         try:
             while self._unsent:
                 self._unsent = self._unsent[os.write(self._stdin.fileno(), self._unsent) :]
@@ -220,7 +224,7 @@ class Process:
         return True
 
     def read_line(self, timeout: float, *, beats_for: float = 0.0) -> bytes:
-        """The next line, or TargetFault; a heartbeat renews ``timeout`` up to ``beats_for``."""
+        """A heartbeat renews ``timeout``, up to ``beats_for`` seconds in all."""
         start = time.monotonic()
         deadline = start + timeout
         while True:
@@ -260,7 +264,6 @@ class Process:
             self._lines.extend(lines)
 
     def _part_of_a_line(self) -> str:
-        """`` (only part of a line came: '{"ok')`` where a line was begun and not ended."""
         begun = bytes(self._partial[:200]).decode("utf-8", "replace")
         return f" (only part of a line came: {show(begun)})" if begun else ""
 
@@ -271,7 +274,6 @@ class Process:
             return f"closed its {pipe} {when}"
 
     def refuse_unasked(self) -> None:
-        """TargetFault if output is waiting that no request asked for."""
         if not (self._lines or self._partial) and select.select([self._fd], [], [], 0)[0]:
             self._read()
         pending = [line for line in self._lines if line != HEARTBEAT]
@@ -283,12 +285,11 @@ class Process:
             )
 
     def stderr_text(self) -> str:
-        """Its stderr's last ``STDERR_TAIL_BYTES`` (all of it, once the child has ended)."""
         self._drain.join(timeout=EXIT_GRACE)
         return bytes(self._tail).decode("utf-8", "replace")
 
     def stderr_tail(self) -> str:
-        """The last lines of stderr, indented; all of the stacks a worker's faulthandler wrote."""
+        """All of the stacks a worker's faulthandler wrote, else the last lines."""
         text = self.stderr_text()
         stacks = text.rfind(_STACKS)
         lines = text[max(stacks, 0) :].splitlines()
@@ -300,14 +301,13 @@ class Process:
         )
 
     def kill_group(self) -> None:
-        """SIGKILL the child's process group (grandchildren too); no waiting."""
         with contextlib.suppress(OSError):
             os.killpg(self.popen.pid, signal.SIGKILL)
         with contextlib.suppress(OSError):
             self.popen.kill()  # in case it left the group it was started in
 
     def kill(self, grace: float = 0.0) -> None:
-        """Close stdin, wait ``grace`` s for an exit, kill the group and reap it; repeatable."""
+        """Repeatable; the child has ``grace`` seconds to exit once its stdin closes."""
         with contextlib.suppress(OSError):
             self._stdin.close()  # the end of its input: it may exit by itself
         with contextlib.suppress(subprocess.TimeoutExpired):
@@ -338,7 +338,7 @@ def _quoted(line: bytes, error: ProtocolError) -> ProtocolError:
 
 
 def _outcome(line: bytes, op: str) -> StepOutcome:
-    """A response's result or error (raised for ``new``: its refusal ends the case)."""
+    """An error is raised for ``new``: its refusal ends the case."""
     if line == codec.NULL_RESULT:
         return None
     try:
@@ -390,10 +390,10 @@ class CommandTarget:
         self._start_timeout = max(timeout, min(self._start_timeout, 4 * first + 1))
 
     def _start_failed(self, fault: TargetFault) -> TargetError:
-        return TargetError(f"command {shlex.join(self._argv)!r}: {fault}")
+        return TargetError(f"command {self.name!r}: {fault}")
+
 
     def _start(self) -> Process:
-        """A fresh testee that has answered hello; TargetFault (its stderr tail) if not."""
         process = Process(self._argv, stacks_on_abort=self.worker)
         try:
             process.write(_HELLO)
@@ -422,14 +422,13 @@ class CommandTarget:
         return process
 
     def _fault(self, process: Process, request: str, reason: str) -> TargetFault:
-        """Kill the testee over a fault of the running case, and count the case."""
         process.kill()
         self._process = None
         after = "\n(the testee was killed; a fresh one starts with the next case)"
         return self._counted(f"request {request}: {reason}{after}{process.stderr_tail()}")
 
     def _counted(self, message: str) -> TargetFault:
-        """A faulted case, counted: the ``breaker``-th in a row opens the circuit breaker."""
+        """The ``breaker``-th faulted case in a row opens the circuit breaker."""
         self._faults_in_a_row += 1
         limit = self._breaker_faults
         if limit is not None and self._faults_in_a_row >= limit and self._breaker is None:
@@ -440,8 +439,7 @@ class CommandTarget:
         return TargetFault(message)
 
     def _running(self) -> Process:
-        """The testee, restarted if the last case killed it or if it wrote or ended since that
-        case's end check (a run-level problem); TargetFault if it cannot be."""
+        """Restarted if the last case killed it, or if it wrote or ended since (a problem)."""
         if self._breaker is not None:
             raise TargetFault(self._breaker)
         if (process := self._process) is not None:
@@ -462,8 +460,7 @@ class CommandTarget:
         return self._process
 
     def perform_steps(self, steps: Sequence[Step]) -> Generator[StepOutcome, None, None]:
-        """Each step's outcome, its request (after any queued ``new``) written ahead, at most
-        ``window`` requests before their responses; leaving early reads the responses due."""
+        """Requests are written up to ``window`` ahead; leaving early reads the responses due."""
         items: list[bytes | Step] = [*self._queued, *steps]
         requests, self._queued = [*self._queued], []  # encoded as the window reaches them
         process = self._running()
@@ -504,13 +501,10 @@ class CommandTarget:
         self._faults_in_a_row = 0  # a case without a fault: the breaker counts from 0 again
 
     def new(self, instance: str) -> None:
-        """Queue a fresh instance; its request goes with the next steps."""
         self._queued.append(codec.encode(codec.new_request(instance)))
 
     def perform(self, step: Step) -> str | Foreign | None:
-        with contextlib.closing(self.perform_steps([step])) as outcomes:
-            outcome = next(outcomes)
-            next(outcomes, None)  # the end of the exchange: checks for unasked output
+        (outcome,) = self.perform_steps([step])  # run to its end, which refuses unasked output
         if isinstance(outcome, ImplementationError):
             raise outcome
         return outcome
@@ -523,21 +517,19 @@ class CommandTarget:
 
 
 def python_child(code: str, *args: str) -> list[str]:
-    """The argv that runs ``code`` with this interpreter, the current folder off ``sys.path``:
-    a user's ``token.py`` there would shadow the standard library's for tokasm's own imports
-    (``resolve_target`` puts the folder first once they are done, as in process)."""
+    """The current folder is off ``sys.path``: a user's ``token.py`` would shadow the
+    standard library's (``resolve_target`` puts it first once tokasm's imports are done)."""
     off_path = "import sys; sys.path[:] = filter(None, sys.path)"
     return [sys.executable, "-c", f"{off_path}; {code}", *args]
 
 
 def python_testee_command(target: str, *options: str) -> list[str]:
-    """The argv that serves ``target`` over the protocol with this interpreter."""
     main = "from tokasm.protocol.testee import main; raise SystemExit(main())"
     return python_child(main, *options, target)
 
 
 class WorkerTarget(CommandTarget):
-    """A Python target served by tokasm's worker, which runs whole cases and answers data."""
+    """A Python target in tokasm's worker, which runs whole cases and answers data."""
 
     worker = True
 
@@ -559,22 +551,19 @@ class WorkerTarget(CommandTarget):
         return TargetError(f"target {self.target!r}: loading it failed: {fault}")
 
     def run_case(self, case: Case, *, debug: bool = False) -> CaseResult:
-        """``case`` run whole in the worker; a fault of the worker errors it."""
         request = {"op": "case", "case": case.document, "source": str(case.source), "debug": debug}
         return self._ask(request, f"case {case.id!r}", CaseResult.of(case, "errored"))
 
     def probe(self, probe_id: str, *, strict: bool = False) -> CaseResult:
-        """The cost probe ``probe_id`` (``run._cost.PROBE_IDS``), timed in the worker."""
         request = {"op": "probe", "id": probe_id, "strict": strict}
         return self._ask(request, f"the cost probe {probe_id}", probe_named(probe_id, "errored"))
 
     def fuzz(self, examples: int, documents: Sequence[dict[str, Any]]) -> tuple[str, ...]:
-        """``check``'s fuzz phase in the worker (``documents`` drawn here, Hypothesis there only
-        to shrink a disagreement): the disagreement found, if any."""
+        """``documents`` are drawn here; Hypothesis runs there only to shrink a disagreement."""
         request = {"op": "fuzz", "examples": examples, "documents": list(documents)}
         seconds = max(self.timeout, FUZZ_SECONDS)
         try:
-            answer = self._after_cases(request, "the fuzz phase", seconds)
+            answer = self._exchange(request, "the fuzz phase", seconds)
             problems = answer.get("problems")
             if not isinstance(problems, list) or not all(isinstance(p, str) for p in problems):
                 raise ProtocolError(f"not a list of problems: {str(answer)[:200]}")
@@ -583,10 +572,9 @@ class WorkerTarget(CommandTarget):
         return tuple(problems)
 
     def _ask(self, request: dict[str, object], label: str, check: CaseResult) -> CaseResult:
-        """The worker's result, under the check's own names; a fault of the worker errors it."""
-        exchange = self._exchange if request["op"] == "case" else self._after_cases  # a probe
+        """A fault of the worker errors the check."""
         try:
-            answer = exchange(request, label, self.timeout * BEATS_FOR)
+            answer = self._exchange(request, label, self.timeout * BEATS_FOR)
             result = CaseResult.from_data(answer.get("case"))
         except ProtocolError as error:  # it may quote the worker's stderr: escaped
             return replace(check, message=safe_block(f"testee fault in the worker: {error}"))
@@ -598,19 +586,10 @@ class WorkerTarget(CommandTarget):
             requirements=result.requirements or check.requirements,
         )
 
-    def _after_cases(self, request: dict[str, object], label: str, beats: float) -> codec.Message:
-        """The answer to a check run after the cases (a cost probe, the fuzz phase): a fault in
-        a worker that ran cases is retried once in a fresh one, as a case may have poisoned it."""
-        used = self._process is not None
-        try:
-            return self._exchange(request, label, beats)
-        except ProtocolError:
-            if not used:
-                raise
-            return self._exchange(request, label, beats)  # in a fresh worker
-
     def _exchange(self, request: dict[str, object], label: str, beats_for: float) -> codec.Message:
-        """The worker's answer, or ProtocolError saying why not (a fault is counted)."""
+        """A check after the cases (a cost probe, the fuzz phase) that faults in a worker that
+        ran cases is retried once in a fresh one: a case may have poisoned it."""
+        retry = request["op"] != "case" and self._process is not None
         try:
             process = self._running()
         except TargetFault as fault:
@@ -622,6 +601,9 @@ class WorkerTarget(CommandTarget):
             if response.get("ok") is not True:
                 raise ProtocolError(f"not an answer: {str(response)[:200]}")
         except (ProtocolError, TargetFault) as error:
-            raise ProtocolError(str(self._fault(process, label, str(error)))) from None
+            counted = self._fault(process, label, str(error))
+            if retry:  # the fault killed it: the next try starts a fresh one, and is the last
+                return self._exchange(request, label, beats_for)
+            raise ProtocolError(str(counted)) from None
         self._faults_in_a_row = 0
         return response

@@ -44,12 +44,11 @@ _DECODER = json.JSONDecoder(parse_constant=_not_json)
 
 
 def encode(message: Mapping[str, object]) -> bytes:
-    """Compact ASCII JSON and LF; TypeError, ValueError or RecursionError if JSON cannot."""
+    """TypeError, ValueError or RecursionError if JSON cannot carry ``message``."""
     return ("".join(_PARTS(message)) + "\n").encode("ascii")
 
 
 def decode(line: bytes) -> Message:
-    """One line (without its LF) as a JSON object, or ProtocolError."""
     try:
         message = _DECODER.decode(line.decode("utf-8"))
     except UnicodeDecodeError as error:
@@ -88,7 +87,6 @@ def is_current_version(value: object) -> bool:
 
 
 def parse_hello(response: Mapping[str, object]) -> tuple[str, frozenset[str]]:
-    """The testee's name and declared features, or ProtocolError saying what is wrong."""
     if response.get("ok") is not True:
         raise ProtocolError(f"hello refused: {show(response.get('error', response))}")
     if not is_current_version(response.get("protocol")):
@@ -110,7 +108,7 @@ def parse_hello(response: Mapping[str, object]) -> tuple[str, frozenset[str]]:
 
 
 def parse_result(response: Mapping[str, object], op: str) -> str | None:
-    """The ``result`` of a response to ``op``; ImplementationError for ``ok: false``."""
+    """ImplementationError for ``ok: false``."""
     ok = response.get("ok")
     if ok is False:
         error, kind = response.get("error"), response.get("kind")
@@ -130,7 +128,6 @@ def parse_result(response: Mapping[str, object], op: str) -> str | None:
 
 
 def _clipped(text: str) -> str:
-    """At most MAX_TEXT_CHARS of a testee's free text, saying how much was cut."""
     if len(text) <= MAX_TEXT_CHARS:
         return text
     return f"{text[:MAX_TEXT_CHARS]}... ({len(text)} characters)"

@@ -81,7 +81,6 @@ class _Worker(PythonTarget):
 
 
 def _worker_answer(target: PythonTarget, request: Message) -> Message:
-    """The answer to one of tokasm's own ops, which tokasm alone sends its worker."""
     if request["op"] == "case":
         case = parse_case(request["case"], Path(request["source"]))
         return {"ok": True, "case": run_case(target, case, debug=request["debug"]).to_data()}
@@ -122,7 +121,7 @@ def _dispatch(target: PythonTarget, request: Message) -> Message:
 
 
 def respond(target: PythonTarget, line: bytes) -> Message:
-    """The response to one request line; never raises for a bad request or a raising assembler."""
+    """Never raises for a bad request or a raising assembler."""
     try:
         return _dispatch(target, decode(line))
     except ProtocolError as error:
@@ -132,8 +131,7 @@ def respond(target: PythonTarget, line: bytes) -> Message:
 
 
 def serve(target: PythonTarget, requests: IO[bytes], responses: IO[bytes]) -> None:
-    """Answer each request line with one response line until end of input; a process the
-    target forked answers nothing (only the one that read the request does)."""
+    """A process the target forked answers nothing (only the one that read the request does)."""
     server = os.getpid()
     for line in requests:
         if line.strip():
@@ -147,8 +145,8 @@ def serve(target: PythonTarget, requests: IO[bytes], responses: IO[bytes]) -> No
 
 
 def private_channel() -> tuple[IO[bytes], IO[bytes]]:
-    """The protocol's own (requests, responses) streams, which a forked process does not
-    keep; fd 0 then reads /dev/null and fd 1 (and ``sys.stdout``) writes to stderr."""
+    """(requests, responses), which a forked process does not keep; fd 0 then reads /dev/null
+    and fd 1 (and ``sys.stdout``) writes to stderr."""
     requests, responses = os.fdopen(os.dup(0), "rb"), os.fdopen(os.dup(1), "wb")
     private = (requests.fileno(), responses.fileno())
     os.register_at_fork(after_in_child=lambda: [*map(os.close, private)])
