@@ -98,6 +98,7 @@ def test_a_chatty_testee_cannot_deadlock_on_stderr(few_cases: list[Case]) -> Non
         (faulty("cannot-start"), "no configuration found"),  # stderr tail
         (faulty("wrong-version"), "protocol 2"),
         (["/nonexistent/tokasm-testee"], "cannot start it"),
+        (["/"], "cannot start it: '/' is a folder, not a program"),
         (["sh", "-c", "echo my-testee ready; sleep 5"], "invalid response 'my-testee ready'"),
         (["sh", "-c", "read x; printf %s {ok"], "(only part of a line came: '{ok')"),
     ],

@@ -184,7 +184,9 @@ class Process:
                 argv, stdin=PIPE, stdout=PIPE, stderr=PIPE, start_new_session=True
             )
         except OSError as error:
-            raise TargetFault(f"cannot start it: {error}") from None
+            folder = "/" in argv[0] and os.path.isdir(argv[0])  # as exec finds it
+            why = f"{argv[0]!r} is a folder, not a program" if folder else error
+            raise TargetFault(f"cannot start it: {why}") from None
         _LIVE.add(self)
         pipes = (self.popen.stdin, self.popen.stdout, self.popen.stderr)  # all three PIPE
         self._stdin, self._stdout, stderr = cast("tuple[IO[bytes], IO[bytes], IO[bytes]]", pipes)
