@@ -40,9 +40,20 @@ if TYPE_CHECKING:
     from tokasm.run.targets import Foreign, StepOutcome
 
 __all__ = [
-    "DEFAULT_TIMEOUT", "PIPELINE_WINDOW", "START_TIMEOUT", "CommandTarget", "LineTooLong",
-    "NoResponse", "Process", "WorkerTarget", "end_testees", "fatal_signals_kill_testees",
-    "kill_testees", "python_child", "python_testee_command", "split_command",
+    "DEFAULT_TIMEOUT",
+    "PIPELINE_WINDOW",
+    "START_TIMEOUT",
+    "CommandTarget",
+    "LineTooLong",
+    "NoResponse",
+    "Process",
+    "WorkerTarget",
+    "end_testees",
+    "fatal_signals_kill_testees",
+    "kill_testees",
+    "python_child",
+    "python_testee_command",
+    "split_command",
     "testees_end_with_the_run",
 ]  # fmt: skip  (what tokasm.protocol offers)
 
@@ -393,7 +404,6 @@ class CommandTarget:
 
     def _start_failed(self, fault: TargetFault) -> TargetError:
         return TargetError(f"command {self.name!r}: {fault}")
-
 
     def _start(self) -> Process:
         process = Process(self._argv, stacks_on_abort=self.worker)
