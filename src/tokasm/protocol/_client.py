@@ -40,22 +40,11 @@ if TYPE_CHECKING:
     from tokasm.run.targets import Foreign, StepOutcome
 
 __all__ = [
-    "DEFAULT_TIMEOUT",
-    "PIPELINE_WINDOW",
-    "START_TIMEOUT",
-    "CommandTarget",
-    "LineTooLong",
-    "NoResponse",
-    "Process",
-    "WorkerTarget",
-    "end_testees",
-    "fatal_signals_kill_testees",
-    "kill_testees",
-    "python_child",
-    "python_testee_command",
-    "split_command",
+    "DEFAULT_TIMEOUT", "PIPELINE_WINDOW", "START_TIMEOUT", "CommandTarget", "LineTooLong",
+    "NoResponse", "Process", "WorkerTarget", "end_testees", "fatal_signals_kill_testees",
+    "kill_testees", "python_child", "python_testee_command", "split_command",
     "testees_end_with_the_run",
-]  # fmt: skip  (what tokasm.protocol offers)
+]  # fmt: skip
 
 #: Seconds a testee has to answer one request (``tokasm check --timeout``).
 DEFAULT_TIMEOUT = 5.0
