@@ -119,6 +119,9 @@ class Apply(Step):
     def describe(self) -> str:
         return f"apply({show(self.event)})"
 
+    def request(self) -> dict[str, object]:  # the one op of most steps: made directly
+        return {"op": "apply", "instance": self.instance, "event": self.event}
+
     def document(self) -> dict[str, object]:
         if isinstance(self.event, dict) and isinstance(self.event.get("id"), str):
             return {"apply": dict(self.event)}

@@ -191,7 +191,7 @@ class Process:
         pipes = (self.popen.stdin, self.popen.stdout, self.popen.stderr)  # all three PIPE
         self._stdin, self._stdout, stderr = cast("tuple[IO[bytes], IO[bytes], IO[bytes]]", pipes)
         self._fd, self._tail = self._stdout.fileno(), bytearray()
-        self._lines: deque[bytes] = deque()  # whole lines read ahead
+        self.lines: deque[bytes] = deque()  # whole lines read ahead
         self._partial = bytearray()  # the start of the next line
         os.set_blocking(self._stdin.fileno(), False)
         self._unsent, self._wrote = memoryview(b""), False  # what the pipe has not taken yet
@@ -230,8 +230,8 @@ class Process:
         start = time.monotonic()
         deadline = start + timeout
         while True:
-            while self._lines:
-                line = self._lines.popleft()
+            while self.lines:
+                line = self.lines.popleft()
                 if line != HEARTBEAT or not beats_for:
                     return line
                 deadline = min(time.monotonic() + timeout, start + beats_for)
@@ -261,9 +261,9 @@ class Process:
             raise LineTooLong(f"wrote a line longer than the limit of {self.max_line} bytes")
         self._partial += first
         if lines:
-            self._lines.append(bytes(self._partial))
+            self.lines.append(bytes(self._partial))
             self._partial = bytearray(lines.pop())
-            self._lines.extend(lines)
+            self.lines.extend(lines)
 
     def _part_of_a_line(self) -> str:
         begun = bytes(self._partial[:200]).decode("utf-8", "replace")
@@ -276,9 +276,9 @@ class Process:
             return f"closed its {pipe} {when}"
 
     def refuse_unasked(self) -> None:
-        if not (self._lines or self._partial) and select.select([self._fd], [], [], 0)[0]:
+        if not (self.lines or self._partial) and select.select([self._fd], [], [], 0)[0]:
             self._read()
-        pending = [line for line in self._lines if line != HEARTBEAT]
+        pending = [line for line in self.lines if line != HEARTBEAT]
         if pending or self._partial:
             unasked = bytes(pending[0] if pending else self._partial)[:200]
             raise TargetFault(
@@ -465,17 +465,19 @@ class CommandTarget:
         items: list[bytes | Step] = [*self._queued, *steps]
         requests, self._queued = [*self._queued], []  # encoded as the window reaches them
         process = self._running()
+        lines, half, timeout = process.lines, (self._window + 1) // 2, self.timeout
         done = sent = 0  # responses read, requests written
         try:
             for done, item in enumerate(items):
-                if sent < len(items) and sent - done < (self._window + 1) // 2:
+                if sent - done < half and sent < len(items):
                     requests += map(_encoded, items[len(requests) : done + self._window])
                     process.write(b"".join(requests[sent:]))
                     sent = len(requests)
+                line = lines.popleft() if lines else process.read_line(timeout)  # read ahead
                 if isinstance(item, bytes):
-                    _outcome(process.read_line(self.timeout), "new")
+                    _outcome(line, "new")
                 else:
-                    yield _outcome(process.read_line(self.timeout), item.op)
+                    yield _outcome(line, item.op)
             done = len(items)
             process.refuse_unasked()
         except (GeneratorExit, ImplementationError):  # ended early, or a ``new`` was refused
