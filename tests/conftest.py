@@ -54,8 +54,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 def _fewer_collections() -> None:
     """Collect cycles less often in the session's own processes: in-process runs keep the
-    corpus's expanded steps alive, and each full collection walks them all (about 25 CPU-s of
-    a suite's 230 at the default thresholds). Tokasm's own processes keep the defaults."""
+    corpus's expanded steps alive, and each full collection walks them all (a few percent of
+    the suite's CPU time). Tokasm's own processes keep the defaults."""
     gc.set_threshold(50_000, 20, 20)
 
 
