@@ -183,8 +183,18 @@ def test_each_hostile_act_costs_its_case_and_the_run_goes_on(tmp_path: Path) -> 
             "A",
             "looking up its methods raised ZeroDivisionError",
         ),
+        (
+            "import sys\nfrom tokasm.implementations import ListJoinAssembler\n"
+            "class A(ListJoinAssembler):\n"
+            "    read_since = property(lambda self: sys.exit(0))",
+            "A",
+            "looking up its methods raised SystemExit",
+        ),
     ],
-    ids=["raises", "os-exit", "sys-exit", "base-exception", "factory-exits", "method-raises"],
+    ids=[
+        *("raises", "os-exit", "sys-exit", "base-exception", "factory-exits", "method-raises"),
+        "method-exits",
+    ],
 )
 def test_a_target_that_cannot_load_is_a_usage_error(
     tmp_path: Path, source: str, target: str, said: str
@@ -197,6 +207,45 @@ def test_a_target_that_cannot_load_is_a_usage_error(
     assert f"target 'broken:{target}'" in line, ran
     assert said in line, ran
     assert "Traceback" not in ran.err, ran
+
+
+@pytest.mark.parametrize(
+    ("source", "said"),
+    [
+        (
+            "from tokasm.implementations import ListJoinAssembler\n"
+            "class A(ListJoinAssembler):\n    apply = property(lambda self: sys.exit(0))",
+            "looking up its methods raised SystemExit(0)",
+        ),
+        ("def __getattr__(name):\n    sys.exit(0)", "looking up 'A' raised SystemExit(0)"),
+    ],
+    ids=["method", "module-getattr"],
+)
+def test_a_lookup_that_exits_in_process_is_a_usage_error(
+    tmp_path: Path, source: str, said: str
+) -> None:
+    """In tokasm's own process too: not tokasm ending with the target's status 0, unsaid."""
+    (tmp_path / "broken.py").write_text(f"import sys\n{source}\n")
+    ran = tokasm_cmd(tmp_path, "check", "broken:A", "--in-process", *QUICK)
+    assert ran.code == 2, ran
+    assert f"target 'broken:A': {said}" in ran.err, ran
+
+
+def test_ctrl_c_during_an_in_process_import_is_an_interrupt(tmp_path: Path) -> None:
+    """Not 'cannot import module ...: TokasmInterrupt', a usage error's exit 2."""
+    fifo = tmp_path / "importing"
+    os.mkfifo(fifo)
+    (tmp_path / "slow.py").write_text(
+        "import time\nopen('importing', 'w').close()\ntime.sleep(3600)\n"
+    )
+    process = tokasm_started(tmp_path, "check", "slow:A", "--in-process", *QUICK)
+    try:
+        fifo.read_text()  # the import is under way
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=60)
+    finally:
+        process.kill()
+    assert (process.returncode, err) == (130, "tokasm: interrupted\n")
 
 
 def test_a_target_faulting_every_case_trips_the_breaker(tmp_path: Path) -> None:
