@@ -251,6 +251,9 @@ def test_budget_prediction_errs_high() -> None:
     assert predict_seconds([1_000, 2_000], [1.0, 8.0], 4_000, steepest=1.5) == pytest.approx(
         8.0 * 2**1.5
     )
+    # a forged time (a float's greatest), or sizes close together then far apart: endless
+    assert predict_seconds([40, 80], [1e-6, 1e307], 160) == math.inf
+    assert predict_seconds([40, 41], [1e-6, 1e-4], 10**9) == math.inf
 
 
 @pytest.mark.parametrize(
@@ -359,6 +362,8 @@ def test_a_target_that_exits_costs_its_series_not_the_run(
         ("KilledByAnUnnamedSignal", "the worker ended (killed by signal 40)"),
         ("WritesJsonThatIsNoAnswer", """sent a line that is not a result: '{"ok": "x"}'"""),
         ("WritesATimeOfZero", """sent a line that is not a result: '{"ok": [0, 0]}'"""),
+        ("WritesATimeNoFloatHolds", """sent a line that is not a result: '{"ok": [1, 1000"""),
+        ("WritesJsonNestedDeeply", "sent a line that is not a result: '[[[["),
     ],
 )
 @pytest.mark.usefixtures("short_overrun")
@@ -386,6 +391,14 @@ def test_a_worker_that_dies_or_hangs_costs_that_scenario_only(
     row = next(line for line in ran.out.splitlines() if line.startswith("slow_assemblers:"))
     assert row.split()[2:4] == ["stopped", "-"]
     assert f"slow_assemblers:{target} raised or died" in ran.out
+
+
+def test_a_forged_error_is_shown_escaped(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A step's error from the target, not from tokasm's worker, reaches no terminal raw."""
+    ran = _bench(capsys, project, "slow_assemblers:ForgesAnError", *_TWO_SCENARIOS)
+    assert ran.code == 1, ran.out + ran.err
+    assert _report(project)["results"][0]["error"] == "\\x1b[2J\\x1b[31mforged"
+    assert "\x1b" not in ran.out + ran.err
 
 
 @pytest.mark.usefixtures("short_overrun")
