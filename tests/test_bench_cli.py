@@ -106,6 +106,7 @@ SHAPES = VERDICTS | {"inconclusive", "-", "grows"} | {f"at least {v}" for v in V
 
 # Exits the process on the 50th event: it is that series' error, not tokasm's exit status.
 EXITS = FLAKY.replace('raise RuntimeError("fiftieth event")', "raise SystemExit(3)")
+INTERRUPTS = FLAKY.replace('raise RuntimeError("fiftieth event")', "raise KeyboardInterrupt")
 
 
 @pytest.fixture
@@ -113,6 +114,7 @@ def project(tmp_path: Path) -> Path:
     (tmp_path / "mine.py").write_text(QUADRATIC, encoding="utf-8")
     (tmp_path / "flaky.py").write_text(FLAKY, encoding="utf-8")
     (tmp_path / "exits.py").write_text(EXITS, encoding="utf-8")
+    (tmp_path / "interrupts.py").write_text(INTERRUPTS, encoding="utf-8")
     shutil.copy(Path(__file__).with_name("slow_assemblers.py"), tmp_path)
     return tmp_path
 
@@ -339,17 +341,25 @@ def test_a_target_that_raises_costs_its_series_and_exits_1(
     assert "Traceback" not in ran.err
 
 
+@pytest.mark.parametrize(
+    ("module", "raised", "where"),
+    [
+        ("exits", "SystemExit(3)", ()),
+        ("interrupts", "KeyboardInterrupt()", ()),
+        ("interrupts", "KeyboardInterrupt()", ("--in-process",)),  # not tokasm's Ctrl-C
+    ],
+)
 def test_a_target_that_exits_costs_its_series_not_the_run(
-    project: Path, capsys: pytest.CaptureFixture[str]
+    project: Path, capsys: pytest.CaptureFixture[str], module: str, raised: str, where: tuple[str]
 ) -> None:
     ran = _bench(
         capsys,
         project,
-        *("exits:Impl", "list-join", "--only", *TINY),
+        *(f"{module}:Impl", "list-join", "--only", *TINY, *where),
         *("--no-memory", "--scenario", "stream_then_finalize"),
     )
-    assert ran.code == 1
-    assert "exits:Impl raised: SystemExit(3)" in ran.out
+    assert ran.code == 1, ran
+    assert f"{module}:Impl raised: {raised}" in ran.out
     assert "\nlist-join " in ran.out
     assert "Traceback" not in ran.err
 
