@@ -101,6 +101,24 @@ class WritesATimeOfZero(WritesJsonThatIsNoAnswer):
     LINE = b'{"ok": [0, 0]}\n'
 
 
+class WritesATimeNoFloatHolds(WritesJsonThatIsNoAnswer):
+    """Forges a step's answer with a time of 10**400 (a float overflows on it)."""
+
+    LINE = b'{"ok": [1, 1' + b"0" * 400 + b"]}\n"
+
+
+class WritesJsonNestedDeeply(WritesJsonThatIsNoAnswer):
+    """Forges a line of JSON nested deeper than a recursive decoder goes."""
+
+    LINE = b"[" * 100_000 + b"]" * 100_000 + b"\n"
+
+
+class ForgesAnError(WritesJsonThatIsNoAnswer):
+    """Forges a step's error, which clears a terminal and paints it red."""
+
+    LINE = b'{"error": "\\u001b[2J\\u001b[31mforged"}\n'
+
+
 class PrintsEveryDelta(ListJoinAssembler):
     """Writes to stdout (and its descriptor) on every delta: none of it may pass for a result."""
 

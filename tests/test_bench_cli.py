@@ -106,6 +106,7 @@ SHAPES = VERDICTS | {"inconclusive", "-", "grows"} | {f"at least {v}" for v in V
 
 # Exits the process on the 50th event: it is that series' error, not tokasm's exit status.
 EXITS = FLAKY.replace('raise RuntimeError("fiftieth event")', "raise SystemExit(3)")
+INTERRUPTS = FLAKY.replace('raise RuntimeError("fiftieth event")', "raise KeyboardInterrupt")
 
 
 @pytest.fixture
@@ -113,6 +114,7 @@ def project(tmp_path: Path) -> Path:
     (tmp_path / "mine.py").write_text(QUADRATIC, encoding="utf-8")
     (tmp_path / "flaky.py").write_text(FLAKY, encoding="utf-8")
     (tmp_path / "exits.py").write_text(EXITS, encoding="utf-8")
+    (tmp_path / "interrupts.py").write_text(INTERRUPTS, encoding="utf-8")
     shutil.copy(Path(__file__).with_name("slow_assemblers.py"), tmp_path)
     return tmp_path
 
@@ -251,6 +253,9 @@ def test_budget_prediction_errs_high() -> None:
     assert predict_seconds([1_000, 2_000], [1.0, 8.0], 4_000, steepest=1.5) == pytest.approx(
         8.0 * 2**1.5
     )
+    # a forged time (a float's greatest), or sizes close together then far apart: endless
+    assert predict_seconds([40, 80], [1e-6, 1e307], 160) == math.inf
+    assert predict_seconds([40, 41], [1e-6, 1e-4], 10**9) == math.inf
 
 
 @pytest.mark.parametrize(
@@ -336,17 +341,25 @@ def test_a_target_that_raises_costs_its_series_and_exits_1(
     assert "Traceback" not in ran.err
 
 
+@pytest.mark.parametrize(
+    ("module", "raised", "where"),
+    [
+        ("exits", "SystemExit(3)", ()),
+        ("interrupts", "KeyboardInterrupt()", ()),
+        ("interrupts", "KeyboardInterrupt()", ("--in-process",)),  # not tokasm's Ctrl-C
+    ],
+)
 def test_a_target_that_exits_costs_its_series_not_the_run(
-    project: Path, capsys: pytest.CaptureFixture[str]
+    project: Path, capsys: pytest.CaptureFixture[str], module: str, raised: str, where: tuple[str]
 ) -> None:
     ran = _bench(
         capsys,
         project,
-        *("exits:Impl", "list-join", "--only", *TINY),
+        *(f"{module}:Impl", "list-join", "--only", *TINY, *where),
         *("--no-memory", "--scenario", "stream_then_finalize"),
     )
-    assert ran.code == 1
-    assert "exits:Impl raised: SystemExit(3)" in ran.out
+    assert ran.code == 1, ran
+    assert f"{module}:Impl raised: {raised}" in ran.out
     assert "\nlist-join " in ran.out
     assert "Traceback" not in ran.err
 
@@ -359,6 +372,8 @@ def test_a_target_that_exits_costs_its_series_not_the_run(
         ("KilledByAnUnnamedSignal", "the worker ended (killed by signal 40)"),
         ("WritesJsonThatIsNoAnswer", """sent a line that is not a result: '{"ok": "x"}'"""),
         ("WritesATimeOfZero", """sent a line that is not a result: '{"ok": [0, 0]}'"""),
+        ("WritesATimeNoFloatHolds", """sent a line that is not a result: '{"ok": [1, 1000"""),
+        ("WritesJsonNestedDeeply", "sent a line that is not a result: '[[[["),
     ],
 )
 @pytest.mark.usefixtures("short_overrun")
@@ -386,6 +401,14 @@ def test_a_worker_that_dies_or_hangs_costs_that_scenario_only(
     row = next(line for line in ran.out.splitlines() if line.startswith("slow_assemblers:"))
     assert row.split()[2:4] == ["stopped", "-"]
     assert f"slow_assemblers:{target} raised or died" in ran.out
+
+
+def test_a_forged_error_is_shown_escaped(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A step's error from the target, not from tokasm's worker, reaches no terminal raw."""
+    ran = _bench(capsys, project, "slow_assemblers:ForgesAnError", *_TWO_SCENARIOS)
+    assert ran.code == 1, ran.out + ran.err
+    assert _report(project)["results"][0]["error"] == "\\x1b[2J\\x1b[31mforged"
+    assert "\x1b" not in ran.out + ran.err
 
 
 @pytest.mark.usefixtures("short_overrun")

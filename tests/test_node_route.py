@@ -416,10 +416,15 @@ def test_a_newer_export_format_is_refused_not_misread(small_export: Path, tmp_pa
     assert "export format 2; this tokasm.js reads 1" in done.stdout + done.stderr
 
 
-def test_a_missing_export_is_named_with_the_command_that_makes_it(tmp_path: Path) -> None:
-    """``TOKASM_EXPORT`` naming nothing: one line saying so and how to make it, not a stat
-    error's stack."""
+@pytest.mark.parametrize("made", [False, True], ids=["missing", "an-empty-folder"])
+def test_a_missing_export_is_named_with_the_command_that_makes_it(
+    tmp_path: Path, made: bool
+) -> None:
+    """``TOKASM_EXPORT`` naming nothing, or a folder with no case (which passed, checking
+    nothing): one line saying so and how to make it, not a stat error's stack."""
     missing = tmp_path / "tokasm-corpus"
+    if made:
+        missing.mkdir()
     done = node(
         "--test",
         str(NODE / "conformance.test.js"),

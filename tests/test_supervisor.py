@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import resource
+import select
 import signal
 import subprocess
 import textwrap
@@ -183,8 +184,18 @@ def test_each_hostile_act_costs_its_case_and_the_run_goes_on(tmp_path: Path) -> 
             "A",
             "looking up its methods raised ZeroDivisionError",
         ),
+        (
+            "import sys\nfrom tokasm.implementations import ListJoinAssembler\n"
+            "class A(ListJoinAssembler):\n"
+            "    read_since = property(lambda self: sys.exit(0))",
+            "A",
+            "looking up its methods raised SystemExit",
+        ),
     ],
-    ids=["raises", "os-exit", "sys-exit", "base-exception", "factory-exits", "method-raises"],
+    ids=[
+        *("raises", "os-exit", "sys-exit", "base-exception", "factory-exits", "method-raises"),
+        "method-exits",
+    ],
 )
 def test_a_target_that_cannot_load_is_a_usage_error(
     tmp_path: Path, source: str, target: str, said: str
@@ -197,6 +208,45 @@ def test_a_target_that_cannot_load_is_a_usage_error(
     assert f"target 'broken:{target}'" in line, ran
     assert said in line, ran
     assert "Traceback" not in ran.err, ran
+
+
+@pytest.mark.parametrize(
+    ("source", "said"),
+    [
+        (
+            "from tokasm.implementations import ListJoinAssembler\n"
+            "class A(ListJoinAssembler):\n    apply = property(lambda self: sys.exit(0))",
+            "looking up its methods raised SystemExit(0)",
+        ),
+        ("def __getattr__(name):\n    sys.exit(0)", "looking up 'A' raised SystemExit(0)"),
+    ],
+    ids=["method", "module-getattr"],
+)
+def test_a_lookup_that_exits_in_process_is_a_usage_error(
+    tmp_path: Path, source: str, said: str
+) -> None:
+    """In tokasm's own process too: not tokasm ending with the target's status 0, unsaid."""
+    (tmp_path / "broken.py").write_text(f"import sys\n{source}\n")
+    ran = tokasm_cmd(tmp_path, "check", "broken:A", "--in-process", *QUICK)
+    assert ran.code == 2, ran
+    assert f"target 'broken:A': {said}" in ran.err, ran
+
+
+def test_ctrl_c_during_an_in_process_import_is_an_interrupt(tmp_path: Path) -> None:
+    """Not 'cannot import module ...: TokasmInterrupt', a usage error's exit 2."""
+    fifo = tmp_path / "importing"
+    os.mkfifo(fifo)
+    (tmp_path / "slow.py").write_text(
+        "import time\nopen('importing', 'w').close()\ntime.sleep(3600)\n"
+    )
+    process = tokasm_started(tmp_path, "check", "slow:A", "--in-process", *QUICK)
+    try:
+        fifo.read_text()  # the import is under way
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=60)
+    finally:
+        process.kill()
+    assert (process.returncode, err) == (130, "tokasm: interrupted\n")
 
 
 def test_a_target_faulting_every_case_trips_the_breaker(tmp_path: Path) -> None:
@@ -231,13 +281,18 @@ def test_in_process_runs_the_target_in_tokasm(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("signum", "code", "said"),
-    [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")],
+    [
+        (signal.SIGINT, 130, "interrupted"),
+        (signal.SIGTERM, 143, "terminated"),
+        (signal.SIGHUP, -signal.SIGHUP, ""),  # its terminal gone: tokasm dies by it, as it would
+    ],
 )
 def test_ctrl_c_or_sigterm_ends_the_run_and_its_worker(
     tmp_path: Path, signum: signal.Signals, code: int, said: str
 ) -> None:
     """The signal reaches tokasm while the target sleeps through everything in its worker:
-    the run ends with the signal's status, and the worker's whole group goes with it."""
+    the run ends with the signal's status, and the worker's whole group goes with it (it ends
+    by SIGKILL: told by its pidfd, reaped by tokasm or, after a SIGHUP, by init)."""
     fifo = tmp_path / "in-the-call"
     os.mkfifo(fifo)
     (tmp_path / "sleeper.py").write_text(
@@ -252,15 +307,15 @@ def test_ctrl_c_or_sigterm_ends_the_run_and_its_worker(
     )
     process = tokasm_started(tmp_path, "check", "sleeper:Sleeper", "-k", "seed.example", *QUICK)
     try:
-        worker = int(fifo.read_text())  # the target is in its call now
+        worker = os.pidfd_open(int(fifo.read_text()))  # the target is in its call now
         process.send_signal(signum)
         _, err = process.communicate(timeout=60)
     finally:
         process.kill()
     assert process.returncode == code, err
     assert said in err
-    with pytest.raises(ProcessLookupError):
-        os.kill(worker, 0)
+    assert select.select([worker], [], [], 60)[0], "the worker still runs"
+    os.close(worker)
 
 
 def test_a_target_may_be_given_by_its_files_path(tmp_path: Path) -> None:

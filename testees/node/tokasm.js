@@ -87,19 +87,21 @@ function parseCase(json, where) {
 
 /** Every case of a `tokasm export`: a folder of CASE-ID.json files, or a .jsonl file. */
 function loadExport(location) {
+  const none = (why) => new Error(`no tokasm export at ${location} (${why}); `
+    + `make one with: tokasm export ${location}`);
   let stats;
   try {
     stats = fs.statSync(location);
   } catch (error) {
-    throw new Error(`no tokasm export at ${location} (${error.code ?? error.message}); `
-      + `make one with: tokasm export ${location}`);
+    throw none(error.code ?? error.message);
   }
-  if (stats.isDirectory()) {
-    return fs.readdirSync(location).filter((name) => name.endsWith('.json')).sort()
-      .map((name) => parseCase(fs.readFileSync(path.join(location, name), 'utf8'), name));
-  }
-  return fs.readFileSync(location, 'utf8').split('\n').filter((line) => line.trim() !== '')
-    .map((line, index) => parseCase(line, `${location}:${index + 1}`));
+  const cases = stats.isDirectory()
+    ? fs.readdirSync(location).filter((name) => name.endsWith('.json')).sort()
+      .map((name) => parseCase(fs.readFileSync(path.join(location, name), 'utf8'), name))
+    : fs.readFileSync(location, 'utf8').split('\n').filter((line) => line.trim() !== '')
+      .map((line, index) => parseCase(line, `${location}:${index + 1}`));
+  if (cases.length === 0) throw none('no case in it'); // a check of nothing would pass
+  return cases;
 }
 
 /** Why the case does not run on this assembler, or null if it does. */

@@ -198,5 +198,8 @@ def predict_seconds(
     if len(sizes) >= 2 and sizes[-1] != sizes[-2]:
         measured = scaling_exponent(sizes[-2:], [max(t, 1e-9) for t in seconds[-2:]])
         exponent = min(max(MIN_EXPONENT, measured + EXPONENT_MARGIN), max(2.0, measured))
-    growth: float = (size / sizes[-1]) ** min(exponent, steepest)
+    try:
+        growth: float = (size / sizes[-1]) ** min(exponent, steepest)
+    except OverflowError:  # beyond any budget
+        return math.inf
     return seconds[-1] * growth

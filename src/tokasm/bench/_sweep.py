@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import signal
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -202,7 +203,8 @@ def _numbers(value: object, count: int, *, zero: bool = False) -> bool:
     values = value if isinstance(value, list) else [value]
     numbers = [v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
     least = 0.0 if zero else math.ulp(0.0)
-    return len(values) == len(numbers) == count and all(least <= v < math.inf for v in numbers)
+    highest = sys.float_info.max  # an int above it overflows a float (10**400 / 2)
+    return len(values) == len(numbers) == count and all(least <= v <= highest for v in numbers)
 
 
 #: Whether an answer has its op's shape (``_worker.Bench``): a line of another shape on the
@@ -242,8 +244,8 @@ class _Worker(Process):
         wait = min(seconds, self.last - time.monotonic())
         try:
             answer = json.loads(raw := self.read_line(wait))
-            if "error" in answer:
-                raise Raised(answer["error"])
+            if "error" in answer:  # the worker's is escaped; one the target forged may not be
+                raise Raised(safe_block(answer["error"]))
             if not _SHAPES[op](answer["ok"]):
                 raise ValueError(op)
             return answer["ok"]
@@ -260,7 +262,7 @@ class _Worker(Process):
             fault = TargetFault(
                 f"the worker ended ({how})" + (tail and f"; its stderr ends: {tail}")
             )
-        except (ValueError, LookupError, TypeError):  # the target wrote to the worker's channel
+        except (ValueError, LookupError, TypeError, RecursionError):  # the target wrote it
             shown = raw[:200].decode("utf-8", "replace")
             fault = TargetFault(f"sent a line that is not a result: {shown!r}")
         self.kill()

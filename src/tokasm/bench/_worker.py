@@ -14,7 +14,7 @@ from tokasm._display import error_text, safe_block
 from tokasm.bench._measure import peak_memory, time_action
 from tokasm.bench.scenarios import SCENARIOS, long_workload
 from tokasm.corpus.steps import READ_SINCE, features_of
-from tokasm.errors import TargetError, TargetFault
+from tokasm.errors import TargetError, TargetFault, TokasmExit, TokasmInterrupt
 from tokasm.protocol.testee import bound_memory, private_channel
 from tokasm.run.targets import resolve_target
 
@@ -36,7 +36,9 @@ def has_read_since(name: str | None, factory: AssemblerFactory) -> bool:
     """Whether ``factory``'s assemblers offer ``read_since``; TargetError if calling it raises."""
     try:
         return READ_SINCE in features_of(factory())
-    except (Exception, SystemExit) as error:
+    except (TokasmExit, TokasmInterrupt):  # tokasm's own signal handlers, in process
+        raise
+    except BaseException as error:
         raise TargetError(f"target {name!r}: calling it raised {error_text(error)}") from None
 
 
@@ -56,7 +58,9 @@ class Bench:
             return getattr(self, op)(SCENARIOS[name], size, text)
         except TargetFault as fault:  # a testee's, whole: what happened is in its middle
             raise Raised(safe_block(fault)) from None
-        except (Exception, SystemExit) as error:  # a target's sys.exit is its error
+        except (TokasmExit, TokasmInterrupt):
+            raise
+        except BaseException as error:  # a target's sys.exit or KeyboardInterrupt is its error
             raise Raised(error_text(error)) from None
 
     def prepare(self, scenario: Scenario, size: int, text: bool) -> list[float]:

@@ -115,6 +115,7 @@ def testees_end_with_the_run() -> Iterator[None]:
 
     previous: dict[int, Any] = {}
     _TERMINATED.clear()
+    undo = fatal_signals_kill_testees()  # SIGHUP (its terminal gone): they die, then tokasm
     with contextlib.suppress(ValueError):  # not the main thread: leave the handlers alone
         for wanted in (signal.SIGTERM, signal.SIGINT):
             previous[wanted] = signal.signal(wanted, on_signal)
@@ -123,6 +124,7 @@ def testees_end_with_the_run() -> Iterator[None]:
     finally:
         for number, handler in previous.items():
             signal.signal(number, handler)
+        undo()
         end_testees()
         if _TERMINATED:  # and its exit was swallowed on the way: the run still ends with 143
             raise errors.TokasmExit(errors.EXIT_TERMINATED)

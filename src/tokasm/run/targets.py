@@ -147,7 +147,9 @@ class PythonTarget:
         try:
             missing = [m for m in ("apply", "get") if not callable(getattr(probe, m, None))]
             self.features = features_of(probe)
-        except Exception as error:  # a property of the instance that raises
+        except (TokasmExit, TokasmInterrupt):  # tokasm's own signal handlers, in process
+            raise
+        except BaseException as error:  # a property of the instance that raises, even exits
             raise TargetError(
                 f"target {shown}: looking up its methods raised {error_text(error)}"
             ) from None
@@ -228,6 +230,8 @@ def resolve_target(target: str) -> AssemblerFactory:
         sys.path.insert(0, str(folder))
     try:
         obj: object = importlib.import_module(module_name)
+    except (TokasmExit, TokasmInterrupt):  # tokasm's own signal handlers, in process
+        raise
     except BaseException as error:
         frames, _ = user_frames(error.__traceback__)
         raise TargetError(
@@ -241,7 +245,9 @@ def resolve_target(target: str) -> AssemblerFactory:
         raise TargetError(
             f"target {target!r}: module {module_name!r} has no attribute {attr_path!r}"
         ) from None
-    except Exception as error:  # a module __getattr__ may raise anything
+    except (TokasmExit, TokasmInterrupt):
+        raise
+    except BaseException as error:  # a module __getattr__ may raise anything, even exit
         raise TargetError(
             f"target {target!r}: looking up {attr_path!r} raised {error_text(error)}"
         ) from error
