@@ -86,8 +86,11 @@ class Step:
         """The call as a person reads it, e.g. ``get('m')``."""
         return f"{self.op}({', '.join(map(repr, self.arguments().values()))})"
 
-    def request(self) -> dict[str, object]:
-        return {"op": self.op, "instance": self.instance, **self.arguments()}
+    def request(self) -> dict[str, object]:  # once per step sent: built without a dict to unpack
+        request: dict[str, object] = {"op": self.op, "instance": self.instance}
+        for name in self.fields:
+            request[name] = getattr(self, name)
+        return request
 
     def document(self) -> dict[str, object]:
         """The step in the corpus's plain form (CASES.md), without ``on`` and ``returns``."""
@@ -118,9 +121,6 @@ class Apply(Step):
 
     def describe(self) -> str:
         return f"apply({show(self.event)})"
-
-    def request(self) -> dict[str, object]:  # the one op of most steps: made directly
-        return {"op": "apply", "instance": self.instance, "event": self.event}
 
     def document(self) -> dict[str, object]:
         if isinstance(self.event, dict) and isinstance(self.event.get("id"), str):
