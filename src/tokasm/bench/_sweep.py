@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import math
-import signal
 import sys
 import time
 from collections.abc import Callable
@@ -29,7 +28,7 @@ from tokasm.bench.scenarios import LONG_TEXTS
 from tokasm.corpus.steps import OPS, READ_SINCE
 from tokasm.errors import TargetError, TargetFault
 from tokasm.implementations import BACKENDS
-from tokasm.protocol import LineTooLong, NoResponse, Process, python_child
+from tokasm.protocol import LineTooLong, NoResponse, Process, python_child, signal_name
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -256,8 +255,7 @@ class _Worker(Process):
         except TargetFault:  # it ended, or ends now: how, with the tail of its (escaped) stderr
             self.kill()
             code = self.popen.returncode
-            killer = next((s.name for s in signal.Signals if s == -code), f"signal {-code}")
-            how = f"killed by {killer}" if code < 0 else f"exit status {code}"
+            how = f"killed by {signal_name(-code)}" if code < 0 else f"exit status {code}"
             tail = safe_block(self.stderr_text()[-600:].strip())
             fault = TargetFault(
                 f"the worker ended ({how})" + (tail and f"; its stderr ends: {tail}")

@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_TIMEOUT", "PIPELINE_WINDOW", "START_TIMEOUT", "CommandTarget", "LineTooLong",
     "NoResponse", "Process", "WorkerTarget", "end_testees", "fatal_signals_kill_testees",
-    "kill_testees", "python_child", "python_testee_command", "split_command",
+    "kill_testees", "python_child", "python_testee_command", "signal_name", "split_command",
     "testees_end_with_the_run",
 ]  # fmt: skip
 
@@ -154,13 +154,19 @@ def fatal_signals_kill_testees() -> Callable[[], None]:
     return undo
 
 
+def signal_name(number: int) -> str:
+    """``SIGSEGV``, or ``signal 40`` for one without a name (a real-time signal)."""
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
 def exit_description(code: int) -> str:
     if code >= 0:
         return f"exited with code {code}"
-    try:
-        return f"was killed by {signal.Signals(-code).name} (signal {-code})"
-    except ValueError:
-        return f"was killed by signal {-code}"
+    name = signal_name(-code)
+    return f"was killed by {name}" + ("" if name.startswith("signal") else f" (signal {-code})")
 
 
 class NoResponse(TargetFault):
