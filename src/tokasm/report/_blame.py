@@ -8,7 +8,6 @@ every case that ran that failed; a case is blamed on its best-scoring candidate.
 
 from __future__ import annotations
 
-import copy
 import re
 import unicodedata
 from collections import Counter, defaultdict
@@ -102,7 +101,7 @@ def _id_keys(message_id: str) -> tuple[str, ...]:
 
 @dataclass
 class _Message:
-    """A message as the replay knows it; a copy is a step's view (of lists that only grow)."""
+    """A message as the replay knows it."""
 
     length: int = 0
     final: bool = False
@@ -128,7 +127,7 @@ def _weight(found: str) -> float:
 
 
 class _Replay:
-    """A case replayed once, no answer known: each step's situation and its message's view."""
+    """A case replayed once, no answer known: each step's situation, and the last one's message."""
 
     def __init__(self, steps: Sequence[Step]) -> None:
         self.steps = steps
@@ -138,14 +137,15 @@ class _Replay:
         self.open_messages: Counter[str] = Counter()  # by instance: kept, not counted
         self.unknown_reads: set[tuple[str, str]] = set()  # (instance, id) read unknown
         self.found: list[str | None] = []
-        self.seen: list[_Message | None] = []
         self.chars: set[str] = set()  # every character the case's deltas hold
         self.rises: list[tuple[int, str, float]] = []  # (index, rule, weight met from there on)
         met: dict[str, float] = {}
         for index, step in enumerate(steps):
             situation = self.situation(step)
             self.found.append(situation)
-            self.seen.append(self._view(step) if situation in _ANSWERED else None)
+            read = situation in _ANSWERED and not isinstance(step, Apply)
+            if read and (message := self._message(step)) is not None:  # the length it read
+                message.reads.append(message.length)
             delta = _delta(step)
             if isinstance(delta, str):
                 self.chars.update(delta)
@@ -154,21 +154,17 @@ class _Replay:
                 if weight > met.get(rule, 0.0):
                     met[rule] = weight
                     self.rises.append((index, rule, weight))
+        #: The last step's message as the replay left it: a failure there is judged by it.
+        self.seen = self._message(steps[-1]) if steps and self.found[-1] in _ANSWERED else None
+        if self.seen is not None:  # the reads before the last step's own
+            self.seen.read = len(self.seen.reads) - (not isinstance(steps[-1], Apply))
         self.others = {  # by instance: deltas of its messages (some, not all)
             instance: [d for m in messages.values() for d in m.deltas[:9] if d][:_OTHERS]
             for instance, messages in self.instances.items()
         }
 
-    def _view(self, step: Step) -> _Message | None:
-        """What the replay knows of the step's message now; a read is noted."""
-        message = self.instances.get(step.instance, {}).get(str(step.message_id))
-        if message is None:
-            return None
-        seen = copy.copy(message)
-        seen.read = len(message.reads)
-        if not isinstance(step, Apply):
-            message.reads.append(message.length)
-        return seen
+    def _message(self, step: Step) -> _Message | None:
+        return self.instances.get(step.instance, {}).get(str(step.message_id))
 
     def situation(self, step: Step) -> str | None:
         """A step's situation, with no answer known; the replay's state moved past it."""
@@ -343,7 +339,7 @@ def _judged(replay: _Replay, index: int, failure: Failure) -> str | None:
     found = replay.found[index]
     if found is None or failure.actual is None:
         return found
-    step, seen = replay.steps[index], replay.seen[index]
+    step, seen = replay.steps[index], replay.seen
     returned = failure.actual.get("returns")
     actual = returned if isinstance(returned, str) else None
     expected = None if failure.expected is None else failure.expected.get("returns")
