@@ -213,7 +213,7 @@ class _Replay:
     @staticmethod
     def _apply(event: dict[str, object], message: _Message | None) -> str:
         final = event.get("final") is True
-        if set(event) - _EVENT_KEYS:
+        if not event.keys() <= _EVENT_KEYS:
             return "event with extra keys"
         if message is not None and message.final:
             return "final on a finalized id" if final else "non-final apply on a finalized id"
@@ -234,7 +234,7 @@ class _Replay:
             message = messages[message_id] = _Message()
             self.open_messages[instance] += 1
         delta = event.get("delta")
-        message.extra_keys |= bool(set(event) - _EVENT_KEYS)
+        message.extra_keys |= not event.keys() <= _EVENT_KEYS
         if message.final:
             message.touched_after_final |= "delta" in event
         elif isinstance(delta, str):
