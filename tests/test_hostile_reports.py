@@ -518,6 +518,14 @@ def test_an_endless_or_huge_xfail_file_is_a_clean_error(project: Path, source: s
     assert "larger than" in ran.err
 
 
+def test_a_named_pipe_without_a_writer_as_the_xfail_file_reads_as_empty(project: Path) -> None:
+    """Opened, it waited for a writer for ever (`--xfail <(grep ...)`, a pipe with one, reads
+    as any file)."""
+    os.mkfifo(project / "pipe.txt")
+    ran = tokasm_here(project, "check", "good:Impl", *REFUSED, "--xfail", "pipe.txt")
+    _clean(ran, 0)
+
+
 def test_a_long_xfail_list_is_matched_once(project: Path) -> None:
     """40,000 lines (ids, globs and stale lines): finishes, every stale line is reported."""
     ids = sorted(case.id for case in load_corpus())

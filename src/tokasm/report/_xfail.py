@@ -7,6 +7,7 @@ a problem, and a glob matching every case refused: it would excuse any implement
 from __future__ import annotations
 
 import fnmatch
+import os
 import re
 from collections import defaultdict
 from dataclasses import dataclass, replace
@@ -104,10 +105,18 @@ def parse_xfail(text: str, source: str) -> XfailList:
     return XfailList(source, tuple(entries))
 
 
+def _without_waiting(name: str, flags: int) -> int:
+    """``open``'s opener for a file that may be a named pipe: without a writer, it reads as
+    empty (opened blocking, it waits for one for ever); with one (``<(grep ...)``), whole."""
+    fd = os.open(name, flags | os.O_NONBLOCK)
+    os.set_blocking(fd, True)
+    return fd
+
+
 def load_xfail(path: Path, corpus: Corpus | None = None) -> XfailList:
     """Parse a list file; XfailError if unreadable, too large or (given ``corpus``) matching all."""
     try:
-        with path.open("rb") as stream:
+        with open(path, "rb", opener=_without_waiting) as stream:
             data = stream.read(MAX_XFAIL_BYTES + 1)
         if len(data) > MAX_XFAIL_BYTES:
             raise ValueError(f"the file is larger than {MAX_XFAIL_BYTES:,} bytes")
