@@ -234,6 +234,34 @@ def test_unknown_profile_is_a_usage_error(project: pytest.Pytester) -> None:
     result.stderr.fnmatch_lines(["ERROR: --tokasm-profile: unknown 'lax' (choose from required*"])
 
 
+@pytest.mark.parametrize(
+    ("option", "value", "said"),
+    [
+        ("--tokasm-timeout", "nan", "must be a finite number above 0, got 'nan'"),
+        ("--tokasm-timeout", "-1", "must be a finite number above 0, got '-1'"),
+        ("--tokasm-timeout", "0", "must be a finite number above 0, got '0'"),
+        ("--tokasm-fuzz-examples", "-1", "must be 0 or more, got '-1'"),
+    ],
+)
+def test_a_bad_number_is_a_usage_error_naming_its_option(
+    project: pytest.Pytester, option: str, value: str, said: str
+) -> None:
+    """As ``tokasm check`` refuses it: NaN was an INTERNALERROR traceback, -1 timed out every
+    call, 0 meant the default and a negative fuzz count skipped the fuzz item."""
+    result = _conformance(
+        project, "--tokasm-assembler", "good:Impl", "--tokasm-isolate", f"{option}={value}"
+    )
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*argument {option}: {said}*"])
+
+
+def test_a_timeout_without_isolate_is_a_usage_error(project: pytest.Pytester) -> None:
+    """In pytest's process no call can be cut short: the timeout was silently ignored."""
+    result = _conformance(project, "--tokasm-assembler", "good:Impl", "--tokasm-timeout", "1")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["ERROR: --tokasm-timeout needs --tokasm-isolate*"])
+
+
 def test_without_assembler_a_usage_error(project: pytest.Pytester) -> None:
     result = _conformance(project, "-rs")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
