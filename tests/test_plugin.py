@@ -10,6 +10,7 @@ it must also leave other projects alone.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -316,6 +317,24 @@ def test_every_option_is_prefixed(pytester: pytest.Pytester) -> None:
     options = [line.split()[0] for line in group.splitlines() if line.lstrip().startswith("--")]
     assert "--tokasm-assembler=MODULE:ATTR" in options
     assert all(option.startswith("--tokasm-") for option in options), options
+
+
+
+def test_every_option_of_a_documented_pytest_command_exists(pytester: pytest.Pytester) -> None:
+    """spec/CASES.md showed ``--assembler``: pytest refused it ("unrecognized arguments")."""
+    root = Path(__file__).resolve().parents[1]
+    documents = [root / "README.md", *(root / "docs").glob("*.md"), *(root / "spec").glob("*.md")]
+    commands = [
+        line
+        for document in documents
+        for line in document.read_text(encoding="utf-8").splitlines()
+        if "python -m pytest" in line and "tokasm.conformance" in line
+    ]
+    assert len(commands) >= 3, commands
+    options = re.compile(r"(?<![\w-])--[a-z][\w-]*")
+    known = set(options.findall(pytester.runpytest_inprocess("--help").stdout.str()))
+    unknown = {line: sorted(set(options.findall(line)) - known) for line in commands}
+    assert not any(unknown.values()), unknown
 
 
 def test_other_projects_own_options_and_tests_are_unaffected(pytester: pytest.Pytester) -> None:
