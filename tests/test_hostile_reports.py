@@ -632,6 +632,23 @@ def test_write_xfail_keeps_the_reasons_people_wrote(project: Path) -> None:
     assert _valid_json(project / "r.json")["summary"]["xfailed"] == len(listed)
 
 
+def test_write_xfail_keeps_the_lines_of_cases_the_run_did_not_check(project: Path) -> None:
+    """A refresh with -k, or with a profile's cases skipped, dropped every line about the other
+    cases: the next whole run failed on them, their reasons lost. A stale line still goes."""
+    known = project / "known.txt"
+    kept = ["seed.example  # tracked in #123", "strict.*  # we do not validate yet"]
+    known.write_text("\n".join([*kept, "gone.case  # renamed long ago"]) + "\n", encoding="utf-8")
+    chosen = ("-k", "after.*", "-k", "strict.*", *QUICK)  # strict's cases skipped: no --profile
+    ran = tokasm_here(project, "check", "broken:Impl", *chosen, "--write-xfail", "known.txt")
+    _clean(ran, 1)
+    lines = known.read_text(encoding="utf-8").splitlines()
+    assert set(kept) <= set(lines)
+    assert not any(line.startswith("gone.") for line in lines)
+    assert any(line.startswith("after.") for line in lines)  # today's failures
+    wider = ("-k", "after.*", "-k", "seed.*", *QUICK, "--xfail", "known.txt")
+    _clean(tokasm_here(project, "check", "broken:Impl", *wider), 0)  # seed.example: listed still
+
+
 def test_fuzz_save_refuses_to_overwrite_without_force(project: Path) -> None:
     kept = project / "found.yaml"
     kept.write_text("# my notes\n", encoding="utf-8")

@@ -31,6 +31,8 @@ from tokasm.run import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from tokasm.cli.options import Commands
     from tokasm.corpus import Case, Corpus
     from tokasm.run import Target
@@ -169,8 +171,9 @@ def add_parser(commands: Commands) -> None:
     parser.set_defaults(run=run, cost_probe=True)
 
 
-def _report_plan(args: argparse.Namespace) -> report.ReportPlan:
-    """Every report asked for, checked before any target loads (keeping --write-xfail's reasons)."""
+def _report_plan(args: argparse.Namespace, corpus: Callable[[], Corpus]) -> report.ReportPlan:
+    """Every report asked for, checked before any target loads (keeping --write-xfail's reasons,
+    and its lines about the cases of ``corpus()``, the run's, that the run does not check)."""
     keep = None
     if args.write_xfail is not None and str(args.write_xfail) != "-" and args.write_xfail.is_file():
         try:
@@ -182,7 +185,11 @@ def _report_plan(args: argparse.Namespace) -> report.ReportPlan:
             ("--json", args.json, report.json_text),
             ("--junit", args.junit, report.junit_text),
             ("--markdown", args.markdown, report.markdown_report),
-            ("--write-xfail", args.write_xfail, lambda runs: report.render_xfail(runs, keep)),
+            (
+                "--write-xfail",
+                args.write_xfail,
+                lambda runs: report.render_xfail(runs, keep, corpus()),
+            ),
         ],
         args.xfail,
         args.cases,
@@ -203,7 +210,8 @@ def _start_targets(args: argparse.Namespace, targets: list[tuple[Target, str | N
 
 
 def run(args: argparse.Namespace) -> int:
-    reports = _report_plan(args)  # a bad report path is refused before the corpus is read
+    # a bad report path is refused before the corpus is read (the reports are written after)
+    reports = _report_plan(args, lambda: corpus)
     targets: list[tuple[Target, str | None]] = []
     try:
         # the corpus loads while the targets start, here: an --in-process import is for pdb
