@@ -23,7 +23,10 @@ import pytest
 
 from helpers import QUICK
 from tokasm.cli import main as tokasm_main
+from tokasm.conformance import suite
 from tokasm.corpus._load import load_corpus
+from tokasm.errors import UsageError
+from tokasm.implementations import ListJoinAssembler
 
 if TYPE_CHECKING:
     from collections.abc import Collection
@@ -263,6 +266,12 @@ def test_a_timeout_without_isolate_is_a_usage_error(project: pytest.Pytester) ->
     result.stderr.fnmatch_lines(["ERROR: --tokasm-timeout needs --tokasm-isolate*"])
 
 
+def test_suite_refuses_an_unknown_profile_as_the_option_does() -> None:
+    """A misspelt 'strict' skipped the strict cases, and the suite passed."""
+    with pytest.raises(UsageError, match=r"unknown 'strcit' \(choose from required, strict"):
+        suite(ListJoinAssembler, profiles=["strict", "strcit"])
+
+
 def test_without_assembler_a_usage_error(project: pytest.Pytester) -> None:
     result = _conformance(project, "-rs")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
@@ -317,7 +326,6 @@ def test_every_option_is_prefixed(pytester: pytest.Pytester) -> None:
     options = [line.split()[0] for line in group.splitlines() if line.lstrip().startswith("--")]
     assert "--tokasm-assembler=MODULE:ATTR" in options
     assert all(option.startswith("--tokasm-") for option in options), options
-
 
 
 def test_every_option_of_a_documented_pytest_command_exists(pytester: pytest.Pytester) -> None:

@@ -35,6 +35,7 @@ _NO_TARGET = (
     "--tokasm-assembler MODULE:ATTR` to check an implementation"
 )
 
+
 def _checked(parse: str) -> Callable[[str], Any]:
     """A value parsed as ``tokasm check`` parses it, by ``tokasm.cli.options.<parse>``,
     imported only when the option is given."""
@@ -96,14 +97,18 @@ class Selection:
         *,
         fuzz_examples: int | None = None,
     ) -> Selection:
-        """CorpusError for a bad case file; XfailError for a bad or stale xfail line;
-        TargetError if a profile asked for by name cannot run on a target."""
-        from tokasm.corpus import load_corpus, profile_gap
-        from tokasm.errors import TargetError, XfailError
+        """UsageError for an unknown profile; CorpusError for a bad case file; XfailError for
+        a bad or stale xfail line; TargetError if a profile asked for cannot run on a target."""
+        from tokasm.corpus import PROFILES, load_corpus, profile_gap
+        from tokasm.errors import TargetError, UsageError, XfailError
         from tokasm.fuzz import CHECK_EXAMPLES
         from tokasm.report import load_xfail
         from tokasm.run import DEFAULT_PROFILES, PROBE_ID
 
+        if unknown := sorted(set(profiles) - set(PROFILES)):
+            raise UsageError(
+                f"unknown {', '.join(map(repr, unknown))} (choose from {', '.join(PROFILES)})"
+            )
         corpus = load_corpus(user_cases=[Path(folder) for folder in cases])
         listed = None if xfail is None else load_xfail(Path(xfail), corpus)
         if stale := [] if listed is None else listed.stale(corpus):
@@ -214,17 +219,10 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[_TARGETS], option = targets, config.getoption
     if not option("tokasm_assembler"):
         return
-    from tokasm.corpus import PROFILES
     from tokasm.errors import CorpusError, UsageError, XfailError
     from tokasm.protocol import DEFAULT_TIMEOUT, WorkerTarget, fatal_signals_kill_testees
     from tokasm.run import PythonTarget, resolve_target
 
-    requested: list[str] = option("tokasm_profile")
-    if unknown := sorted(set(requested) - set(PROFILES)):
-        raise pytest.UsageError(
-            f"--tokasm-profile: unknown {', '.join(map(repr, unknown))} "
-            f"(choose from {', '.join(PROFILES)})"
-        )
     if option("tokasm_no_bundled") and not option("tokasm_cases"):
         raise pytest.UsageError("--tokasm-no-bundled needs at least one --tokasm-cases DIR")
     flag = "--tokasm-assembler"
@@ -243,7 +241,7 @@ def pytest_configure(config: pytest.Config) -> None:
         flag = "--tokasm-profile"
         config.stash[_SELECTION] = Selection.load(
             targets,
-            requested,
+            option("tokasm_profile"),
             option("tokasm_cases"),
             not option("tokasm_no_bundled"),
             option("tokasm_xfail"),
