@@ -417,3 +417,26 @@ def test_a_closed_stdout_keeps_the_exit_status_and_the_reports(
     if "--json" in args:
         report = json.loads((project / "r.json").read_text(encoding="utf-8"))
         assert report["conforms"] == (code == 0)
+
+
+#: The smallest bench sweep: one backend, one scenario, three tiny sizes, one round.
+TINY_BENCH = (
+    *("bench", "--only", "list-join", "--scenario", "reread_unchanged", "--no-memory", "-q"),
+    *("--quick", "--sizes", "40,80,160", "--repeats", "1"),
+)
+
+
+def test_bench_refuses_two_reports_naming_one_file_before_measuring(project: Path) -> None:
+    """As check refuses them: the last written replaced the other (a plot over the JSON)."""
+    ran = tokasm_here(project, *TINY_BENCH, "--json", "r.out", "--markdown", "./r.out")
+    assert (ran.code, ran.out) == (2, "")
+    assert ran.err == "tokasm bench: error: --markdown and --json name the same file\n"
+
+
+def test_bench_sends_a_dash_report_to_stdout_and_the_tables_to_stderr(project: Path) -> None:
+    """As check does with '-': it wrote a file named '-'."""
+    ran = tokasm_here(project, *TINY_BENCH, "--json", "-")
+    assert ran.code == 0, ran.err
+    assert json.loads(ran.out)["results"]
+    assert "reread_unchanged:" in ran.err
+    assert not (project / "-").exists()
