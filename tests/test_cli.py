@@ -258,6 +258,19 @@ def test_unreadable_xfail_file_is_a_usage_error(
     assert "Traceback" not in ran.err
 
 
+def test_a_selection_of_cases_no_profile_asked_for_runs_is_a_usage_error(project: Path) -> None:
+    """As a -k matching nothing is: every case was skipped, and the run passed."""
+    chosen = ("-k", "strict.*", *QUICK, "--in-process")
+    ran = tokasm_here(project, "check", "good:Impl", *chosen)
+    assert (ran.code, ran.out) == (2, "")
+    assert ran.err == (
+        "tokasm check: error: every case selected is of profile strict, not asked for: "
+        "nothing would run; add --profile strict\n"
+    )
+    # with it, they run (and fail: it does not validate events)
+    assert tokasm_here(project, "check", "good:Impl", *chosen, "--profile", "strict").code == 1
+
+
 def test_help_answers_ci_questions(tmp_path: Path) -> None:
     ran = tokasm_cmd(tmp_path, "check", "--help")
     assert ran.code == 0

@@ -255,7 +255,7 @@ class _Check:
     def __init__(
         self, args: argparse.Namespace, corpus: Corpus, chosen: list[Case], to_stdout: bool
     ) -> None:
-        """CorpusError, not a pass, if ``-k`` leaves nothing to run."""
+        """CorpusError, not a pass, if ``-k`` or the profiles leave nothing to run."""
         self.args, self.corpus = args, corpus
         self.cases, probes = options.select(chosen, args.case)
         if not self.cases and not args.cost_probe:
@@ -265,6 +265,12 @@ class _Check:
             )
         self.probes = probes if args.cost_probe else []  # they run after the cases
         self.profiles = DEFAULT_PROFILES | set(args.profile)
+        if not self.probes and not any(case.profile in self.profiles for case in self.cases):
+            left = sorted({case.profile for case in self.cases})
+            raise CorpusError(
+                f"every case selected is of profile {', '.join(left)}, not asked for: nothing "
+                f"would run; add {' '.join(f'--profile {profile}' for profile in left)}"
+            )
         self.maxfail: float = args.maxfail or math.inf
         self.failures = 0  # unexpected ones, across targets (--maxfail)
         self.runs: list[TargetRun] = []
