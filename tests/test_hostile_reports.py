@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import sys
 import xml.etree.ElementTree as ET
@@ -26,7 +27,16 @@ from typing import TYPE_CHECKING, Any
 import jsonschema
 import pytest
 
-from helpers import BROKEN, GOOD, QUICK, copy_spec, tokasm_cmd, tokasm_here, tokasm_started
+from helpers import (
+    BROKEN,
+    GOOD,
+    QUICK,
+    copy_spec,
+    tokasm_cmd,
+    tokasm_here,
+    tokasm_started,
+    user_case_folder,
+)
 from tokasm.corpus._load import load_corpus, load_file
 from tokasm.corpus._paths import SPEC_DIR_ENV, spec_dir
 from tokasm.corpus.steps import Apply
@@ -215,8 +225,8 @@ def _marker_target(project: Path) -> None:
         (["--json", "same", "--junit", "same"], "same file"),
         (["--json", "-", "--junit", "-"], "stdout"),
         (["--xfail", "plain.txt", "--json", "plain.txt"], "same file"),
-        (["--cases", "plain.txt", "--json", "plain.txt"], "a case file of --cases"),
-        (["--cases", ".", "--markdown", "new.yaml"], "a case file of --cases"),
+        (["--cases", "plain.txt", "--json", "plain.txt"], "a case file the run loads"),
+        (["--cases", ".", "--markdown", "new.yaml"], "a case file the run loads"),
     ],
 )
 def test_a_bad_report_path_is_refused_before_the_run(
@@ -233,6 +243,28 @@ def test_a_bad_report_path_is_refused_before_the_run(
     assert not (project / "imported").exists()  # refused before the target was even loaded
     assert not (project / "ok.json").exists()
     assert (project / "plain.txt").read_text(encoding="utf-8") == "seed.example\n"
+
+
+def test_no_report_nor_export_replaces_or_adds_a_case_file_the_run_loads(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The bundled corpus's (a clone's spec/cases) as --cases ones: --json spec/cases/ids.yaml
+    replaced the corpus's file, and an export to a case file replaced it too."""
+    root = project / "spec"
+    shutil.copytree(spec_dir(), root)
+    monkeypatch.setenv(SPEC_DIR_ENV, str(root))
+    mine = user_case_folder(project) / "regressions.yaml"
+    texts = {path: path.read_bytes() for path in [mine, *(root / "cases").glob("*.yaml")]}
+    for args in (
+        ("check", "good:Impl", *REFUSED, "--json", "spec/cases/ids.yaml"),
+        ("check", "good:Impl", *REFUSED, "--markdown", "spec/cases/new.yaml"),
+        ("export", "--format", "jsonl", "spec/cases/ids.yaml"),
+        ("export", "--format", "jsonl", str(mine), "--cases", "my-cases/", "--no-bundled"),
+    ):
+        ran = tokasm_here(project, *args)
+        _clean(ran, 2)
+        assert "is a case file the run loads" in ran.err, args
+    assert {path: path.read_bytes() for path in [mine, *(root / "cases").glob("*.yaml")]} == texts
 
 
 def test_one_report_failing_at_the_end_does_not_stop_the_others(project: Path) -> None:

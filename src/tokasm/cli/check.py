@@ -192,7 +192,7 @@ def _report_plan(args: argparse.Namespace, corpus: Callable[[], Corpus]) -> repo
             ),
         ],
         args.xfail,
-        args.cases,
+        options.case_sources(args),
     )
 
 

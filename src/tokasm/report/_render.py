@@ -366,6 +366,18 @@ def destination(option: str, given: Path) -> Path | None:
     return real
 
 
+def refuse_case_file(option: str, given: Path, cases: Sequence[Path]) -> None:
+    """ReportError if writing ``given`` would replace or add a case file that ``cases`` (the
+    folders and files of cases a run loads) stands for."""
+    path = Path(os.path.realpath(given))
+    for case in cases:
+        real = Path(os.path.realpath(case))
+        if path == real or (path.parent == real and path.suffix == ".yaml"):
+            raise ReportError(
+                f"{option} {str(given)!r} is a case file the run loads, of {str(case)!r}"
+            )
+
+
 _KEPT = "--write-xfail"  # the one report that may be the list read, and is never deleted
 #: Renders finished runs as one report's text.
 Render: TypeAlias = "Callable[[Sequence[TargetRun]], str]"
@@ -374,7 +386,7 @@ Render: TypeAlias = "Callable[[Sequence[TargetRun]], str]"
 class ReportPlan:
     """Every report asked for, checked before the run (ReportError, exit 2): only --write-xfail,
     the file people edit, may name the list read, ``source``, and is never deleted as stale;
-    none may be a file that ``cases`` (``--cases`` folders and files) loads."""
+    none may be a file that ``cases`` (the folders and files of cases read) loads."""
 
     def __init__(
         self,
@@ -400,12 +412,7 @@ class ReportPlan:
                 raise ReportError(f"{option} and {other} name the same file")
             if source is not None and path == Path(os.path.realpath(source)) and option != _KEPT:
                 raise ReportError(f"{option} names the same file as the list read, {str(source)!r}")
-            for case in cases:
-                real = Path(os.path.realpath(case))
-                if path == real or (path.parent == real and path.suffix == ".yaml"):
-                    raise ReportError(
-                        f"{option} {str(path)!r} is a case file of --cases {str(case)!r}"
-                    )
+            refuse_case_file(option, path, cases)
 
     def remove_stale(self) -> None:
         """Delete earlier reports, so a run that does not finish leaves none behind."""
