@@ -271,6 +271,22 @@ def test_a_selection_of_cases_no_profile_asked_for_runs_is_a_usage_error(project
     assert tokasm_here(project, "check", "good:Impl", *chosen, "--profile", "strict").code == 1
 
 
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (("check", "good:Impl", *ONE_CASE, "--strict-cost"), "--strict-cost needs the cost probe"),
+        (("fuzz", "good:Impl", "--examples", "1", "--force"), "--force needs --save"),
+    ],
+)
+def test_an_option_that_needs_one_left_out_is_refused(
+    project: Path, args: tuple[str, ...], said: str
+) -> None:
+    """It was silently ignored: no cost probe to fail, no file to replace."""
+    ran = tokasm_here(project, *args, "--in-process")
+    assert (ran.code, ran.out) == (2, "")
+    assert said in ran.err
+
+
 def test_help_answers_ci_questions(tmp_path: Path) -> None:
     ran = tokasm_cmd(tmp_path, "check", "--help")
     assert ran.code == 0

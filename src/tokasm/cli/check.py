@@ -15,7 +15,7 @@ from tokasm._display import safe_text
 from tokasm.cli import options
 from tokasm.cli.options import FILE, FLAG, LISTED, PATH
 from tokasm.corpus import PROFILES, profile_gap
-from tokasm.errors import CorpusError, ReportError, TargetError, XfailError
+from tokasm.errors import CorpusError, ReportError, TargetError, UsageError, XfailError
 from tokasm.fuzz import CHECK_EXAMPLES, fuzz_phase
 from tokasm.implementations import BACKENDS
 from tokasm.protocol import DEFAULT_TIMEOUT, PIPELINE_WINDOW, START_TIMEOUT
@@ -210,6 +210,8 @@ def _start_targets(args: argparse.Namespace, targets: list[tuple[Target, str | N
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.strict_cost and not args.cost_probe:
+        raise UsageError("--strict-cost needs the cost probe: leave out --no-cost-probe")
     # a bad report path is refused before the corpus is read (the reports are written after)
     reports = _report_plan(args, lambda: corpus)
     targets: list[tuple[Target, str | None]] = []
