@@ -352,6 +352,27 @@ def test_junit_has_times_and_a_name_stable_across_runtime_upgrades(project: Path
     assert (run["target_id"], run["runtime"]) == ("tokasm-node", "node v20.20.2")
 
 
+def test_two_runtimes_of_one_testee_stay_apart_in_junit_and_json(project: Path) -> None:
+    """Both were suite and class ``tokasm-node``: a CI keying cases on class and name merged
+    one runtime's failures with the other's results."""
+    names = ("tokasm-node (node v20.20.2)", "tokasm-node (node v22.1.0)")
+    ran = tokasm_here(
+        project,
+        *("check", "--cmd", _hostile_testee(names[0]), "--cmd", _hostile_testee(names[1])),
+        *("-k", "seed.example", "--fuzz-examples", "0", "--junit", "r.xml", "--json", "r.json"),
+    )
+    _clean(ran, 1)
+    suites = list(_valid_junit(project / "r.xml"))
+    assert [suite.get("name") for suite in suites] == list(names)
+    classes = [{case.get("classname") for case in suite.iter("testcase")} for suite in suites]
+    assert classes == [{f"tokasm.{name}"} for name in names]
+    runs = _valid_json(project / "r.json")["runs"]
+    assert [(run["target_id"], run["runtime"]) for run in runs] == [
+        (names[0], "node v20.20.2"),
+        (names[1], "node v22.1.0"),
+    ]
+
+
 # --- item 5: testee text is untrusted ---------------------------------------------------
 
 EVIL_NAME = "broken\n*\n#\x1b[31mred\x1b[0m\u202e\ud83d\x00"
