@@ -137,6 +137,14 @@ def _check_report_paths(args: argparse.Namespace) -> None:
                 raise ReportError(f"{option} and {other} {same}")
 
 
+def _write(path: Path, text: str, stdout: options.Console) -> None:
+    """A report written whole to ``path``, or to stdout for '-'."""
+    if str(path) == "-":
+        stdout.print(text)
+    else:
+        write_text_atomically(path, text + "\n")
+
+
 def run(args: argparse.Namespace) -> int:
     targets: list[Target] = []
     try:
@@ -186,20 +194,16 @@ def _measure(args: argparse.Namespace, bench_targets: list[BenchTarget]) -> int:
         f"min of {runs}{settings.repeats}, in {time.perf_counter() - started:.0f} s{stopped or ''}"
     )
     try:
-        payload = bench.to_json(results, settings, DEFAULT_BACKEND)
-        reports = [
-            (args.json, json.dumps(payload, indent=2)),
-            (
+        if args.json:
+            payload = bench.to_json(results, settings, DEFAULT_BACKEND)
+            _write(args.json, json.dumps(payload, indent=2), stdout)
+        if args.markdown:
+            _write(
                 args.markdown,
                 f"# tokasm bench\n\nScaling exponent and verdict per scenario and backend:\n\n"
                 f"{matrix}\n\nDetails (time per operation at each size):\n\n```text\n{text}\n```",
-            ),
-        ]
-        for path, report in reports:
-            if str(path) == "-":
-                stdout.print(report)
-            elif path is not None:
-                write_text_atomically(path, report + "\n")
+                stdout,
+            )
         if args.plot:
             bench.write_plot(results, args.plot, DEFAULT_BACKEND)
     except OSError as error:
