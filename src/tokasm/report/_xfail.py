@@ -177,16 +177,19 @@ def render_xfail(
         kept = None if keep is None else keep.entry_for(case_id)
         reason = kept.reason if kept is not None and kept.reason else "; ".join(failures[case_id])
         reason = safe_text(reason, NAME_LIMIT)
-        cannot = f"# cannot list case id '{safe_text(case_id, NAME_LIMIT)}'"
-        entries.append(
-            (case_id, f"{cannot}: {reason}" if entry is None else f"{entry}  # {reason}")
-        )
+        if entry is None:
+            entries.append(
+                (case_id, f"# cannot list case id '{safe_text(case_id, NAME_LIMIT)}': {reason}")
+            )
+        else:
+            entries.append((case_id, f"{entry}  # {reason}"))
     if keep is not None and corpus is not None:  # lines about what no run checked, as written
         checked = {r.case_id for run in runs for r in run.results if r.outcome != "skipped"}
         unchecked = ({case.id for case in corpus} | set(PROBE_IDS)) - checked
         for listed, count in keep._matches(unchecked).items():
-            reason = f"  # {listed.reason}" if listed.reason else ""
-            entries += [(listed.pattern, listed.pattern + reason)] if count else []
+            if count:
+                reason = f"  # {listed.reason}" if listed.reason else ""
+                entries.append((listed.pattern, listed.pattern + reason))
     header = [
         "# tokasm expected failures: one case id or glob per line, '# reason' allowed.",
         f"# Written by tokasm check --write-xfail for {safe_text(names, NAME_LIMIT)}.",
