@@ -258,6 +258,35 @@ def test_unreadable_xfail_file_is_a_usage_error(
     assert "Traceback" not in ran.err
 
 
+def test_a_selection_of_cases_no_profile_asked_for_runs_is_a_usage_error(project: Path) -> None:
+    """As a -k matching nothing is: every case was skipped, and the run passed."""
+    chosen = ("-k", "strict.*", *QUICK, "--in-process")
+    ran = tokasm_here(project, "check", "good:Impl", *chosen)
+    assert (ran.code, ran.out) == (2, "")
+    assert ran.err == (
+        "tokasm check: error: every case selected is of profile strict, not asked for: "
+        "nothing would run; add --profile strict\n"
+    )
+    # with it, they run (and fail: it does not validate events)
+    assert tokasm_here(project, "check", "good:Impl", *chosen, "--profile", "strict").code == 1
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (("check", "good:Impl", *ONE_CASE, "--strict-cost"), "--strict-cost needs the cost probe"),
+        (("fuzz", "good:Impl", "--examples", "1", "--force"), "--force needs --save"),
+    ],
+)
+def test_an_option_that_needs_one_left_out_is_refused(
+    project: Path, args: tuple[str, ...], said: str
+) -> None:
+    """It was silently ignored: no cost probe to fail, no file to replace."""
+    ran = tokasm_here(project, *args, "--in-process")
+    assert (ran.code, ran.out) == (2, "")
+    assert said in ran.err
+
+
 def test_help_answers_ci_questions(tmp_path: Path) -> None:
     ran = tokasm_cmd(tmp_path, "check", "--help")
     assert ran.code == 0
@@ -417,3 +446,26 @@ def test_a_closed_stdout_keeps_the_exit_status_and_the_reports(
     if "--json" in args:
         report = json.loads((project / "r.json").read_text(encoding="utf-8"))
         assert report["conforms"] == (code == 0)
+
+
+#: The smallest bench sweep: one backend, one scenario, three tiny sizes, one round.
+TINY_BENCH = (
+    *("bench", "--only", "list-join", "--scenario", "reread_unchanged", "--no-memory", "-q"),
+    *("--quick", "--sizes", "40,80,160", "--repeats", "1"),
+)
+
+
+def test_bench_refuses_two_reports_naming_one_file_before_measuring(project: Path) -> None:
+    """As check refuses them: the last written replaced the other (a plot over the JSON)."""
+    ran = tokasm_here(project, *TINY_BENCH, "--json", "r.out", "--markdown", "./r.out")
+    assert (ran.code, ran.out) == (2, "")
+    assert ran.err == "tokasm bench: error: --markdown and --json name the same file\n"
+
+
+def test_bench_sends_a_dash_report_to_stdout_and_the_tables_to_stderr(project: Path) -> None:
+    """As check does with '-': it wrote a file named '-'."""
+    ran = tokasm_here(project, *TINY_BENCH, "--json", "-")
+    assert ran.code == 0, ran.err
+    assert json.loads(ran.out)["results"]
+    assert "reread_unchanged:" in ran.err
+    assert not (project / "-").exists()

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import sys
 import xml.etree.ElementTree as ET
@@ -26,7 +27,16 @@ from typing import TYPE_CHECKING, Any
 import jsonschema
 import pytest
 
-from helpers import BROKEN, GOOD, QUICK, copy_spec, tokasm_cmd, tokasm_here, tokasm_started
+from helpers import (
+    BROKEN,
+    GOOD,
+    QUICK,
+    copy_spec,
+    tokasm_cmd,
+    tokasm_here,
+    tokasm_started,
+    user_case_folder,
+)
 from tokasm.corpus._load import load_corpus, load_file
 from tokasm.corpus._paths import SPEC_DIR_ENV, spec_dir
 from tokasm.corpus.steps import Apply
@@ -215,8 +225,8 @@ def _marker_target(project: Path) -> None:
         (["--json", "same", "--junit", "same"], "same file"),
         (["--json", "-", "--junit", "-"], "stdout"),
         (["--xfail", "plain.txt", "--json", "plain.txt"], "same file"),
-        (["--cases", "plain.txt", "--json", "plain.txt"], "a case file of --cases"),
-        (["--cases", ".", "--markdown", "new.yaml"], "a case file of --cases"),
+        (["--cases", "plain.txt", "--json", "plain.txt"], "a case file the run loads"),
+        (["--cases", ".", "--markdown", "new.yaml"], "a case file the run loads"),
     ],
 )
 def test_a_bad_report_path_is_refused_before_the_run(
@@ -233,6 +243,28 @@ def test_a_bad_report_path_is_refused_before_the_run(
     assert not (project / "imported").exists()  # refused before the target was even loaded
     assert not (project / "ok.json").exists()
     assert (project / "plain.txt").read_text(encoding="utf-8") == "seed.example\n"
+
+
+def test_no_report_nor_export_replaces_or_adds_a_case_file_the_run_loads(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The bundled corpus's (a clone's spec/cases) as --cases ones: --json spec/cases/ids.yaml
+    replaced the corpus's file, and an export to a case file replaced it too."""
+    root = project / "spec"
+    shutil.copytree(spec_dir(), root)
+    monkeypatch.setenv(SPEC_DIR_ENV, str(root))
+    mine = user_case_folder(project) / "regressions.yaml"
+    texts = {path: path.read_bytes() for path in [mine, *(root / "cases").glob("*.yaml")]}
+    for args in (
+        ("check", "good:Impl", *REFUSED, "--json", "spec/cases/ids.yaml"),
+        ("check", "good:Impl", *REFUSED, "--markdown", "spec/cases/new.yaml"),
+        ("export", "--format", "jsonl", "spec/cases/ids.yaml"),
+        ("export", "--format", "jsonl", str(mine), "--cases", "my-cases/", "--no-bundled"),
+    ):
+        ran = tokasm_here(project, *args)
+        _clean(ran, 2)
+        assert "is a case file the run loads" in ran.err, args
+    assert {path: path.read_bytes() for path in [mine, *(root / "cases").glob("*.yaml")]} == texts
 
 
 def test_one_report_failing_at_the_end_does_not_stop_the_others(project: Path) -> None:
@@ -318,6 +350,27 @@ def test_junit_has_times_and_a_name_stable_across_runtime_upgrades(project: Path
     assert float(root.get("time", "-1")) >= 0
     (run,) = _valid_json(project / "r.json")["runs"]
     assert (run["target_id"], run["runtime"]) == ("tokasm-node", "node v20.20.2")
+
+
+def test_two_runtimes_of_one_testee_stay_apart_in_junit_and_json(project: Path) -> None:
+    """Both were suite and class ``tokasm-node``: a CI keying cases on class and name merged
+    one runtime's failures with the other's results."""
+    names = ("tokasm-node (node v20.20.2)", "tokasm-node (node v22.1.0)")
+    ran = tokasm_here(
+        project,
+        *("check", "--cmd", _hostile_testee(names[0]), "--cmd", _hostile_testee(names[1])),
+        *("-k", "seed.example", "--fuzz-examples", "0", "--junit", "r.xml", "--json", "r.json"),
+    )
+    _clean(ran, 1)
+    suites = list(_valid_junit(project / "r.xml"))
+    assert [suite.get("name") for suite in suites] == list(names)
+    classes = [{case.get("classname") for case in suite.iter("testcase")} for suite in suites]
+    assert classes == [{f"tokasm.{name}"} for name in names]
+    runs = _valid_json(project / "r.json")["runs"]
+    assert [(run["target_id"], run["runtime"]) for run in runs] == [
+        (names[0], "node v20.20.2"),
+        (names[1], "node v22.1.0"),
+    ]
 
 
 # --- item 5: testee text is untrusted ---------------------------------------------------
@@ -518,6 +571,14 @@ def test_an_endless_or_huge_xfail_file_is_a_clean_error(project: Path, source: s
     assert "larger than" in ran.err
 
 
+def test_a_named_pipe_without_a_writer_as_the_xfail_file_reads_as_empty(project: Path) -> None:
+    """Opened, it waited for a writer for ever (`--xfail <(grep ...)`, a pipe with one, reads
+    as any file)."""
+    os.mkfifo(project / "pipe.txt")
+    ran = tokasm_here(project, "check", "good:Impl", *REFUSED, "--xfail", "pipe.txt")
+    _clean(ran, 0)
+
+
 def test_a_long_xfail_list_is_matched_once(project: Path) -> None:
     """40,000 lines (ids, globs and stale lines): finishes, every stale line is reported."""
     ids = sorted(case.id for case in load_corpus())
@@ -622,6 +683,23 @@ def test_write_xfail_keeps_the_reasons_people_wrote(project: Path) -> None:
         in (project / "known.txt").read_text(encoding="utf-8").splitlines()
     )
     assert _valid_json(project / "r.json")["summary"]["xfailed"] == len(listed)
+
+
+def test_write_xfail_keeps_the_lines_of_cases_the_run_did_not_check(project: Path) -> None:
+    """A refresh with -k, or with a profile's cases skipped, dropped every line about the other
+    cases: the next whole run failed on them, their reasons lost. A stale line still goes."""
+    known = project / "known.txt"
+    kept = ["seed.example  # tracked in #123", "strict.*  # we do not validate yet"]
+    known.write_text("\n".join([*kept, "gone.case  # renamed long ago"]) + "\n", encoding="utf-8")
+    chosen = ("-k", "after.*", "-k", "strict.*", *QUICK)  # strict's cases skipped: no --profile
+    ran = tokasm_here(project, "check", "broken:Impl", *chosen, "--write-xfail", "known.txt")
+    _clean(ran, 1)
+    lines = known.read_text(encoding="utf-8").splitlines()
+    assert set(kept) <= set(lines)
+    assert not any(line.startswith("gone.") for line in lines)
+    assert any(line.startswith("after.") for line in lines)  # today's failures
+    wider = ("-k", "after.*", "-k", "seed.*", *QUICK, "--xfail", "known.txt")
+    _clean(tokasm_here(project, "check", "broken:Impl", *wider), 0)  # seed.example: listed still
 
 
 def test_fuzz_save_refuses_to_overwrite_without_force(project: Path) -> None:

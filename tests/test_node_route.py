@@ -435,3 +435,25 @@ def test_a_missing_export_is_named_with_the_command_that_makes_it(
     assert f"no tokasm export at {missing}" in said
     assert f"tokasm export {missing}" in said
     assert "at Object.statSync" not in said
+
+
+def test_an_unknown_profile_fails_the_run_naming_it(small_export: Path) -> None:
+    """As ``tokasm check --profile`` refuses it: a misspelt 'strict' skipped the strict cases,
+    and the run passed."""
+    done = conformance(small_export, CLASSES["reference"], profiles="strict,strcit")
+    assert done.code != 0
+    choices = ", ".join(PROFILES)
+    assert f"unknown profile 'strcit' (choose from {choices})" in done.out + done.err
+
+
+def test_a_profile_asked_for_that_the_class_cannot_run_fails_the_run(
+    light_export: Path, classes: Path
+) -> None:
+    """As ``tokasm check --profile incremental`` refuses a target without read_since: every
+    incremental case was skipped, and the run passed."""
+    done = conformance(light_export, f"{classes}:Uncached", profiles="incremental")
+    assert done.code != 0
+    assert (
+        "profile 'incremental' was asked for, but the class has no readSince, so it cannot "
+        "run those cases; leave the profile out to check the class without them"
+    ) in done.out + done.err

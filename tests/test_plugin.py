@@ -10,6 +10,7 @@ it must also leave other projects alone.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -22,7 +23,10 @@ import pytest
 
 from helpers import QUICK
 from tokasm.cli import main as tokasm_main
+from tokasm.conformance import suite
 from tokasm.corpus._load import load_corpus
+from tokasm.errors import UsageError
+from tokasm.implementations import ListJoinAssembler
 
 if TYPE_CHECKING:
     from collections.abc import Collection
@@ -234,6 +238,40 @@ def test_unknown_profile_is_a_usage_error(project: pytest.Pytester) -> None:
     result.stderr.fnmatch_lines(["ERROR: --tokasm-profile: unknown 'lax' (choose from required*"])
 
 
+@pytest.mark.parametrize(
+    ("option", "value", "said"),
+    [
+        ("--tokasm-timeout", "nan", "must be a finite number above 0, got 'nan'"),
+        ("--tokasm-timeout", "-1", "must be a finite number above 0, got '-1'"),
+        ("--tokasm-timeout", "0", "must be a finite number above 0, got '0'"),
+        ("--tokasm-fuzz-examples", "-1", "must be 0 or more, got '-1'"),
+    ],
+)
+def test_a_bad_number_is_a_usage_error_naming_its_option(
+    project: pytest.Pytester, option: str, value: str, said: str
+) -> None:
+    """As ``tokasm check`` refuses it: NaN was an INTERNALERROR traceback, -1 timed out every
+    call, 0 meant the default and a negative fuzz count skipped the fuzz item."""
+    result = _conformance(
+        project, "--tokasm-assembler", "good:Impl", "--tokasm-isolate", f"{option}={value}"
+    )
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*argument {option}: {said}*"])
+
+
+def test_a_timeout_without_isolate_is_a_usage_error(project: pytest.Pytester) -> None:
+    """In pytest's process no call can be cut short: the timeout was silently ignored."""
+    result = _conformance(project, "--tokasm-assembler", "good:Impl", "--tokasm-timeout", "1")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["ERROR: --tokasm-timeout needs --tokasm-isolate*"])
+
+
+def test_suite_refuses_an_unknown_profile_as_the_option_does() -> None:
+    """A misspelt 'strict' skipped the strict cases, and the suite passed."""
+    with pytest.raises(UsageError, match=r"unknown 'strcit' \(choose from required, strict"):
+        suite(ListJoinAssembler, profiles=["strict", "strcit"])
+
+
 def test_without_assembler_a_usage_error(project: pytest.Pytester) -> None:
     result = _conformance(project, "-rs")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
@@ -288,6 +326,23 @@ def test_every_option_is_prefixed(pytester: pytest.Pytester) -> None:
     options = [line.split()[0] for line in group.splitlines() if line.lstrip().startswith("--")]
     assert "--tokasm-assembler=MODULE:ATTR" in options
     assert all(option.startswith("--tokasm-") for option in options), options
+
+
+def test_every_option_of_a_documented_pytest_command_exists(pytester: pytest.Pytester) -> None:
+    """spec/CASES.md showed ``--assembler``: pytest refused it ("unrecognized arguments")."""
+    root = Path(__file__).resolve().parents[1]
+    documents = [root / "README.md", *(root / "docs").glob("*.md"), *(root / "spec").glob("*.md")]
+    commands = [
+        line
+        for document in documents
+        for line in document.read_text(encoding="utf-8").splitlines()
+        if "python -m pytest" in line and "tokasm.conformance" in line
+    ]
+    assert len(commands) >= 3, commands
+    options = re.compile(r"(?<![\w-])--[a-z][\w-]*")
+    known = set(options.findall(pytester.runpytest_inprocess("--help").stdout.str()))
+    unknown = {line: sorted(set(options.findall(line)) - known) for line in commands}
+    assert not any(unknown.values()), unknown
 
 
 def test_other_projects_own_options_and_tests_are_unaffected(pytester: pytest.Pytester) -> None:

@@ -207,3 +207,17 @@ def test_the_pytest_route_runs_user_cases(pytester: pytest.Pytester, mine: Path)
         "--pyargs", "tokasm.conformance", "--tokasm-assembler", "trims:Impl", "--tokasm-no-bundled"
     )
     assert bad.ret == pytest.ExitCode.USAGE_ERROR
+
+
+def test_list_and_show_take_the_case_options_as_check_does(
+    mine: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A failing case of one's own was named by check, but neither listed nor shown."""
+    assert main(["show", "mine.greeting", "--cases", str(mine)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("mine.greeting - ")
+    assert f"source: {mine}" in out
+    assert main(["list", "--cases", str(mine), "--no-bundled"]) == 0
+    out = capsys.readouterr().out
+    assert [line.split()[0] for line in out.splitlines()[1:3]] == ["mine.greeting", "mine.spaces"]
+    assert "4 of 4 checks" in out  # the two cases and the two cost probes

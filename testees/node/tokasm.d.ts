@@ -58,7 +58,10 @@ export type Outcome = 'passed' | 'failed' | 'errored';
 export interface SuiteOptions {
   /** The export: a folder of CASE-ID.json files or a .jsonl file (default: $TOKASM_EXPORT). */
   corpus?: string;
-  /** Optional profiles to run too: 'strict', 'surrogates'. required and incremental always run. */
+  /**
+   * Optional profiles to run too: 'strict', 'surrogates'. required and incremental always run.
+   * A name that is no profile, or a profile whose cases the class cannot run, throws.
+   */
   profiles?: string[];
   /**
    * Case ids or globs (*, ? and [...]) expected to fail; a listed case that passes fails, and so

@@ -20,6 +20,7 @@ from tokasm.run import resolve_target
 
 if TYPE_CHECKING:
     import argparse
+    from pathlib import Path
 
     from tokasm.bench import BenchTarget
     from tokasm.cli.options import Commands
@@ -89,9 +90,9 @@ def add_parser(commands: Commands) -> None:
         ("--budget", budget, SECONDS),
         ("--max-time", max_time, SECONDS),
         ("--no-memory", "skip the tracemalloc runs", FLAG),
-        ("--json", "write every figure as JSON", PATH),
+        ("--json", "write every figure as JSON; '-' for stdout", PATH),
         ("--plot", "write a log-log plot (.png or .svg; needs [plot])", FILE),
-        ("--markdown", "write the tables as Markdown (docs/bench.md)", PATH),
+        ("--markdown", "write the tables as Markdown (docs/bench.md); '-' for stdout", PATH),
         ("--timeout", timeout, {**SECONDS, "default": DEFAULT_TIMEOUT}),
         ("--in-process", unguarded, FLAG),
         ("-q --quiet", "no progress: no live line, no per-cell log", FLAG),
@@ -116,9 +117,11 @@ def _bench_targets(args: argparse.Namespace, targets: list[Target]) -> list[Benc
 
 
 def _check_report_paths(args: argparse.Namespace) -> None:
-    """ReportError (PlotError) now, before measuring, for a report that could not be written."""
+    """ReportError (PlotError) now, before measuring, for a report that could not be written,
+    two naming one file, or two on stdout ('-')."""
     if args.plot:
         bench.check_plot(args.plot)
+    seen: dict[Path | None, str] = {}
     for option in ("--json", "--markdown", "--plot"):
         path = getattr(args, option[2:])
         if path is not None:
@@ -128,7 +131,18 @@ def _check_report_paths(args: argparse.Namespace) -> None:
                 raise ReportError(
                     f"{option} {str(path)!r}: cannot create its folder: {error}"
                 ) from None
-            destination(option, path)
+            real = destination(option, path)
+            if (other := seen.setdefault(real, option)) != option:
+                same = "name the same file" if real else "both go to stdout ('-')"
+                raise ReportError(f"{option} and {other} {same}")
+
+
+def _write(path: Path, text: str, stdout: options.Console) -> None:
+    """A report written whole to ``path``, or to stdout for '-'."""
+    if str(path) == "-":
+        stdout.print(text)
+    else:
+        write_text_atomically(path, text + "\n")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -146,8 +160,10 @@ def _measure(args: argparse.Namespace, bench_targets: list[BenchTarget]) -> int:
     given = {name: value for name in names if (value := getattr(args, name))}
     settings = replace(QUICK if args.quick else FULL, memory=not args.no_memory, **given)
     scenarios = [SCENARIOS[name] for name in args.scenario] or list(SCENARIOS.values())
-    # a reader gone (``| head``) costs the rest of the output, no report and not the status
-    console = options.Console(sys.stdout)
+    # a reader gone (``| head``) costs the rest of the output, no report and not the status;
+    # with a report on stdout ('-'), the tables go to stderr
+    stdout = options.Console(sys.stdout)
+    console = options.Console(sys.stderr) if "-" in (str(args.json), str(args.markdown)) else stdout
     if any(bench_target.per_request for bench_target in bench_targets):
         console.print(
             "protocol testees are measured per request: their costs include the round trip"
@@ -180,12 +196,13 @@ def _measure(args: argparse.Namespace, bench_targets: list[BenchTarget]) -> int:
     try:
         if args.json:
             payload = bench.to_json(results, settings, DEFAULT_BACKEND)
-            write_text_atomically(args.json, json.dumps(payload, indent=2) + "\n")
+            _write(args.json, json.dumps(payload, indent=2), stdout)
         if args.markdown:
-            write_text_atomically(
+            _write(
                 args.markdown,
                 f"# tokasm bench\n\nScaling exponent and verdict per scenario and backend:\n\n"
-                f"{matrix}\n\nDetails (time per operation at each size):\n\n```text\n{text}\n```\n",
+                f"{matrix}\n\nDetails (time per operation at each size):\n\n```text\n{text}\n```",
+                stdout,
             )
         if args.plot:
             bench.write_plot(results, args.plot, DEFAULT_BACKEND)

@@ -7,8 +7,16 @@ import sys
 from typing import TYPE_CHECKING
 
 from tokasm._display import show
-from tokasm.cli.options import Console, exit_codes, non_negative, select, subcommand
-from tokasm.corpus import Raises, load_corpus
+from tokasm.cli.options import (
+    Console,
+    add_case_options,
+    chosen_cases,
+    exit_codes,
+    non_negative,
+    select,
+    subcommand,
+)
+from tokasm.corpus import Raises
 from tokasm.implementations import DEFAULT_BACKEND
 from tokasm.run import PROBE_IDS, PROBE_STEPS, probe_named
 
@@ -26,8 +34,8 @@ TAIL_STEPS = 5
 
 
 def run_list(args: argparse.Namespace) -> int:
-    corpus = load_corpus()
-    cases, probes = select(corpus, args.globs)
+    corpus, chosen = chosen_cases(args)
+    cases, probes = select(chosen, args.globs)
     rows = [(c.id, c.profile, str(c.step_count), ", ".join(c.requirements)) for c in cases]
     # the cost probes, named like cases (-k and --xfail name them alike), with their rules
     rows += [(p, "required", "probe", probe_named(p, "passed").requirements[0]) for p in probes]
@@ -37,7 +45,7 @@ def run_list(args: argparse.Namespace) -> int:
         f"{r[0]:<{widths[0]}}  {r[1]:<{widths[1]}}  {r[2]:>{widths[2]}}  {r[3]}"
         for r in [header, *rows]
     ]
-    count, total = len(cases) + len(probes), len(corpus) + len(PROBE_IDS)
+    count, total = len(cases) + len(probes), len(chosen) + len(PROBE_IDS)
     lines.append(f"{count} of {total} checks (corpus {corpus.version} and the cost probes)")
     Console(sys.stdout).print("\n".join(lines))
     return 0
@@ -72,7 +80,7 @@ def _render_case(case: Case, limit: int) -> str:
 
 
 def run_show(args: argparse.Namespace) -> int:
-    cases, probes = select(load_corpus(), args.cases)
+    cases, probes = select(chosen_cases(args)[1], args.ids)
     blocks = [_render_case(case, args.steps) for case in cases]
     if probes:
         blocks.append(PROBE_STEPS)  # both probes, each under its id
@@ -94,6 +102,7 @@ def add_parser(commands: Commands) -> None:
     listing.add_argument(
         "globs", nargs="*", metavar="GLOB", help="only case ids matching this glob (repeatable)"
     )
+    add_case_options(listing)
     listing.set_defaults(run=run_list)
     showing = subcommand(
         commands,
@@ -104,7 +113,7 @@ def add_parser(commands: Commands) -> None:
         "CASE is a case id or a glob; several matches are shown one after another.",
         EXIT_CODES,
     )
-    showing.add_argument("cases", nargs="+", metavar="CASE", help="case id or glob")
+    showing.add_argument("ids", nargs="+", metavar="CASE", help="case id or glob")
     showing.add_argument(
         "--steps",
         type=non_negative,
@@ -113,4 +122,5 @@ def add_parser(commands: Commands) -> None:
         help=f"for a long case, the first N steps and the last {TAIL_STEPS} "
         f"(default {HEAD_STEPS}; 0 shows all)",
     )
+    add_case_options(showing)
     showing.set_defaults(run=run_show)

@@ -15,7 +15,7 @@ from tokasm._display import safe_text
 from tokasm.cli import options
 from tokasm.cli.options import FILE, FLAG, LISTED, PATH
 from tokasm.corpus import PROFILES, profile_gap
-from tokasm.errors import CorpusError, ReportError, TargetError, XfailError
+from tokasm.errors import CorpusError, ReportError, TargetError, UsageError, XfailError
 from tokasm.fuzz import CHECK_EXAMPLES, fuzz_phase
 from tokasm.implementations import BACKENDS
 from tokasm.protocol import DEFAULT_TIMEOUT, PIPELINE_WINDOW, START_TIMEOUT
@@ -31,6 +31,8 @@ from tokasm.run import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from tokasm.cli.options import Commands
     from tokasm.corpus import Case, Corpus
     from tokasm.run import Target
@@ -169,8 +171,9 @@ def add_parser(commands: Commands) -> None:
     parser.set_defaults(run=run, cost_probe=True)
 
 
-def _report_plan(args: argparse.Namespace) -> report.ReportPlan:
-    """Every report asked for, checked before any target loads (keeping --write-xfail's reasons)."""
+def _report_plan(args: argparse.Namespace, corpus: Callable[[], Corpus]) -> report.ReportPlan:
+    """Every report asked for, checked before any target loads (keeping --write-xfail's reasons,
+    and its lines about the cases of ``corpus()``, the run's, that the run does not check)."""
     keep = None
     if args.write_xfail is not None and str(args.write_xfail) != "-" and args.write_xfail.is_file():
         try:
@@ -182,10 +185,14 @@ def _report_plan(args: argparse.Namespace) -> report.ReportPlan:
             ("--json", args.json, report.json_text),
             ("--junit", args.junit, report.junit_text),
             ("--markdown", args.markdown, report.markdown_report),
-            ("--write-xfail", args.write_xfail, lambda runs: report.render_xfail(runs, keep)),
+            (
+                "--write-xfail",
+                args.write_xfail,
+                lambda runs: report.render_xfail(runs, keep, corpus()),
+            ),
         ],
         args.xfail,
-        args.cases,
+        options.case_sources(args),
     )
 
 
@@ -203,7 +210,10 @@ def _start_targets(args: argparse.Namespace, targets: list[tuple[Target, str | N
 
 
 def run(args: argparse.Namespace) -> int:
-    reports = _report_plan(args)  # a bad report path is refused before the corpus is read
+    if args.strict_cost and not args.cost_probe:
+        raise UsageError("--strict-cost needs the cost probe: leave out --no-cost-probe")
+    # a bad report path is refused before the corpus is read (the reports are written after)
+    reports = _report_plan(args, lambda: corpus)
     targets: list[tuple[Target, str | None]] = []
     try:
         # the corpus loads while the targets start, here: an --in-process import is for pdb
@@ -247,7 +257,7 @@ class _Check:
     def __init__(
         self, args: argparse.Namespace, corpus: Corpus, chosen: list[Case], to_stdout: bool
     ) -> None:
-        """CorpusError, not a pass, if ``-k`` leaves nothing to run."""
+        """CorpusError, not a pass, if ``-k`` or the profiles leave nothing to run."""
         self.args, self.corpus = args, corpus
         self.cases, probes = options.select(chosen, args.case)
         if not self.cases and not args.cost_probe:
@@ -257,6 +267,12 @@ class _Check:
             )
         self.probes = probes if args.cost_probe else []  # they run after the cases
         self.profiles = DEFAULT_PROFILES | set(args.profile)
+        if not self.probes and not any(case.profile in self.profiles for case in self.cases):
+            left = sorted({case.profile for case in self.cases})
+            raise CorpusError(
+                f"every case selected is of profile {', '.join(left)}, not asked for: nothing "
+                f"would run; add {' '.join(f'--profile {profile}' for profile in left)}"
+            )
         self.maxfail: float = args.maxfail or math.inf
         self.failures = 0  # unexpected ones, across targets (--maxfail)
         self.runs: list[TargetRun] = []

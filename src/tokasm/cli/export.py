@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from tokasm import report
 from tokasm.cli import options
 from tokasm.corpus import LARGE_PROFILES, json_can_carry, write_folder, write_lines
 from tokasm.errors import ReportError, UsageError
@@ -62,6 +63,8 @@ def add_parser(commands: Commands) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.format == "json" and str(args.out) == "-":
         raise UsageError("writing to stdout (-) needs --format jsonl")
+    if args.format == "jsonl" and str(args.out) != "-":
+        report.refuse_case_file("OUT", args.out, options.case_sources(args))
     corpus, chosen = options.chosen_cases(args)
     chosen = [case for case in chosen if not case.large or case.profile in args.profile]
     left_out = [case.id for case in chosen if not json_can_carry(case)]

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from tokasm.cli import options
 from tokasm.cli.options import FLAG, NUMBER, SECONDS
-from tokasm.errors import ReportError
+from tokasm.errors import ReportError, UsageError
 from tokasm.fuzz import INSTANCE_NAMES, SHRINK_BUDGET
 from tokasm.protocol import DEFAULT_TIMEOUT
 from tokasm.report import destination, write_text_atomically
@@ -86,6 +86,8 @@ def _check_save(args: argparse.Namespace) -> None:
     """--save checked before fuzzing: a writable file, new unless --force, or a folder."""
     save: str | None = args.save
     if save is None:
+        if args.force:
+            raise UsageError("--force needs --save: it lets --save replace a file")
         return
     if save == "-":
         raise ReportError("--save: the case is printed to stdout already; give a file name")

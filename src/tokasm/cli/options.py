@@ -77,6 +77,12 @@ def chosen_cases(args: argparse.Namespace) -> tuple[Corpus, list[Case]]:
     return corpus, [case for case in corpus if not (args.no_bundled and case.bundled)]
 
 
+def case_sources(args: argparse.Namespace) -> list[Path]:
+    """The folders and files of cases the command reads: the corpus's (with --no-bundled too,
+    for unique ids), then --cases; no report or export may replace or add a case file there."""
+    return [spec_dir() / "cases", *args.cases]
+
+
 def start_target(
     args: argparse.Namespace, target: str, *, command: bool = False, **settings: Any
 ) -> Target:

@@ -35,20 +35,33 @@ _NO_TARGET = (
     "--tokasm-assembler MODULE:ATTR` to check an implementation"
 )
 
+
+def _checked(parse: str) -> Callable[[str], Any]:
+    """A value parsed as ``tokasm check`` parses it, by ``tokasm.cli.options.<parse>``,
+    imported only when the option is given."""
+
+    def parsed(text: str) -> Any:
+        from tokasm.cli import options
+
+        return getattr(options, parse)(text)
+
+    return parsed
+
+
 _OPTIONS: dict[str, dict[str, Any]] = {
     "--tokasm-assembler": {"action": "append", "default": [], "metavar": "MODULE:ATTR", "help":
         "run the tokasm conformance corpus (--pyargs tokasm.conformance) against this class or "
         "zero-argument factory (repeatable: one item per case per target)"},
     "--tokasm-profile": {"action": "append", "default": [], "metavar": "PROFILE", "help":
         "also run this optional profile of the corpus (repeatable), e.g. strict"},
-    "--tokasm-fuzz-examples": {"type": int, "metavar": "N", "help":
+    "--tokasm-fuzz-examples": {"type": _checked("non_negative"), "metavar": "N", "help":
         "examples of the fuzz item, one per target (default: as many as tokasm check uses; 0 "
         "skips it)"},
     "--tokasm-isolate": {"action": "store_true", "help":
         "run each --tokasm-assembler in a testee process of its own (python -m "
         "tokasm.protocol.testee), so one that hangs, exits or crashes costs one case; without "
         "it the target runs in pytest's process, trusted like any code under test"},
-    "--tokasm-timeout": {"type": float, "metavar": "SECONDS", "help":
+    "--tokasm-timeout": {"type": _checked("positive_seconds"), "metavar": "SECONDS", "help":
         "with --tokasm-isolate, the per-request timeout (default: tokasm check's --timeout "
         "default)"},
     "--tokasm-cases": {"action": "append", "type": Path, "default": [], "metavar": "DIR", "help":
@@ -84,14 +97,18 @@ class Selection:
         *,
         fuzz_examples: int | None = None,
     ) -> Selection:
-        """CorpusError for a bad case file; XfailError for a bad or stale xfail line;
-        TargetError if a profile asked for by name cannot run on a target."""
-        from tokasm.corpus import load_corpus, profile_gap
-        from tokasm.errors import TargetError, XfailError
+        """UsageError for an unknown profile; CorpusError for a bad case file; XfailError for
+        a bad or stale xfail line; TargetError if a profile asked for cannot run on a target."""
+        from tokasm.corpus import PROFILES, load_corpus, profile_gap
+        from tokasm.errors import TargetError, UsageError, XfailError
         from tokasm.fuzz import CHECK_EXAMPLES
         from tokasm.report import load_xfail
         from tokasm.run import DEFAULT_PROFILES, PROBE_ID
 
+        if unknown := sorted(set(profiles) - set(PROFILES)):
+            raise UsageError(
+                f"unknown {', '.join(map(repr, unknown))} (choose from {', '.join(PROFILES)})"
+            )
         corpus = load_corpus(user_cases=[Path(folder) for folder in cases])
         listed = None if xfail is None else load_xfail(Path(xfail), corpus)
         if stale := [] if listed is None else listed.stale(corpus):
@@ -202,34 +219,29 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[_TARGETS], option = targets, config.getoption
     if not option("tokasm_assembler"):
         return
-    from tokasm.corpus import PROFILES
     from tokasm.errors import CorpusError, UsageError, XfailError
     from tokasm.protocol import DEFAULT_TIMEOUT, WorkerTarget, fatal_signals_kill_testees
     from tokasm.run import PythonTarget, resolve_target
 
-    requested: list[str] = option("tokasm_profile")
-    if unknown := sorted(set(requested) - set(PROFILES)):
-        raise pytest.UsageError(
-            f"--tokasm-profile: unknown {', '.join(map(repr, unknown))} "
-            f"(choose from {', '.join(PROFILES)})"
-        )
     if option("tokasm_no_bundled") and not option("tokasm_cases"):
         raise pytest.UsageError("--tokasm-no-bundled needs at least one --tokasm-cases DIR")
     flag = "--tokasm-assembler"
-    isolate, timeout = option("tokasm_isolate"), option("tokasm_timeout") or DEFAULT_TIMEOUT
+    isolate, timeout = option("tokasm_isolate"), option("tokasm_timeout")
+    if timeout is not None and not isolate:  # pytest's process cannot cut a call short
+        raise pytest.UsageError("--tokasm-timeout needs --tokasm-isolate")
     if isolate:  # pytest has no SIGTERM handler: testees first
         config.stash[_UNDO_SIGNALS] = fatal_signals_kill_testees()
     try:  # a testee started before a usage error is closed by pytest_unconfigure
         for target in option("tokasm_assembler"):
             targets[target] = (
-                WorkerTarget(target, timeout)
+                WorkerTarget(target, timeout or DEFAULT_TIMEOUT)
                 if isolate
                 else PythonTarget(resolve_target(target), target)
             )
         flag = "--tokasm-profile"
         config.stash[_SELECTION] = Selection.load(
             targets,
-            requested,
+            option("tokasm_profile"),
             option("tokasm_cases"),
             not option("tokasm_no_bundled"),
             option("tokasm_xfail"),

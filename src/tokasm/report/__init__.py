@@ -13,6 +13,7 @@ from tokasm.report._render import (
     junit_text,
     markdown_report,
     progress_wanted,
+    refuse_case_file,
     render_card,
     render_failures,
     render_verdict,
@@ -29,6 +30,6 @@ from tokasm.report._xfail import (
 __all__ = [
     "NAME_LIMIT", "Progress", "ReportPlan", "XfailError", "XfailList", "apply_xfail",
     "destination", "expected_failures", "json_report", "json_text", "junit_text", "load_xfail",
-    "markdown_report", "progress_wanted", "render_blame", "render_card", "render_failures",
-    "render_verdict", "render_xfail", "write_text_atomically",
+    "markdown_report", "progress_wanted", "refuse_case_file", "render_blame", "render_card",
+    "render_failures", "render_verdict", "render_xfail", "write_text_atomically",
 ]  # fmt: skip

@@ -73,10 +73,20 @@ def _sanitized(runs: Sequence[TargetRun]) -> list[TargetRun]:
     ]
 
 
-def stable_name(target: str) -> tuple[str, str]:
-    """``(id, runtime)``: the name without a trailing ``(...)`` (CI keys history on the id)."""
-    found = _RUNTIME.fullmatch(target)
-    return (found["name"], found["runtime"].strip()) if found else (target, "")
+def stable_names(runs: Sequence[TargetRun]) -> list[tuple[str, str]]:
+    """Each run's ``(id, runtime)``: its name without a trailing ``(...)``, an id CI keys its
+    history on across runtime upgrades; its whole name where another run has that id (two
+    runtimes of one testee, in one run, must not merge)."""
+    split = [_RUNTIME.fullmatch(run.target) for run in runs]
+    named = [
+        (found["name"], found["runtime"].strip()) if found else (run.target, "")
+        for found, run in zip(split, runs, strict=True)
+    ]
+    ids = [name for name, _ in named]
+    return [
+        (name if ids.count(name) == 1 else run.target, runtime)
+        for (name, runtime), run in zip(named, runs, strict=True)
+    ]
 
 
 def _verdict(run: TargetRun) -> str:
@@ -185,7 +195,8 @@ def json_report(runs: Sequence[TargetRun]) -> dict[str, Any]:
         "runs": [
             {
                 "target": run.target,
-                **dict(zip(("target_id", "runtime"), stable_name(run.target), strict=True)),
+                "target_id": target_id,
+                "runtime": runtime,
                 "implementation": run.implementation,
                 **_versions([run]),
                 "conforms": run.conforms,
@@ -194,7 +205,7 @@ def json_report(runs: Sequence[TargetRun]) -> dict[str, Any]:
                 "cases": [_case_json(result) for result in run.results],
                 "problems": list(run.problems),
             }
-            for run in runs
+            for run, (target_id, runtime) in zip(runs, stable_names(runs), strict=True)
         ],
     }
 
@@ -203,8 +214,7 @@ def json_text(runs: Sequence[TargetRun]) -> str:
     return json.dumps(json_report(runs), indent=2, ensure_ascii=False) + "\n"
 
 
-def _junit_suite(parent: ET.Element, run: TargetRun) -> None:
-    target_id, runtime = stable_name(run.target)
+def _junit_suite(parent: ET.Element, run: TargetRun, target_id: str, runtime: str) -> None:
     suite = ET.SubElement(parent, "testsuite", name=target_id)
     properties = ET.SubElement(suite, "properties")
     named = {**_versions([run]), "target": run.target, "implementation": run.implementation}
@@ -241,8 +251,8 @@ def junit_text(runs: Sequence[TargetRun]) -> str:
     """JUnit XML: one ``testsuite`` per target, one ``testcase`` per case (name = case id)."""
     root = ET.Element("testsuites", name="tokasm conformance")
     runs = _sanitized(runs)
-    for run in runs:
-        _junit_suite(root, run)
+    for run, (target_id, runtime) in zip(runs, stable_names(runs), strict=True):
+        _junit_suite(root, run, target_id, runtime)
     _count(root, "testsuite/testcase", sum(run.duration for run in runs))
     ET.indent(root)
     return f"<?xml version='1.0' encoding='utf-8'?>\n{ET.tostring(root, encoding='unicode')}\n"
@@ -366,6 +376,18 @@ def destination(option: str, given: Path) -> Path | None:
     return real
 
 
+def refuse_case_file(option: str, given: Path, cases: Sequence[Path]) -> None:
+    """ReportError if writing ``given`` would replace or add a case file that ``cases`` (the
+    folders and files of cases a run loads) stands for."""
+    path = Path(os.path.realpath(given))
+    for case in cases:
+        real = Path(os.path.realpath(case))
+        if path == real or (path.parent == real and path.suffix == ".yaml"):
+            raise ReportError(
+                f"{option} {str(given)!r} is a case file the run loads, of {str(case)!r}"
+            )
+
+
 _KEPT = "--write-xfail"  # the one report that may be the list read, and is never deleted
 #: Renders finished runs as one report's text.
 Render: TypeAlias = "Callable[[Sequence[TargetRun]], str]"
@@ -374,7 +396,7 @@ Render: TypeAlias = "Callable[[Sequence[TargetRun]], str]"
 class ReportPlan:
     """Every report asked for, checked before the run (ReportError, exit 2): only --write-xfail,
     the file people edit, may name the list read, ``source``, and is never deleted as stale;
-    none may be a file that ``cases`` (``--cases`` folders and files) loads."""
+    none may be a file that ``cases`` (the folders and files of cases read) loads."""
 
     def __init__(
         self,
@@ -400,12 +422,7 @@ class ReportPlan:
                 raise ReportError(f"{option} and {other} name the same file")
             if source is not None and path == Path(os.path.realpath(source)) and option != _KEPT:
                 raise ReportError(f"{option} names the same file as the list read, {str(source)!r}")
-            for case in cases:
-                real = Path(os.path.realpath(case))
-                if path == real or (path.parent == real and path.suffix == ".yaml"):
-                    raise ReportError(
-                        f"{option} {str(path)!r} is a case file of --cases {str(case)!r}"
-                    )
+            refuse_case_file(option, path, cases)
 
     def remove_stale(self) -> None:
         """Delete earlier reports, so a run that does not finish leaves none behind."""

@@ -7,6 +7,7 @@ a problem, and a glob matching every case refused: it would excuse any implement
 from __future__ import annotations
 
 import fnmatch
+import os
 import re
 from collections import defaultdict
 from dataclasses import dataclass, replace
@@ -104,10 +105,18 @@ def parse_xfail(text: str, source: str) -> XfailList:
     return XfailList(source, tuple(entries))
 
 
+def _without_waiting(name: str, flags: int) -> int:
+    """``open``'s opener for a file that may be a named pipe: without a writer, it reads as
+    empty (opened blocking, it waits for one for ever); with one (``<(grep ...)``), whole."""
+    fd = os.open(name, flags | os.O_NONBLOCK)
+    os.set_blocking(fd, True)
+    return fd
+
+
 def load_xfail(path: Path, corpus: Corpus | None = None) -> XfailList:
     """Parse a list file; XfailError if unreadable, too large or (given ``corpus``) matching all."""
     try:
-        with path.open("rb") as stream:
+        with open(path, "rb", opener=_without_waiting) as stream:
             data = stream.read(MAX_XFAIL_BYTES + 1)
         if len(data) > MAX_XFAIL_BYTES:
             raise ValueError(f"the file is larger than {MAX_XFAIL_BYTES:,} bytes")
@@ -149,8 +158,11 @@ def _entry_text(case_id: str) -> str | None:
     return "".join(f"[{char}]" if char in _GLOB_CHARS else char for char in case_id)
 
 
-def render_xfail(runs: Sequence[TargetRun], keep: XfailList | None = None) -> str:
-    """Today's failures of every target, ids sorted; the reasons people wrote in ``keep`` kept."""
+def render_xfail(
+    runs: Sequence[TargetRun], keep: XfailList | None = None, corpus: Corpus | None = None
+) -> str:
+    """Today's failures of every target, ids sorted; the reasons people wrote in ``keep`` kept,
+    and its lines about a case of ``corpus`` that no run checked (not selected, skipped)."""
     failures: defaultdict[str, list[str]] = defaultdict(list)
     for run in runs:
         target = f"{run.target}: " if len(runs) > 1 else ""
@@ -159,20 +171,30 @@ def render_xfail(runs: Sequence[TargetRun], keep: XfailList | None = None) -> st
                 first = (result.message.splitlines() or [""])[0]
                 failures[result.case_id].append(f"{target}{result.outcome}: {first}")
     names = ", ".join(safe_text(r.target, NAME_LIMIT) for r in runs)
-    lines = [
-        "# tokasm expected failures: one case id or glob per line, '# reason' allowed.",
-        f"# Written by tokasm check --write-xfail for {safe_text(names, NAME_LIMIT)}.",
-    ]
-    for case_id in sorted(failures):
+    entries = []  # (sort key, line)
+    for case_id in failures:
         entry = _entry_text(case_id)
         kept = None if keep is None else keep.entry_for(case_id)
         reason = kept.reason if kept is not None and kept.reason else "; ".join(failures[case_id])
         reason = safe_text(reason, NAME_LIMIT)
         if entry is None:
-            lines.append(f"# cannot list case id '{safe_text(case_id, NAME_LIMIT)}': {reason}")
+            entries.append(
+                (case_id, f"# cannot list case id '{safe_text(case_id, NAME_LIMIT)}': {reason}")
+            )
         else:
-            lines.append(f"{entry}  # {reason}")
-    return "\n".join(lines) + "\n"
+            entries.append((case_id, f"{entry}  # {reason}"))
+    if keep is not None and corpus is not None:  # lines about what no run checked, as written
+        checked = {r.case_id for run in runs for r in run.results if r.outcome != "skipped"}
+        unchecked = ({case.id for case in corpus} | set(PROBE_IDS)) - checked
+        for listed, count in keep._matches(unchecked).items():
+            if count:
+                reason = f"  # {listed.reason}" if listed.reason else ""
+                entries.append((listed.pattern, listed.pattern + reason))
+    header = [
+        "# tokasm expected failures: one case id or glob per line, '# reason' allowed.",
+        f"# Written by tokasm check --write-xfail for {safe_text(names, NAME_LIMIT)}.",
+    ]
+    return "\n".join([*header, *(line for _, line in sorted(entries))]) + "\n"
 
 
 def expected_failures(backend: str | None, listed: XfailList | None) -> list[XfailList]:
