@@ -14,11 +14,12 @@ import os
 import sys
 import threading
 
-from tokasm.implementations import ListJoinAssembler
+from tokasm.implementations import Event, ListJoinAssembler
 
 __all__ = [
     "CrashesOnALongMessage",
     "ExitsOnALongMessage",
+    "FinalizedIdsInAList",
     "HangsOnALongMessage",
     "PrintsEveryDelta",
     "RebuildsTextEachDelta",
@@ -39,6 +40,22 @@ class RebuildsTextEachDelta(ListJoinAssembler):
     def _append(self, message_id: str, delta: str | None) -> None:
         super()._append(message_id, delta)
         self.latest[message_id] = self._text(message_id)
+
+
+class FinalizedIdsInAList(ListJoinAssembler):
+    """list-join, but every event first looks its id up in a list of the finalized ids, as
+    the seed's "finalized IDs" may read: a correct class, quadratic over many messages."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.finalized_ids: list[str] = []
+
+    def apply(self, event: Event) -> str | None:
+        done = event["id"] in self.finalized_ids
+        text = super().apply(event)
+        if text is not None and not done:
+            self.finalized_ids.append(event["id"])
+        return text
 
 
 class _Misbehaves(ListJoinAssembler):

@@ -488,6 +488,27 @@ def test_a_copy_per_delta_class_is_found_by_the_length_of_its_text(
     assert chunked_stream["verdict"] in {"linear", "inconclusive"}
 
 
+def test_a_lookup_over_every_finalized_id_is_found_over_many_messages(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Each event of a class that keeps its finalized ids in a list scans them: one message
+    after another, the stream is quadratic; one message, or 64 interleaved, show nothing."""
+    ran = _bench(
+        capsys,
+        project,
+        *("slow_assemblers:FinalizedIdsInAList", "chunked", "--only", "--quick"),
+        *("--repeats", "3", "--scenario", "message_after_message", "--scenario", "interleaved"),
+        *("--sizes", "2k,4k,8k", "--json", "out.json", "--quiet"),
+    )
+    assert ran.code == 0, ran.out + ran.err
+    mine, mine_interleaved, chunked, _ = _report(project)["results"]
+    assert mine["scenario"] == "message_after_message"
+    assert mine["verdict"] in {"quadratic", "at least superlinear"}, ran.out  # 1k messages
+    assert mine["long_text"] is None  # its messages are short: no long text is timed
+    assert mine_interleaved["verdict"] in {"linear", "inconclusive"}
+    assert chunked["verdict"] in {"linear", "inconclusive"}
+
+
 @pytest.mark.parametrize(
     ("target", "message"),
     [

@@ -38,7 +38,7 @@ def _row(series: Series, sizes: Sequence[int], default: str | None) -> list[str]
     if traced and traced.memory:
         at = "" if traced is series.points[-1] else f"@{format_size(traced.size)}"
         memory = f"{traced.memory.ratio:.1f}x{at}"
-    return [*cells, _exponent_text(series), "n/a" if series.scenario.per_operation else growth,
+    return [*cells, _exponent_text(series), growth if series.scenario.on_long_texts else "n/a",
             _verdict_text(series), memory if series.scenario.traced else "n/a"]  # fmt: skip
 
 

@@ -118,7 +118,7 @@ class Series:
             return fit([point.size for point in points], rounds, per_operation, z)
 
         stream = fitted(self.points, self.scenario.per_operation)
-        if self.scenario.per_operation:
+        if not self.scenario.on_long_texts:
             return stream, None
         growth = fitted(self.texts, True)
         return Fit(stream.exponent, stream.error, judge(stream, growth, z)), growth
@@ -296,7 +296,7 @@ def climb(
     scenario, budget, name = series.scenario, settings.budget, series.scenario.name
     runs = LONG_RUNS if scenario.text_sizes else 1  # a long text: single runs, the fastest
     ladders = [(False, scenario.sizes(settings.sizes, settings.texts), series.points, runs)]
-    if not scenario.per_operation:
+    if scenario.on_long_texts:
         ladders.append((True, list(settings.texts), series.texts, LONG_RUNS))
     trace = settings.memory and scenario.traced and not series.bench_target.per_request
 

@@ -29,6 +29,8 @@ APPENDS = 50
 LONG_TEXTS = (256_000, 1_000_000, 4_000_000, 16_000_000)
 #: Messages open at once in the interleaved scenario.
 MESSAGES = 64
+#: Deltas of each message when messages come one after another (SIZE / 8 messages).
+DELTAS_PER_MESSAGE = 8
 #: Same seed, same text: runs and machines compare like with like.
 SEED = 20260401
 #: Delta lengths 1-12 weighted as LLM token text (mostly 2-6), rarely a multi-kilobyte one
@@ -71,6 +73,19 @@ def _apply_each(
 ) -> None:
     apply, source = assembler.apply, workload.source
     for message_id, (start, end) in zip(ids, pairwise(workload.bounds), strict=False):
+        apply({"id": message_id, "delta": source[start:end]})
+
+
+def _one_after_another(
+    assembler: Assembler, workload: Workload, ids: Iterator[str], offsets: dict[str, int]
+) -> None:
+    """``DELTAS_PER_MESSAGE`` deltas to a message, then its final, then the next message."""
+    apply, source, message_id = assembler.apply, workload.source, ""
+    for index, (start, end) in enumerate(pairwise(workload.bounds)):
+        if not index % DELTAS_PER_MESSAGE:
+            if message_id:
+                apply({"id": message_id, "final": True})
+            message_id = next(ids)
         apply({"id": message_id, "delta": source[start:end]})
 
 
@@ -126,7 +141,8 @@ class Scenario:
     summary: str
     unit: str
     feed: Feed = _apply_each
-    messages: int = 1
+    messages: int = 1  # or, with ``per_message``, SIZE / per_message (and no long texts)
+    per_message: int = 0
     needs_read_since: bool = False
     final: bool = False
 
@@ -139,6 +155,11 @@ class Scenario:
     def text_sizes(self) -> bool:
         """Sized by lengths of text, not numbers of deltas (so never traced: no final texts)."""
         return self.unit == "append"
+
+    @property
+    def on_long_texts(self) -> bool:
+        """Whether its events are also timed on messages holding long texts."""
+        return self.unit == "event" and not self.per_message
 
     @property
     def traced(self) -> bool:
@@ -160,7 +181,8 @@ class Scenario:
             return _reads(factory, workload, self.final)
         if self.unit == "append":
             return self.long_text(factory, workload)
-        ids, feed = self._ids, self.feed
+        count = -(-workload.size // self.per_message) if self.per_message else self.messages
+        ids, feed = self._ids(count), self.feed
 
         def run() -> list[str]:
             assembler = factory()
@@ -172,7 +194,7 @@ class Scenario:
 
     def long_text(self, factory: AssemblerFactory, workload: Workload) -> Action:
         """``APPENDS`` events fed as the stream does to messages holding the text (one delta)."""
-        assembler, ids, small = factory(), self._ids, make_workload(APPENDS)
+        assembler, ids, small = factory(), self._ids(self.messages), make_workload(APPENDS)
         share = len(workload.source) // self.messages
         for message_id in ids:
             assembler.apply({"id": message_id, "delta": workload.source[:share]})
@@ -184,9 +206,9 @@ class Scenario:
 
         return run
 
-    @property
-    def _ids(self) -> list[str]:
-        return [f"m{index}" for index in range(self.messages)] if self.messages > 1 else ["m"]
+    @staticmethod
+    def _ids(count: int) -> list[str]:
+        return [f"m{index}" for index in range(count)] if count > 1 else ["m"]
 
 
 #: Every scenario by name, in the order reports show them.
@@ -205,6 +227,10 @@ SCENARIOS: dict[str, Scenario] = {
                  "read", final=True),
         Scenario("interleaved", f"deltas spread round-robin over {MESSAGES} open messages, then "
                  "all finalized", "event", messages=MESSAGES),
+        Scenario("message_after_message", f"SIZE/{DELTAS_PER_MESSAGE} messages one after "
+                 f"another, {DELTAS_PER_MESSAGE} deltas then final each (a lookup that scans the "
+                 "messages, or the finalized ids, is quadratic)", "event", _one_after_another,
+                 per_message=DELTAS_PER_MESSAGE),
         Scenario("append_to_long", f"{APPENDS} appends to an open message of SIZE characters "
                  "(STREAM-LINEAR: an append that grows with the text makes a stream quadratic)",
                  "append"),
