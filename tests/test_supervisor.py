@@ -35,6 +35,10 @@ HOSTILE = {
     "os-exit": ("os._exit(0)", "exited with code 0 without answering"),
     "segfault": ("ctypes.string_at(0)", "killed by SIGSEGV"),
     "kill-itself": ("os.kill(os.getpid(), signal.SIGKILL)", "killed by SIGKILL"),
+    "finalizer": (  # of its instance, which ends with the case, not with the next one's new
+        "sys._getframe(1).f_locals['self'].doomed = Doomed()",
+        "exited with code 5",
+    ),
     "memory": ('hoard = b"x" * (1 << 34)', "raised MemoryError"),
     "hang": ("while True: pass", "no response within 0.5 s"),
     "hang-deaf-to-signals": (
@@ -94,6 +98,10 @@ class HangsAtExit(TokenAssembler):
     def __init__(self):
         super().__init__()
         atexit.register(time.sleep, 3600)
+
+class Doomed:
+    def __del__(self):
+        os._exit(5)
 
 def print_forever():
     while True:
