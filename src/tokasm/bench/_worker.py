@@ -79,6 +79,10 @@ class Bench:
         time_action(action, 0.0, self.clock)
         return min(time_action(action, 0.0, self.clock) for _ in range(LONG_RUNS - 1))
 
+    def drop(self, scenario: Scenario, size: int, text: bool) -> None:
+        """The scenario's end: the assemblers it kept go, so what their finalizers do costs it."""
+        self.actions = {}
+
     def memory(self, scenario: Scenario, size: int, text: bool) -> list[float]:
         peak = peak_memory(scenario, self.factory, scenario.workload(size))
         return [peak.peak_bytes, peak.text_bytes, peak.traced_seconds]
