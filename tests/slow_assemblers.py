@@ -22,6 +22,7 @@ __all__ = [
     "ExitsWhenALongTextGoes",
     "HangsOnALongMessage",
     "PrintsEveryDelta",
+    "RaisesOnALongTextThenExitsWhenItGoes",
     "RebuildsTextEachDelta",
 ]
 
@@ -131,6 +132,15 @@ class ExitsWhenALongTextGoes(ListJoinAssembler):
     def __del__(self) -> None:
         if getattr(self, "long", False):
             os._exit(7)
+
+
+class RaisesOnALongTextThenExitsWhenItGoes(ExitsWhenALongTextGoes):
+    """Raises at the delta after a long text: its scenario ends there, and the instance goes."""
+
+    def _append(self, message_id: str, delta: str | None) -> None:
+        if getattr(self, "long", False):
+            raise RuntimeError("after a long text")
+        super()._append(message_id, delta)
 
 
 class PrintsEveryDelta(ListJoinAssembler):

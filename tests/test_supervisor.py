@@ -540,17 +540,19 @@ def test_fuzz_and_bench_show_a_dying_targets_stderr_escaped(tmp_path: Path) -> N
     assert not {"\x1b", "\x07", "\x00"} & set(benched.out + benched.err), benched
 
 
+@pytest.mark.parametrize(
+    "target", ["ExitsWhenALongTextGoes", "RaisesOnALongTextThenExitsWhenItGoes"]
+)
 def test_an_assembler_dropped_at_the_end_of_its_bench_scenario_costs_that_scenario(
-    tmp_path: Path,
+    tmp_path: Path, target: str
 ) -> None:
     """Its finalizer ends bench's worker: the scenario that kept it for its rounds (on a long
-    text) errors, not the next one, whose first step dropped it."""
+    text), whether it ended or raised, errors, not the next one, whose first step dropped it."""
     shutil.copy(Path(__file__).with_name("slow_assemblers.py"), tmp_path)
     bench = ("--only", "--quick", "--sizes", "40", "--repeats", "1", "--budget", "600")
     scenarios = ("--scenario", "stream_then_finalize", "--scenario", "reread_unchanged")
-    target = "slow_assemblers:ExitsWhenALongTextGoes"
     options = ("--no-memory", "--quiet", "--json", "out.json")
-    ran = tokasm_here(tmp_path, "bench", target, *bench, *scenarios, *options)
+    ran = tokasm_here(tmp_path, "bench", f"slow_assemblers:{target}", *bench, *scenarios, *options)
     assert ran.code == 1, ran
     stream, reread = json.loads((tmp_path / "out.json").read_text())["results"]
     assert "the worker ended (exit status 7)" in stream["error"], stream

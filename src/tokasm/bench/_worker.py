@@ -57,11 +57,13 @@ class Bench:
         try:
             return getattr(self, op)(SCENARIOS[name], size, text)
         except TargetFault as fault:  # a testee's, whole: what happened is in its middle
-            raise Raised(safe_block(fault)) from None
+            raised = Raised(safe_block(fault))
         except (TokasmExit, TokasmInterrupt):
             raise
         except BaseException as error:  # a target's sys.exit or KeyboardInterrupt is its error
-            raise Raised(error_text(error)) from None
+            raised = Raised(error_text(error))
+        self.drop(SCENARIOS[name], size, text)  # the error ends the scenario (its frames gone)
+        raise raised
 
     def prepare(self, scenario: Scenario, size: int, text: bool) -> list[float]:
         """The set-up's seconds and the first batch's."""
