@@ -19,9 +19,11 @@ from tokasm.implementations import Event, ListJoinAssembler
 __all__ = [
     "CrashesOnALongMessage",
     "ExitsOnALongMessage",
+    "ExitsWhenALongTextGoes",
     "FinalizedIdsInAList",
     "HangsOnALongMessage",
     "PrintsEveryDelta",
+    "RaisesOnALongTextThenExitsWhenItGoes",
     "RebuildsTextEachDelta",
 ]
 
@@ -134,6 +136,28 @@ class ForgesAnError(WritesJsonThatIsNoAnswer):
     """Forges a step's error, which clears a terminal and paints it red."""
 
     LINE = b'{"error": "\\u001b[2J\\u001b[31mforged"}\n'
+
+
+class ExitsWhenALongTextGoes(ListJoinAssembler):
+    """Ends its process when an instance that was sent a long text is dropped (a finalizer):
+    a scenario on long texts keeps one for its rounds."""
+
+    def _append(self, message_id: str, delta: str | None) -> None:
+        super()._append(message_id, delta)
+        self.long = getattr(self, "long", False) or len(delta or "") > 10_000
+
+    def __del__(self) -> None:
+        if getattr(self, "long", False):
+            os._exit(7)
+
+
+class RaisesOnALongTextThenExitsWhenItGoes(ExitsWhenALongTextGoes):
+    """Raises at the delta after a long text: its scenario ends there, and the instance goes."""
+
+    def _append(self, message_id: str, delta: str | None) -> None:
+        if getattr(self, "long", False):
+            raise RuntimeError("after a long text")
+        super()._append(message_id, delta)
 
 
 class PrintsEveryDelta(ListJoinAssembler):

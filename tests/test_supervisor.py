@@ -13,19 +13,17 @@ import json
 import os
 import resource
 import select
+import shutil
 import signal
 import subprocess
 import textwrap
-from typing import TYPE_CHECKING
+from pathlib import Path
 
 import jsonschema
 import pytest
 
 from helpers import QUICK, tokasm_cmd, tokasm_here, tokasm_program, tokasm_started
 from tokasm.corpus import spec_dir
-
-if TYPE_CHECKING:
-    from pathlib import Path
 
 #: What the target does in the case ``hostile.KIND``, and what that case's error says (None:
 #: it passes, and so does the next case, in the same worker). What leaves the worker
@@ -35,6 +33,10 @@ HOSTILE = {
     "os-exit": ("os._exit(0)", "exited with code 0 without answering"),
     "segfault": ("ctypes.string_at(0)", "killed by SIGSEGV"),
     "kill-itself": ("os.kill(os.getpid(), signal.SIGKILL)", "killed by SIGKILL"),
+    "finalizer": (  # of its instance, which ends with the case, not with the next one's new
+        "sys._getframe(1).f_locals['self'].doomed = Doomed()",
+        "exited with code 5",
+    ),
     "memory": ('hoard = b"x" * (1 << 34)', "raised MemoryError"),
     "hang": ("while True: pass", "no response within 0.5 s"),
     "hang-deaf-to-signals": (
@@ -94,6 +96,10 @@ class HangsAtExit(TokenAssembler):
     def __init__(self):
         super().__init__()
         atexit.register(time.sleep, 3600)
+
+class Doomed:
+    def __del__(self):
+        os._exit(5)
 
 def print_forever():
     while True:
@@ -532,6 +538,25 @@ def test_fuzz_and_bench_show_a_dying_targets_stderr_escaped(tmp_path: Path) -> N
     assert benched.code == 1, benched
     assert "\\x1b]0;title\\x07\\x1b[31mred\\x00" in benched.out, benched
     assert not {"\x1b", "\x07", "\x00"} & set(benched.out + benched.err), benched
+
+
+@pytest.mark.parametrize(
+    "target", ["ExitsWhenALongTextGoes", "RaisesOnALongTextThenExitsWhenItGoes"]
+)
+def test_an_assembler_dropped_at_the_end_of_its_bench_scenario_costs_that_scenario(
+    tmp_path: Path, target: str
+) -> None:
+    """Its finalizer ends bench's worker: the scenario that kept it for its rounds (on a long
+    text), whether it ended or raised, errors, not the next one, whose first step dropped it."""
+    shutil.copy(Path(__file__).with_name("slow_assemblers.py"), tmp_path)
+    bench = ("--only", "--quick", "--sizes", "40", "--repeats", "1", "--budget", "600")
+    scenarios = ("--scenario", "stream_then_finalize", "--scenario", "reread_unchanged")
+    options = ("--no-memory", "--quiet", "--json", "out.json")
+    ran = tokasm_here(tmp_path, "bench", f"slow_assemblers:{target}", *bench, *scenarios, *options)
+    assert ran.code == 1, ran
+    stream, reread = json.loads((tmp_path / "out.json").read_text())["results"]
+    assert "the worker ended (exit status 7)" in stream["error"], stream
+    assert (reread["error"], len(reread["points"])) == (None, 1), reread
 
 
 def test_workers_are_bounded_in_memory_and_keep_the_limits_a_ci_job_sets(tmp_path: Path) -> None:

@@ -213,6 +213,7 @@ _SHAPES: dict[str, Callable[[object], bool]] = {
     "prepare": lambda ok: type(ok) is list and _numbers(ok, 2),
     "time": lambda ok: type(ok) is not list and _numbers(ok, 1),
     "memory": lambda ok: type(ok) is list and _numbers(ok, 3, zero=True),
+    "drop": lambda ok: ok is None,
 }
 
 
@@ -391,7 +392,9 @@ def _sweep(
                     loading = time.monotonic()
                     worker = _Worker(target.name, settings.batch, load, each, last)
                     loading = time.monotonic() - loading  # its time starts once it is loaded
-                climb(series, bench or cast("Step", worker), settings, deadline + loading, progress)
+                step = bench or cast("Step", worker)
+                climb(series, step, settings, deadline + loading, progress)
+                step("drop", series.scenario.name, 0, False)
                 _finished(progress, series)
             except Raised as error:
                 series.error = str(error)[:2000]

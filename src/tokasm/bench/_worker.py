@@ -57,11 +57,13 @@ class Bench:
         try:
             return getattr(self, op)(SCENARIOS[name], size, text)
         except TargetFault as fault:  # a testee's, whole: what happened is in its middle
-            raise Raised(safe_block(fault)) from None
+            raised = Raised(safe_block(fault))
         except (TokasmExit, TokasmInterrupt):
             raise
         except BaseException as error:  # a target's sys.exit or KeyboardInterrupt is its error
-            raise Raised(error_text(error)) from None
+            raised = Raised(error_text(error))
+        self.drop(SCENARIOS[name], size, text)  # the error ends the scenario (its frames gone)
+        raise raised
 
     def prepare(self, scenario: Scenario, size: int, text: bool) -> list[float]:
         """The set-up's seconds and the first batch's."""
@@ -78,6 +80,10 @@ class Bench:
             return time_action(action, self.batch, self.clock)
         time_action(action, 0.0, self.clock)
         return min(time_action(action, 0.0, self.clock) for _ in range(LONG_RUNS - 1))
+
+    def drop(self, scenario: Scenario, size: int, text: bool) -> None:
+        """The scenario's end: the assemblers it kept go, so what their finalizers do costs it."""
+        self.actions = {}
 
     def memory(self, scenario: Scenario, size: int, text: bool) -> list[float]:
         peak = peak_memory(scenario, self.factory, scenario.workload(size))

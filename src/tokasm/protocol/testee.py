@@ -110,7 +110,10 @@ def _dispatch(target: PythonTarget, request: Message) -> Message:
         target.new(string_field(request, "instance"))
         return OK
     if isinstance(target, _Worker) and op in ("case", "probe", "fuzz"):
-        return _worker_answer(target, request)
+        try:
+            return _worker_answer(target, request)
+        finally:  # its instances go with the check: what their finalizers do costs it
+            target.close()
     step = OPS.get(op) if isinstance(op, str) else None
     if step is None or (step.feature is not None and step.feature not in target.features):
         raise ProtocolError(f"unknown op {op!r}")
