@@ -125,7 +125,7 @@ def test_a_testee_silent_at_hello_is_a_target_error_after_the_start_timeout() ->
     # timeout is only there to differ from the start timeout, which the message must name.
     start = 0.25
     said = re.escape(f"no response within {start:g} s")
-    with pytest.raises(TargetError, match=rf'"op":"hello".*: {said}'):
+    with pytest.raises(TargetError, match=rf'"op":"hello".*: {said}\n.*flushes its output'):
         CommandTarget(faulty("silent-hello"), timeout=start / 5, start_timeout=start)
 
 

@@ -72,6 +72,11 @@ _STACKS, _STACK_LINES = "Fatal Python error: Aborted", 80  # a worker's stacks, 
 _LIVE: set[Process] = set()  # every child whose group is not yet killed
 _TERMINATED: list[int] = []  # a SIGTERM came: no child starts (code may catch its SystemExit)
 _HELLO = codec.encode(codec.hello_request())
+#: Why a testee in another language may seem silent: its output to a pipe waits in a buffer.
+_UNFLUSHED = (
+    "\n(a testee writes each response as one line and flushes its output then: written to a "
+    "pipe, stdout is buffered, e.g. print(..., flush=True) in Python, fflush(stdout) in C)"
+)
 
 
 def split_command(command_line: str) -> list[str]:
@@ -416,7 +421,10 @@ class CommandTarget:
             name, features = codec.parse_hello(response)
         except (ProtocolError, TargetFault) as error:
             process.kill()
-            raise TargetFault(f"request {_shown(_HELLO)}: {error}{process.stderr_tail()}") from None
+            hint = _UNFLUSHED if isinstance(error, NoResponse) and not self.worker else ""
+            raise TargetFault(
+                f"request {_shown(_HELLO)}: {error}{hint}{process.stderr_tail()}"
+            ) from None
         except TargetError:
             process.kill()
             raise
