@@ -3121,6 +3121,50 @@ class SweepsEmptyFinalTexts(_Scale):
         return super().apply(event)
 
 
+# Found by the sensitivity pass on corpus 1.10.0 (each passed a default check then).
+
+
+@_breaks("AFTER-REFINAL")
+class RemembersTheLast10000FinalizedIds(_Scale):
+    """Breaks AFTER-REFINAL: every completed text is kept for ``get``, but only the 10000
+    ids finalized last count as finalized (a bounded window against late deliveries), so
+    an older id takes deltas again and a final on it returns them."""
+
+    WINDOW: ClassVar[int] = 10_000
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._window: deque[str] = deque()
+        self._kept: dict[str, str] = {}  # texts of the ids that left the window
+
+    def apply(self, event: Event) -> str | None:
+        finalizes = event.get("final", False) and event["id"] not in self._done
+        result = super().apply(event)
+        if finalizes:
+            self._window.append(event["id"])
+            if len(self._window) > self.WINDOW:
+                forgotten = self._window.popleft()
+                self._kept[forgotten] = self._done.pop(forgotten)
+        return result
+
+    def get(self, message_id: str) -> str | None:
+        if message_id in self._kept and message_id not in self._done:
+            return self._kept[message_id]
+        return super().get(message_id)
+
+
+@_breaks("GET-UNKNOWN")
+class GetRetriesACleanedId(_Data):
+    """Breaks GET-UNKNOWN: ``get`` of an id no event named retries it stripped and
+    NFC-normalized, a lookup forgiving of pasted ids, so ``get(" m")`` reads ``m``."""
+
+    def get(self, message_id: str) -> str | None:
+        text = super().get(message_id)
+        if text is None:
+            return super().get(unicodedata.normalize("NFC", message_id.strip()))
+        return text
+
+
 @_breaks("INC-OFFSET-END")
 class ReadSinceNoneForAnEmptyOpenMessage(_Incremental):
     """Breaks INC-OFFSET-END: ``read_since`` tests ``if not parts``, so an open message

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import copy
 import sys
+import unicodedata
 from array import array
 from collections.abc import Callable, Generator, Mapping
 from types import SimpleNamespace
@@ -338,6 +339,60 @@ class KeepsProviderMetadata(DictSubclassStore):
         return dict(self._metadata.get(message_id, {}))
 
 
+class ArchivesFinishedTexts(DictSubclassStore):
+    """Every 1024 finals, freezes the completed texts into a tuple, each id keeping where
+    its text is, to keep the text table small: correct, as an archived message is still
+    finalized (deltas ignored, a final answers its text) and reads back whole."""
+
+    _BATCH = 1024
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._batches: list[tuple[str, ...]] = []
+        self._where: dict[str, tuple[int, int]] = {}  # id -> (batch, index in it)
+
+    def _archived(self, message_id: str) -> str | None:
+        where = self._where.get(message_id)
+        return None if where is None else self._batches[where[0]][where[1]]
+
+    def apply(self, event: _Event) -> str | None:
+        archived = self._archived(event["id"])
+        if archived is not None:
+            return archived if event.get("final", False) else None
+        text = super().apply(event)
+        if len(self._done) >= self._BATCH:
+            batch = len(self._batches)
+            self._where |= {message_id: (batch, i) for i, message_id in enumerate(self._done)}
+            self._batches.append(tuple(self._done.values()))
+            self._done = {}
+        return text
+
+    def get(self, message_id: str) -> str | None:
+        archived = self._archived(message_id)
+        return super().get(message_id) if archived is None else archived
+
+
+class BucketsLookalikeIds:
+    """Files each message under its id stripped, case-folded and NFC-normalized, in a
+    bucket (an assembler of its own) that keeps the exact ids apart, as a store grouping
+    lookalike ids to report them would: correct, as reading still needs the exact id."""
+
+    def __init__(self) -> None:
+        self._buckets: dict[str, DictSubclassStore] = {}
+
+    @staticmethod
+    def _bucket_key(message_id: str) -> str:
+        return unicodedata.normalize("NFC", message_id.strip().casefold())
+
+    def apply(self, event: _Event) -> str | None:
+        bucket = self._buckets.setdefault(self._bucket_key(event["id"]), DictSubclassStore())
+        return bucket.apply(event)
+
+    def get(self, message_id: str) -> str | None:
+        bucket = self._buckets.get(self._bucket_key(message_id))
+        return None if bucket is None else bucket.get(message_id)
+
+
 #: Name -> zero-argument factory of a correct, unusually built assembler.
 UNUSUAL: dict[str, Callable[[], object]] = {
     "DictSubclassStore": DictSubclassStore,
@@ -353,4 +408,6 @@ UNUSUAL: dict[str, Callable[[], object]] = {
     "HexKeyedIds": HexKeyedIds,
     "SweepsEmptyTextsToASet": SweepsEmptyTextsToASet,
     "KeepsProviderMetadata": KeepsProviderMetadata,
+    "ArchivesFinishedTexts": ArchivesFinishedTexts,
+    "BucketsLookalikeIds": BucketsLookalikeIds,
 }
