@@ -3153,6 +3153,31 @@ class RemembersTheLast10000FinalizedIds(_Scale):
         return super().get(message_id)
 
 
+@_breaks("APPEND-REPEAT")
+class DropsALoopingDelta(_Scale):
+    """Breaks APPEND-REPEAT: a delta of more than two characters sent the 100th time in a
+    row is taken for a model stuck in a loop and dropped from then on (litellm's stream
+    wrapper raises at that point)."""
+
+    LIMIT: ClassVar[int] = 100
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._runs: dict[str, tuple[str, int]] = {}  # open message -> (last delta, run length)
+
+    def apply(self, event: Event) -> str | None:
+        key = event["id"]
+        if key in self._done or "delta" not in event:
+            return super().apply(event)
+        delta = event["delta"]
+        last, run = self._runs.get(key, ("", 0))
+        run = run + 1 if delta == last else 1
+        self._runs[key] = (delta, run)
+        if run >= self.LIMIT and len(delta) > 2:
+            return super().apply(_without(event, "delta"))
+        return super().apply(event)
+
+
 @_breaks("GET-UNKNOWN")
 class GetRetriesACleanedId(_Data):
     """Breaks GET-UNKNOWN: ``get`` of an id no event named retries it stripped and

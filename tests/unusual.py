@@ -393,6 +393,40 @@ class BucketsLookalikeIds:
         return None if bucket is None else bucket.get(message_id)
 
 
+class RunLengthParts:
+    """Keeps each open message as runs of one repeated delta, ``[delta, count]``, as a
+    store that compresses a looping model's output: correct, as every repeat counts."""
+
+    def __init__(self) -> None:
+        self._runs: dict[str, list[list[Any]]] = {}
+        self._done: dict[str, str] = {}
+
+    def apply(self, event: _Event) -> str | None:
+        message_id = event["id"]
+        if message_id in self._done:
+            return self._done[message_id] if event.get("final", False) else None
+        runs = self._runs.setdefault(message_id, [])
+        if "delta" in event:
+            if runs and runs[-1][0] == event["delta"]:
+                runs[-1][1] += 1
+            else:
+                runs.append([event["delta"], 1])
+        if not event.get("final", False):
+            return None
+        text = self._done[message_id] = self._join(self._runs.pop(message_id))
+        return text
+
+    @staticmethod
+    def _join(runs: list[list[Any]]) -> str:
+        return "".join(delta * count for delta, count in runs)
+
+    def get(self, message_id: str) -> str | None:
+        if message_id in self._done:
+            return self._done[message_id]
+        runs = self._runs.get(message_id)
+        return None if runs is None else self._join(runs)
+
+
 #: Name -> zero-argument factory of a correct, unusually built assembler.
 UNUSUAL: dict[str, Callable[[], object]] = {
     "DictSubclassStore": DictSubclassStore,
@@ -410,4 +444,5 @@ UNUSUAL: dict[str, Callable[[], object]] = {
     "KeepsProviderMetadata": KeepsProviderMetadata,
     "ArchivesFinishedTexts": ArchivesFinishedTexts,
     "BucketsLookalikeIds": BucketsLookalikeIds,
+    "RunLengthParts": RunLengthParts,
 }
