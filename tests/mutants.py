@@ -3202,6 +3202,18 @@ class ReadSinceNoneForAnEmptyOpenMessage(_Incremental):
         return super().read_since(message_id, offset)
 
 
+@_breaks("INC-UNKNOWN")
+class ReadSinceRetriesACleanedId(_Incremental):
+    """Breaks INC-UNKNOWN: ``read_since`` of an id no event named retries it stripped, a
+    lookup forgiving of pasted ids, so ``read_since(" ghost", 0)`` reads ``ghost``."""
+
+    def read_since(self, message_id: str, offset: int) -> str | None:
+        text = super().read_since(message_id, offset)
+        if text is None:
+            return super().read_since(message_id.strip(), offset)
+        return text
+
+
 class _TimedReads(_Incremental):
     """A correct ``read_since`` but for a shortcut that one order or size of reads breaks."""
 

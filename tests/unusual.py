@@ -375,7 +375,8 @@ class ArchivesFinishedTexts(DictSubclassStore):
 class BucketsLookalikeIds:
     """Files each message under its id stripped, case-folded and NFC-normalized, in a
     bucket (an assembler of its own) that keeps the exact ids apart, as a store grouping
-    lookalike ids to report them would: correct, as reading still needs the exact id."""
+    lookalike ids to report them would: correct, as reading (``get``, ``read_since``) still
+    needs the exact id."""
 
     def __init__(self) -> None:
         self._buckets: dict[str, DictSubclassStore] = {}
@@ -391,6 +392,10 @@ class BucketsLookalikeIds:
     def get(self, message_id: str) -> str | None:
         bucket = self._buckets.get(self._bucket_key(message_id))
         return None if bucket is None else bucket.get(message_id)
+
+    def read_since(self, message_id: str, offset: int) -> str | None:
+        text = self.get(message_id)
+        return None if text is None else text[offset:]
 
 
 class RunLengthParts:
