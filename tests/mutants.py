@@ -3153,6 +3153,24 @@ class RemembersTheLast10000FinalizedIds(_Scale):
         return super().get(message_id)
 
 
+@_breaks("GET-TEXT")
+class HidesAnUnclosedBlockWhileOpen(_HidesAnUnfinishedTail):
+    """Breaks GET-TEXT: while open, a reasoning block (``<think>``), a tool call or a fenced
+    code block not yet closed reads as if it had not begun, as chat UIs that show one only
+    once it is whole."""
+
+    _TAGS: ClassVar[tuple[tuple[str, str], ...]] = (
+        ("<think>", "</think>"),
+        ("<tool_call>", "</tool_call>"),
+    )
+
+    def _unfinished(self, text: str) -> int:
+        starts = [text.rfind(tag) for tag, end in self._TAGS if text.rfind(tag) > text.rfind(end)]
+        if text.count("```") % 2:
+            starts.append(text.rfind("```"))
+        return len(text) - min(starts, default=len(text))
+
+
 @_breaks("APPEND-REPEAT")
 class DropsALoopingDelta(_Scale):
     """Breaks APPEND-REPEAT: a delta of more than two characters sent the 100th time in a

@@ -432,6 +432,41 @@ class RunLengthParts:
         return None if runs is None else self._join(runs)
 
 
+class LineBufferedStore:
+    """Keeps each open message as its complete lines and the pieces of the line still open,
+    as a renderer that lays out code blocks and reasoning line by line would: correct, as
+    ``get`` gives the open line too, whatever block it is in."""
+
+    def __init__(self) -> None:
+        self._open: dict[str, tuple[list[str], list[str]]] = {}  # id -> (lines, open line)
+        self._done: dict[str, str] = {}
+
+    def apply(self, event: _Event) -> str | None:
+        message_id = event["id"]
+        if message_id in self._done:
+            return self._done[message_id] if event.get("final", False) else None
+        lines, pieces = self._open.setdefault(message_id, ([], []))
+        pieces.append(event.get("delta", ""))
+        if "\n" in pieces[-1]:
+            *complete, rest = "".join(pieces).split("\n")
+            lines += [line + "\n" for line in complete]
+            pieces[:] = [rest]
+        if not event.get("final", False):
+            return None
+        text = self._done[message_id] = self._text(*self._open.pop(message_id))
+        return text
+
+    @staticmethod
+    def _text(lines: list[str], pieces: list[str]) -> str:
+        return "".join(lines) + "".join(pieces)
+
+    def get(self, message_id: str) -> str | None:
+        if message_id in self._done:
+            return self._done[message_id]
+        message = self._open.get(message_id)
+        return None if message is None else self._text(*message)
+
+
 #: Name -> zero-argument factory of a correct, unusually built assembler.
 UNUSUAL: dict[str, Callable[[], object]] = {
     "DictSubclassStore": DictSubclassStore,
@@ -450,4 +485,5 @@ UNUSUAL: dict[str, Callable[[], object]] = {
     "ArchivesFinishedTexts": ArchivesFinishedTexts,
     "BucketsLookalikeIds": BucketsLookalikeIds,
     "RunLengthParts": RunLengthParts,
+    "LineBufferedStore": LineBufferedStore,
 }
