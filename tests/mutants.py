@@ -3155,13 +3155,14 @@ class RemembersTheLast10000FinalizedIds(_Scale):
 
 @_breaks("GET-TEXT")
 class HidesAnUnclosedBlockWhileOpen(_HidesAnUnfinishedTail):
-    """Breaks GET-TEXT: while open, a reasoning block (``<think>``), a tool call or a fenced
-    code block not yet closed reads as if it had not begun, as chat UIs that show one only
-    once it is whole."""
+    """Breaks GET-TEXT: while open, a reasoning block (``<think>``, an analysis channel), a
+    tool call or a fenced code block not yet closed reads as if it had not begun, as chat UIs
+    that show one only once it is whole."""
 
     _TAGS: ClassVar[tuple[tuple[str, str], ...]] = (
         ("<think>", "</think>"),
         ("<tool_call>", "</tool_call>"),
+        ("<|channel|>analysis<|message|>", "<|end|>"),  # gpt-oss's reasoning channel
     )
 
     def _unfinished(self, text: str) -> int:
@@ -3169,6 +3170,24 @@ class HidesAnUnclosedBlockWhileOpen(_HidesAnUnfinishedTail):
         if text.count("```") % 2:
             starts.append(text.rfind("```"))
         return len(text) - min(starts, default=len(text))
+
+
+@_breaks("GET-TEXT")
+class ClosesOpenMarkdownWhileOpen(_Data):
+    """Breaks GET-TEXT: while open, bold, a code span or a display formula left open with
+    text after its marker reads closed (``**bold`` as ``**bold**``), as streaming Markdown
+    renderers complete it before rendering."""
+
+    _MARKERS: ClassVar[tuple[str, ...]] = ("**", "`", "$$")
+
+    def get(self, message_id: str) -> str | None:
+        text = super().get(message_id)
+        if text is None or message_id in self._done:
+            return text
+        for marker in self._MARKERS:
+            if text.count(marker) % 2 and not text.endswith(marker):
+                text += marker
+        return text
 
 
 @_breaks("APPEND-REPEAT")
