@@ -3190,6 +3190,15 @@ class ClosesOpenMarkdownWhileOpen(_Data):
         return text
 
 
+@_breaks("APPEND-EXACT")
+class RemovesLinks(_Data):
+    """Breaks APPEND-EXACT: web addresses are removed from the completed text, as an output
+    guardrail against links a model made up does."""
+
+    def _finish(self, text: str) -> str:
+        return re.sub(r"https?://[^\s)]+", "", text)
+
+
 @_breaks("APPEND-REPEAT")
 class DropsALoopingDelta(_Scale):
     """Breaks APPEND-REPEAT: a delta of more than two characters sent the 100th time in a

@@ -14,6 +14,7 @@ Only the standard library is imported, so the file can be copied anywhere.
 from __future__ import annotations
 
 import copy
+import re
 import sys
 import unicodedata
 from array import array
@@ -467,6 +468,26 @@ class LineBufferedStore:
         return None if message is None else self._text(*message)
 
 
+class IndexesLinks(DictSubclassStore):
+    """Finds the web addresses of each completed text and keeps them for a ``links`` read of
+    its own, as a client that previews links would: correct, as the text keeps them as sent."""
+
+    _LINK = re.compile(r"https?://[^\s)\]>]+")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._links: dict[str, list[str]] = {}
+
+    def apply(self, event: _Event) -> str | None:
+        text = super().apply(event)
+        if text is not None and event["id"] not in self._links:
+            self._links[event["id"]] = self._LINK.findall(text)
+        return text
+
+    def links(self, message_id: str) -> list[str]:
+        return list(self._links.get(message_id, []))
+
+
 #: Name -> zero-argument factory of a correct, unusually built assembler.
 UNUSUAL: dict[str, Callable[[], object]] = {
     "DictSubclassStore": DictSubclassStore,
@@ -486,4 +507,5 @@ UNUSUAL: dict[str, Callable[[], object]] = {
     "BucketsLookalikeIds": BucketsLookalikeIds,
     "RunLengthParts": RunLengthParts,
     "LineBufferedStore": LineBufferedStore,
+    "IndexesLinks": IndexesLinks,
 }
