@@ -3199,6 +3199,17 @@ class RemovesLinks(_Data):
         return re.sub(r"https?://[^\s)]+", "", text)
 
 
+@_breaks("APPEND-EXACT")
+class MasksEmailAddresses(_Data):
+    """Breaks APPEND-EXACT: e-mail addresses in the completed text are masked but for their
+    first character and domain (``a***@example.com``), as a PII filter on output does."""
+
+    _ADDRESS = re.compile(r"(?<![\w.+-])([\w.+-]{1,64})@([\w-]{1,63}(?:\.[\w-]{1,63})+)")
+
+    def _finish(self, text: str) -> str:
+        return self._ADDRESS.sub(lambda found: f"{found[1][0]}***@{found[2]}", text)
+
+
 @_breaks("APPEND-REPEAT")
 class DropsALoopingDelta(_Scale):
     """Breaks APPEND-REPEAT: a delta of more than two characters sent the 100th time in a
