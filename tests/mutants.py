@@ -3210,6 +3210,16 @@ class MasksEmailAddresses(_Data):
         return self._ADDRESS.sub(lambda found: f"{found[1][0]}***@{found[2]}", text)
 
 
+@_breaks("APPEND-EXACT")
+class StripsFileCitationMarkers(_Data):
+    """Breaks APPEND-EXACT: file-search citation markers in lenticular brackets
+    (``\u30104:0\u2020source\u3011``) are removed from the completed text, as clients of an
+    assistant with file search do before showing it."""
+
+    def _finish(self, text: str) -> str:
+        return re.sub("\u3010[^\u3011]*\u3011", "", text)
+
+
 @_breaks("APPEND-REPEAT")
 class DropsALoopingDelta(_Scale):
     """Breaks APPEND-REPEAT: a delta of more than two characters sent the 100th time in a

@@ -6,7 +6,8 @@ message, events snapshotted into tuples, a ``str`` subclass for texts and deep
 copies of every event, interned ids, a tail held back for display, percent-encoded
 parts, hex keys, empty texts swept into a set, kept provider metadata, completed texts
 archived in batches, lookalike ids filed in one bucket, runs of a repeated delta kept
-as counts, open messages kept line by line and links indexed at final are all correct (RETURN-TYPE: any ``str`` instance is a text).
+as counts, open messages kept line by line and links indexed at final are all correct
+(RETURN-TYPE: any ``str`` instance is a text).
 """
 
 from __future__ import annotations

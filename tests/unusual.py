@@ -469,10 +469,11 @@ class LineBufferedStore:
 
 
 class IndexesLinks(DictSubclassStore):
-    """Finds the web addresses of each completed text and keeps them for a ``links`` read of
-    its own, as a client that previews links would: correct, as the text keeps them as sent."""
+    """Finds the web addresses and file-search citation markers of each completed text and
+    keeps them for a ``links`` read of its own, as a client that previews them would:
+    correct, as the text keeps them as sent."""
 
-    _LINK = re.compile(r"https?://[^\s)\]>]+")
+    _LINK = re.compile("https?://[^\\s)\\]>]+|\u3010[^\u3011]*\u3011")
 
     def __init__(self) -> None:
         super().__init__()
