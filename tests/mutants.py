@@ -3172,11 +3172,11 @@ class HidesAnUnclosedBlockWhileOpen(_HidesAnUnfinishedTail):
         return len(text) - min(starts, default=len(text))
 
 
-@_breaks("GET-TEXT")
+@_breaks("APPEND-EXACT")
 class ClosesOpenMarkdownWhileOpen(_Data):
-    """Breaks GET-TEXT: while open, bold, a code span or a display formula left open with
-    text after its marker reads closed (``**bold`` as ``**bold**``), as streaming Markdown
-    renderers complete it before rendering."""
+    """Breaks APPEND-EXACT: while open, bold, a code span or a display formula left open
+    with text after its marker reads closed (``**bold`` as ``**bold**``), as streaming
+    Markdown renderers complete it before rendering."""
 
     _MARKERS: ClassVar[tuple[str, ...]] = ("**", "`", "$$")
 
