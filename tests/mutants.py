@@ -3220,6 +3220,15 @@ class StripsFileCitationMarkers(_Data):
         return re.sub("\u3010[^\u3011]*\u3011", "", text)
 
 
+@_breaks("APPEND-EXACT")
+class StripsARolePrefix(_Data):
+    """Breaks APPEND-EXACT: a completed text starting with a role's name (``Assistant:``,
+    ``AI:``) loses it, as clients of completion models that echo the role do."""
+
+    def _finish(self, text: str) -> str:
+        return re.sub(r"^(?:(?:Assistant|AI):\s*)+", "", text)
+
+
 @_breaks("APPEND-REPEAT")
 class DropsALoopingDelta(_Scale):
     """Breaks APPEND-REPEAT: a delta of more than two characters sent the 100th time in a
