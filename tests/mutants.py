@@ -3172,6 +3172,16 @@ class HidesAnUnclosedBlockWhileOpen(_HidesAnUnfinishedTail):
         return len(text) - min(starts, default=len(text))
 
 
+@_breaks("GET-TEXT")
+class HoldsBackAnOpenCitationMarker(_HidesAnUnfinishedTail):
+    """Breaks GET-TEXT: while open, a file-search citation marker begun (``\u3010``) but not
+    yet closed reads as if it had not begun, as clients that hide half a marker do."""
+
+    def _unfinished(self, text: str) -> int:
+        start = text.rfind("\u3010")
+        return len(text) - start if start > text.rfind("\u3011") else 0
+
+
 @_breaks("APPEND-EXACT")
 class ClosesOpenMarkdownWhileOpen(_Data):
     """Breaks APPEND-EXACT: while open, bold, a code span or a display formula left open
