@@ -3210,6 +3210,15 @@ class RemovesLinks(_Data):
 
 
 @_breaks("APPEND-EXACT")
+class StripsMarkdownImages(_Data):
+    """Breaks APPEND-EXACT: Markdown images (``![alt](url)``) are removed from the completed
+    text, as a defence against data sent out through an image's address does."""
+
+    def _finish(self, text: str) -> str:
+        return re.sub(r"!\[[^\]]*\]\([^)]*\)", "", text)
+
+
+@_breaks("APPEND-EXACT")
 class MasksEmailAddresses(_Data):
     """Breaks APPEND-EXACT: e-mail addresses in the completed text are masked but for their
     first character and domain (``a***@example.com``), as a PII filter on output does."""
