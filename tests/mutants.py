@@ -3121,6 +3121,170 @@ class SweepsEmptyFinalTexts(_Scale):
         return super().apply(event)
 
 
+# Found by the sensitivity pass on corpus 1.10.0 (each passed a default check then).
+
+
+@_breaks("AFTER-REFINAL")
+class RemembersTheLast10000FinalizedIds(_Scale):
+    """Breaks AFTER-REFINAL: every completed text is kept for ``get``, but only the 10000
+    ids finalized last count as finalized (a bounded window against late deliveries), so
+    an older id takes deltas again and a final on it returns them."""
+
+    WINDOW: ClassVar[int] = 10_000
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._window: deque[str] = deque()
+        self._kept: dict[str, str] = {}  # texts of the ids that left the window
+
+    def apply(self, event: Event) -> str | None:
+        finalizes = event.get("final", False) and event["id"] not in self._done
+        result = super().apply(event)
+        if finalizes:
+            self._window.append(event["id"])
+            if len(self._window) > self.WINDOW:
+                forgotten = self._window.popleft()
+                self._kept[forgotten] = self._done.pop(forgotten)
+        return result
+
+    def get(self, message_id: str) -> str | None:
+        if message_id in self._kept and message_id not in self._done:
+            return self._kept[message_id]
+        return super().get(message_id)
+
+
+@_breaks("GET-TEXT")
+class HidesAnUnclosedBlockWhileOpen(_HidesAnUnfinishedTail):
+    """Breaks GET-TEXT: while open, a reasoning block (``<think>``, an analysis channel), a
+    tool call or a fenced code block not yet closed reads as if it had not begun, as chat UIs
+    that show one only once it is whole."""
+
+    _TAGS: ClassVar[tuple[tuple[str, str], ...]] = (
+        ("<think>", "</think>"),
+        ("<tool_call>", "</tool_call>"),
+        ("<|channel|>analysis<|message|>", "<|end|>"),  # gpt-oss's reasoning channel
+    )
+
+    def _unfinished(self, text: str) -> int:
+        starts = [text.rfind(tag) for tag, end in self._TAGS if text.rfind(tag) > text.rfind(end)]
+        if text.count("```") % 2:
+            starts.append(text.rfind("```"))
+        return len(text) - min(starts, default=len(text))
+
+
+@_breaks("GET-TEXT")
+class HoldsBackAnOpenCitationMarker(_HidesAnUnfinishedTail):
+    """Breaks GET-TEXT: while open, a file-search citation marker begun (``\u3010``) but not
+    yet closed reads as if it had not begun, as clients that hide half a marker do."""
+
+    def _unfinished(self, text: str) -> int:
+        start = text.rfind("\u3010")
+        return len(text) - start if start > text.rfind("\u3011") else 0
+
+
+@_breaks("APPEND-EXACT")
+class ClosesOpenMarkdownWhileOpen(_Data):
+    """Breaks APPEND-EXACT: while open, bold, a code span or a display formula left open
+    with text after its marker reads closed (``**bold`` as ``**bold**``), as streaming
+    Markdown renderers complete it before rendering."""
+
+    _MARKERS: ClassVar[tuple[str, ...]] = ("**", "`", "$$")
+
+    def get(self, message_id: str) -> str | None:
+        text = super().get(message_id)
+        if text is None or message_id in self._done:
+            return text
+        for marker in self._MARKERS:
+            if text.count(marker) % 2 and not text.endswith(marker):
+                text += marker
+        return text
+
+
+@_breaks("APPEND-EXACT")
+class RemovesLinks(_Data):
+    """Breaks APPEND-EXACT: web addresses are removed from the completed text, as an output
+    guardrail against links a model made up does."""
+
+    def _finish(self, text: str) -> str:
+        return re.sub(r"https?://[^\s)]+", "", text)
+
+
+@_breaks("APPEND-EXACT")
+class StripsMarkdownImages(_Data):
+    """Breaks APPEND-EXACT: Markdown images (``![alt](url)``) are removed from the completed
+    text, as a defence against data sent out through an image's address does."""
+
+    def _finish(self, text: str) -> str:
+        return re.sub(r"!\[[^\]]*\]\([^)]*\)", "", text)
+
+
+@_breaks("APPEND-EXACT")
+class MasksEmailAddresses(_Data):
+    """Breaks APPEND-EXACT: e-mail addresses in the completed text are masked but for their
+    first character and domain (``a***@example.com``), as a PII filter on output does."""
+
+    _ADDRESS = re.compile(r"(?<![\w.+-])([\w.+-]{1,64})@([\w-]{1,63}(?:\.[\w-]{1,63})+)")
+
+    def _finish(self, text: str) -> str:
+        return self._ADDRESS.sub(lambda found: f"{found[1][0]}***@{found[2]}", text)
+
+
+@_breaks("APPEND-EXACT")
+class StripsFileCitationMarkers(_Data):
+    """Breaks APPEND-EXACT: file-search citation markers in lenticular brackets
+    (``\u30104:0\u2020source\u3011``) are removed from the completed text, as clients of an
+    assistant with file search do before showing it."""
+
+    def _finish(self, text: str) -> str:
+        return re.sub("\u3010[^\u3011]*\u3011", "", text)
+
+
+@_breaks("APPEND-EXACT")
+class StripsARolePrefix(_Data):
+    """Breaks APPEND-EXACT: a completed text starting with a role's name (``Assistant:``,
+    ``AI:``) loses it, as clients of completion models that echo the role do."""
+
+    def _finish(self, text: str) -> str:
+        return re.sub(r"^(?:(?:Assistant|AI):\s*)+", "", text)
+
+
+@_breaks("APPEND-REPEAT")
+class DropsALoopingDelta(_Scale):
+    """Breaks APPEND-REPEAT: a delta of more than two characters sent the 100th time in a
+    row is taken for a model stuck in a loop and dropped from then on (litellm's stream
+    wrapper raises at that point)."""
+
+    LIMIT: ClassVar[int] = 100
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._runs: dict[str, tuple[str, int]] = {}  # open message -> (last delta, run length)
+
+    def apply(self, event: Event) -> str | None:
+        key = event["id"]
+        if key in self._done or "delta" not in event:
+            return super().apply(event)
+        delta = event["delta"]
+        last, run = self._runs.get(key, ("", 0))
+        run = run + 1 if delta == last else 1
+        self._runs[key] = (delta, run)
+        if run >= self.LIMIT and len(delta) > 2:
+            return super().apply(_without(event, "delta"))
+        return super().apply(event)
+
+
+@_breaks("GET-UNKNOWN")
+class GetRetriesACleanedId(_Data):
+    """Breaks GET-UNKNOWN: ``get`` of an id no event named retries it stripped and
+    NFC-normalized, a lookup forgiving of pasted ids, so ``get(" m")`` reads ``m``."""
+
+    def get(self, message_id: str) -> str | None:
+        text = super().get(message_id)
+        if text is None:
+            return super().get(unicodedata.normalize("NFC", message_id.strip()))
+        return text
+
+
 @_breaks("INC-OFFSET-END")
 class ReadSinceNoneForAnEmptyOpenMessage(_Incremental):
     """Breaks INC-OFFSET-END: ``read_since`` tests ``if not parts``, so an open message
@@ -3131,6 +3295,18 @@ class ReadSinceNoneForAnEmptyOpenMessage(_Incremental):
         if message_id not in self._done and not parts:
             return None
         return super().read_since(message_id, offset)
+
+
+@_breaks("INC-UNKNOWN")
+class ReadSinceRetriesACleanedId(_Incremental):
+    """Breaks INC-UNKNOWN: ``read_since`` of an id no event named retries it stripped, a
+    lookup forgiving of pasted ids, so ``read_since(" ghost", 0)`` reads ``ghost``."""
+
+    def read_since(self, message_id: str, offset: int) -> str | None:
+        text = super().read_since(message_id, offset)
+        if text is None:
+            return super().read_since(message_id.strip(), offset)
+        return text
 
 
 class _TimedReads(_Incremental):

@@ -4,8 +4,10 @@ The kit must judge behaviour, not construction: a ``dict`` subclass, closures
 behind a factory, UTF-32 code points in an ``array``, a generator per
 message, events snapshotted into tuples, a ``str`` subclass for texts and deep
 copies of every event, interned ids, a tail held back for display, percent-encoded
-parts, hex keys, empty texts swept into a set and kept provider metadata are all
-correct (RETURN-TYPE: any ``str`` instance is a text).
+parts, hex keys, empty texts swept into a set, kept provider metadata, completed texts
+archived in batches, lookalike ids filed in one bucket, runs of a repeated delta kept
+as counts, open messages kept line by line and links indexed at final are all correct
+(RETURN-TYPE: any ``str`` instance is a text).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ _TESTS = Path(__file__).parent
 
 
 def test_unusual_set_covers_each_construction() -> None:
-    assert len(UNUSUAL) == 13
+    assert len(UNUSUAL) == 18
 
 
 @pytest.mark.slow  # the whole corpus, fuzz phase and cost probes

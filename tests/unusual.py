@@ -14,7 +14,9 @@ Only the standard library is imported, so the file can be copied anywhere.
 from __future__ import annotations
 
 import copy
+import re
 import sys
+import unicodedata
 from array import array
 from collections.abc import Callable, Generator, Mapping
 from types import SimpleNamespace
@@ -338,6 +340,155 @@ class KeepsProviderMetadata(DictSubclassStore):
         return dict(self._metadata.get(message_id, {}))
 
 
+class ArchivesFinishedTexts(DictSubclassStore):
+    """Every 1024 finals, freezes the completed texts into a tuple, each id keeping where
+    its text is, to keep the text table small: correct, as an archived message is still
+    finalized (deltas ignored, a final answers its text) and reads back whole."""
+
+    _BATCH = 1024
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._batches: list[tuple[str, ...]] = []
+        self._where: dict[str, tuple[int, int]] = {}  # id -> (batch, index in it)
+
+    def _archived(self, message_id: str) -> str | None:
+        where = self._where.get(message_id)
+        return None if where is None else self._batches[where[0]][where[1]]
+
+    def apply(self, event: _Event) -> str | None:
+        archived = self._archived(event["id"])
+        if archived is not None:
+            return archived if event.get("final", False) else None
+        text = super().apply(event)
+        if len(self._done) >= self._BATCH:
+            batch = len(self._batches)
+            self._where |= {message_id: (batch, i) for i, message_id in enumerate(self._done)}
+            self._batches.append(tuple(self._done.values()))
+            self._done = {}
+        return text
+
+    def get(self, message_id: str) -> str | None:
+        archived = self._archived(message_id)
+        return super().get(message_id) if archived is None else archived
+
+
+class BucketsLookalikeIds:
+    """Files each message under its id stripped, case-folded and NFC-normalized, in a
+    bucket (an assembler of its own) that keeps the exact ids apart, as a store grouping
+    lookalike ids to report them would: correct, as reading (``get``, ``read_since``) still
+    needs the exact id."""
+
+    def __init__(self) -> None:
+        self._buckets: dict[str, DictSubclassStore] = {}
+
+    @staticmethod
+    def _bucket_key(message_id: str) -> str:
+        return unicodedata.normalize("NFC", message_id.strip().casefold())
+
+    def apply(self, event: _Event) -> str | None:
+        bucket = self._buckets.setdefault(self._bucket_key(event["id"]), DictSubclassStore())
+        return bucket.apply(event)
+
+    def get(self, message_id: str) -> str | None:
+        bucket = self._buckets.get(self._bucket_key(message_id))
+        return None if bucket is None else bucket.get(message_id)
+
+    def read_since(self, message_id: str, offset: int) -> str | None:
+        text = self.get(message_id)
+        return None if text is None else text[offset:]
+
+
+class RunLengthParts:
+    """Keeps each open message as runs of one repeated delta, ``[delta, count]``, as a
+    store that compresses a looping model's output: correct, as every repeat counts."""
+
+    def __init__(self) -> None:
+        self._runs: dict[str, list[list[Any]]] = {}
+        self._done: dict[str, str] = {}
+
+    def apply(self, event: _Event) -> str | None:
+        message_id = event["id"]
+        if message_id in self._done:
+            return self._done[message_id] if event.get("final", False) else None
+        runs = self._runs.setdefault(message_id, [])
+        if "delta" in event:
+            if runs and runs[-1][0] == event["delta"]:
+                runs[-1][1] += 1
+            else:
+                runs.append([event["delta"], 1])
+        if not event.get("final", False):
+            return None
+        text = self._done[message_id] = self._join(self._runs.pop(message_id))
+        return text
+
+    @staticmethod
+    def _join(runs: list[list[Any]]) -> str:
+        return "".join(delta * count for delta, count in runs)
+
+    def get(self, message_id: str) -> str | None:
+        if message_id in self._done:
+            return self._done[message_id]
+        runs = self._runs.get(message_id)
+        return None if runs is None else self._join(runs)
+
+
+class LineBufferedStore:
+    """Keeps each open message as its complete lines and the pieces of the line still open,
+    as a renderer that lays out code blocks and reasoning line by line would: correct, as
+    ``get`` gives the open line too, whatever block it is in."""
+
+    def __init__(self) -> None:
+        self._open: dict[str, tuple[list[str], list[str]]] = {}  # id -> (lines, open line)
+        self._done: dict[str, str] = {}
+
+    def apply(self, event: _Event) -> str | None:
+        message_id = event["id"]
+        if message_id in self._done:
+            return self._done[message_id] if event.get("final", False) else None
+        lines, pieces = self._open.setdefault(message_id, ([], []))
+        pieces.append(event.get("delta", ""))
+        if "\n" in pieces[-1]:
+            *complete, rest = "".join(pieces).split("\n")
+            lines += [line + "\n" for line in complete]
+            pieces[:] = [rest]
+        if not event.get("final", False):
+            return None
+        text = self._done[message_id] = self._text(*self._open.pop(message_id))
+        return text
+
+    @staticmethod
+    def _text(lines: list[str], pieces: list[str]) -> str:
+        return "".join(lines) + "".join(pieces)
+
+    def get(self, message_id: str) -> str | None:
+        if message_id in self._done:
+            return self._done[message_id]
+        message = self._open.get(message_id)
+        return None if message is None else self._text(*message)
+
+
+class IndexesLinks(DictSubclassStore):
+    """Finds the web addresses and file-search citation markers of each completed text and
+    keeps them for a ``links`` read of its own, as a client that previews them would:
+    correct, as the text keeps them as sent."""
+
+    _LINK = re.compile("https?://[^\\s)\\]>]+|\u3010[^\u3011]*\u3011")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._links: dict[str, list[str]] = {}
+
+    def apply(self, event: _Event) -> str | None:
+        text = super().apply(event)
+        if text is not None and event["id"] not in self._links:
+            self._links[event["id"]] = self._LINK.findall(text)
+        return text
+
+    def links(self, message_id: str) -> list[str]:
+        return list(self._links.get(message_id, []))
+
+
 #: Name -> zero-argument factory of a correct, unusually built assembler.
 UNUSUAL: dict[str, Callable[[], object]] = {
     "DictSubclassStore": DictSubclassStore,
@@ -353,4 +504,9 @@ UNUSUAL: dict[str, Callable[[], object]] = {
     "HexKeyedIds": HexKeyedIds,
     "SweepsEmptyTextsToASet": SweepsEmptyTextsToASet,
     "KeepsProviderMetadata": KeepsProviderMetadata,
+    "ArchivesFinishedTexts": ArchivesFinishedTexts,
+    "BucketsLookalikeIds": BucketsLookalikeIds,
+    "RunLengthParts": RunLengthParts,
+    "LineBufferedStore": LineBufferedStore,
+    "IndexesLinks": IndexesLinks,
 }
