@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import random
 import tempfile
-import threading
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -79,19 +78,11 @@ def _settings(examples: int) -> settings:
     )  # fmt: skip
 
 
+@cache
 def planned(examples: int, read_since: bool) -> tuple[dict[str, Any], ...]:
     """The cases ``fuzz`` with seed 0 tries on a target that agrees throughout, in its order:
     Hypothesis draws the same programs whatever a target answers, until one disagrees. Drawn
-    once per process (``tokasm check`` draws them while its first target runs its cases)."""
-    with _PLANNING:
-        return _planned(examples, read_since)
-
-
-_PLANNING = threading.Lock()
-
-
-@cache
-def _planned(examples: int, read_since: bool) -> tuple[dict[str, Any], ...]:
+    once per process, for every target of a ``tokasm check``."""
     drawn: list[tuple[Step, ...]] = []
 
     def draw(program: tuple[Step, ...]) -> None:
