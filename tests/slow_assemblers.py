@@ -151,6 +151,14 @@ class ExitsWhenALongTextGoes(ListJoinAssembler):
             os._exit(7)
 
 
+class HangsWhenALongTextGoes(ExitsWhenALongTextGoes):
+    """Hangs when an instance that was sent a long text is dropped (a finalizer)."""
+
+    def __del__(self) -> None:
+        if getattr(self, "long", False):
+            threading.Event().wait()
+
+
 class RaisesOnALongTextThenExitsWhenItGoes(ExitsWhenALongTextGoes):
     """Raises at the delta after a long text: its scenario ends there, and the instance goes."""
 

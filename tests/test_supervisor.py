@@ -559,6 +559,20 @@ def test_an_assembler_dropped_at_the_end_of_its_bench_scenario_costs_that_scenar
     assert (reread["error"], len(reread["points"])) == (None, 1), reread
 
 
+def test_a_finalizer_that_hangs_at_the_end_of_its_bench_scenario_errors_it(tmp_path: Path) -> None:
+    """As one that ends the worker: its scenario errors, measured whole; no size of it
+    stopped (the first was named), and the next scenario is measured in a new worker."""
+    shutil.copy(Path(__file__).with_name("slow_assemblers.py"), tmp_path)
+    bench = ("--only", "--quick", "--sizes", "40", "--repeats", "1", "--budget", "1")
+    scenarios = ("--scenario", "stream_then_finalize", "--scenario", "reread_unchanged")
+    target = "slow_assemblers:HangsWhenALongTextGoes"
+    ran = tokasm_here(tmp_path, "bench", target, *bench, *scenarios, "--no-memory", "--quiet")
+    assert ran.code == 1, ran
+    assert "raised: at its end, dropping what it kept: hung: no answer" in ran.out, ran
+    assert "stopped" not in ran.out, ran
+    assert "| reread_unchanged | - |" in ran.out, ran  # measured (one size: no verdict)
+
+
 def test_workers_are_bounded_in_memory_and_keep_the_limits_a_ci_job_sets(tmp_path: Path) -> None:
     """9 GiB of untouched pages (which use no memory) are a MemoryError in bench's worker as
     in check's. Under a CI job's hard ``ulimit -v`` below ``WORKER_MEMORY``, a worker keeps it

@@ -394,7 +394,11 @@ def _sweep(
                     loading = time.monotonic() - loading  # its time starts once it is loaded
                 step = bench or cast("Step", worker)
                 climb(series, step, settings, deadline + loading, progress)
-                step("drop", series.scenario.name, 0, False)
+                try:
+                    step("drop", series.scenario.name, 0, False)
+                except TargetFault as fault:  # a finalizer ended or hung the worker (killed)
+                    worker = None  # its scenario's error, every size of it measured
+                    raise Raised(f"at its end, dropping what it kept: {fault}") from None
                 _finished(progress, series)
             except Raised as error:
                 series.error = str(error)[:2000]
