@@ -397,8 +397,9 @@ def _sweep(
                 try:
                     step("drop", series.scenario.name, 0, False)
                 except TargetFault as fault:  # a finalizer ended or hung the worker (killed)
-                    worker = None  # its scenario's error, every size of it measured
-                    raise Raised(f"at its end, dropping what it kept: {fault}") from None
+                    worker = None  # its scenario's error (not a cut by --max-time), all measured
+                    if time.monotonic() < last or not isinstance(fault, NoResponse):
+                        raise Raised(f"at its end, dropping what it kept: {fault}") from None
                 _finished(progress, series)
             except Raised as error:
                 series.error = str(error)[:2000]
