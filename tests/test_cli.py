@@ -258,17 +258,28 @@ def test_unreadable_xfail_file_is_a_usage_error(
     assert "Traceback" not in ran.err
 
 
-def test_a_selection_of_cases_no_profile_asked_for_runs_is_a_usage_error(project: Path) -> None:
+@pytest.mark.parametrize(
+    ("target", "cases", "why"),
+    [
+        ("good:Impl", "strict.*", "profile 'strict' not selected (use --profile strict)"),
+        (BROKEN, "inc.*", "target has no read_since (incremental profile)"),
+    ],
+    ids=["a-profile-not-asked-for", "a-feature-the-target-lacks"],
+)
+def test_a_selection_of_cases_none_of_which_runs_is_a_usage_error(
+    project: Path, target: str, cases: str, why: str
+) -> None:
     """As a -k matching nothing is: every case was skipped, and the run passed."""
-    chosen = ("-k", "strict.*", *QUICK, "--in-process")
-    ran = tokasm_here(project, "check", "good:Impl", *chosen)
+    chosen = ("-k", cases, *QUICK, "--in-process")
+    ran = tokasm_here(project, "check", target, *chosen)
     assert (ran.code, ran.out) == (2, "")
-    assert ran.err == (
-        "tokasm check: error: every case selected is of profile strict, not asked for: "
-        "nothing would run; add --profile strict\n"
-    )
-    # with it, they run (and fail: it does not validate events)
-    assert tokasm_here(project, "check", "good:Impl", *chosen, "--profile", "strict").code == 1
+    assert ran.err == f"tokasm check: error: nothing selected runs on {target}: {why}\n"
+
+
+def test_a_profile_asked_for_runs_the_selection_of_its_cases(project: Path) -> None:
+    chosen = ("-k", "strict.*", *QUICK, "--in-process", "--profile", "strict")
+    # they run (and fail: it does not validate events)
+    assert tokasm_here(project, "check", "good:Impl", *chosen).code == 1
 
 
 @pytest.mark.parametrize(

@@ -27,6 +27,7 @@ from tokasm.run import (
     TargetRun,
     run_cases,
     run_probe,
+    skip_reason,
     timed,
 )
 
@@ -226,6 +227,10 @@ def run(args: argparse.Namespace) -> int:
         for target, _ in targets:  # a profile asked for that a target cannot run: not a skip
             if gap := profile_gap(args.profile, chosen, target.name, target.features):
                 raise TargetError(f"--profile: {gap}")
+            why = [skip_reason(case, check.profiles, target.features) for case in check.cases]
+            if not check.probes and all(why):  # every case a skip: no silent pass
+                said = "; ".join(sorted(set(filter(None, why))))
+                raise CorpusError(f"nothing selected runs on {target.name}: {said}")
         reports.remove_stale()
         check.console.print(options.version_line())
         for index, (target, backend) in enumerate(targets):
@@ -257,7 +262,7 @@ class _Check:
     def __init__(
         self, args: argparse.Namespace, corpus: Corpus, chosen: list[Case], to_stdout: bool
     ) -> None:
-        """CorpusError, not a pass, if ``-k`` or the profiles leave nothing to run."""
+        """CorpusError, not a pass, if ``-k`` leaves nothing to run."""
         self.args, self.corpus = args, corpus
         self.cases, probes = options.select(chosen, args.case)
         if not self.cases and not args.cost_probe:
@@ -267,12 +272,6 @@ class _Check:
             )
         self.probes = probes if args.cost_probe else []  # they run after the cases
         self.profiles = DEFAULT_PROFILES | set(args.profile)
-        if not self.probes and not any(case.profile in self.profiles for case in self.cases):
-            left = sorted({case.profile for case in self.cases})
-            raise CorpusError(
-                f"every case selected is of profile {', '.join(left)}, not asked for: nothing "
-                f"would run; add {' '.join(f'--profile {profile}' for profile in left)}"
-            )
         self.maxfail: float = args.maxfail or math.inf
         self.failures = 0  # unexpected ones, across targets (--maxfail)
         self.runs: list[TargetRun] = []
