@@ -317,8 +317,11 @@ def test_an_interrupted_run_leaves_no_stale_report(project: Path) -> None:
     _no_temporaries(project)
 
 
-def test_dash_sends_a_report_to_stdout_and_the_rest_to_stderr(project: Path) -> None:
-    ran = tokasm_here(project, "check", "broken:Impl", *ONE_CASE, "--json", "-")
+@pytest.mark.parametrize("stdout", ["-", "/dev/stdout"])
+def test_dash_sends_a_report_to_stdout_and_the_rest_to_stderr(project: Path, stdout: str) -> None:
+    """``/dev/stdout`` is ``-``: a pipe it resolves to cannot be replaced (it was refused,
+    "cannot create a file in its folder")."""
+    ran = tokasm_here(project, "check", "broken:Impl", *ONE_CASE, "--json", stdout)
     _clean(ran, 1)
     report = json.loads(ran.out)
     jsonschema.validate(report, _schema())

@@ -158,11 +158,16 @@ def size_list(text: str) -> tuple[int, ...]:
     return sizes
 
 
+def report_path(text: str) -> Path:
+    """A report's path; ``/dev/stdout`` is ``-`` (a pipe it stands for cannot be replaced)."""
+    return Path("-" if text == "/dev/stdout" else text)
+
+
 #: An option of the commands' tables: its names (``"-k --case"``), help and settings.
 Option: TypeAlias = "tuple[str, str, dict[str, Any]]"
 FLAG: dict[str, Any] = {"action": "store_true"}
 LISTED: dict[str, Any] = {"action": "append", "default": []}
-PATH: dict[str, Any] = {"type": Path, "metavar": "PATH"}
+PATH: dict[str, Any] = {"type": report_path, "metavar": "PATH"}
 FILE: dict[str, Any] = {"type": Path, "metavar": "FILE"}
 SECONDS: dict[str, Any] = {"type": positive_seconds, "metavar": "SECONDS"}
 NUMBER: dict[str, Any] = {"type": at_least_one, "metavar": "N"}
