@@ -129,6 +129,18 @@ def test_a_bad_user_file_is_a_usage_error_naming_it(
     assert problem in err
 
 
+def test_a_case_file_given_twice_is_read_once(
+    mine: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Itself and its folder, or its folder twice: not a duplicate id "first defined in" the
+    very same file."""
+    (case_file,) = mine.glob("*.yaml")
+    twice = ("--cases", str(mine), "--cases", str(case_file), "--cases", f"{mine}/.")
+    code, out, err = check(capsys, "list-join", *twice, "--no-bundled", "--no-cost-probe")
+    assert (code, err) == (0, ""), out
+    assert ", 2 cases: 2 successes" in out
+
+
 def test_ids_are_unique_across_user_folders_too(
     mine: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

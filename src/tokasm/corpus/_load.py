@@ -311,8 +311,11 @@ def load_corpus(root: Path | None = None, user_cases: Iterable[Path] = ()) -> Co
             raise CorpusError(f"{path}: no such case folder or file")
     if not files:
         return corpus
+    once: dict[Path, Path] = {}  # a file given twice (itself and its folder) is read once
+    for path in files:
+        once.setdefault(path.resolve(), path)
     seen = {case.id: case.source for case in corpus}
-    added = _load_files(files, root, seen, bundled=False)
+    added = _load_files(once.values(), root, seen, bundled=False)
     return dataclasses.replace(corpus, cases=corpus.cases + added)
 
 
