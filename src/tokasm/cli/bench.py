@@ -15,7 +15,7 @@ from tokasm.cli.options import FILE, FLAG, LISTED, NUMBER, PATH, SECONDS
 from tokasm.errors import ReportError
 from tokasm.implementations import DEFAULT_BACKEND
 from tokasm.protocol import DEFAULT_TIMEOUT
-from tokasm.report import Progress, destination, progress_wanted, write_text_atomically
+from tokasm.report import Progress, destinations, progress_wanted, write_text_atomically
 from tokasm.run import resolve_target
 
 if TYPE_CHECKING:
@@ -121,20 +121,16 @@ def _check_report_paths(args: argparse.Namespace) -> None:
     two naming one file, or two on stdout ('-')."""
     if args.plot:
         bench.check_plot(args.plot)
-    seen: dict[Path | None, str] = {}
-    for option in ("--json", "--markdown", "--plot"):
-        path = getattr(args, option[2:])
-        if path is not None:
-            try:
-                path.parent.mkdir(parents=True, exist_ok=True)
-            except OSError as error:
-                raise ReportError(
-                    f"{option} {str(path)!r}: cannot create its folder: {error}"
-                ) from None
-            real = destination(option, path)
-            if (other := seen.setdefault(real, option)) != option:
-                same = "name the same file" if real else "both go to stdout ('-')"
-                raise ReportError(f"{option} and {other} {same}")
+    reports = ("--json", "--markdown", "--plot")
+    given = [(option, path) for option in reports if (path := getattr(args, option[2:]))]
+    for option, path in given:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise ReportError(
+                f"{option} {str(path)!r}: cannot create its folder: {error}"
+            ) from None
+    destinations(given)
 
 
 def _write(path: Path, text: str, stdout: options.Console) -> None:

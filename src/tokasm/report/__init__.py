@@ -8,6 +8,7 @@ from tokasm.report._render import (
     Progress,
     ReportPlan,
     destination,
+    destinations,
     json_report,
     json_text,
     junit_text,
@@ -29,7 +30,8 @@ from tokasm.report._xfail import (
 
 __all__ = [
     "NAME_LIMIT", "Progress", "ReportPlan", "XfailError", "XfailList", "apply_xfail",
-    "destination", "expected_failures", "json_report", "json_text", "junit_text", "load_xfail",
-    "markdown_report", "progress_wanted", "refuse_case_file", "render_blame", "render_card",
-    "render_failures", "render_verdict", "render_xfail", "write_text_atomically",
+    "destination", "destinations", "expected_failures", "json_report", "json_text",
+    "junit_text", "load_xfail", "markdown_report", "progress_wanted", "refuse_case_file",
+    "render_blame", "render_card", "render_failures", "render_verdict", "render_xfail",
+    "write_text_atomically",
 ]  # fmt: skip

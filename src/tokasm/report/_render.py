@@ -376,6 +376,17 @@ def destination(option: str, given: Path) -> Path | None:
     return real
 
 
+def destinations(requests: Iterable[tuple[str, Path]]) -> list[tuple[str, Path | None]]:
+    """Each report's ``destination``; ReportError if two name one file or both go to stdout."""
+    seen: dict[Path | None, str] = {}
+    for option, given in requests:
+        path = destination(option, given)
+        if (other := seen.setdefault(path, option)) != option:
+            same = "name the same file" if path else "both go to stdout ('-')"
+            raise ReportError(f"{option} and {other} {same}")
+    return [(option, path) for path, option in seen.items()]
+
+
 def refuse_case_file(option: str, given: Path, cases: Sequence[Path]) -> None:
     """ReportError if writing ``given`` would replace or add a case file that ``cases`` (the
     folders and files of cases a run loads) stands for."""
@@ -404,22 +415,13 @@ class ReportPlan:
         source: Path | None,
         cases: Sequence[Path],
     ) -> None:
-        self.wanted = [
-            (option, destination(option, path), render)
-            for option, path, render in requests
-            if path is not None
-        ]
-        stdout = [option for option, path, _ in self.wanted if path is None]
-        self.to_stdout = bool(stdout)
-        if len(stdout) > 1:
-            raise ReportError("only one report can go to stdout ('-')")
-        seen: dict[Path, str] = {}
+        renders = {option: render for option, _, render in requests}
+        given = [(option, path) for option, path, _ in requests if path is not None]
+        self.wanted = [(option, path, renders[option]) for option, path in destinations(given)]
+        self.to_stdout = any(path is None for _, path, _ in self.wanted)
         for option, path, _ in self.wanted:
             if path is None:
                 continue
-            other = seen.setdefault(path, option)
-            if other != option:
-                raise ReportError(f"{option} and {other} name the same file")
             if source is not None and path == Path(os.path.realpath(source)) and option != _KEPT:
                 raise ReportError(f"{option} names the same file as the list read, {str(source)!r}")
             refuse_case_file(option, path, cases)
