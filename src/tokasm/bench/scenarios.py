@@ -79,13 +79,14 @@ def _apply_each(
 def _one_after_another(
     assembler: Assembler, workload: Workload, ids: Iterator[str], offsets: dict[str, int]
 ) -> None:
-    """``DELTAS_PER_MESSAGE`` deltas to a message, then its final, then the next message."""
-    apply, source, message_id = assembler.apply, workload.source, ""
-    for index, (start, end) in enumerate(pairwise(workload.bounds)):
-        if not index % DELTAS_PER_MESSAGE:
-            if message_id:
-                apply({"id": message_id, "final": True})
-            message_id = next(ids)
+    """Each delta to the message ``ids`` names (a message's in a row), and a message's final
+    as soon as the next one's first delta comes."""
+    apply, source, current = assembler.apply, workload.source, None
+    for message_id, (start, end) in zip(ids, pairwise(workload.bounds), strict=False):
+        if message_id != current:
+            if current is not None:
+                apply({"id": current, "final": True})
+            current = message_id
         apply({"id": message_id, "delta": source[start:end]})
 
 
@@ -181,12 +182,13 @@ class Scenario:
             return _reads(factory, workload, self.final)
         if self.unit == "append":
             return self.long_text(factory, workload)
-        count = -(-workload.size // self.per_message) if self.per_message else self.messages
-        ids, feed = self._ids(count), self.feed
+        per, feed = self.per_message, self.feed  # SIZE / per messages, each's deltas in a row
+        ids = self._ids(-(-workload.size // per) if per else self.messages)
 
         def run() -> list[str]:
             assembler = factory()
-            feed(assembler, workload, cycle(ids), dict.fromkeys(ids, 0))
+            order = (i for i in ids for _ in range(per)) if per else cycle(ids)
+            feed(assembler, workload, order, dict.fromkeys(ids, 0))
             texts = (assembler.apply({"id": message_id, "final": True}) for message_id in ids)
             return [text for text in texts if text is not None]
 
