@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Mapping
-from operator import is_
 from typing import TYPE_CHECKING, Any
 
 from tokasm._display import show
@@ -134,7 +133,7 @@ class CallerHabits:
 
     def apply(self, assembler: Any, step: Apply) -> object:
         """``assembler.apply`` of the step's event as lent (never the event itself);
-        EventNotOwned if the target modified it (a flat event is checked by identity)."""
+        EventNotOwned if the target modified it."""
         event: Any = step.event
         if self._other:  # then nothing is checked: no one writes to a mapping
             self._kept.append(lent := _other_mapping(event))
@@ -151,14 +150,9 @@ class CallerHabits:
         try:
             return assembler.apply(lent)
         finally:
-            try:  # the very keys and values of ``event``, in order
-                same = (
-                    step.flat
-                    and len(lent) == len(event)
-                    and all(map(is_, lent.values(), event.values()))
-                    and all(map(is_, lent, event))
-                )
-            except RuntimeError:  # changed meanwhile, by a thread of the target's
+            try:  # still equal to ``event`` (an equal value put back harms no caller)
+                same = step.flat and lent == event
+            except Exception:  # a key or value of the target's whose ``__eq__`` raises
                 same = False
             if not same:
                 self._take_back(lent, event)
