@@ -106,6 +106,9 @@ def test_a_report_names_the_file_of_a_user_case(
     ("text", "problem"),
     [
         (USER_CASES.replace("mine.greeting", "append.basic"), "duplicate id, first defined in"),
+        # a check's own ids: reports would name two checks alike
+        (USER_CASES.replace("mine.greeting", "cost.cache-final"), "name a check's own probes"),
+        (USER_CASES.replace("mine.greeting", "fuzz"), "name a check's own probes"),
         (USER_CASES.replace("[APPEND-EXACT]", "[NO-SUCH-RULE]"), "requirement ids not in SPEC.md"),
         (USER_CASES.replace("returns: null", "return: null", 1), "unknown step key 'return'"),
         ("cases: [\n", "not valid YAML"),

@@ -260,6 +260,8 @@ def _validate(document: Any, source: Path, schema_path: Path) -> None:
         where = f"case {case_id!r}" if isinstance(case_id, str) else f"case #{path[1] + 1}"
     location = "/".join(str(part) for part in path) or "(top)"
     message = _unknown_step_key(document, path, schema) or error.message
+    if error.validator == "not":  # "should not be valid under ...": the schema says why
+        message += f" ({error.schema.get('description')})"
     raise CorpusError(f"{source}: {where}: schema violation at {location}: {message}")
 
 
