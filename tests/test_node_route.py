@@ -437,6 +437,18 @@ def test_a_missing_export_is_named_with_the_command_that_makes_it(
     assert "at Object.statSync" not in said
 
 
+@pytest.mark.parametrize("made", [False, True], ids=["missing", "a-folder"])
+def test_an_unreadable_xfail_file_is_named(small_export: Path, tmp_path: Path, made: bool) -> None:
+    """Node's EISDIR names no path: the run fails naming TOKASM_XFAIL's file and why."""
+    listed = tmp_path / "xfail.txt"
+    if made:
+        listed.mkdir()
+    done = conformance(small_export, CLASSES["reference"], xfail=str(listed))
+    assert done.code != 0
+    why = "EISDIR" if made else "ENOENT"
+    assert f"TOKASM_XFAIL={listed}: cannot read it ({why})" in done.out + done.err
+
+
 def test_an_unknown_profile_fails_the_run_naming_it(small_export: Path) -> None:
     """As ``tokasm check --profile`` refuses it: a misspelt 'strict' skipped the strict cases,
     and the run passed."""

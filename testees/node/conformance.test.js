@@ -12,8 +12,15 @@ const { loadTarget, suite } = require('./tokasm.js');
 
 const target = loadTarget(process.env.TOKASM_ASSEMBLER ?? `${__dirname}/token-assembler.js:TokenAssembler`);
 const profiles = (process.env.TOKASM_PROFILES ?? '').split(',').filter((name) => name !== '');
+function readXfail(file) {
+  try {
+    return fs.readFileSync(file, 'utf8');
+  } catch (error) { // a folder's EISDIR names no path
+    throw new Error(`TOKASM_XFAIL=${file}: cannot read it (${error.code ?? error.message})`);
+  }
+}
 const xfail = process.env.TOKASM_XFAIL
-  ? fs.readFileSync(process.env.TOKASM_XFAIL, 'utf8').replace(/^\uFEFF/, '').split('\n')
+  ? readXfail(process.env.TOKASM_XFAIL).replace(/^\uFEFF/, '').split('\n')
     .map((line) => line.replace(/#.*/, '').trim()).filter((line) => line !== '')
   : [];
 
