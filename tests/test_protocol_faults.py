@@ -213,13 +213,22 @@ def _one_apply(case_id: str) -> dict[str, object]:
             "steps": [apply]}  # fmt: skip
 
 
-def test_a_stray_line_that_comes_after_its_case_costs_no_later_case(tmp_path: Path) -> None:
-    """The testee writes a second answer to a case's last request only once the case is over
-    (request 3: hello, then the case's ``new`` and ``apply``): the next case runs as usual, in
-    a fresh testee, and the stray line is a problem of the run that names that request."""
+@pytest.mark.parametrize(
+    ("mode", "said"),
+    [
+        ("late-stray", "nobody asked for"),
+        ("late-exit", "exited with code 3 after its last answer (after its case had ended"),
+    ],
+)
+def test_a_stray_line_or_exit_after_its_case_costs_no_later_case(
+    tmp_path: Path, mode: str, said: str
+) -> None:
+    """The testee writes a second answer to a case's last request, or exits, only once the
+    case is over (request 3: hello, then the case's ``new`` and ``apply``): the next case runs
+    as usual, in a fresh testee, and a problem of the run names that request."""
     told = tmp_path / "told"
     os.mkfifo(told)
-    argv = [sys.executable, str(FAULTY), "late-stray", "--at", "3", "--marker", str(told)]
+    argv = [sys.executable, str(FAULTY), mode, "--at", "3", "--marker", str(told)]
     first, second = (parse_case(_one_apply(i), tmp_path / "c.yaml") for i in ("one", "two"))
     target = CommandTarget(argv, timeout=TIMEOUT)
     try:
@@ -230,5 +239,5 @@ def test_a_stray_line_that_comes_after_its_case_costs_no_later_case(tmp_path: Pa
         target.close()
     assert result.outcome == "passed", result.message
     (problem,) = target.problems
-    assert "nobody asked for" in problem, problem
+    assert said in problem, problem
     assert '"op":"apply"' in problem, problem

@@ -5,7 +5,8 @@
 Once-only faults (hang, crash, garbage) strike at request number N (hello is
 1) and create the marker file, so the respawned testee behaves: exactly one
 case must pay for the fault. ``late-stray`` answers request N, then waits until
-the FIFO at the marker's path is opened, writes its answer again, and closes it.
+the FIFO at the marker's path is opened, writes its answer again, and closes it;
+``late-exit`` exits with code 3 there instead.
 The other modes fail at start or at hello.
 """
 
@@ -18,7 +19,7 @@ import threading
 from pathlib import Path
 
 ONCE = ("hang", "crash", "garbage")
-MODES = (*ONCE, "late-stray", "chatty", "cannot-start", "silent-hello", "wrong-version")
+MODES = (*ONCE, "late-stray", "late-exit", "chatty", "cannot-start", "silent-hello", "wrong-version")
 
 
 def strike(mode: str, number: int) -> None:
@@ -53,8 +54,11 @@ def serve(mode: str, strike_at: int, marker: Path | None) -> None:
             sys.stderr.write("chatter " * 20_000 + "\n")
         sys.stdout.buffer.write(encode(response))
         sys.stdout.buffer.flush()
-        if mode == "late-stray" and marker is not None and number == strike_at:
+        if mode.startswith("late-") and marker is not None and number == strike_at:
             with marker.open("w"):  # the test opens it when the case is over
+                if mode == "late-exit":  # its stdout closed before the FIFO tells the test
+                    os.close(1)
+                    os._exit(3)
                 sys.stdout.buffer.write(encode(response))
                 sys.stdout.buffer.flush()
 

@@ -265,10 +265,10 @@ class Process:
                 answered = f"without answering{self._part_of_a_line()}"  # hold stdout
                 raise TargetFault(f"{exit_description(code)} {answered}")
 
-    def _read(self) -> None:
+    def _read(self, when: str = "without answering") -> None:
         chunk = os.read(self._fd, 1 << 20)
         if not chunk:
-            raise TargetFault(self._gone("stdout", f"without answering{self._part_of_a_line()}"))
+            raise TargetFault(self._gone("stdout", f"{when}{self._part_of_a_line()}"))
         first, *lines = chunk.split(b"\n")
         if max([len(self._partial) + len(first), *map(len, lines)]) > self.max_line:
             raise LineTooLong(f"wrote a line longer than the limit of {self.max_line} bytes")
@@ -290,7 +290,7 @@ class Process:
 
     def refuse_unasked(self) -> None:
         if not (self.lines or self._partial) and select.select([self._fd], [], [], 0)[0]:
-            self._read()
+            self._read("after its last answer")
         pending = [line for line in self.lines if line != HEARTBEAT]
         if pending or self._partial:
             unasked = bytes(pending[0] if pending else self._partial)[:200]
