@@ -65,15 +65,26 @@ def _kebab(name: str) -> str:
     return "".join(f"-{c.lower()}" if c.isupper() else c for c in name).lstrip("-")
 
 
-def _breaks(requirement: str) -> Callable[[_Class], _Class]:
-    """Register the decorated class as the mutant that breaks ``requirement``."""
+def _breaks(requirement: str, *, strictly: bool = False) -> Callable[[_Class], _Class]:
+    """Register the decorated class as the mutant that breaks ``requirement``; ``strictly``:
+    behind the strict validator, in the strict profile (it breaks only a rule past the seed)."""
 
     def register(cls: _Class) -> _Class:
         family = getattr(cls, "FAMILY", "slip")
-        MUTANTS[_kebab(cls.__name__)] = Mutant(cls, requirement, cls.PROFILE, family)
+        factory, profile = (_strictly(cls), "strict") if strictly else (cls, cls.PROFILE)
+        MUTANTS[_kebab(cls.__name__)] = Mutant(factory, requirement, profile, family)
         return cls
 
     return register
+
+
+def _strictly(cls: type[Any]) -> type[Any]:
+    """``cls`` behind the strict validator, named and documented as ``cls``."""
+
+    def __init__(self: StrictAssembler) -> None:
+        StrictAssembler.__init__(self, cls())
+
+    return type(cls.__name__, (StrictAssembler,), {"__init__": __init__, "__doc__": cls.__doc__})
 
 
 def _extra(event: Event) -> Mapping[str, object]:
@@ -2058,9 +2069,10 @@ class PopsDelta(_Correct):
         return super().apply(cast("Event", {**fields, "delta": delta}))
 
 
-@_breaks("EVENT-OWNED")
+@_breaks("STRICT-EVENT-UNTOUCHED", strictly=True)  # it keeps what each event says
 class NormalizesEventInPlace(_Correct):
-    """Breaks EVENT-OWNED: fills in the defaults (``final``, ``delta``) in the caller's dict."""
+    """Breaks STRICT-EVENT-UNTOUCHED: fills in the defaults (``final``, ``delta``) in the caller's
+    dict."""
 
     def apply(self, event: Event) -> str | None:
         fields = cast("dict[str, Any]", event)
@@ -2098,10 +2110,10 @@ class MemoizesByObjectId(_Correct):
         return super().apply(parsed)
 
 
-@_breaks("EVENT-OWNED")
+@_breaks("STRICT-EVENT-UNTOUCHED", strictly=True)  # it keeps what each event says
 class TagsEventWithItself(_Correct):
-    """Breaks EVENT-OWNED: stores the event inside itself (``event["self"] = event``), as a
-    careless back-reference would: a loop for whoever walks the event after apply."""
+    """Breaks STRICT-EVENT-UNTOUCHED: stores the event inside itself (``event["self"] = event``),
+    as a careless back-reference would: a loop for whoever walks the event after apply."""
 
     def apply(self, event: Event) -> str | None:
         text = super().apply(event)
@@ -2123,9 +2135,10 @@ class _HashOnce:
         return 1
 
 
-@_breaks("EVENT-OWNED")
+@_breaks("STRICT-EVENT-UNTOUCHED", strictly=True)  # it keeps what each event says
 class AddsHostileKey(_Correct):
-    """Breaks EVENT-OWNED: adds a key to the event whose hash works once and raises after."""
+    """Breaks STRICT-EVENT-UNTOUCHED: adds a key to the event whose hash works once and raises
+    after."""
 
     def apply(self, event: Event) -> str | None:
         text = super().apply(event)
@@ -2144,15 +2157,16 @@ class _LooksLikeId:
         return True
 
 
-@_breaks("EVENT-OWNED")
+@_breaks("STRICT-EVENT-UNTOUCHED", strictly=True)  # it keeps what each event says
 class SwapsIdKeyForLookalike(_Correct):
-    """Breaks EVENT-OWNED: after apply, moves the id under a key that only claims to be
+    """Breaks STRICT-EVENT-UNTOUCHED: after apply, moves the id under a key that only claims to be
     ``"id"`` (a lazy proxy, a wrapper with a permissive ``__eq__``)."""
 
     def apply(self, event: Event) -> str | None:
         text = super().apply(event)
         fields = cast("dict[Any, Any]", event)
-        fields[_LooksLikeId()] = fields.pop("id")
+        if type(fields) is dict:  # the caller's dict (a read-only mapping cannot be)
+            fields[_LooksLikeId()] = fields.pop("id")
         return text
 
 
@@ -2201,15 +2215,17 @@ class _StrImpostor(metaclass=_PosesAsStr):
         return True
 
 
-@_breaks("EVENT-OWNED")
+@_breaks("STRICT-EVENT-UNTOUCHED", strictly=True)  # it keeps what each event says
 class SwapsIdKeyForStrImpostor(_Correct):
-    """Breaks EVENT-OWNED: after apply, moves the id under a key that passes for ``"id"``,
-    of a type that passes for ``str`` wherever types are compared rather than identified."""
+    """Breaks STRICT-EVENT-UNTOUCHED: after apply, moves the id under a key that passes for
+    ``"id"``, of a type that passes for ``str`` wherever types are compared rather than
+    identified."""
 
     def apply(self, event: Event) -> str | None:
         text = super().apply(event)
         fields = cast("dict[Any, Any]", event)
-        fields[_StrImpostor()] = fields.pop("id")
+        if type(fields) is dict:  # the caller's dict (a read-only mapping cannot be)
+            fields[_StrImpostor()] = fields.pop("id")
         return text
 
 
@@ -3367,16 +3383,10 @@ class ReadSinceScansOnlyForward(_TimedReads):
         return "".join(parts[index:])[max(0, offset - start) :]
 
 
-class _OwnsNothing(_Correct):
-    """A correct assembler but for a habit with the caller's event past its own keys."""
-
-    FAMILY: ClassVar[str] = "data"
-
-
-@_breaks("EVENT-OWNED")
-class StampsEventMetadata(_OwnsNothing):
-    """Breaks EVENT-OWNED: for tracing, writes when it received an event into the event's
-    own ``metadata`` dict, the caller's."""
+@_breaks("STRICT-EVENT-UNTOUCHED", strictly=True)  # it keeps what each event says
+class StampsEventMetadata(_Correct):
+    """Breaks STRICT-EVENT-UNTOUCHED: for tracing, writes when it received an event into the
+    event's own ``metadata`` dict, the caller's."""
 
     def apply(self, event: Event) -> str | None:
         metadata = _extra(event).get("metadata")
@@ -3385,9 +3395,9 @@ class StampsEventMetadata(_OwnsNothing):
         return super().apply(event)
 
 
-@_breaks("EVENT-OWNED")
-class PopsToolCalls(_OwnsNothing):
-    """Breaks EVENT-OWNED: moves an event's ``tool_calls`` fragments to a buffer of its
+@_breaks("STRICT-EVENT-UNTOUCHED", strictly=True)  # it keeps what each event says
+class PopsToolCalls(_Correct):
+    """Breaks STRICT-EVENT-UNTOUCHED: moves an event's ``tool_calls`` fragments to a buffer of its
     own with ``event.pop``, taking them out of the caller's event."""
 
     def __init__(self) -> None:

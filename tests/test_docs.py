@@ -155,6 +155,8 @@ def _strict_kinds_in_spec() -> dict[str, str]:
                 rf"^- \*\*{rid}\*\* \(behaviour\):(.*?)(?=^- \*\*|^#|\Z)", text, re.M | re.S
             )
             assert rule is not None, rid
+            if "In process only" in rule.group(1):  # no request of the protocol can see it
+                continue
             raised = re.search(r"raises `(\w+)`", rule.group(1))
             kinds[rid] = raised.group(1) if raised else "(state untouched)"
     return kinds

@@ -401,10 +401,15 @@ def test_a_str_subclass_with_the_right_text_passes_whatever_it_overrides(project
 
 # 2. Each target gets its own copy of each event; caller habits (EVENT-OWNED) -------------
 
-#: Habit mutants through the CLI, with correct targets on either side: one that keeps
-#: events, and two whose swapped keys once passed or ended the run. test_blame runs every
-#: EVENT-OWNED mutant on the whole corpus and finds no other rule blamed.
-HABITS = ["KeepsEvents", "SwapsIdKeyForOneOfATrappedType", "SwapsIdKeyForStrImpostor"]
+#: Habit mutants through the CLI, with correct targets on either side, and the rule each
+#: breaks: one that keeps events, and two whose swapped keys once passed or ended the run
+#: (the second keeps what the event says: only the strict profile's whole check sees it).
+#: test_blame runs every such mutant on the whole corpus and finds no other rule blamed.
+HABITS = {
+    "KeepsEvents": "EVENT-OWNED",
+    "SwapsIdKeyForOneOfATrappedType": "EVENT-OWNED",
+    "SwapsIdKeyForStrImpostor": "STRICT-EVENT-UNTOUCHED",
+}
 
 
 def test_caller_habit_mutants_break_event_owned_and_no_one_else_is_blamed(project: Path) -> None:
@@ -412,17 +417,17 @@ def test_caller_habit_mutants_break_event_owned_and_no_one_else_is_blamed(projec
     ran = tokasm_here(
         project,
         *("check", "chunked", *mutants, "list-join", "-k", "caller.*", "-k", "append.basic"),
-        *QUICK,  # the probe reads texts a habit-breaking target got wrong too
+        *("--profile", "strict", *QUICK),  # the probe reads texts a mutant got wrong too
         *REPORTS,
     )
     assert ran.code == 1
     _no_traceback(ran)
     report = _check_reports(project)
-    for mutant in mutants:
-        failed = [c for c in _cases(report, mutant) if c["outcome"] == "failed"]
-        assert failed, mutant
-        assert all(c["requirements"][0] == "EVENT-OWNED" for c in failed), mutant
-        assert all(c["message"].startswith("breaks EVENT-OWNED") for c in failed), mutant
+    for name, rule in HABITS.items():
+        failed = [c for c in _cases(report, f"mutants:{name}") if c["outcome"] == "failed"]
+        assert failed, name
+        assert all(c["requirements"][0] == rule for c in failed), name
+        assert all(c["message"].startswith(f"breaks {rule}") for c in failed), name
     for correct in ("chunked", "list-join"):
         assert "failed" not in _outcomes(report, correct).values()
 
@@ -474,7 +479,7 @@ def test_the_pytest_route_gives_each_target_its_own_events(pytester: pytest.Pyte
     )
     assert result.ret == 1
     outcomes = result.parseoutcomes()
-    callers = sum("caller" in case.id for case in load_corpus())
+    callers = sum("caller" in case.id and case.profile == "required" for case in load_corpus())
     assert outcomes["failed"] == outcomes["passed"] == callers
     result.stdout.fnmatch_lines(["*breaks EVENT-OWNED*"])
     assert "FAILED*list-join/" not in result.stdout.str()

@@ -7,8 +7,9 @@ copies of every event, interned ids, a tail held back for display, percent-encod
 parts, hex keys, empty texts swept into a set, kept provider metadata, completed texts
 archived in batches, lookalike ids filed in one bucket, runs of a repeated delta kept
 as counts, open messages kept line by line, links indexed at final, a completed text
-cached at its first read and one log scanned at every read are all correct (RETURN-TYPE:
-any ``str`` instance is a text; the seed's only cost rule is CACHE-FINAL).
+cached at its first read, one log scanned at every read and defaults filled into the
+caller's events are all correct (RETURN-TYPE: any ``str`` instance is a text; the seed's
+only cost rule is CACHE-FINAL; EVENT-OWNED asks only that an event says what it said).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ _TESTS = Path(__file__).parent
 
 
 def test_unusual_set_covers_each_construction() -> None:
-    assert len(UNUSUAL) == 20
+    assert len(UNUSUAL) == 21
 
 
 @pytest.mark.slow  # the whole corpus, fuzz phase and cost probes

@@ -56,10 +56,11 @@ class ImplementationError(TokasmError):
 
 
 class EventNotOwned(ImplementationError):
-    """The implementation modified the event it was given (EVENT-OWNED in spec/SPEC.md)."""
+    """The implementation changed the event it was given; ``kind`` is the rule broken
+    (EVENT-OWNED, or STRICT-EVENT-UNTOUCHED in spec/SPEC.md)."""
 
-    def __init__(self, message: str) -> None:
-        super().__init__("EVENT-OWNED", message)
+    def __init__(self, message: str, rule: str) -> None:
+        super().__init__(rule, message)
 
 
 class ProtocolError(TokasmError):

@@ -19,7 +19,15 @@ import threading
 from pathlib import Path
 
 ONCE = ("hang", "crash", "garbage")
-MODES = (*ONCE, "late-stray", "late-exit", "chatty", "cannot-start", "silent-hello", "wrong-version")
+MODES = (
+    *ONCE,
+    "late-stray",
+    "late-exit",
+    "chatty",
+    "cannot-start",
+    "silent-hello",
+    "wrong-version",
+)
 
 
 def strike(mode: str, number: int) -> None:

@@ -324,8 +324,9 @@ def _wrong_text(
 
 
 #: The rule a failure of these kinds breaks, whatever its step: a caller's habits alone, or
-#: another caller's events alone, fail the case.
-_RULE_OF_KIND = {"event-owned": "EVENT-OWNED", "event-shape": "MAP-ANY", "not-text": "RETURN-TYPE"}
+#: another caller's events alone, fail the case ("": the rule the runner put first, EVENT-OWNED
+#: or, on the strict profile's cases, STRICT-EVENT-UNTOUCHED).
+_RULE_OF_KIND = {"event-owned": "", "event-shape": "MAP-ANY", "not-text": "RETURN-TYPE"}
 
 
 @lru_cache(maxsize=1024)  # a mutant sweep fails a case thousands of times
@@ -379,7 +380,7 @@ def _evidence(result: CaseResult, case: Case | None) -> tuple[dict[str, float], 
         return failing, ran
     failure = result.failure if broken else None
     if failure is not None and failure.kind in _RULE_OF_KIND:
-        rule = _RULE_OF_KIND[failure.kind]
+        rule = _RULE_OF_KIND[failure.kind] or result.requirements[0]
         failing[rule] = ran[rule] = 1.0
         failure = None
     index = None  # the failing step's, the first so numbered (as a replay stops)

@@ -1,8 +1,9 @@
 """The habits of an ordinary Python caller, played on every in-process target (EVENT-OWNED).
 
-Every dict event reaches the target in one reused dict, which must come back unmodified and
-is then overwritten with ``SCRIBBLE``, so a target that kept it reads the marker. ``gentle``
-(a new copy per apply, kept alive) tells these habits' failures from others.
+Every dict event reaches the target in one reused dict, which must come back saying what it
+said (its id, delta and final; on ``whole`` checks, the strict profile's, unmodified) and is
+then overwritten with ``SCRIBBLE``, so a target that kept it reads the marker. ``gentle`` (a
+new copy per apply, kept alive) tells these habits' failures from others.
 """
 
 from __future__ import annotations
@@ -17,7 +18,10 @@ from tokasm.errors import EventNotOwned
 if TYPE_CHECKING:
     from tokasm.corpus.steps import Apply
 
-__all__ = ["OTHER_MAPPINGS", "SCRIBBLE", "CallerHabits"]
+__all__ = ["EVENT_OWNED", "EVENT_UNTOUCHED", "OTHER_MAPPINGS", "SCRIBBLE", "CallerHabits"]
+
+EVENT_OWNED = "EVENT-OWNED"  # changing what an event says, or depending on it after apply
+EVENT_UNTOUCHED = "STRICT-EVENT-UNTOUCHED"  # changing an event at all (the strict profile)
 
 #: What the caller writes into an event after ``apply`` returned.
 SCRIBBLE = "\x00tokasm: this event was reused by the caller after apply returned"
@@ -104,6 +108,12 @@ def _same(given: Any, sent: Any) -> bool:
     return bool(given == sent) or (kind is float and math.isnan(given) and math.isnan(sent))
 
 
+def _says(event: dict[Any, Any]) -> tuple[object, object, bool]:
+    """What an event means by the seed: sent again, it must mean the same (an absent delta
+    appends as ``""`` does, a missing final is false)."""
+    return event.get("id"), event.get("delta") or "", event.get("final") is True
+
+
 def _scribble(value: Any) -> None:
     """Overwrite a lent event and every container in it, each once (it may contain itself)."""
     pending, seen = [value], set()
@@ -125,7 +135,10 @@ def _scribble(value: Any) -> None:
 class CallerHabits:
     """Lends each event to a target as a caller would, and checks it came back unmodified."""
 
-    def __init__(self, *, gentle: bool = False, other_mappings: bool = False) -> None:
+    def __init__(
+        self, *, gentle: bool = False, other_mappings: bool = False, whole: bool = False
+    ) -> None:
+        self.whole = whole  # any change to the event breaks EVENT-OWNED, not only its meaning
         self._gentle = gentle or other_mappings
         self._other = other_mappings
         self._reused: dict[object, object] = {}
@@ -133,7 +146,7 @@ class CallerHabits:
 
     def apply(self, assembler: Any, step: Apply) -> object:
         """``assembler.apply`` of the step's event as lent (never the event itself);
-        EventNotOwned if the target modified it."""
+        EventNotOwned if the target changed what it says (``whole``: changed it at all)."""
         event: Any = step.event
         if self._other:  # then nothing is checked: no one writes to a mapping
             self._kept.append(lent := _other_mapping(event))
@@ -161,18 +174,24 @@ class CallerHabits:
                     lent[key] = SCRIBBLE
 
     def _take_back(self, lent: Any, event: Any) -> None:
-        """EventNotOwned if the target modified the event; then overwrite it (not gently)."""
+        """EventNotOwned if the target changed the event; then overwrite it (not gently)."""
         try:
-            unchanged = _same(lent, event)
+            plain = type(event) is dict and type(lent) is dict
+            if plain and _says(lent) != _says(event):
+                broken: str | None = EVENT_OWNED
+            elif (self.whole or not plain) and not _same(lent, event):
+                broken = EVENT_UNTOUCHED if self.whole else EVENT_OWNED
+            else:
+                broken = None
         except Exception:  # a key's ``__eq__`` that raises: the event was changed
-            unchanged = False
+            broken = EVENT_OWNED
         if not self._gentle and type(lent) in _CONTAINERS:
             try:
                 _scribble(lent)
             except Exception:
-                unchanged = False
-        if not unchanged:
-            raise EventNotOwned(f"apply() modified the event it was given, {show(event)}")
+                broken = broken or EVENT_OWNED
+        if broken:
+            raise EventNotOwned(f"apply() modified the event it was given, {show(event)}", broken)
 
     def forget(self) -> None:
         self._kept.clear()  # the events kept for the case that ended

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from tokasm._display import abbreviated, first_difference, safe_text, show, type_name
 from tokasm.corpus.steps import Raises, Returns
 from tokasm.errors import EventNotOwned, ImplementationError, TargetFault
-from tokasm.run._caller import OTHER_MAPPINGS
+from tokasm.run._caller import EVENT_OWNED, OTHER_MAPPINGS
 from tokasm.run.results import FAILING, NOT_TEXT, CaseResult, Failure
 from tokasm.run.targets import Foreign, PythonTarget, Worker
 
@@ -29,16 +29,14 @@ __all__ = ["DEFAULT_PROFILES", "EVENT_OWNED", "run_case", "run_cases", "skip_rea
 
 #: Profiles run unless the user asks otherwise; ``incremental`` runs where the target has it.
 DEFAULT_PROFILES: frozenset[str] = frozenset({"required", "incremental"})
-EVENT_OWNED = "EVENT-OWNED"  # modifying an event, or depending on it after apply returned
 MAP_ANY = "MAP-ANY"  # refusing a valid event of another mapping type or str subclass
-_OWNED = f"breaks {EVENT_OWNED}: "
 _FAULT_LINES = 60  # lines of a testee fault's message kept (it may quote the testee's stderr)
 #: Why a case that fails only with the caller's habits, or with other mappings, breaks a rule.
 _HABITS = (
-    f"{_OWNED}this case passes when every event is a new dict kept alive, but fails when the "
-    "caller reuses one dict, refilling it for each event and overwriting it after apply() "
-    "returned, as ordinary Python loops do: the implementation keeps or identifies events by "
-    "object. With the caller's habits:\n"
+    f"breaks {EVENT_OWNED}: this case passes when every event is a new dict kept alive, but "
+    "fails when the caller reuses one dict, refilling it for each event and overwriting it "
+    "after apply() returned, as ordinary Python loops do: the implementation keeps or "
+    "identifies events by object. With the caller's habits:\n"
 )
 _MAPPINGS = (
     f"breaks {MAP_ANY}: this case passes when every event is a plain dict of plain strings, but "
@@ -91,10 +89,11 @@ def _check_step(step: Step, outcome: StepOutcome, case: Case, debug: bool) -> Ca
     """None if the step behaved as expected, else the case's failing result."""
     expect = step.expect
     assert expect is not None  # a corpus case always says what a step must do
-    if isinstance(outcome, EventNotOwned):
+    if isinstance(outcome, EventNotOwned):  # its kind is the rule it broke
         owned = CaseResult.of(case, "failed", "", _failure("event-owned", step))
-        message = f"{_OWNED}{_where(step)}\n  {outcome.message}"
-        return _with_rule_first(owned, EVENT_OWNED, "event-owned", message)
+        rule = outcome.kind or EVENT_OWNED
+        message = f"breaks {rule}: {_where(step)}\n  {outcome.message}"
+        return _with_rule_first(owned, rule, "event-owned", message)
     if isinstance(outcome, ImplementationError) and outcome.kind == NOT_TEXT:
         # a result the protocol cannot carry: shown as in process
         failure = _failure("not-text", step, {"foreign": outcome.message, "type": ""})
@@ -179,6 +178,8 @@ def run_case(target: Target, case: Case, *, debug: bool = False) -> CaseResult:
             return _run_steps(target, case, debug)
         finally:
             case.drop_steps()
+
+    target.check_whole_events(case.profile == "strict")  # EVENT-OWNED past the seed's words
 
     def fresh(other_mappings: bool = False) -> CaseResult:
         with contextlib.closing(target.with_fresh_events(other_mappings=other_mappings)) as twin:

@@ -161,9 +161,15 @@ class PythonTarget:
     def with_fresh_events(self, *, other_mappings: bool = False) -> PythonTarget:
         """A twin sent each event anew, kept alive (to tell EVENT-OWNED), or as other mappings."""
         twin = copy.copy(self)
-        twin._caller = CallerHabits(gentle=True, other_mappings=other_mappings)
+        twin._caller = CallerHabits(
+            gentle=True, other_mappings=other_mappings, whole=self._caller.whole
+        )
         twin._instances = {}
         return twin
+
+    def check_whole_events(self, whole: bool) -> None:
+        """Whether any change to an event breaks EVENT-OWNED (strict), or only to its meaning."""
+        self._caller.whole = whole
 
     def _made(self, doing: str = "") -> Assembler:
         try:
