@@ -3651,6 +3651,49 @@ class CachesOnlyLongIds(_ReadCache):
         return len(key) > 8
 
 
+class CachesOnlyLongTexts(_ReadCache):
+    """Breaks CACHE-FINAL: only texts over 8 KiB are cached (a shorter one seems cheap to
+    join), so a message of thousands of short deltas is joined again at every read."""
+
+    def _keep(self, key: str, text: str) -> bool:
+        return len(text) > 8 * 1024
+
+
+class CacheEmptiedWhenAStreamOpens(_ReadCache):
+    """Breaks CACHE-FINAL: the read cache is emptied whenever a new message starts streaming
+    (a first event without final), as if each new stream began a new conversation."""
+
+    def _forget(self, event: Event) -> bool:
+        return event["id"] not in self._parts and not event.get("final", False)
+
+
+class CacheEmptiedByABareFinal(_ReadCache):
+    """Breaks CACHE-FINAL: the read cache is emptied by a final without a delta (the end of
+    a stream, where housekeeping runs)."""
+
+    def _forget(self, event: Event) -> bool:
+        return bool(event.get("final", False)) and "delta" not in event
+
+
+class CacheEmptiedByReadingAnOpenMessage(_ReadCache):
+    """Breaks CACHE-FINAL: a read of a message still streaming empties the read cache (its
+    text would be stale), and every finalized text with it."""
+
+    def get(self, message_id: str) -> str | None:
+        if message_id in self._parts and message_id not in self._finalized:
+            self._cache.clear()
+        return super().get(message_id)
+
+
+class PopsTheCachedText(_ReadCache):
+    """Breaks CACHE-FINAL: a read takes its text out of the cache (``pop`` for ``get``) and
+    only a miss puts it back, so every other read of a message joins it again."""
+
+    def _text(self, key: str) -> str:
+        text = self._cache.pop(key, None)
+        return super()._text(key) if text is None else text
+
+
 class CachesOnlyTheNewest16Finals(RejoinsAfterFinal):
     """Breaks CACHE-FINAL: the texts of the 16 messages finalized last are cached; an older
     message is re-joined at every read."""
@@ -3774,6 +3817,11 @@ COST_MUTANTS: dict[str, type[RejoinsAfterFinal]] = {
         KeepsTheLast8Reads,
         CachesOnlyShortIds,
         CachesOnlyLongIds,
+        CachesOnlyLongTexts,
+        CacheEmptiedWhenAStreamOpens,
+        CacheEmptiedByABareFinal,
+        CacheEmptiedByReadingAnOpenMessage,
+        PopsTheCachedText,
         CachesOnlyTheNewest16Finals,
         KeepsUtf8Bytes,
         KeepsCompressedText,
