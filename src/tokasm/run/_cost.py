@@ -91,10 +91,10 @@ PROBE_STEPS = (
     "and a reference for each (a short text; over the protocol the same\n     text in 2 "
     "parts); finalized in a random order, by bare finals and by finals with a delta\n"
     "  2  get each once: each must return its text (else the probe is skipped)\n"
-    "  3  rounds of: a delta to an open message and a get of it, a new message streamed and\n"
-    "     finalized bare, one finalized whole, a get of every short one (untimed); then two\n"
-    "     timed gets in a row of each long message and of its reference (in process plus a\n"
-    "     copy of the long text), interleaved; fails if a long get, first or second, costs\n"
+    "  3  rounds of: a delta to an open message, a new message streamed and finalized bare,\n"
+    "     one finalized whole, a get of the open one and of every short one (untimed); then\n"
+    "     two timed gets in a row of each long message and of its reference (in process plus\n"
+    "     a copy of the long text), interleaved; fails if a long get, first or second, costs\n"
     f"     over {OVER_PROTOCOL.limit:g}x its reference ({IN_PROCESS.limit:g}x in process), "
     f"minimum of {OVER_PROTOCOL.rounds} rounds ({IN_PROCESS.rounds} in\n     process), in "
     f"{ATTEMPTS} measurements out of {ATTEMPTS}\n"
@@ -325,11 +325,11 @@ def _timer(target: Target) -> Callable[[Step, str | None], float]:
 
 
 def _measure_reads(target: Target, route: _Route) -> Callable[[], Timing]:
-    """One measurement: rounds of untimed traffic, each then two timed reads in a row of every
-    long message and its reference in a random order; the Timing of the worst long message
-    and read (first or second). In process each measurement after the first streams fresh
-    messages: a state of the process (where a text lies in memory) can slow one text's
-    copies for a whole measurement of a correct target."""
+    """One measurement: rounds of untimed traffic, each then two reads in a row of every long
+    message and its reference in a random order; the Timing of the worst message and read.
+    In process each measurement after the first streams fresh messages: a state of the
+    process (where a text lies in memory) can slow one text's copies for a whole measurement
+    of a correct target."""
     fresh: tuple[_Traffic, list[_Pair], list[str], str] | None = _built(target, route)
     timed = _timer(target)
 
@@ -344,11 +344,10 @@ def _measure_reads(target: Target, route: _Route) -> Callable[[], Timing]:
             rng.shuffle(fillers)
             between = [
                 _apply(opened, traffic.text(rng.randint(1, 8))),
-                Get(_INSTANCE, None, opened),
                 _apply(new := traffic.id(), traffic.text(rng.randint(1, 8))),
                 _apply(new, final=True),
                 _apply(traffic.id(), traffic.text(rng.randint(1, 40)), final=True),
-                *(Get(_INSTANCE, None, key) for key in fillers),
+                *(Get(_INSTANCE, None, key) for key in (opened, *fillers)),
             ]
             for outcome in target.perform_steps(between):
                 if isinstance(outcome, ImplementationError):
