@@ -325,11 +325,10 @@ def _timer(target: Target) -> Callable[[Step, str | None], float]:
 
 
 def _measure_reads(target: Target, route: _Route) -> Callable[[], Timing]:
-    """One measurement: rounds of untimed traffic, each then two reads in a row of every long
-    message and its reference in a random order; the Timing of the worst message and read.
-    In process each measurement after the first streams fresh messages: a state of the
-    process (where a text lies in memory) can slow one text's copies for a whole measurement
-    of a correct target."""
+    """One measurement: rounds of untimed traffic, each then two reads of every long message
+    and its reference in a random order; the Timing of the worst. In process each measurement
+    after the first streams fresh messages: a state of the process (where a text lies in
+    memory) can slow one text's copies for a whole measurement of a correct target."""
     fresh: tuple[_Traffic, list[_Pair], list[str], str] | None = _built(target, route)
     timed = _timer(target)
 
