@@ -17,6 +17,7 @@ import threading
 from tokasm.implementations import Event, ListJoinAssembler
 
 __all__ = [
+    "CompactsEvery64Deltas",
     "CrashesOnALongMessage",
     "ExitsOnALongMessage",
     "ExitsWhenALongTextGoes",
@@ -42,6 +43,17 @@ class RebuildsTextEachDelta(ListJoinAssembler):
     def _append(self, message_id: str, delta: str | None) -> None:
         super()._append(message_id, delta)
         self.latest[message_id] = self._text(message_id)
+
+
+class CompactsEvery64Deltas(ListJoinAssembler):
+    """list-join, but every 64 deltas a message's parts are joined into one (to save memory):
+    a correct class whose stream is quadratic, a copy of the text every 64 deltas."""
+
+    def _append(self, message_id: str, delta: str | None) -> None:
+        super()._append(message_id, delta)
+        parts = self._parts[message_id]
+        if len(parts) >= 64:
+            parts[:] = ["".join(parts)]
 
 
 class FinalizedIdsInAList(ListJoinAssembler):

@@ -488,6 +488,27 @@ def test_a_copy_per_delta_class_is_found_by_the_length_of_its_text(
     assert chunked_stream["verdict"] in {"linear", "inconclusive"}
 
 
+def test_a_copy_every_64_deltas_is_found_on_long_texts(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A class that joins its parts into one string every 64 deltas copies its text once per
+    64 events: its stream is quadratic though the sweep's small sizes read linear, and on a
+    long text a batch of hundreds of events shows the copy where a run of 50 can miss it
+    (on texts up to 16M characters: one of 1M can be copied from the caches, unseen)."""
+    ran = _bench(
+        capsys,
+        project,
+        *("slow_assemblers:CompactsEvery64Deltas", "chunked", "--only", "--repeats", "3"),
+        *("--scenario", "stream_then_finalize", "--sizes", "1k,2k,4k"),
+        *("--json", "out.json", "--quiet"),
+    )
+    assert ran.code == 0, ran.out + ran.err
+    mine, chunked = _report(project)["results"]
+    assert mine["long_text"]["verdict"] == "grows", ran.out
+    assert mine["verdict"] == "quadratic", ran.out
+    assert chunked["verdict"] in {"linear", "inconclusive"}
+
+
 def test_a_lookup_over_every_finalized_id_is_found_over_many_messages(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -49,16 +49,20 @@ def format_seconds(seconds: float) -> str:
 
 
 def time_action(
-    action: Action, batch: float = 0.0, clock: Callable[[], float] = time.perf_counter
+    action: Action,
+    batch: float = 0.0,
+    clock: Callable[[], float] = time.perf_counter,
+    most: float = math.inf,
 ) -> float:
-    """Seconds per run of ``action``, run back to back for at least ``batch`` seconds, with
-    the cyclic GC off (as ``timeit``: a collection would charge one run for everyone's)."""
+    """Seconds per run of ``action``, run back to back for at least ``batch`` seconds (or
+    ``most`` runs), with the cyclic GC off (as ``timeit``: a collection would charge one run
+    for everyone's)."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:
         runs, start = 1, clock()
         action()
-        while (elapsed := clock() - start) < batch:
+        while (elapsed := clock() - start) < batch and runs < most:
             action()
             runs += 1
         return elapsed / runs

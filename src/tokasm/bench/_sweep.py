@@ -295,7 +295,7 @@ def climb(
     then rounds over them all (``MIN_ROUNDS`` to ``repeats``) until the verdicts are settled
     or the scenario has used its time (monotonic ``deadline``)."""
     scenario, budget, name = series.scenario, settings.budget, series.scenario.name
-    runs = LONG_RUNS if scenario.text_sizes else 1  # a long text: single runs, the fastest
+    runs = LONG_RUNS if scenario.text_sizes else 1  # a long text: batches, the fastest
     ladders = [(False, scenario.sizes(settings.sizes, settings.texts), series.points, runs)]
     if scenario.on_long_texts:
         ladders.append((True, list(settings.texts), series.texts, LONG_RUNS))
