@@ -2057,6 +2057,27 @@ class KeepsPendingEvent(_Correct):
         return super().get(message_id)
 
 
+class _EqualsAnything:
+    """A value that says it equals anything: a check that trusts ``==`` calls it the delta."""
+
+    def __eq__(self, other: object) -> bool:
+        return True
+
+    __hash__ = object.__hash__
+
+
+@_breaks("EVENT-OWNED")
+class ReplacesDeltaWithALiar(_Correct):
+    """Breaks EVENT-OWNED: after apply, puts in the caller's event, for its delta, an object
+    that says it equals anything: sent again, the event holds no text."""
+
+    def apply(self, event: Event) -> str | None:
+        text = super().apply(event)
+        if "delta" in event:
+            cast("dict[str, Any]", event)["delta"] = _EqualsAnything()
+        return text
+
+
 @_breaks("EVENT-OWNED")
 class PopsDelta(_Correct):
     """Breaks EVENT-OWNED: takes the delta out of the event with ``event.pop("delta")``."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Mapping
+from operator import is_
 from typing import TYPE_CHECKING, Any
 
 from tokasm._display import show
@@ -108,10 +109,10 @@ def _same(given: Any, sent: Any) -> bool:
     return bool(given == sent) or (kind is float and math.isnan(given) and math.isnan(sent))
 
 
-def _says(event: dict[Any, Any]) -> tuple[object, object, bool]:
+def _says(event: dict[Any, Any]) -> list[object]:
     """What an event means by the seed: sent again, it must mean the same (an absent delta
     appends as ``""`` does, a missing final is false)."""
-    return event.get("id"), event.get("delta") or "", event.get("final") is True
+    return [event.get("id"), event.get("delta", ""), event.get("final") is True]
 
 
 def _scribble(value: Any) -> None:
@@ -163,9 +164,14 @@ class CallerHabits:
         try:
             return assembler.apply(lent)
         finally:
-            try:  # still equal to ``event`` (an equal value put back harms no caller)
-                same = step.flat and lent == event
-            except Exception:  # a key or value of the target's whose ``__eq__`` raises
+            try:  # the very keys and values of ``event``, in order (``==`` may be a lie)
+                same = (
+                    step.flat
+                    and len(lent) == len(event)
+                    and all(map(is_, lent.values(), event.values()))
+                    and all(map(is_, lent, event))
+                )
+            except RuntimeError:  # changed meanwhile, by a thread of the target's
                 same = False
             if not same:
                 self._take_back(lent, event)
@@ -177,7 +183,7 @@ class CallerHabits:
         """EventNotOwned if the target changed the event; then overwrite it (not gently)."""
         try:
             plain = type(event) is dict and type(lent) is dict
-            if plain and _says(lent) != _says(event):
+            if plain and not _same(_says(lent), _says(event)):
                 broken: str | None = EVENT_OWNED
             elif (self.whole or not plain) and not _same(lent, event):
                 broken = EVENT_UNTOUCHED if self.whole else EVENT_OWNED
