@@ -2078,6 +2078,31 @@ class ReplacesDeltaWithALiar(_Correct):
         return text
 
 
+class _LooksLikeDelta(str):
+    """A key that says it is ``"delta"`` (equal, same hash) but reads as another word."""
+
+    __slots__ = ()
+
+    def __eq__(self, other: object) -> bool:
+        return other == "delta" or str.__eq__(self, other)
+
+    def __hash__(self) -> int:
+        return hash("delta")
+
+
+@_breaks("EVENT-OWNED")
+class ReplacesDeltaKeyWithALiar(_Correct):
+    """Breaks EVENT-OWNED: after apply, files the caller's delta under a key that says it is
+    ``"delta"`` but reads ``"text"``: sent again (as JSON, or key by key), it holds no delta."""
+
+    def apply(self, event: Event) -> str | None:
+        text = super().apply(event)
+        fields = cast("dict[str, Any]", event)
+        if "delta" in fields:
+            fields[_LooksLikeDelta("text")] = fields.pop("delta")
+        return text
+
+
 @_breaks("EVENT-OWNED")
 class PopsDelta(_Correct):
     """Breaks EVENT-OWNED: takes the delta out of the event with ``event.pop("delta")``."""

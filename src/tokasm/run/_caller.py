@@ -111,8 +111,10 @@ def _same(given: Any, sent: Any) -> bool:
 
 def _says(event: dict[Any, Any]) -> list[object]:
     """What an event means by the seed: sent again, it must mean the same (an absent delta
-    appends as ``""`` does, a missing final is false)."""
-    return [event.get("id"), event.get("delta", ""), event.get("final") is True]
+    appends as ``""`` does, a missing final is false). A key of a ``str`` subclass says its
+    text: one may equal ``"delta"`` and read as another word."""
+    fields = {str.__str__(key) if isinstance(key, str) else key: v for key, v in event.items()}
+    return [fields.get("id"), fields.get("delta", ""), fields.get("final") is True]
 
 
 def _scribble(value: Any) -> None:
