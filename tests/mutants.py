@@ -2203,9 +2203,9 @@ class _LooksLikeId:
         return True
 
 
-@_breaks("STRICT-EVENT-UNTOUCHED", strictly=True)  # it keeps what each event says
+@_breaks("EVENT-OWNED")
 class SwapsIdKeyForLookalike(_Correct):
-    """Breaks STRICT-EVENT-UNTOUCHED: after apply, moves the id under a key that only claims to be
+    """Breaks EVENT-OWNED: after apply, moves the id under a key that only claims to be
     ``"id"`` (a lazy proxy, a wrapper with a permissive ``__eq__``)."""
 
     def apply(self, event: Event) -> str | None:
@@ -2261,9 +2261,9 @@ class _StrImpostor(metaclass=_PosesAsStr):
         return True
 
 
-@_breaks("STRICT-EVENT-UNTOUCHED", strictly=True)  # it keeps what each event says
+@_breaks("EVENT-OWNED")
 class SwapsIdKeyForStrImpostor(_Correct):
-    """Breaks STRICT-EVENT-UNTOUCHED: after apply, moves the id under a key that passes for
+    """Breaks EVENT-OWNED: after apply, moves the id under a key that passes for
     ``"id"``, of a type that passes for ``str`` wherever types are compared rather than
     identified."""
 

@@ -403,12 +403,12 @@ def test_a_str_subclass_with_the_right_text_passes_whatever_it_overrides(project
 
 #: Habit mutants through the CLI, with correct targets on either side, and the rule each
 #: breaks: one that keeps events, and two whose swapped keys once passed or ended the run
-#: (the second keeps what the event says: only the strict profile's whole check sees it).
+#: (a key that is no string names no field, whatever it claims to equal).
 #: test_blame runs every such mutant on the whole corpus and finds no other rule blamed.
 HABITS = {
     "KeepsEvents": "EVENT-OWNED",
     "SwapsIdKeyForOneOfATrappedType": "EVENT-OWNED",
-    "SwapsIdKeyForStrImpostor": "STRICT-EVENT-UNTOUCHED",
+    "SwapsIdKeyForStrImpostor": "EVENT-OWNED",
 }
 
 

@@ -111,9 +111,9 @@ def _same(given: Any, sent: Any) -> bool:
 
 def _says(event: dict[Any, Any]) -> list[object]:
     """What an event means by the seed: sent again, it must mean the same (an absent delta
-    appends as ``""`` does, a missing final is false). A key of a ``str`` subclass says its
-    text: one may equal ``"delta"`` and read as another word."""
-    fields = {str.__str__(key) if isinstance(key, str) else key: v for key, v in event.items()}
+    appends as ``""`` does, a missing final is false). Keys are its strings' texts: one of a
+    subclass may equal ``"delta"`` and read as another word, another kind names no field."""
+    fields = {str.__str__(key): v for key, v in event.items() if isinstance(key, str)}
     return [fields.get("id"), fields.get("delta", ""), fields.get("final") is True]
 
 
