@@ -20,7 +20,7 @@ import unicodedata
 from array import array
 from collections.abc import Callable, Generator, Mapping
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, cast
 from urllib.parse import quote, unquote
 
 __all__ = ["UNUSUAL"]
@@ -559,32 +559,16 @@ class ScansOneLog:
         return self._scan(message_id) if message_id in self._known else None
 
 
-class FillsInEventDefaults:
+class FillsInEventDefaults(DictSubclassStore):
     """Fills in the caller's event (``final: False``, ``delta: ""``) before reading it: the
     seed forbids no change that keeps what an event says (EVENT-OWNED; the strict profile's
     STRICT-EVENT-UNTOUCHED asks for none at all)."""
 
-    def __init__(self) -> None:
-        self._parts: dict[str, list[str]] = {}
-        self._done: dict[str, str] = {}
-
-    def apply(self, event: dict[str, Any]) -> str | None:
-        event.setdefault("final", False)
-        event.setdefault("delta", "")
-        message_id = event["id"]
-        if message_id in self._done:
-            return self._done[message_id] if event["final"] else None
-        self._parts.setdefault(message_id, []).append(event["delta"])
-        if not event["final"]:
-            return None
-        text = self._done[message_id] = "".join(self._parts.pop(message_id))
-        return text
-
-    def get(self, message_id: str) -> str | None:
-        if message_id in self._done:
-            return self._done[message_id]
-        parts = self._parts.get(message_id)
-        return None if parts is None else "".join(parts)
+    def apply(self, event: _Event) -> str | None:
+        fields = cast("dict[str, Any]", event)
+        fields.setdefault("final", False)
+        fields.setdefault("delta", "")
+        return super().apply(event)
 
 
 #: Name -> zero-argument factory of a correct, unusually built assembler.
