@@ -4,8 +4,6 @@ Loaded in every pytest session, it imports nothing but pytest until a target is 
 
 from __future__ import annotations
 
-import weakref
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
@@ -18,14 +16,11 @@ if TYPE_CHECKING:
 
     from tokasm.corpus import Case
     from tokasm.implementations import AssemblerFactory
-    from tokasm.report import XfailList
     from tokasm.run import Target
 
 FUZZ_ID = "fuzz"
 #: What one item checks: a corpus case, or the cost probe or the fuzz phase by its id.
 Check: TypeAlias = "Case | str"
-#: The targets of this process that failed a case: as in ``tokasm check``, no fuzz item.
-_FAILED_A_CASE: weakref.WeakSet[Target] = weakref.WeakSet()
 _TARGETS = pytest.StashKey[dict[str, "Target"]]()
 _SELECTION = pytest.StashKey["Selection"]()
 _UNDO_SIGNALS = pytest.StashKey["Callable[[], None]"]()
@@ -37,8 +32,7 @@ _NO_TARGET = (
 
 
 def _checked(parse: str) -> Callable[[str], Any]:
-    """A value parsed as ``tokasm check`` parses it, by ``tokasm.cli.options.<parse>``,
-    imported only when the option is given."""
+    """Parsed as ``tokasm check`` parses it, importing the CLI only when the option is given."""
 
     def parsed(text: str) -> Any:
         from tokasm.cli import options
@@ -75,20 +69,11 @@ _OPTIONS: dict[str, dict[str, Any]] = {
 }  # fmt: skip
 
 
-@dataclass(frozen=True)
 class Selection:
     """What a session checks, in ``tokasm check``'s order: the cases, the cost probe, fuzzing."""
 
-    targets: Mapping[str, Target]
-    checks: tuple[Check, ...]
-    profiles: frozenset[str]
-    listed: XfailList | None
-    version: str
-    fuzz_examples: int
-
-    @classmethod
-    def load(
-        cls,
+    def __init__(
+        self,
         targets: Mapping[str, Target],
         profiles: Iterable[str],
         cases: Iterable[str | Path],
@@ -96,7 +81,7 @@ class Selection:
         xfail: str | Path | None,
         *,
         fuzz_examples: int | None = None,
-    ) -> Selection:
+    ) -> None:
         """UsageError for an unknown profile; CorpusError for a bad case file; XfailError for
         a bad or stale xfail line; TargetError if a profile asked for cannot run on a target."""
         from tokasm.corpus import PROFILES, load_corpus, profile_gap
@@ -110,17 +95,18 @@ class Selection:
                 f"unknown {', '.join(map(repr, unknown))} (choose from {', '.join(PROFILES)})"
             )
         corpus = load_corpus(user_cases=[Path(folder) for folder in cases])
-        listed = None if xfail is None else load_xfail(Path(xfail), corpus)
-        if stale := [] if listed is None else listed.stale(corpus):
+        self.listed = None if xfail is None else load_xfail(Path(xfail), corpus)
+        if stale := [] if self.listed is None else self.listed.stale(corpus):
             raise XfailError("; ".join(stale))
         chosen = [case for case in corpus if bundled or not case.bundled]
         for name, target in targets.items():
             if gap := profile_gap(profiles, chosen, name, target.features):
                 raise TargetError(gap)
-        selected = frozenset(DEFAULT_PROFILES | set(profiles))
-        checks: tuple[Check, ...] = (*chosen, PROBE_ID, FUZZ_ID)
-        examples = CHECK_EXAMPLES if fuzz_examples is None else fuzz_examples
-        return cls(targets, checks, selected, listed, corpus.version, examples)
+        self.targets, self.version = targets, corpus.version
+        self.profiles = DEFAULT_PROFILES | set(profiles)
+        self.checks: tuple[Check, ...] = (*chosen, PROBE_ID, FUZZ_ID)
+        self.fuzz_examples = CHECK_EXAMPLES if fuzz_examples is None else fuzz_examples
+        self.failed_a_case: set[Target] = set()  # as in ``tokasm check``, no fuzz item for them
 
     def params(self) -> list[ParameterSet]:
         """Named ``id`` (``target/id`` for several targets); a listed one is a strict xfail."""
@@ -141,12 +127,11 @@ class Selection:
         """A run-level problem of the target found meanwhile (a worker that ended or wrote
         between checks, a restart as another implementation) fails it too: never lost."""
         known = len(getattr(target, "problems", ()))  # a worker's, with --tokasm-isolate
-        failure = self._failure(target, check)
-        lines = [failure] if failure else []
+        lines = [self._failure(target, check)]
         found = getattr(target, "problems", [])[known:]
         lines += [f"run-level problem of the target: {problem}" for problem in found]
-        if lines:
-            pytest.fail("\n".join(lines), pytrace=False)
+        if any(lines):
+            pytest.fail("\n".join(filter(None, lines)), pytrace=False)
 
     def _failure(self, target: Target, check: Check) -> str | None:
         from tokasm.run import FAILING, run_cases, run_probe
@@ -154,7 +139,7 @@ class Selection:
         if check == FUZZ_ID:
             if self.fuzz_examples <= 0:
                 pytest.skip("fuzzing turned off (0 examples)")
-            if target in _FAILED_A_CASE:
+            if target in self.failed_a_case:
                 pytest.skip(
                     "a case of this target failed: fuzzing looks for what the corpus missed, "
                     "so, as in tokasm check, it runs only for a target that passed every case "
@@ -168,7 +153,7 @@ class Selection:
         else:  # a case outside the profiles is skipped, as below
             (result,) = run_cases(target, [check], self.profiles)
         if result.outcome in FAILING:
-            _FAILED_A_CASE.add(target)
+            self.failed_a_case.add(target)
         if result.outcome == "skipped":
             pytest.skip(result.message)
         if result.outcome == "passed":
@@ -197,7 +182,7 @@ def suite(
 
     label = name or f"{factory.__module__}:{getattr(factory, '__qualname__', repr(factory))}"
     targets = {label: PythonTarget(factory, label)}
-    selection = Selection.load(targets, tuple(profiles), cases, bundled, xfail)
+    selection = Selection(targets, tuple(profiles), cases, bundled, xfail)
 
     @pytest.mark.parametrize(("target", "case"), selection.params())
     def test_case(target: Target, case: Check) -> None:
@@ -239,7 +224,7 @@ def pytest_configure(config: pytest.Config) -> None:
                 else PythonTarget(resolve_target(target), target)
             )
         flag = "--tokasm-profile"
-        config.stash[_SELECTION] = Selection.load(
+        config.stash[_SELECTION] = Selection(
             targets,
             option("tokasm_profile"),
             option("tokasm_cases"),
