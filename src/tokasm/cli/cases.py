@@ -7,15 +7,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from tokasm._display import show
-from tokasm.cli.options import (
-    Console,
-    add_case_options,
-    chosen_cases,
-    exit_codes,
-    non_negative,
-    select,
-    subcommand,
-)
+from tokasm.cli import options
 from tokasm.corpus import Raises
 from tokasm.implementations import DEFAULT_BACKEND
 from tokasm.run import PROBE_IDS, PROBE_STEPS, probe_named
@@ -26,7 +18,7 @@ if TYPE_CHECKING:
     from tokasm.cli.options import Commands
     from tokasm.corpus import Case, Step
 
-EXIT_CODES = exit_codes("listed or shown", "not used (nothing is checked)")
+EXIT_CODES = options.exit_codes("listed or shown", "not used (nothing is checked)")
 
 #: Steps ``show`` prints at each end of a long case unless ``--steps`` says otherwise.
 HEAD_STEPS = 20
@@ -34,8 +26,8 @@ TAIL_STEPS = 5
 
 
 def run_list(args: argparse.Namespace) -> int:
-    corpus, chosen = chosen_cases(args)
-    cases, probes = select(chosen, args.globs)
+    corpus, chosen = options.chosen_cases(args)
+    cases, probes = options.select(chosen, args.globs)
     rows = [(c.id, c.profile, str(c.step_count), ", ".join(c.requirements)) for c in cases]
     # the cost probes, named like cases (-k and --xfail name them alike), with their rules
     rows += [(p, "required", "probe", probe_named(p, "passed").requirements[0]) for p in probes]
@@ -47,7 +39,7 @@ def run_list(args: argparse.Namespace) -> int:
     ]
     count, total = len(cases) + len(probes), len(chosen) + len(PROBE_IDS)
     lines.append(f"{count} of {total} checks (corpus {corpus.version} and the cost probes)")
-    Console(sys.stdout).print("\n".join(lines))
+    options.Console(sys.stdout).print("\n".join(lines))
     return 0
 
 
@@ -80,16 +72,16 @@ def _render_case(case: Case, limit: int) -> str:
 
 
 def run_show(args: argparse.Namespace) -> int:
-    cases, probes = select(chosen_cases(args)[1], args.ids)
+    cases, probes = options.select(options.chosen_cases(args)[1], args.ids)
     blocks = [_render_case(case, args.steps) for case in cases]
     if probes:
         blocks.append(PROBE_STEPS)  # both probes, each under its id
-    Console(sys.stdout).print("\n\n".join(blocks))
+    options.Console(sys.stdout).print("\n\n".join(blocks))
     return 0
 
 
 def add_parser(commands: Commands) -> None:
-    listing = subcommand(
+    listing = options.subcommand(
         commands,
         "list",
         "list the corpus cases: id, profile, steps, requirements",
@@ -102,9 +94,9 @@ def add_parser(commands: Commands) -> None:
     listing.add_argument(
         "globs", nargs="*", metavar="GLOB", help="only case ids matching this glob (repeatable)"
     )
-    add_case_options(listing)
+    options.add_case_options(listing)
     listing.set_defaults(run=run_list)
-    showing = subcommand(
+    showing = options.subcommand(
         commands,
         "show",
         "print a case expanded: requirements, source, every step",
@@ -116,11 +108,11 @@ def add_parser(commands: Commands) -> None:
     showing.add_argument("ids", nargs="+", metavar="CASE", help="case id or glob")
     showing.add_argument(
         "--steps",
-        type=non_negative,
+        type=options.non_negative,
         default=HEAD_STEPS,
         metavar="N",
         help=f"for a long case, the first N steps and the last {TAIL_STEPS} "
         f"(default {HEAD_STEPS}; 0 shows all)",
     )
-    add_case_options(showing)
+    options.add_case_options(showing)
     showing.set_defaults(run=run_show)
