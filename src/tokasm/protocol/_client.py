@@ -580,9 +580,8 @@ class WorkerTarget(CommandTarget):
     def fuzz(self, examples: int, documents: Sequence[dict[str, Any]]) -> tuple[str, ...]:
         """``documents`` are drawn here; Hypothesis runs there only to shrink a disagreement."""
         request = {"op": "fuzz", "examples": examples, "documents": list(documents)}
-        seconds = max(self.timeout, FUZZ_SECONDS)
         try:
-            answer = self._exchange(request, "the fuzz phase", seconds)
+            answer = self._exchange(request, "the fuzz phase", max(self.timeout, FUZZ_SECONDS))
             problems = answer.get("problems")
             if not isinstance(problems, list) or not all(isinstance(p, str) for p in problems):
                 raise ProtocolError(f"not a list of problems: {str(answer)[:200]}")

@@ -23,7 +23,6 @@ MAX_LINE_BYTES = 16 * 1024 * 1024
 MAX_NAME_CHARS = 200
 #: Characters of an error response's ``error`` and ``kind`` kept for reports.
 MAX_TEXT_CHARS = 2000
-OK: Message = {"ok": True}  # the response to ``new``
 #: The most common response line, as both ends write it: read without decoding.
 NULL_RESULT = b'{"ok":true,"result":null}'
 

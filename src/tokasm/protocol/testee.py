@@ -24,7 +24,6 @@ from tokasm.errors import ImplementationError, ProtocolError, TargetError
 from tokasm.implementations import strict
 from tokasm.protocol._client import HEARTBEAT, python_testee_command
 from tokasm.protocol._codec import (
-    OK,
     decode,
     encode,
     error_response,
@@ -80,7 +79,8 @@ class _Worker(PythonTarget):
         return super().perform_raw(step)
 
 
-def _worker_answer(target: PythonTarget, request: Message) -> Message:
+def _worker_answer(target: _Worker, request: Message) -> Message:
+    target.last = _clocks.monotonic()  # a request came: the next heartbeat is due from now
     if request["op"] == "case":
         case = parse_case(request["case"], Path(request["source"]))
         return {"ok": True, "case": run_case(target, case, debug=request["debug"]).to_data()}
@@ -108,7 +108,7 @@ def _dispatch(target: PythonTarget, request: Message) -> Message:
         return hello_response(target.name, target.features)
     if op == "new":
         target.new(string_field(request, "instance"))
-        return OK
+        return {"ok": True}
     if isinstance(target, _Worker) and op in ("case", "probe", "fuzz"):
         try:
             return _worker_answer(target, request)
@@ -138,8 +138,6 @@ def serve(target: PythonTarget, requests: IO[bytes], responses: IO[bytes]) -> No
     server = os.getpid()
     for line in requests:
         if line.strip():
-            if isinstance(target, _Worker):
-                target.last = _clocks.monotonic()
             response = encode(respond(target, line))
             if os.getpid() != server:
                 os._exit(0)
