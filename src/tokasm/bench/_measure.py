@@ -19,6 +19,11 @@ if TYPE_CHECKING:
     from tokasm.bench.scenarios import Action, Scenario, Workload
     from tokasm.implementations import AssemblerFactory
 
+__all__ = [
+    "format_seconds", "format_size", "interleaved_min", "parse_size", "peak_memory",
+    "predict_seconds", "scaling_exponent", "time_action", "verdict",
+]  # fmt: skip
+
 _SUFFIXES = {"M": 1_000_000, "k": 1_000}
 
 
