@@ -166,10 +166,9 @@ def fit(
     if len(sizes) < FIT_POINTS or not rounds:
         return Fit(None, 0.0, "-")
     xs = [math.log(n) for n in sizes]
-    slopes = [_slope(xs, [math.log(max(t, 1e-12)) for t in row]) for row in rounds]
-    exponent = _slope(
-        xs, [math.log(max(min(column), 1e-12)) for column in zip(*rounds, strict=False)]
-    )
+    logs = [[math.log(max(t, 1e-12)) for t in row] for row in rounds]
+    slopes = [_slope(xs, row) for row in logs]
+    exponent = _slope(xs, [min(column) for column in zip(*logs, strict=False)])
     spread = 1.4826 * statistics.median(abs(slope - statistics.median(slopes)) for slope in slopes)
     floor = NOISE_FLOOR / math.sqrt(sum((x - sum(xs) / len(xs)) ** 2 for x in xs))
     error = max(1.2533 * spread / math.sqrt(len(slopes)), floor)  # a median's, robust sigma
