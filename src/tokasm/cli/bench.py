@@ -115,8 +115,7 @@ def _bench_targets(args: argparse.Namespace, targets: list[Target]) -> list[Benc
 
 
 def _check_report_paths(args: argparse.Namespace) -> None:
-    """ReportError (PlotError) now, before measuring, for a report that could not be written,
-    two naming one file, or two on stdout ('-')."""
+    """ReportError before measuring: a report that cannot be written, two on one file or '-'."""
     if args.plot:
         bench.check_plot(args.plot)
     reports = ("--json", "--markdown", "--plot")
