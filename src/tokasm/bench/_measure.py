@@ -19,6 +19,11 @@ if TYPE_CHECKING:
     from tokasm.bench.scenarios import Action, Scenario, Workload
     from tokasm.implementations import AssemblerFactory
 
+__all__ = [
+    "format_seconds", "format_size", "interleaved_min", "parse_size", "peak_memory",
+    "predict_seconds", "scaling_exponent", "time_action", "verdict",
+]  # fmt: skip
+
 _SUFFIXES = {"M": 1_000_000, "k": 1_000}
 
 
@@ -161,10 +166,9 @@ def fit(
     if len(sizes) < FIT_POINTS or not rounds:
         return Fit(None, 0.0, "-")
     xs = [math.log(n) for n in sizes]
-    slopes = [_slope(xs, [math.log(max(t, 1e-12)) for t in row]) for row in rounds]
-    exponent = _slope(
-        xs, [math.log(max(min(column), 1e-12)) for column in zip(*rounds, strict=False)]
-    )
+    logs = [[math.log(max(t, 1e-12)) for t in row] for row in rounds]
+    slopes = [_slope(xs, row) for row in logs]
+    exponent = _slope(xs, [min(column) for column in zip(*logs, strict=False)])
     spread = 1.4826 * statistics.median(abs(slope - statistics.median(slopes)) for slope in slopes)
     floor = NOISE_FLOOR / math.sqrt(sum((x - sum(xs) / len(xs)) ** 2 for x in xs))
     error = max(1.2533 * spread / math.sqrt(len(slopes)), floor)  # a median's, robust sigma

@@ -21,6 +21,8 @@ if TYPE_CHECKING:
     from tokasm.bench._measure import MemoryPeak
     from tokasm.bench._sweep import Point, Series, SweepSettings
 
+__all__ = ["check_plot", "render_matrix", "render_table", "to_json", "write_plot"]
+
 #: What a cell shows for a step not run (by the limit that skipped it), or stopped (killed).
 _SKIP, _STOPPED = "skip", "stopped"
 _SKIPPED = {BUDGET: _SKIP, MAX_TIME: MAX_TIME}

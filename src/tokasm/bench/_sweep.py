@@ -10,6 +10,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
+from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, TypeAlias, cast
 
 from tokasm._display import safe_block
@@ -36,6 +37,11 @@ if TYPE_CHECKING:
     from tokasm.bench.scenarios import Scenario
     from tokasm.implementations import AssemblerFactory
     from tokasm.run.targets import Target
+
+__all__ = [
+    "FULL", "QUICK", "SMOKE", "BenchTarget", "SweepSettings", "bundled_targets", "load_target",
+    "over_max_time", "protocol_target", "python_target", "run_sweep",
+]  # fmt: skip
 
 BUDGET, MAX_TIME = "budget", "max-time"
 #: A worker silent for this many times the budget (at least ``OVERRUN_FLOOR`` s) is killed.
@@ -171,23 +177,19 @@ def bundled_targets(in_process: bool = False) -> list[BenchTarget]:
     ]
 
 
-class _SubjectAssembler:
-    """Each call a request to a protocol testee (instance "bench"), which answers text or null."""
-
-    def __init__(self, target: Target) -> None:
-        self._perform = target.perform
-        target.new("bench")
-
-    def __getattr__(self, op: str) -> Callable[..., Any]:
-        if op not in OPS:
-            raise AttributeError(op)
-        return lambda *arguments: self._perform(OPS[op]("bench", None, *arguments))
-
-
 def protocol_target(target: Target) -> BenchTarget:
-    """A running testee, ``cmd:NAME``; each factory call starts a fresh assembler in it."""
-    factory, read_since = partial(_SubjectAssembler, target), READ_SINCE in target.features
-    return BenchTarget(f"cmd:{target.name}", read_since, factory, per_request=True)
+    """A running testee, ``cmd:NAME``; each factory call starts a fresh assembler in it, whose
+    every call is a request to instance "bench", which answers text or null."""
+
+    def assembler() -> Any:
+        target.new("bench")
+        return SimpleNamespace(**{op: partial(_request, target, op) for op in OPS})
+
+    return BenchTarget(f"cmd:{target.name}", READ_SINCE in target.features, assembler, True)
+
+
+def _request(target: Target, op: str, *arguments: Any) -> Any:
+    return target.perform(OPS[op]("bench", None, *arguments))
 
 
 #: One step of a sweep on one target (``Bench``'s call): here, or asked of a worker.

@@ -48,13 +48,10 @@ class Bench:
 
     def __init__(self, factory: AssemblerFactory, clock: Callable[[], float], batch: float):
         self.factory, self.clock, self.batch = factory, clock, batch
-        self.actions: dict[tuple[int, bool], Action] = {}
-        self.scenario = ""
+        self.actions: dict[tuple[int, bool], Action] = {}  # a scenario's, until its drop
 
     def __call__(self, op: str, name: str, size: int, text: bool = False) -> Any:
         """Step ``op`` of scenario ``name`` at ``size``; Raised if the target raised in it."""
-        if name != self.scenario:
-            self.actions, self.scenario = {}, name
         try:
             return getattr(self, op)(SCENARIOS[name], size, text)
         except TargetFault as fault:  # a testee's, whole: what happened is in its middle

@@ -16,6 +16,8 @@ if TYPE_CHECKING:
 
     from tokasm.implementations import Assembler, AssemblerFactory, IncrementalAssembler
 
+__all__ = ["SCENARIOS", "make_workload"]
+
 #: The timed work of a scenario run, repeatable; returns the final texts (for peak memory).
 Action: TypeAlias = Callable[[], list[str]]
 #: Feeds a workload's deltas to the message ids in turn, reading as the scenario does;

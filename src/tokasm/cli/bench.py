@@ -71,13 +71,11 @@ def add_parser(commands: Commands) -> None:
         f"{QUICK.budget:g} s budget per run, --max-time {QUICK.max_time:g}"
     )
     sizes = ",".join(map(format_size, FULL.sizes))
-    unguarded = "measure Python targets in this process, for a debugger: UNGUARDED"
     cmd = "also measure this protocol testee (repeatable), per request in wall time"
     timeout = (
         f"per-request timeout of --cmd testees (default {DEFAULT_TIMEOUT:g}); loading a target "
         "may take twice as long"
     )
-    budget = f"skip a run predicted slower than this (default {FULL.budget:g})"
     max_time = f"start nothing predicted to end later than this (default {FULL.max_time:g})"
     options.add_options(
         parser,
@@ -87,14 +85,14 @@ def add_parser(commands: Commands) -> None:
         ("--scenario", "run only this scenario (repeatable)", named),
         ("--sizes", f"stream sizes in deltas, e.g. 1k,10k,100k (default {sizes})", size_list),
         ("--repeats", "up to N rounds", NUMBER),
-        ("--budget", budget, SECONDS),
+        ("--budget", f"skip a run predicted slower than this (default {FULL.budget:g})", SECONDS),
         ("--max-time", max_time, SECONDS),
         ("--no-memory", "skip the tracemalloc runs", FLAG),
         ("--json", "write every figure as JSON; '-' for stdout", PATH),
         ("--plot", "write a log-log plot (.png or .svg; needs [plot])", FILE),
         ("--markdown", "write the tables as Markdown (docs/bench.md); '-' for stdout", PATH),
         ("--timeout", timeout, {**SECONDS, "default": DEFAULT_TIMEOUT}),
-        ("--in-process", unguarded, FLAG),
+        ("--in-process", "measure Python targets in this process, for a debugger: UNGUARDED", FLAG),
         ("-q --quiet", "no progress: no live line, no per-cell log", FLAG),
     )
     parser.set_defaults(run=run)
@@ -117,8 +115,7 @@ def _bench_targets(args: argparse.Namespace, targets: list[Target]) -> list[Benc
 
 
 def _check_report_paths(args: argparse.Namespace) -> None:
-    """ReportError (PlotError) now, before measuring, for a report that could not be written,
-    two naming one file, or two on stdout ('-')."""
+    """ReportError before measuring: a report that cannot be written, two on one file or '-'."""
     if args.plot:
         bench.check_plot(args.plot)
     reports = ("--json", "--markdown", "--plot")
