@@ -141,9 +141,6 @@ class _Replay:
         for index, step in enumerate(steps):
             situation = self.situation(step)
             self.found.append(situation)
-            read = situation in _ANSWERED and not isinstance(step, Apply)
-            if read and (message := self.message(step)) is not None:  # the length it read
-                message.reads.append(message.length)
             delta = _delta(step)
             if isinstance(delta, str):
                 self.chars.update(delta)
@@ -190,6 +187,8 @@ class _Replay:
             return "read_since at or past the end" if at_end else "read_since within the text"
         if message is None:
             self.unknown_reads.add((step.instance, str(step.message_id)))
+        else:
+            message.reads.append(message.length)  # the length it read
         return _get(message, answered_none=False)
 
     def _shared(self, instance: str, message_id: str) -> str | None:
