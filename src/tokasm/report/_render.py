@@ -366,9 +366,7 @@ def destination(option: str, given: Path) -> Path | None:
         why = "is not writable" if _is_special(real) else "exists and is read-only"
     elif not _is_special(real):
         try:  # the truth about the folder, whoever runs this (root ignores permissions)
-            handle, probe = tempfile.mkstemp(dir=real.parent, prefix=f".{real.name}.")
-            os.close(handle)
-            os.unlink(probe)
+            tempfile.NamedTemporaryFile(dir=real.parent, prefix=f".{real.name}.").close()
         except OSError as error:
             why = f"cannot create a file in its folder: {error.strerror or error}"
     if why:
