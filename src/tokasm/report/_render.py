@@ -386,8 +386,7 @@ def destinations(requests: Iterable[tuple[str, Path]]) -> list[tuple[str, Path |
 
 
 def refuse_case_file(option: str, given: Path, cases: Sequence[Path]) -> None:
-    """ReportError if writing ``given`` would replace or add a case file that ``cases`` (the
-    folders and files of cases a run loads) stands for."""
+    """ReportError if writing ``given`` would replace or add a case file of ``cases`` (a run's)."""
     path = Path(os.path.realpath(given))
     for case in cases:
         real = Path(os.path.realpath(case))
