@@ -108,13 +108,11 @@ class _Message:
     extra_keys: bool = False
     touched_after_final: bool = False
     deltas: list[str] = field(default_factory=list)
-    parts: int = 0
     reads: list[int] = field(default_factory=list)  # the text's length at each read
-    read: int = 0
 
     @property
     def long(self) -> bool:
-        return self.parts >= _LONG_PARTS or self.length >= _LONG_TEXT
+        return len(self.deltas) >= _LONG_PARTS or self.length >= _LONG_TEXT
 
 
 def _delta(step: Step) -> object:
@@ -143,9 +141,6 @@ class _Replay:
         for index, step in enumerate(steps):
             situation = self.situation(step)
             self.found.append(situation)
-            read = situation in _ANSWERED and not isinstance(step, Apply)
-            if read and (message := self._message(step)) is not None:  # the length it read
-                message.reads.append(message.length)
             delta = _delta(step)
             if isinstance(delta, str):
                 self.chars.update(delta)
@@ -154,16 +149,9 @@ class _Replay:
                 if weight > met.get(rule, 0.0):
                     met[rule] = weight
                     self.rises.append((index, rule, weight))
-        #: The last step's message as the replay left it: a failure there is judged by it.
-        self.seen = self._message(steps[-1]) if steps and self.found[-1] in _ANSWERED else None
-        if self.seen is not None:  # the reads before the last step's own
-            self.seen.read = len(self.seen.reads) - (not isinstance(steps[-1], Apply))
-        self.others = {  # by instance: deltas of its messages (some, not all)
-            instance: [d for m in messages.values() for d in m.deltas[:9] if d][:_OTHERS]
-            for instance, messages in self.instances.items()
-        }
 
-    def _message(self, step: Step) -> _Message | None:
+    def message(self, step: Step) -> _Message | None:
+        """The message of ``step`` as the replay left it (a failing last step is judged by it)."""
         return self.instances.get(step.instance, {}).get(str(step.message_id))
 
     def situation(self, step: Step) -> str | None:
@@ -199,6 +187,8 @@ class _Replay:
             return "read_since at or past the end" if at_end else "read_since within the text"
         if message is None:
             self.unknown_reads.add((step.instance, str(step.message_id)))
+        else:
+            message.reads.append(message.length)  # the length it read
         return _get(message, answered_none=False)
 
     def _shared(self, instance: str, message_id: str) -> str | None:
@@ -239,7 +229,6 @@ class _Replay:
             message.touched_after_final |= "delta" in event
         elif isinstance(delta, str):
             message.deltas.append(delta)
-            message.parts += 1
             message.length += len(delta)
         if not message.final and event.get("final") is True:
             message.final = True
@@ -252,7 +241,7 @@ def _get(message: _Message | None, *, answered_none: bool) -> str:
     if message.touched_after_final and not answered_none:
         return "get after deltas sent past final"
     if answered_none:
-        if not message.parts:
+        if not message.deltas:
             return "get of a message created without a delta, answered None"
         if not message.length:
             return "get of a message of empty deltas only, answered None"
@@ -283,14 +272,16 @@ def _foreign(expected: str, actual: str, chars: set[str]) -> bool:
 def _stale(step: Step, actual: str, seen: _Message, dropped: list[int] | None) -> bool:
     """Whether a read that answered the start of its text reads like a stale view: the text
     an earlier read got, or a read of an open message cut within a delta."""
+    read = not isinstance(step, Apply)
     if dropped is None:  # a control character may have changed what came before it
-        return not isinstance(step, Apply) and not _CONTROL.search(seen.deltas[seen.parts - 1])
-    return len(actual) in seen.reads[: seen.read]
+        return read and not _CONTROL.search(seen.deltas[-1])
+    return len(actual) in seen.reads[: len(seen.reads) - read]  # the reads before its own
 
 
 def _holds_others(step: Step, expected: str, actual: str, replay: _Replay) -> bool:
     """Whether ``actual`` holds another message's delta that ``expected`` lacks: ids merged."""
-    others = replay.others.get(step.instance, ())
+    messages = replay.instances.get(step.instance, {}).values()
+    others = [d for message in messages for d in message.deltas[:9] if d][:_OTHERS]  # some
     return any(delta in actual and delta not in expected for delta in others)
 
 
@@ -308,7 +299,7 @@ def _wrong_text(
     elif isinstance(delta, str) and delta and expected == actual + delta:
         found = "final answered without its own delta"
     elif seen is not None:
-        deltas = seen.deltas[: seen.parts]
+        deltas = seen.deltas
         dropped = _dropped(deltas, actual)
         if expected.startswith(actual) and _stale(step, actual, seen, dropped):
             found = "a read answered part of its text"
@@ -340,18 +331,18 @@ def _judged(replay: _Replay, index: int, failure: Failure) -> str | None:
     found = replay.found[index]
     if found is None or failure.actual is None:
         return found
-    step, seen = replay.steps[index], replay.seen
+    step = replay.steps[index]
     returned = failure.actual.get("returns")
     actual = returned if isinstance(returned, str) else None
     expected = None if failure.expected is None else failure.expected.get("returns")
-    out_of_place = None  # a wrong text that is not the message's at all
-    if actual and actual != expected:
+    if actual and actual != expected:  # a wrong text that is not the message's at all
         if expected and "extra keys" not in found and _foreign(expected, actual, replay.chars):
-            out_of_place = "text from outside the case"
+            found = "text from outside the case"
         elif found == "get of an unknown id" and _holds_others(step, "", actual, replay):
-            out_of_place = "text holding another message's deltas"
-    if out_of_place or found not in _ANSWERED:
-        return out_of_place or found
+            found = "text holding another message's deltas"
+    if found not in _ANSWERED:  # nor those two
+        return found
+    seen = replay.message(step)
     answered_none = failure.actual == {"returns": None}
     read_unknown = (step.instance, str(step.message_id)) in replay.unknown_reads  # before known
     if answered_none and expected is not None and seen is not None and read_unknown:

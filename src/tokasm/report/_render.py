@@ -366,9 +366,7 @@ def destination(option: str, given: Path) -> Path | None:
         why = "is not writable" if _is_special(real) else "exists and is read-only"
     elif not _is_special(real):
         try:  # the truth about the folder, whoever runs this (root ignores permissions)
-            handle, probe = tempfile.mkstemp(dir=real.parent, prefix=f".{real.name}.")
-            os.close(handle)
-            os.unlink(probe)
+            tempfile.NamedTemporaryFile(dir=real.parent, prefix=f".{real.name}.").close()
         except OSError as error:
             why = f"cannot create a file in its folder: {error.strerror or error}"
     if why:
@@ -388,8 +386,7 @@ def destinations(requests: Iterable[tuple[str, Path]]) -> list[tuple[str, Path |
 
 
 def refuse_case_file(option: str, given: Path, cases: Sequence[Path]) -> None:
-    """ReportError if writing ``given`` would replace or add a case file that ``cases`` (the
-    folders and files of cases a run loads) stands for."""
+    """ReportError if writing ``given`` would replace or add a case file of ``cases`` (a run's)."""
     path = Path(os.path.realpath(given))
     for case in cases:
         real = Path(os.path.realpath(case))

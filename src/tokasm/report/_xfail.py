@@ -172,17 +172,12 @@ def render_xfail(
                 failures[result.case_id].append(f"{target}{result.outcome}: {first}")
     names = ", ".join(safe_text(r.target, NAME_LIMIT) for r in runs)
     entries = []  # (sort key, line)
-    for case_id in failures:
-        entry = _entry_text(case_id)
+    for case_id, found in failures.items():
         kept = None if keep is None else keep.entry_for(case_id)
-        reason = kept.reason if kept is not None and kept.reason else "; ".join(failures[case_id])
-        reason = safe_text(reason, NAME_LIMIT)
-        if entry is None:
-            entries.append(
-                (case_id, f"# cannot list case id '{safe_text(case_id, NAME_LIMIT)}': {reason}")
-            )
-        else:
-            entries.append((case_id, f"{entry}  # {reason}"))
+        reason = safe_text(kept.reason if kept and kept.reason else "; ".join(found), NAME_LIMIT)
+        entry = _entry_text(case_id)
+        unlisted = f"# cannot list case id '{safe_text(case_id, NAME_LIMIT)}': {reason}"
+        entries.append((case_id, f"{entry}  # {reason}" if entry else unlisted))
     if keep is not None and corpus is not None:  # lines about what no run checked, as written
         checked = {r.case_id for run in runs for r in run.results if r.outcome != "skipped"}
         unchecked = ({case.id for case in corpus} | set(PROBE_IDS)) - checked
