@@ -66,16 +66,6 @@ def _where(step: Step) -> str:
     return f"step {step.where} on {step.instance!r}: {step.describe()}"
 
 
-def _failed(
-    case: Case, failure: Failure, step: Step, actual: str, *, outcome: Outcome = "failed"
-) -> CaseResult:
-    expect = step.expect
-    assert expect is not None  # a corpus case always says what a step must do
-    expected = f"raises {expect.kind}" if isinstance(expect, Raises) else show(expect.value)
-    message = f"{_where(step)}\n  expected: {expected}\n  actual:   {actual}"
-    return CaseResult.of(case, outcome, message, failure)
-
-
 def _with_rule_first(result: CaseResult, rule: str, kind: FailureKind, message: str) -> CaseResult:
     """``result`` as a failure of ``rule``, listed first, beside the rules the case lists."""
     failure = None if result.failure is None else dataclasses.replace(result.failure, kind=kind)
@@ -94,34 +84,41 @@ def _check_step(step: Step, outcome: StepOutcome, case: Case, debug: bool) -> Ca
         rule = outcome.kind or EVENT_OWNED
         message = f"breaks {rule}: {_where(step)}\n  {outcome.message}"
         return _with_rule_first(owned, rule, "event-owned", message)
+    if (  # a raise of the kind expected (never ReturnedNotText: cases expect TypeError, ValueError)
+        isinstance(outcome, ImplementationError)
+        and isinstance(expect, Raises)
+        and outcome.kind in (None, expect.kind)
+    ):
+        return None
+    expected = f"raises {expect.kind}" if isinstance(expect, Raises) else show(expect.value)
+    returned = "returned " if isinstance(expect, Raises) else ""
+    verdict: Outcome = "failed"
     if isinstance(outcome, ImplementationError) and outcome.kind == NOT_TEXT:
         # a result the protocol cannot carry: shown as in process
         failure = _failure("not-text", step, {"foreign": outcome.message, "type": ""})
-        shown = safe_text(outcome.message)
-        returned = f"returned {shown}" if isinstance(expect, Raises) else shown
-        return _failed(case, failure, step, returned)
-    if isinstance(outcome, ImplementationError):  # the kit's own object, as is ``Foreign``
-        if isinstance(expect, Raises) and outcome.kind in (None, expect.kind):
-            return None
+        actual = returned + safe_text(outcome.message)
+    elif isinstance(outcome, ImplementationError):  # the kit's own object, as is ``Foreign``
         kind: FailureKind = "wrong-error" if isinstance(expect, Raises) else "raised"
         failure = _failure(kind, step, _error(outcome))
-        errored: Outcome = "failed" if isinstance(expect, Raises) else "errored"
-        return _failed(case, failure, step, _raised(outcome, debug), outcome=errored)
-    if isinstance(outcome, Foreign):
-        failure = _failure("not-text", step, {"foreign": outcome.shown, "type": outcome.type_name})
+        verdict = "failed" if isinstance(expect, Raises) else "errored"
+        actual = _raised(outcome, debug)
     else:
-        failure = _failure("mismatch", step, {"returns": outcome})
-    if isinstance(expect, Raises):
-        return _failed(case, failure, step, f"returned {show(outcome)}")
-    more = ""
-    if show(outcome) == show(expect.value):  # only the type differs: name both
-        more = (
-            f"\n  types:    expected {type(expect.value).__name__}, actual "
-            f"{outcome.type_name if isinstance(outcome, Foreign) else type_name(outcome)}"
-        )
-    if isinstance(outcome, str) and expect.value is not None and abbreviated(expect.value, outcome):
-        more += first_difference(expect.value, outcome)
-    return _failed(case, failure, step, show(outcome) + more)
+        if isinstance(outcome, Foreign):
+            foreign = {"foreign": outcome.shown, "type": outcome.type_name}
+            failure = _failure("not-text", step, foreign)
+        else:
+            failure = _failure("mismatch", step, {"returns": outcome})
+        actual = returned + show(outcome)
+        if isinstance(expect, Returns) and actual == expected:  # only the types differ
+            actual += (
+                f"\n  types:    expected {type(expect.value).__name__}, actual "
+                f"{outcome.type_name if isinstance(outcome, Foreign) else type_name(outcome)}"
+            )
+        wanted = expect.value if isinstance(expect, Returns) else None
+        if isinstance(outcome, str) and wanted is not None and abbreviated(wanted, outcome):
+            actual += first_difference(wanted, outcome)
+    message = f"{_where(step)}\n  expected: {expected}\n  actual:   {actual}"
+    return CaseResult.of(case, verdict, message, failure)
 
 
 def skip_reason(case: Case, profiles: Collection[str], features: Collection[str]) -> str | None:
