@@ -63,14 +63,10 @@ class CallerMapping(Mapping[str, object]):
         return dict(self._items)
 
     def __or__(self, other: object) -> dict[str, object]:
-        if not isinstance(other, Mapping):
-            return NotImplemented
-        return {**self._items, **other}
+        return {**self._items, **other} if isinstance(other, Mapping) else NotImplemented
 
     def __ror__(self, other: object) -> dict[str, object]:
-        if not isinstance(other, Mapping):
-            return NotImplemented
-        return {**other, **self._items}
+        return {**other, **self._items} if isinstance(other, Mapping) else NotImplemented
 
 
 _CONTAINERS = (dict, list)
