@@ -21,12 +21,10 @@ from tokasm.corpus.steps import READ_SINCE
 from tokasm.fuzz import GENERATED, SHRINK_BUDGET
 from tokasm.fuzz._cases import case_document, dump_case_file
 from tokasm.fuzz._strategies import programs
-from tokasm.run.runner import run_case
+from tokasm.run import CaseResult, Target, run_case
 
 if TYPE_CHECKING:
     from tokasm.corpus.steps import Step
-    from tokasm.run.results import CaseResult
-    from tokasm.run.targets import Target
 
 
 class _Disagreement(Exception):
