@@ -392,9 +392,8 @@ def run_probe(probe_id: str, target: Target, *, strict: bool = False) -> CaseRes
     # probe's many messages (none in a cycle) costs a run more than the probe itself.
     gc.disable()
     try:
-        if probe_id == PROBE_ID:
-            return _cache_final(target, route)
-        return _stream_linear(target, route, strict)
+        probe = _cache_final if probe_id == PROBE_ID else _stream_linear
+        grows, figure, failure = probe(target, route)
     except _NotMeasured as why:
         return probe_named(probe_id, "skipped", f"not measured: {why}")
     except TargetFault as fault:
@@ -403,6 +402,9 @@ def run_probe(probe_id: str, target: Target, *, strict: bool = False) -> CaseRes
         return probe_named(probe_id, "errored", f"raised during the cost probe: {error}")
     finally:
         gc.enable()
+    if grows and (strict or probe_id == PROBE_ID):
+        return probe_named(probe_id, "failed", failure)
+    return probe_named(probe_id, "passed", note=failure if grows else figure)  # a finding passes
 
 
 def probe_cache_final(target: Target) -> CaseResult:
@@ -413,7 +415,8 @@ def probe_stream_linear(target: Target, *, strict: bool = False) -> CaseResult:
     return run_probe(STREAM_PROBE_ID, target, strict=strict)
 
 
-def _cache_final(target: Target, route: _Route) -> CaseResult:
+def _cache_final(target: Target, route: _Route) -> tuple[bool, str, str]:
+    """Whether reads after final grow, the figure, and the failure's message."""
     verdict = judge(_measure_reads(target, route), route.limit)
     against = (
         "a short text's read and a copy of the text"
@@ -421,20 +424,17 @@ def _cache_final(target: Target, route: _Route) -> CaseResult:
         else "a read of the same text in 2 parts"
     )
     figure = _figure(verdict, "a read after final of {about} costs ", against, route.limit)
-    if not verdict.grows:
-        return probe_named(PROBE_ID, "passed", note=figure)
     ratios = ", ".join(f"{timing.ratio:.1f}" for timing in verdict.timings)
-    return probe_named(
-        PROBE_ID,
-        "failed",
+    failure = (
         f"reads after final grow with the message: {figure}\n"
         f"{len(verdict.timings)} measurements of {route.rounds} rounds, all above: {ratios}; "
         "fastest read of each\nthe completed text must be cached at finalization, not joined "
-        "or decoded again at every read",
+        "or decoded again at every read"
     )
+    return verdict.grows, figure, failure
 
 
-def _stream_linear(target: Target, route: _Route, strict: bool) -> CaseResult:
+def _stream_linear(target: Target, route: _Route) -> tuple[bool, str, str]:
     """Appends of two characters to a short and to a long text, in turn, each timed."""
     traffic = _Traffic()
     short, long = traffic.id(), traffic.id()
@@ -466,12 +466,8 @@ def _stream_linear(target: Target, route: _Route, strict: bool) -> CaseResult:
     )
     what = f"an append to a text of {len(block) * route.stream_deltas} characters costs "
     figure = _figure(verdict, what, "one to a short text", route.stream_limit)
-    if not verdict.grows:
-        return probe_named(STREAM_PROBE_ID, "passed", note=figure)
     finding = (
         f"appends grow with the length of the message's text: {figure}; applying n "
         "events should cost O(n) (a copy of the whole text per delta is quadratic)"
     )
-    if strict:
-        return probe_named(STREAM_PROBE_ID, "failed", finding)
-    return probe_named(STREAM_PROBE_ID, "passed", note=finding)
+    return verdict.grows, figure, finding
