@@ -182,8 +182,8 @@ def test_a_closed_pipe_loses_no_report_and_keeps_the_verdict(project: Path) -> N
     "args",
     [
         (
-            *("bench", "-q", "list-join", "--scenario", "stream_then_finalize"),
-            *("--sizes", "1000", "--repeats", "1", "--no-memory", "--json", "b.json"),
+            *("bench", "-q", "--only", "list-join", "--scenario", "stream_then_finalize"),
+            *("--quick", "--sizes", "1000", "--repeats", "1", "--no-memory", "--json", "b.json"),
         ),
         ("list",),
         ("show", "seed.example"),
