@@ -608,7 +608,7 @@ def test_check_reports_what_only_the_fuzzer_finds(
     shutil.copy(spec_dir() / "cases" / "seed-example.yaml", corpus_root / "cases")
     monkeypatch.setenv(SPEC_DIR_ENV, str(corpus_root))
     with user_folder(project):
-        found = tokasm_main(capsys, "check", BROKEN, "--fuzz-examples", "300", "--no-cost-probe")
+        found = tokasm_main(capsys, "check", BROKEN, "--no-cost-probe")  # check's own examples
     assert found.code == 1, found.out + found.err
     assert f"PROBLEM {BROKEN}: fuzz disagrees with the model" in found.out
     with user_folder(project):
