@@ -711,7 +711,7 @@ def test_fuzz_save_refuses_to_overwrite_without_force(project: Path) -> None:
     # Seed 3: a counterexample that shrinks quickly (what is saved is the point, not the case).
     args = (
         *("fuzz", "neverfinal:Impl", "--seed", "3", "--examples", "50"),
-        *("--shrink-budget", "0.2", "--save", "found.yaml"),
+        *("--shrink-budget", "0.01", "--save", "found.yaml"),
     )
     refused = tokasm_here(project, *args)
     _clean(refused, 2)
