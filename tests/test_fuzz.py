@@ -244,9 +244,9 @@ def test_check_phase_runs_only_after_a_clean_corpus() -> None:
     subject = PythonTarget(MUTANTS["nonfinal-returns-text"].factory, "ci")
     passed = CaseResult("x", "passed case", "passed")
     failed = CaseResult("y", "failed case", "failed", "why")
-    assert fuzz_phase(subject, [passed, failed], FOUND_WITHIN) == ()
+    assert fuzz_phase(subject, [passed, failed]) == ()
     assert fuzz_phase(subject, [passed], 0) == ()
-    (problem,) = fuzz_phase(subject, [passed], FOUND_WITHIN)
+    (problem,) = fuzz_phase(subject, [passed])  # check's own examples, drawn once a process
     assert problem.startswith("fuzz disagrees with the model")
     assert "\ncases:\n" in problem
 
@@ -608,7 +608,7 @@ def test_check_reports_what_only_the_fuzzer_finds(
     shutil.copy(spec_dir() / "cases" / "seed-example.yaml", corpus_root / "cases")
     monkeypatch.setenv(SPEC_DIR_ENV, str(corpus_root))
     with user_folder(project):
-        found = tokasm_main(capsys, "check", BROKEN, "--fuzz-examples", "300", "--no-cost-probe")
+        found = tokasm_main(capsys, "check", BROKEN, "--no-cost-probe")  # check's own examples
     assert found.code == 1, found.out + found.err
     assert f"PROBLEM {BROKEN}: fuzz disagrees with the model" in found.out
     with user_folder(project):

@@ -182,8 +182,8 @@ def test_a_closed_pipe_loses_no_report_and_keeps_the_verdict(project: Path) -> N
     "args",
     [
         (
-            *("bench", "-q", "list-join", "--scenario", "stream_then_finalize"),
-            *("--sizes", "1000", "--repeats", "1", "--no-memory", "--json", "b.json"),
+            *("bench", "-q", "--only", "list-join", "--scenario", "stream_then_finalize"),
+            *("--quick", "--sizes", "1000", "--repeats", "1", "--no-memory", "--json", "b.json"),
         ),
         ("list",),
         ("show", "seed.example"),
@@ -711,7 +711,7 @@ def test_fuzz_save_refuses_to_overwrite_without_force(project: Path) -> None:
     # Seed 3: a counterexample that shrinks quickly (what is saved is the point, not the case).
     args = (
         *("fuzz", "neverfinal:Impl", "--seed", "3", "--examples", "50"),
-        *("--shrink-budget", "0.2", "--save", "found.yaml"),
+        *("--shrink-budget", "0.01", "--save", "found.yaml"),
     )
     refused = tokasm_here(project, *args)
     _clean(refused, 2)

@@ -526,7 +526,8 @@ def test_fuzz_and_bench_show_a_dying_targets_stderr_escaped(tmp_path: Path) -> N
         "        os.write(2, b'\\x1b]0;title\\x07\\x1b[31mred\\x00\\n')\n"
         "        os._exit(3)\n"
     )
-    fuzzed = tokasm_here(tmp_path, "fuzz", "dies:Dies", "--examples", "1", "--save", "saved/")
+    found = ("--examples", "1", "--shrink-budget", "0.01")  # each try restarts the worker
+    fuzzed = tokasm_here(tmp_path, "fuzz", "dies:Dies", *found, "--save", "saved/")
     assert fuzzed.code == 1, fuzzed
     assert "exited with code 3" in fuzzed.out, fuzzed
     assert "\\x1b]0;title\\x07\\x1b[31mred\\x00" in fuzzed.out, fuzzed
