@@ -262,9 +262,9 @@ def test_unreadable_xfail_file_is_a_usage_error(
     ("target", "cases", "why"),
     [
         ("good:Impl", "strict.*", "profile 'strict' not selected (use --profile strict)"),
-        (BROKEN, "inc.*", "target has no read_since (incremental profile)"),
+        ("good:Impl", "inc.*", "profile 'incremental' not selected (use --profile incremental)"),
     ],
-    ids=["a-profile-not-asked-for", "a-feature-the-target-lacks"],
+    ids=["a-profile-not-asked-for", "read_since-not-called-by-default"],
 )
 def test_a_selection_of_cases_none_of_which_runs_is_a_usage_error(
     project: Path, target: str, cases: str, why: str

@@ -23,11 +23,11 @@ from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 
 import tokasm.fuzz
-from helpers import QUICK, Ran, copy_spec, tokasm_cmd, tokasm_main, user_folder
+from helpers import QUICK, Ran, copy_spec, tokasm_cmd, tokasm_here, tokasm_main, user_folder
 from mutants import MUTANTS
 from tokasm.corpus._load import load_corpus, load_file
 from tokasm.corpus._paths import CACHE_DIR_ENV, SPEC_DIR_ENV, spec_dir
-from tokasm.corpus.steps import READ_SINCE, Apply, Get, Returns
+from tokasm.corpus.steps import Apply, Get, Returns
 from tokasm.errors import TargetFault
 from tokasm.fuzz import (
     CHECK_EXAMPLES,
@@ -145,13 +145,12 @@ def test_checks_fuzz_phase_runs_the_cases_a_fuzz_run_tries_first() -> None:
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(fuzz_module, "run_case", recorded)
         assert fuzz(subject, examples=CHECK_EXAMPLES, seed=0).counterexample is None
-    planned = fuzz_module.planned(CHECK_EXAMPLES, READ_SINCE in subject.features)
+    planned = fuzz_module.planned(CHECK_EXAMPLES, False)
     assert [case["steps"] for case in planned] == [case["steps"] for case in tried]
     assert first_disagreement(subject, planned) is None
     for mutant in REACHED:
         broken = PythonTarget(MUTANTS[mutant].factory, mutant)
-        documents = fuzz_module.planned(CHECK_EXAMPLES, READ_SINCE in broken.features)
-        assert first_disagreement(broken, documents) is not None, mutant
+        assert first_disagreement(broken, planned) is not None, mutant
 
 
 def test_a_disagreement_a_fuzz_run_does_not_find_again_is_shown_as_drawn() -> None:
@@ -249,6 +248,20 @@ def test_check_phase_runs_only_after_a_clean_corpus() -> None:
     (problem,) = fuzz_phase(subject, [passed])  # check's own examples, drawn once a process
     assert problem.startswith("fuzz disagrees with the model")
     assert "\ncases:\n" in problem
+
+
+def test_checks_fuzz_phase_calls_read_since_for_the_incremental_profile_only(
+    project: Path,
+) -> None:
+    """In the target's worker, where a disagreement is shrunk too: a target breaking
+    INC-READ-SINCE only passes the default fuzz phase, and fails the incremental one."""
+    chosen = ("check", "mutants:ReadSinceUtf16", "-k", "seed.example", "--no-cost-probe")
+    assert tokasm_here(project, *chosen).code == 0
+    asked = tokasm_here(project, *chosen, "--profile", "incremental")
+    assert asked.code == 1, asked.out + asked.err
+    assert "fuzz disagrees with the model" in asked.out
+    assert "shrunk counterexample" in asked.out
+    assert "- read_since: {id: " in asked.out
 
 
 # --- exact strings through YAML -------------------------------------------
@@ -478,6 +491,33 @@ def test_cli_exit_codes(project: Path, capsys: pytest.CaptureFixture[str]) -> No
         assert bad.code == 2, args
         assert "Traceback" not in bad.err
         assert "error:" in bad.err
+
+
+@pytest.mark.parametrize(
+    ("target", "profile", "code"),
+    [
+        ("mutants:ReadSinceUtf16", (), 0),
+        ("mutants:ReadSinceUtf16", ("--profile", "incremental"), 1),
+        ("unusual:DictSubclassStore", ("--profile", "incremental"), 2),
+    ],
+    ids=["by-default", "asked-for", "asked-for-without-read-since"],
+)
+def test_cli_calls_read_since_for_the_incremental_profile_only(
+    project: Path,
+    capsys: pytest.CaptureFixture[str],
+    target: str,
+    profile: tuple[str, ...],
+    code: int,
+) -> None:
+    """The seed never names ``read_since``: a target breaking INC-READ-SINCE only agrees
+    with the model by default, and disagrees when the profile is asked for, which a target
+    without ``read_since`` cannot be."""
+    shutil.copy(Path(__file__).with_name("unusual.py"), project)
+    options = ("--in-process", "--examples", "50", "--seed", "0", "--shrink-budget", "0.01")
+    ran = _fuzz(capsys, project, target, *options, *profile)
+    assert ran.code == code, ran.out + ran.err
+    if code == 2:
+        assert "has no read_since" in ran.err
 
 
 @pytest.mark.parametrize(

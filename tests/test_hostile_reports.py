@@ -613,7 +613,7 @@ def test_a_requested_profile_the_target_cannot_run_is_a_usage_error(project: Pat
     _clean(ran, 2)
     assert "noread:Impl" in ran.err
     assert "read_since" in ran.err
-    # Not asked for by name: the incremental cases are skipped, as documented.
+    # Not asked for by name: the incremental profile does not run (the seed never names it).
     default = tokasm_here(project, "check", "noread:Impl", *ONE_CASE)
     _clean(default, 0)
 

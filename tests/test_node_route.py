@@ -46,6 +46,7 @@ CLASSES = {
     "trims-text": f"{ASSEMBLERS}:TrimsText",
     "read-since-utf16": f"{ASSEMBLERS}:ReadSinceUtf16",
     "unusual-but-correct": f"{ASSEMBLERS}:UnusualButCorrect",
+    "replays-deltas-since": f"{ASSEMBLERS}:ReplaysDeltasSince",
 }
 #: Classes for the behaviours below, written beside the test's files (see ``classes``).
 TEST_CLASSES = f"""'use strict';
@@ -251,6 +252,22 @@ def test_node_test_and_check_cmd_give_the_same_verdicts(
         for case in failed
     }
     assert any(rule in listed for listed in rules.values()), rules
+
+
+def test_a_read_since_of_another_meaning_is_called_only_when_the_profile_is_asked_for(
+    light_export: Path,
+) -> None:
+    """The seed never names readSince: by default neither route calls it (both failed this
+    class); asked for, the incremental profile fails it on both."""
+    name = CLASSES["replays-deltas-since"]
+    for asked in ((), ("incremental",)):
+        code, in_process = node_test(light_export, name, profiles=",".join(asked))
+        assert in_process.pop(PROBE_ID) == "passed"
+        profiles = [f"--profile={profile}" for profile in asked]
+        assert in_process == check_cmd(light_export, name, *profiles, "--no-cost-probe")
+        failed = {case for case, verdict in in_process.items() if verdict == "failed"}
+        incremental = {case for case in in_process if case.startswith("inc.")}
+        assert (code != 0, failed) == ((True, incremental) if asked else (False, set()))
 
 
 def test_expected_failures_are_todos_and_a_listed_case_that_passes_fails(

@@ -2,8 +2,9 @@
 
 The machine (``tokasm.fuzz.stateful``) interleaves look-alike ids,
 sends empty, whitespace, non-ASCII and long deltas, finals and re-finals,
-gets of known and unknown ids and read_since, on two instances, and checks
-every message against the model after every step. CI runs it derandomized.
+gets of known and unknown ids and, for the incremental profile, read_since, on
+two instances, and checks every message against the model after every step. CI
+runs it derandomized.
 """
 
 from __future__ import annotations
@@ -29,12 +30,15 @@ MACHINE_SETTINGS = settings(max_examples=25, stateful_step_count=30, deadline=No
     "factory", [*BACKENDS.values(), tokasm.TokenAssembler], ids=[*BACKENDS, "TokenAssembler"]
 )
 def test_backend_matches_the_model(factory: AssemblerFactory) -> None:
-    run_conformance_test(factory, MACHINE_SETTINGS)
+    run_conformance_test(factory, MACHINE_SETTINGS, incremental=True)
 
 
 @pytest.mark.parametrize(
     "mutant",
-    ["drops-empty-delta", "case-insensitive-ids", "nonfinal-returns-text", "final-excludes-delta"],
+    [
+        *("drops-empty-delta", "case-insensitive-ids", "nonfinal-returns-text"),
+        *("final-excludes-delta", "read-since-unknown-empty"),
+    ],
 )
 def test_machine_catches_a_broken_assembler(mutant: str) -> None:
     # Finding the mismatch is what is tested here, so the search is pinned (a random one
@@ -43,4 +47,8 @@ def test_machine_catches_a_broken_assembler(mutant: str) -> None:
         MACHINE_SETTINGS, max_examples=100, phases=[Phase.generate], derandomize=True
     )
     with pytest.raises(AssertionError, match="the model says"):
-        run_conformance_test(MUTANTS[mutant].factory, no_shrinking)
+        run_conformance_test(
+            MUTANTS[mutant].factory,
+            no_shrinking,
+            incremental=MUTANTS[mutant].profile == "incremental",
+        )

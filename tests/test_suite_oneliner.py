@@ -36,7 +36,7 @@ def test_one_test_per_case_named_by_id(pytester: pytest.Pytester) -> None:
     corpus = load_corpus()
     result = _project(pytester, GOOD).runpytest_inprocess("-v", "-p", "no:cacheprovider")
     assert result.ret == pytest.ExitCode.OK
-    optional = sum(case.profile in {"strict", "surrogates", "mappings", "scale"} for case in corpus)
+    optional = sum(case.profile != "required" for case in corpus)
     # Every case, then the cost probe and the fuzz phase, as tokasm check runs them.
     result.assert_outcomes(passed=len(corpus) - optional + 2, skipped=optional)
     result.stdout.fnmatch_lines_random(
@@ -66,9 +66,8 @@ def test_profiles_argument_adds_strict(pytester: pytest.Pytester) -> None:
     project = _project(pytester, GOOD, extra=', profiles=["strict"]')
     result = project.runpytest_inprocess("-p", "no:cacheprovider", "-rf")
     outcomes = result.parseoutcomes()
-    # StringIOAssembler has read_since: only the surrogates, mappings and scale profiles are
-    # left out.
-    left_out = sum(case.profile in ("surrogates", "mappings", "scale") for case in load_corpus())
+    # The incremental, surrogates, mappings and scale profiles are left out.
+    left_out = sum(case.profile not in ("required", "strict") for case in load_corpus())
     # And the fuzz phase, as tokasm check skips it for a target that failed a case.
     assert outcomes.get("skipped", 0) == left_out + 1
     # Every case run, then the cost probe.

@@ -571,6 +571,25 @@ class FillsInEventDefaults(DictSubclassStore):
         return super().apply(event)
 
 
+class ReplaysDeltasSince(DictSubclassStore):
+    """Offers ``read_since(message_id, count)``: the deltas after the first ``count``, as a
+    list, for a client that reconnects mid-stream. The seed never names ``read_since``;
+    this one is no claim of the incremental profile (INC-*), whose ``read_since`` returns
+    text, so a default check must call it never."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._log: dict[str, list[str]] = {}
+
+    def apply(self, event: _Event) -> str | None:
+        if "delta" in event and event["id"] not in self._done:
+            self._log.setdefault(event["id"], []).append(event["delta"])
+        return super().apply(event)
+
+    def read_since(self, message_id: str, count: int) -> list[str]:
+        return self._log.get(message_id, [])[count:]
+
+
 #: Name -> zero-argument factory of a correct, unusually built assembler.
 UNUSUAL: dict[str, Callable[[], object]] = {
     "DictSubclassStore": DictSubclassStore,
@@ -594,4 +613,5 @@ UNUSUAL: dict[str, Callable[[], object]] = {
     "CachesAtFirstRead": CachesAtFirstRead,
     "ScansOneLog": ScansOneLog,
     "FillsInEventDefaults": FillsInEventDefaults,
+    "ReplaysDeltasSince": ReplaysDeltasSince,
 }

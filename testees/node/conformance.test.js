@@ -3,7 +3,7 @@
 //   TOKASM_EXPORT=corpus TOKASM_ASSEMBLER=./src/my-assembler.js:MyAssembler \
 //     node --test testees/node/conformance.test.js
 // TOKASM_ASSEMBLER is MODULE[:EXPORT], a class or factory (default: the reference
-// TokenAssembler); TOKASM_PROFILES adds profiles (strict,surrogates); TOKASM_XFAIL names
+// TokenAssembler); TOKASM_PROFILES adds profiles (incremental,strict,surrogates); TOKASM_XFAIL names
 // an expected-failure file as for tokasm check --xfail (ids, or globs with *, ? and [...]).
 'use strict';
 

@@ -59,7 +59,8 @@ export interface SuiteOptions {
   /** The export: a folder of CASE-ID.json files or a .jsonl file (default: $TOKASM_EXPORT). */
   corpus?: string;
   /**
-   * Optional profiles to run too: 'strict', 'surrogates'. required and incremental always run.
+   * Optional profiles to run too: 'incremental' (readSince), 'strict', 'surrogates'. required,
+   * the seed's contract, always runs.
    * A name that is no profile, or a profile whose cases the class cannot run, throws.
    */
   profiles?: string[];

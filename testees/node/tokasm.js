@@ -21,7 +21,7 @@ const { randomUUID } = require('node:crypto');
 const { StringDecoder } = require('node:string_decoder');
 
 const PROTOCOL_VERSION = 1;
-const DEFAULT_PROFILES = ['required', 'incremental'];
+const DEFAULT_PROFILES = ['required']; // the seed's contract: the others only when asked
 /** Every profile of the corpus (spec/CASES.md): a name not here is a mistake, not a skip. */
 const PROFILES = ['required', 'strict', 'incremental', 'surrogates', 'mappings', 'scale'];
 
@@ -344,7 +344,7 @@ async function probeCacheFinal(factory) {
 /**
  * Register one node:test test per exported case, named by its id, and the cost check
  * cost.cache-final. `corpus` is the export (default: $TOKASM_EXPORT); `profiles` adds optional
- * ones (strict, surrogates); `xfail` lists ids or globs expected to fail: such a case that
+ * ones (incremental, strict, surrogates); `xfail` lists ids or globs expected to fail: such a case that
  * passes fails, and so does a line that matches no case (the list cannot go stale).
  *
  * A run in which not every test finished fails: if the assembler ends the process (an early

@@ -1,5 +1,5 @@
 // JavaScript assemblers for tests/test_node_route.py: broken ones, each wrong in one rule,
-// that the JS routes must fail, and an unusual but correct one that they must pass.
+// that the JS routes must fail, and unusual but correct ones that they must pass.
 'use strict';
 
 const { TokenAssembler } = require('../../testees/node/token-assembler.js');
@@ -43,4 +43,30 @@ class UnusualButCorrect extends TokenAssembler {
   }
 }
 
-module.exports = { ReadSinceUtf16, TrimsText, UnusualButCorrect };
+/**
+ * Correct: its readSince(id, count) answers the deltas after the first `count`, as an array,
+ * for a client that reconnects. The seed never names readSince: this one is no claim of the
+ * incremental profile, whose readSince returns text, so no default check may call it.
+ */
+class ReplaysDeltasSince extends TokenAssembler {
+  constructor() {
+    super();
+    this.log = new Map();
+  }
+
+  apply(event) {
+    const open = this.messages.get(event?.id)?.final !== true;
+    const text = super.apply(event);
+    if (open && Object.hasOwn(event, 'delta')) {
+      if (!this.log.has(event.id)) this.log.set(event.id, []);
+      this.log.get(event.id).push(event.delta);
+    }
+    return text;
+  }
+
+  readSince(id, count) {
+    return (this.log.get(id) ?? []).slice(count);
+  }
+}
+
+module.exports = { ReadSinceUtf16, ReplaysDeltasSince, TrimsText, UnusualButCorrect };

@@ -88,8 +88,8 @@ def add_parser(commands: Commands) -> None:
     )
     parser.add_argument("targets", nargs="*", metavar="TARGET", help=options.TARGET_HELP)
     profile = (
-        "also run this optional profile (repeatable); 'required' always runs, "
-        "'incremental' runs on targets that have read_since"
+        "also run this optional profile (repeatable); 'required', the seed's contract, "
+        "always runs; 'incremental' needs read_since"
     )
     glob = "run only cases whose id matches this glob (repeatable)"
     options.add_options(
@@ -300,7 +300,8 @@ class _Check:
                     break
             else:  # the fuzz phase looks for what the corpus missed: after a clean run only
                 ran = [r for r in results if r.case_id not in PROBE_IDS]
-                problems = fuzz_phase(target, ran, args.fuzz_examples)
+                incremental = "incremental" in self.profiles
+                problems = fuzz_phase(target, ran, args.fuzz_examples, incremental=incremental)
                 self.failures += len(problems)
         finally:
             target.close()

@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING
 
 from tokasm.cli import options
 from tokasm.cli.options import FLAG, NUMBER, SECONDS
-from tokasm.errors import ReportError, UsageError
+from tokasm.corpus.steps import READ_SINCE
+from tokasm.errors import ReportError, TargetError, UsageError
 from tokasm.fuzz import INSTANCE_NAMES, SHRINK_BUDGET
 from tokasm.protocol import DEFAULT_TIMEOUT
 from tokasm.report import destination, write_text_atomically
@@ -27,7 +28,8 @@ model's answers as 'returns'), checked to fail the same way once loaded back; ex
 file is never replaced unless --force. A Python TARGET runs in a worker process, so
 one that hangs, exits or crashes costs one example; --in-process runs it in tokasm's
 own process for a debugger, unguarded. Without --seed a random seed is used and
-printed, so any run can be repeated.
+printed, so any run can be repeated. Programs call apply and get, as the seed
+does; --profile incremental adds read_since.
 """
 
 
@@ -63,8 +65,10 @@ def add_parser(commands: Commands) -> None:
     most = len(INSTANCE_NAMES)
     instances = {"type": int, "choices": range(1, most + 1), "default": 2, "metavar": "N"}
     timeout = f"seconds a call into the target may run (default {DEFAULT_TIMEOUT:g})"
+    profile = "also call read_since, as the incremental profile defines it"
     options.add_options(
         parser,
+        ("--profile", profile, {"choices": ["incremental"]}),
         ("--examples", "programs to try (default 500)", {**NUMBER, "default": 500}),
         ("--seed", "repeat a run (default: random)", {**NUMBER, "type": options.non_negative}),
         ("--budget", "start no new example after this long (default: no limit)", SECONDS),
@@ -124,8 +128,15 @@ def run(args: argparse.Namespace) -> int:
         args, args.cmd or args.target, command=args.cmd is not None, breaker=None
     )
     try:
+        incremental = args.profile == "incremental"
+        if incremental and READ_SINCE not in target.features:
+            raise TargetError(
+                f"--profile incremental: target {target.name!r} has no read_since; leave the "
+                "profile out to fuzz the target without it"
+            )
         names = ("examples", "seed", "budget", "shrink_budget", "instances")
-        report = fuzz(target, **{name: getattr(args, name) for name in names})
+        chosen = {name: getattr(args, name) for name in names}
+        report = fuzz(target, **chosen, incremental=incremental)
     finally:
         target.close()
     console, found = options.Console(sys.stdout), report.counterexample

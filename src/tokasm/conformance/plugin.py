@@ -47,7 +47,7 @@ _OPTIONS: dict[str, dict[str, Any]] = {
         "run the tokasm conformance corpus (--pyargs tokasm.conformance) against this class or "
         "zero-argument factory (repeatable: one item per case per target)"},
     "--tokasm-profile": {"action": "append", "default": [], "metavar": "PROFILE", "help":
-        "also run this optional profile of the corpus (repeatable), e.g. strict"},
+        "also run this optional profile of the corpus (repeatable), e.g. incremental or strict"},
     "--tokasm-fuzz-examples": {"type": _checked("non_negative"), "metavar": "N", "help":
         "examples of the fuzz item, one per target (default: as many as tokasm check uses; 0 "
         "skips it)"},
@@ -147,7 +147,9 @@ class Selection:
                 )
             from tokasm.fuzz import fuzz_phase
 
-            return next(iter(fuzz_phase(target, (), self.fuzz_examples)), None)
+            incremental = "incremental" in self.profiles
+            found = fuzz_phase(target, (), self.fuzz_examples, incremental=incremental)
+            return next(iter(found), None)
         if isinstance(check, str):  # the cost probe
             result = run_probe(check, target)
         else:  # a case outside the profiles is skipped, as below

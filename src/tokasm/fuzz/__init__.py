@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING
 from tokasm import _clocks
 from tokasm.corpus import Case
 from tokasm.corpus._paths import cache_dir
-from tokasm.corpus.steps import READ_SINCE
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
@@ -43,20 +42,25 @@ HYPOTHESIS_STORAGE_ENV = "HYPOTHESIS_STORAGE_DIRECTORY"
 
 
 def fuzz_phase(
-    target: Target, corpus_results: Iterable[CaseResult], examples: int = CHECK_EXAMPLES
+    target: Target,
+    corpus_results: Iterable[CaseResult],
+    examples: int = CHECK_EXAMPLES,
+    *,
+    incremental: bool = False,
 ) -> tuple[str, ...]:
     """A disagreement is a run-level problem, never an xfail-able case; it looks for what the
-    corpus missed, so it runs only when every case passed or skipped."""
+    corpus missed, so it runs only when every case passed or skipped. ``read_since`` is
+    called only for the ``incremental`` profile, when asked for."""
     if examples <= 0 or any(r.outcome not in ("passed", "skipped") for r in corpus_results):
         return ()
     from tokasm.fuzz import _search  # Hypothesis
     from tokasm.run import Worker
 
-    documents = _search.planned(examples, READ_SINCE in target.features)
+    documents = _search.planned(examples, incremental)
     if isinstance(target, Worker):  # run in the worker's process
-        return target.fuzz(examples, documents)
+        return target.fuzz(examples, documents, incremental)
     failed = first_disagreement(target, documents)
-    return () if failed is None else shrunk(target, examples, *failed)
+    return () if failed is None else shrunk(target, examples, *failed, incremental)
 
 
 def first_disagreement(
@@ -76,14 +80,17 @@ def first_disagreement(
 
 
 def shrunk(
-    target: Target, examples: int, document: dict[str, Any], failed: CaseResult
+    target: Target, examples: int, document: dict[str, Any], failed: CaseResult, incremental: bool
 ) -> tuple[str, ...]:
     """Found again by a fuzz run and shrunk; the case as drawn if that run draws otherwise
     (Hypothesis also draws constants of the modules loaded where it runs, the target's)."""
     from tokasm.fuzz._cases import dump_case_file
     from tokasm.fuzz._search import fuzz
 
-    report = fuzz(target, examples=examples, seed=0, budget=FUZZ_BUDGET, shrink_budget=3.0)
+    report = fuzz(
+        target, examples=examples, seed=0, budget=FUZZ_BUDGET, shrink_budget=3.0,
+        incremental=incremental,
+    )  # fmt: skip
     verdict, message, kind = report.verdict(), failed.message, "shrunk "
     if (found := report.counterexample) is None:
         case = {**document, "description": "A case drawn by tokasm check's fuzz phase"}

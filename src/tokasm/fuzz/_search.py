@@ -17,7 +17,6 @@ from hypothesis.errors import Flaky
 
 from tokasm import _clocks
 from tokasm.corpus import Case, load_file
-from tokasm.corpus.steps import READ_SINCE
 from tokasm.fuzz import GENERATED, SHRINK_BUDGET
 from tokasm.fuzz._cases import case_document, dump_case_file
 from tokasm.fuzz._strategies import programs
@@ -112,13 +111,14 @@ def fuzz(
     budget: float | None = None,
     shrink_budget: float | None = SHRINK_BUDGET,
     instances: int = 2,
+    incremental: bool = False,
 ) -> FuzzReport:
     """Run up to ``examples`` programs on ``target`` and shrink the first disagreement;
     ``seed`` repeats a run. No example starts after ``budget`` seconds; shrinking takes at most
     ``shrink_budget``, then dropping steps as long again (None: no limit, so the counterexample
-    depends on the seed alone)."""
+    depends on the seed alone). ``incremental``: programs call ``read_since`` too."""
     seed = random.randrange(2**32) if seed is None else seed
-    strategy = programs(instances, READ_SINCE in target.features)
+    strategy = programs(instances, incremental)
     description = f"Counterexample from tokasm fuzz against {target.name} (seed {seed})"
     started, deadline = _clocks.monotonic(), _deadline(budget)
     failures: list[tuple[tuple[Step, ...], CaseResult]] = []

@@ -15,7 +15,7 @@ from hypothesis import stateful as hs
 from hypothesis import strategies as st
 
 from tokasm.corpus.model import ModelAssembler
-from tokasm.corpus.steps import READ_SINCE, Apply, Get, ReadSince, features_of
+from tokasm.corpus.steps import Apply, Get, ReadSince
 from tokasm.fuzz import INSTANCE_NAMES
 from tokasm.fuzz._strategies import DELTAS, FINAL_CHOICES, MESSAGE_IDS, apply_step
 
@@ -41,9 +41,12 @@ _STEPS = st.builds(
 _READS_SINCE = st.builds(ReadSince, _INSTANCES, st.none(), MESSAGE_IDS, st.integers(0, 12))
 
 
-def assembler_machine(factory: AssemblerFactory) -> type[hs.RuleBasedStateMachine]:
-    """A state machine class comparing ``factory``'s assemblers with the model."""
-    steps = _STEPS | _READS_SINCE if READ_SINCE in features_of(factory()) else _STEPS
+def assembler_machine(
+    factory: AssemblerFactory, *, incremental: bool = False
+) -> type[hs.RuleBasedStateMachine]:
+    """A state machine class comparing ``factory``'s assemblers with the model;
+    ``incremental``: it calls ``read_since`` too (the incremental profile)."""
+    steps = _STEPS | _READS_SINCE if incremental else _STEPS
 
     class AssemblerMachine(hs.RuleBasedStateMachine):
         def __init__(self) -> None:
@@ -80,6 +83,10 @@ def assembler_machine(factory: AssemblerFactory) -> type[hs.RuleBasedStateMachin
     return AssemblerMachine
 
 
-def run_conformance_test(factory: AssemblerFactory, settings: Settings | None = None) -> None:
-    """Run the state machine against ``factory``; raises with the failing steps on a mismatch."""
-    hs.run_state_machine_as_test(assembler_machine(factory), settings=settings)
+def run_conformance_test(
+    factory: AssemblerFactory, settings: Settings | None = None, *, incremental: bool = False
+) -> None:
+    """Run the state machine against ``factory``; raises with the failing steps on a mismatch.
+    ``incremental``: check ``read_since`` too (the incremental profile)."""
+    machine = assembler_machine(factory, incremental=incremental)
+    hs.run_state_machine_as_test(machine, settings=settings)

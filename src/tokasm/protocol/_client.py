@@ -577,9 +577,12 @@ class WorkerTarget(CommandTarget):
         request = {"op": "probe", "id": probe_id, "strict": strict}
         return self._ask(request, f"the cost probe {probe_id}", probe_named(probe_id, "errored"))
 
-    def fuzz(self, examples: int, documents: Sequence[dict[str, Any]]) -> tuple[str, ...]:
+    def fuzz(
+        self, examples: int, documents: Sequence[dict[str, Any]], incremental: bool
+    ) -> tuple[str, ...]:
         """``documents`` are drawn here; Hypothesis runs there only to shrink a disagreement."""
-        request = {"op": "fuzz", "examples": examples, "documents": list(documents)}
+        request = {"op": "fuzz", "examples": examples, "documents": list(documents),
+                   "incremental": incremental}  # fmt: skip
         try:
             answer = self._exchange(request, "the fuzz phase", max(self.timeout, FUZZ_SECONDS))
             problems = answer.get("problems")

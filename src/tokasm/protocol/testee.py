@@ -97,7 +97,8 @@ def _worker_answer(target: _Worker, request: Message) -> Message:
         from tokasm.fuzz import _search  # noqa: F401
     finally:
         sys.path[:] = target_path
-    return {"ok": True, "problems": list(shrunk(target, request["examples"], *failed))}
+    problems = shrunk(target, request["examples"], *failed, request["incremental"])
+    return {"ok": True, "problems": list(problems)}
 
 
 def _dispatch(target: PythonTarget, request: Message) -> Message:

@@ -27,8 +27,8 @@ if TYPE_CHECKING:
 
 __all__ = ["DEFAULT_PROFILES", "EVENT_OWNED", "run_case", "run_cases", "skip_reason"]
 
-#: Profiles run unless the user asks otherwise; ``incremental`` runs where the target has it.
-DEFAULT_PROFILES: frozenset[str] = frozenset({"required", "incremental"})
+#: Profiles run unless the user asks for more: the seed's contract, no more.
+DEFAULT_PROFILES: frozenset[str] = frozenset({"required"})
 MAP_ANY = "MAP-ANY"  # refusing a valid event of another mapping type or str subclass
 _FAULT_LINES = 60  # lines of a testee fault's message kept (it may quote the testee's stderr)
 #: Why a case that fails only with the caller's habits, or with other mappings, breaks a rule.
