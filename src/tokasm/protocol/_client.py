@@ -343,7 +343,7 @@ def _encoded(request: bytes | Step) -> bytes:
     if isinstance(request, bytes):
         return request
     try:
-        return codec.encode(request.request())
+        return codec.encode_step(request)
     except (TypeError, ValueError, RecursionError) as error:
         raise TargetFault(f"{request.op!r} request cannot be sent as JSON: {error}") from None
 
