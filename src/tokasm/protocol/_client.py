@@ -356,6 +356,8 @@ def _outcome(line: bytes, op: str) -> StepOutcome:
     """An error is raised for ``new``: its refusal ends the case."""
     if line == codec.NULL_RESULT:
         return None
+    if op != "new" and (text := codec.text_result(line)) is not None:
+        return text
     try:
         return codec.parse_result(codec.decode(line), op)
     except ImplementationError as error:

@@ -27,6 +27,8 @@ MAX_NAME_CHARS = 200
 MAX_TEXT_CHARS = 2000
 #: The most common response line, as both ends write it: read without decoding.
 NULL_RESULT = b'{"ok":true,"result":null}'
+#: How both ends begin a text result: the rest of such a line is read as one JSON string.
+TEXT_RESULT = b'{"ok":true,"result":"'
 
 
 def _not_json(constant: str) -> object:
@@ -43,6 +45,8 @@ if _C_ENCODER is not None:
                           ":", ",", False, False, False)  # fmt: skip
     _PARTS = lambda message: _C_PARTS(message, 0)  # noqa: E731
 _DECODER = json.JSONDecoder(parse_constant=_not_json)
+#: The decoder's own reader of a string, strict as it is (typeshed does not declare it).
+_SCAN: Callable[[str, int], tuple[str, int]] = json.decoder.scanstring  # type: ignore[attr-defined]
 
 
 def encode(message: Mapping[str, object]) -> bytes:
@@ -60,6 +64,19 @@ def encode_step(step: Step) -> bytes:
     for name in step.fields:
         line += f',"{name}":{_json(getattr(step, name))}'
     return (line + "}\n").encode("ascii")
+
+
+def text_result(line: bytes) -> str | None:
+    """The text of a line that is exactly ``{"ok":true,"result":"..."}``, read as ``decode``
+    reads it; None for any other line (``decode`` then reads it, and says what is wrong)."""
+    if not (line.startswith(TEXT_RESULT) and line.endswith(b'"}')):
+        return None
+    try:
+        text = line.decode("utf-8")
+        result, end = _SCAN(text, len(TEXT_RESULT))
+    except ValueError:  # not UTF-8, or not a JSON string
+        return None
+    return result if end == len(text) - 1 else None
 
 
 def decode(line: bytes) -> Message:
