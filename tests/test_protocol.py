@@ -10,6 +10,7 @@ import json
 import shlex
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -17,8 +18,8 @@ import pytest
 from helpers import QUICK, example_session
 from tokasm.cli import main
 from tokasm.corpus._load import load_corpus
-from tokasm.corpus.steps import Apply, ReadSince
-from tokasm.errors import ImplementationError, ProtocolError
+from tokasm.corpus.steps import Apply, Get, ReadSince
+from tokasm.errors import ImplementationError, ProtocolError, TargetFault
 from tokasm.protocol._client import CommandTarget
 from tokasm.protocol._codec import (
     decode,
@@ -107,6 +108,39 @@ def test_node_testee_counts_code_points_not_utf16_units() -> None:
     done = talk(["node", str(NODE_TESTEE)], b"".join(encode(r) for r in requests))
     results = [decode(line).get("result") for line in done.stdout.splitlines()[3:]]
     assert results == [(astral + "ab")[n:] for n in range(7)]
+
+
+#: A testee that answers each get with its next argument, as it is written.
+SCRIPTED = """
+import json, sys
+answers = iter(sys.argv[1:])
+for line in sys.stdin:
+    op = json.loads(line)["op"]
+    answer = next(answers) if op == "get" else '{"ok":true,"protocol":1,"name":"scripted"}'
+    sys.stdout.buffer.write(answer.encode() + b"\\n")
+    sys.stdout.flush()
+"""
+
+
+def test_a_text_result_is_read_as_json_reads_it() -> None:
+    """Escapes, raw UTF-8 and lone surrogates; a key after the result, the result again, a
+    space after the line (not the usual line: read in full); a control character, refused."""
+    answers = {
+        r'{"ok":true,"result":"a\"b\\"}': 'a"b\\',
+        r'{"ok":true,"result":"\ud83d\ude00\u00e9\ud800\u0001"}': "\U0001f600\u00e9\ud800\x01",
+        '{"ok":true,"result":"\u00e9\U0001f600"}': "\u00e9\U0001f600",
+        r'{"ok":true,"result":"a","note":"b"}': "a",
+        r'{"ok":true,"result":"a","result":"b"}': "b",
+        '{"ok":true,"result":"a"} ': "a",
+    }
+    refused = '{"ok":true,"result":"\x01"}'  # a control character, unescaped
+    subject = CommandTarget([sys.executable, "-c", SCRIPTED, *answers, refused])
+    try:
+        assert [subject.perform(Get("a", None, "m")) for _ in answers] == list(answers.values())
+        with pytest.raises(TargetFault, match="invalid response"):
+            subject.perform(Get("a", None, "m"))
+    finally:
+        subject.close()
 
 
 def test_testee_answers_bad_requests_and_keeps_serving() -> None:

@@ -17,11 +17,13 @@ import pytest
 from helpers import example_session
 from tokasm.corpus._load import load_corpus
 from tokasm.corpus._paths import spec_dir
+from tokasm.corpus.steps import Apply
 from tokasm.errors import ImplementationError, ProtocolError
 from tokasm.implementations import BACKENDS, strict
 from tokasm.protocol._codec import (
     decode,
     encode,
+    encode_step,
     hello_request,
     new_request,
     parse_hello,
@@ -56,8 +58,17 @@ def corpus_requests() -> list[bytes]:
     lines = [encode(hello_request())]
     for case in load_corpus():
         lines += [encode(new_request(instance)) for instance in case.instances]
-        lines += [encode(step.request()) for step in case.steps[:STEPS_PER_CASE]]
+        lines += [encode_step(step) for step in case.steps[:STEPS_PER_CASE]]
     return lines
+
+
+def test_a_step_is_sent_as_the_json_of_its_request() -> None:
+    """The client writes a step's line without building its request first: the same bytes,
+    for every op and event shape of the corpus, and the same refusal of what JSON cannot carry."""
+    steps = [step for case in load_corpus() if not case.large for step in case.steps]
+    assert [encode_step(step) for step in steps] == [encode(step.request()) for step in steps]
+    with pytest.raises(ValueError, match="not JSON compliant"):
+        encode_step(Apply("a", None, {"id": "m", "delta": float("nan")}))
 
 
 def test_every_request_the_client_sends_and_every_answer_the_testee_gives_is_valid(

@@ -86,7 +86,7 @@ class Step:
         """The call as a person reads it, e.g. ``get('m')``."""
         return f"{self.op}({', '.join(map(repr, self.arguments().values()))})"
 
-    def request(self) -> dict[str, object]:  # once per step sent: built without a dict to unpack
+    def request(self) -> dict[str, object]:  # built without a dict to unpack
         request: dict[str, object] = {"op": self.op, "instance": self.instance}
         for name in self.fields:
             request[name] = getattr(self, name)

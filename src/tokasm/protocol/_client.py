@@ -343,7 +343,7 @@ def _encoded(request: bytes | Step) -> bytes:
     if isinstance(request, bytes):
         return request
     try:
-        return codec.encode(request.request())
+        return codec.encode_step(request)
     except (TypeError, ValueError, RecursionError) as error:
         raise TargetFault(f"{request.op!r} request cannot be sent as JSON: {error}") from None
 
@@ -356,6 +356,8 @@ def _outcome(line: bytes, op: str) -> StepOutcome:
     """An error is raised for ``new``: its refusal ends the case."""
     if line == codec.NULL_RESULT:
         return None
+    if op != "new" and (text := codec.text_result(line)) is not None:
+        return text
     try:
         return codec.parse_result(codec.decode(line), op)
     except ImplementationError as error:

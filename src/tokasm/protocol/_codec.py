@@ -14,6 +14,8 @@ from tokasm.errors import ImplementationError, ProtocolError
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
 
+    from tokasm.corpus.steps import Step
+
 #: Features a testee may declare in its hello; each enables one optional op.
 KNOWN_FEATURES: frozenset[str] = frozenset(step.feature for step in OPS.values() if step.feature)
 Message: TypeAlias = "dict[str, Any]"
@@ -25,6 +27,8 @@ MAX_NAME_CHARS = 200
 MAX_TEXT_CHARS = 2000
 #: The most common response line, as both ends write it: read without decoding.
 NULL_RESULT = b'{"ok":true,"result":null}'
+#: How both ends begin a text result: the rest of such a line is read as one JSON string.
+TEXT_RESULT = b'{"ok":true,"result":"'
 
 
 def _not_json(constant: str) -> object:
@@ -35,16 +39,44 @@ def _not_json(constant: str) -> object:
 _ENCODER = json.JSONEncoder(separators=(",", ":"), allow_nan=False)
 _C_ENCODER = getattr(json.encoder, "c_make_encoder", None)  # None without the C accelerator
 _PARTS: Callable[[object], Iterable[str]] = _ENCODER.iterencode
+_STRING: Callable[[str], str] = json.encoder.encode_basestring_ascii  # as the encoder writes one
 if _C_ENCODER is not None:
-    _C_PARTS = _C_ENCODER(None, _ENCODER.default, json.encoder.encode_basestring_ascii, None,
+    _C_PARTS = _C_ENCODER(None, _ENCODER.default, _STRING, None,
                           ":", ",", False, False, False)  # fmt: skip
     _PARTS = lambda message: _C_PARTS(message, 0)  # noqa: E731
 _DECODER = json.JSONDecoder(parse_constant=_not_json)
+#: The decoder's own reader of a string, strict as it is (typeshed does not declare it).
+_SCAN: Callable[[str, int], tuple[str, int]] = json.decoder.scanstring  # type: ignore[attr-defined]
 
 
 def encode(message: Mapping[str, object]) -> bytes:
     """TypeError, ValueError or RecursionError if JSON cannot carry ``message``."""
     return ("".join(_PARTS(message)) + "\n").encode("ascii")
+
+
+def _json(value: object) -> str:
+    return _STRING(value) if type(value) is str else "".join(_PARTS(value))
+
+
+def encode_step(step: Step) -> bytes:
+    """``encode(step.request())``, without building the request first (once per step sent)."""
+    line = f'{{"op":"{step.op}","instance":{_json(step.instance)}'
+    for name in step.fields:
+        line += f',"{name}":{_json(getattr(step, name))}'
+    return (line + "}\n").encode("ascii")
+
+
+def text_result(line: bytes) -> str | None:
+    """The text of a line that is exactly ``{"ok":true,"result":"..."}``, read as ``decode``
+    reads it; None for any other line (``decode`` then reads it, and says what is wrong)."""
+    if not (line.startswith(TEXT_RESULT) and line.endswith(b'"}')):
+        return None
+    try:
+        text = line.decode("utf-8")
+        result, end = _SCAN(text, len(TEXT_RESULT))
+    except ValueError:  # not UTF-8, or not a JSON string
+        return None
+    return result if end == len(text) - 1 else None
 
 
 def decode(line: bytes) -> Message:

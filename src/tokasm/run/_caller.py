@@ -147,16 +147,19 @@ class CallerHabits:
         """``assembler.apply`` of the step's event as lent (never the event itself);
         EventNotOwned if the target changed what it says (``whole``: changed it at all)."""
         event: Any = step.event
-        if self._other:  # then nothing is checked: no one writes to a mapping
+        if (flat := step.flat) and not self._gentle:  # most events: a dict of texts and flags
+            lent = self._reused
+            lent.clear()
+            lent.update(event)
+        elif self._other:  # then nothing is checked: no one writes to a mapping
             self._kept.append(lent := _other_mapping(event))
             return assembler.apply(lent)
-        if self._gentle:
-            lent = dict(event) if step.flat else _copy(event)
-            self._kept.append(lent)
+        elif self._gentle:
+            self._kept.append(lent := dict(event) if flat else _copy(event))
         elif type(event) is dict:
             lent = self._reused
             lent.clear()
-            lent.update(event if step.flat else _copy(event))
+            lent.update(_copy(event))
         else:
             lent = _copy(event)
         try:
@@ -164,7 +167,7 @@ class CallerHabits:
         finally:
             try:  # the very keys and values of ``event``, in order (``==`` may be a lie)
                 same = (
-                    step.flat
+                    flat
                     and len(lent) == len(event)
                     and all(map(is_, lent.values(), event.values()))
                     and all(map(is_, lent, event))
