@@ -30,8 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tokasm.implementations import BACKENDS
-from tokasm.protocol._client import CommandTarget
-from tokasm.protocol.testee import python_testee_command
+from tokasm.protocol._client import CommandTarget, python_testee_command
 from tokasm.run._cost import probe_cache_final, probe_stream_linear
 from tokasm.run.targets import PythonTarget, Target
 

@@ -25,8 +25,7 @@ from helpers import tokasm_here
 from mutants import COST_MUTANTS, JoinsOnceAtFinal, RejoinsAfterFinal
 from tokasm.errors import TargetFault
 from tokasm.implementations import BACKENDS
-from tokasm.protocol._client import CommandTarget
-from tokasm.protocol.testee import python_testee_command
+from tokasm.protocol._client import CommandTarget, python_testee_command
 from tokasm.run._cost import (
     ATTEMPTS,
     CACHE_FINAL,

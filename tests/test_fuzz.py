@@ -42,8 +42,7 @@ from tokasm.fuzz import _search as fuzz_module
 from tokasm.fuzz._cases import case_document, dump_case_file
 from tokasm.fuzz._strategies import any_texts
 from tokasm.implementations import BACKENDS, ListJoinAssembler
-from tokasm.protocol._client import CommandTarget
-from tokasm.protocol.testee import python_testee_command
+from tokasm.protocol._client import CommandTarget, python_testee_command
 from tokasm.run.results import CaseResult
 from tokasm.run.runner import run_case
 from tokasm.run.targets import PythonTarget

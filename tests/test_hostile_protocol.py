@@ -33,9 +33,8 @@ from tokasm.cli.options import MAX_SECONDS
 from tokasm.corpus._load import load_corpus
 from tokasm.corpus._paths import spec_dir
 from tokasm.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED, EXIT_USAGE
-from tokasm.protocol._client import BREAKER_FAULTS
+from tokasm.protocol._client import BREAKER_FAULTS, python_testee_command
 from tokasm.protocol._codec import MAX_LINE_BYTES
-from tokasm.protocol.testee import python_testee_command
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -20,7 +20,7 @@ from tokasm.cli import main
 from tokasm.corpus._load import load_corpus
 from tokasm.corpus.steps import Apply, Get, ReadSince
 from tokasm.errors import ImplementationError, ProtocolError, TargetFault
-from tokasm.protocol._client import CommandTarget
+from tokasm.protocol._client import CommandTarget, python_testee_command
 from tokasm.protocol._codec import (
     decode,
     encode,
@@ -29,7 +29,6 @@ from tokasm.protocol._codec import (
     parse_hello,
     parse_result,
 )
-from tokasm.protocol.testee import python_testee_command
 from tokasm.run.runner import run_cases
 
 REPO = Path(__file__).resolve().parent.parent

@@ -16,6 +16,8 @@ if TYPE_CHECKING:
     from tokasm.corpus._load import Case, Corpus
     from tokasm.corpus.steps import Step
 
+__all__ = ["json_can_carry", "write_folder", "write_lines"]
+
 #: The version of the export's own shape; bumped only if a key changes meaning.
 EXPORT_FORMAT = 1
 #: The file that marks a folder as a tokasm export, so a new export may replace its files.

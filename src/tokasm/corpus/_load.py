@@ -28,6 +28,11 @@ if TYPE_CHECKING:
 
     from tokasm.corpus.steps import Expectation, Step
 
+__all__ = [
+    "LARGE_PROFILES", "PROFILES", "Case", "Corpus", "expand", "load_corpus", "load_file",
+    "parse_case", "profile_gap", "requirement_ids",
+]  # fmt: skip
+
 Profile: TypeAlias = Literal["required", "strict", "incremental", "surrogates", "mappings", "scale"]
 PROFILES: tuple[Profile, ...] = get_args(Profile)
 #: The optional profiles whose cases are large (SPEC.md: optional only for their cost): an

@@ -16,6 +16,8 @@ from tokasm.errors import ProtocolError
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
+__all__ = ["Apply", "Get", "Raises", "ReadSince", "Returns", "Step"]
+
 #: The feature name a target declares when it offers ``read_since`` (INC-*).
 READ_SINCE = "read_since"
 

@@ -22,7 +22,7 @@ from tokasm.corpus import parse_case
 from tokasm.corpus.steps import OPS, string_field
 from tokasm.errors import ImplementationError, ProtocolError, TargetError
 from tokasm.implementations import strict
-from tokasm.protocol._client import HEARTBEAT, python_testee_command
+from tokasm.protocol._client import HEARTBEAT
 from tokasm.protocol._codec import (
     decode,
     encode,
@@ -41,11 +41,6 @@ if TYPE_CHECKING:
     from tokasm.corpus.steps import Step
     from tokasm.implementations import Assembler, AssemblerFactory
     from tokasm.protocol._codec import Message
-
-__all__ = [
-    "WORKER_MEMORY", "bound_memory", "main", "private_channel", "python_testee_command",
-    "respond", "serve",
-]  # fmt: skip
 
 #: ``sys.path`` before the target's folder is put first (``python_child`` leaves the current
 #: folder off): where tokasm's own late imports look.

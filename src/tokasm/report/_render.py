@@ -27,6 +27,12 @@ if TYPE_CHECKING:
 
     from tokasm.run.results import CaseResult, TargetRun
 
+__all__ = [
+    "NAME_LIMIT", "Progress", "ReportPlan", "destination", "destinations", "json_report",
+    "json_text", "junit_text", "markdown_report", "progress_wanted", "refuse_case_file",
+    "render_card", "render_failures", "render_verdict", "write_text_atomically",
+]  # fmt: skip
+
 #: Version of the JSON report's shape (``report_version``); 2 added times and target ids.
 REPORT_VERSION = 2
 #: Characters kept of a one-line text in a report: a target name, a description.

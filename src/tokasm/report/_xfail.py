@@ -27,6 +27,8 @@ if TYPE_CHECKING:
     from tokasm.corpus._load import Corpus
     from tokasm.run.results import CaseResult, TargetRun
 
+__all__ = ["XfailList", "apply_xfail", "expected_failures", "load_xfail", "render_xfail"]
+
 #: Outcomes a listed case may have today without the list being wrong.
 _STILL_FAILING = frozenset({"failed", "errored", "xfailed"})
 
