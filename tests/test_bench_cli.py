@@ -518,9 +518,9 @@ def test_a_lookup_over_every_finalized_id_is_found_over_many_messages(
     ran = _bench(
         capsys,
         project,
-        *("slow_assemblers:FinalizedIdsInAList", "chunked", "--only", "--quick"),
-        *("--repeats", "3", "--scenario", "message_after_message", "--scenario", "interleaved"),
-        *("--sizes", "2k,4k,8k", "--json", "out.json", "--quiet"),
+        *("slow_assemblers:FinalizedIdsInAList", "chunked", "--only", "--quick", "--budget", "3"),
+        *("--repeats", "5", "--scenario", "message_after_message", "--scenario", "interleaved"),
+        *("--sizes", "4k,8k,16k", "--json", "out.json", "--quiet"),
     )
     assert ran.code == 0, ran.out + ran.err
     mine, mine_interleaved, chunked, _ = _report(project)["results"]
