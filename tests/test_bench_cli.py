@@ -326,6 +326,33 @@ def test_a_users_target_is_measured_beside_or_alone(
     assert all(result["memory"] is None for result in report["results"])
 
 
+#: Correct by the seed; its ``read_since`` means something else (INC-* is a claim, not a name).
+OTHER_READ_SINCE = """\
+from tokasm.implementations import ListJoinAssembler
+
+class Impl(ListJoinAssembler):
+    def read_since(self, timestamp):
+        return ["event", timestamp]
+"""
+
+
+def test_a_read_since_of_another_meaning_is_timed_only_when_its_scenario_is_named(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (project / "other.py").write_text(OTHER_READ_SINCE, encoding="utf-8")
+    alone = ("other:Impl", "--only", *TINY, "--no-memory")
+    ran = _bench(capsys, project, *alone, "--json", "out.json")
+    assert ran.code == 0, ran.out + ran.err
+    scenarios = [result["scenario"] for result in _report(project)["results"]]
+    assert set(scenarios) == set(SCENARIOS) - {"read_since_each_delta"}
+    named = ("--scenario", "read_since_each_delta", "--json", "out.json")
+    ran = _bench(capsys, project, *alone, *named)
+    assert ran.code == 1  # asked for, it is called, and it raises
+    [result] = _report(project)["results"]
+    assert result["scenario"] == "read_since_each_delta"
+    assert result["error"], result
+
+
 def test_a_target_that_raises_costs_its_series_and_exits_1(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
