@@ -147,19 +147,16 @@ class CallerHabits:
         """``assembler.apply`` of the step's event as lent (never the event itself);
         EventNotOwned if the target changed what it says (``whole``: changed it at all)."""
         event: Any = step.event
-        if (flat := step.flat) and not self._gentle:  # most events: a dict of texts and flags
+        flat = step.flat
+        if not self._gentle and type(event) is dict:  # most events, first: lent in one dict
             lent = self._reused
             lent.clear()
-            lent.update(event)
+            lent.update(event if flat else _copy(event))
         elif self._other:  # then nothing is checked: no one writes to a mapping
             self._kept.append(lent := _other_mapping(event))
             return assembler.apply(lent)
         elif self._gentle:
             self._kept.append(lent := dict(event) if flat else _copy(event))
-        elif type(event) is dict:
-            lent = self._reused
-            lent.clear()
-            lent.update(_copy(event))
         else:
             lent = _copy(event)
         try:
